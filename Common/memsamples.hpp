@@ -1,0 +1,563 @@
+/**
+ * @file memsamples.hpp
+ * @brief The one helper header every CUDA Memory Sample includes.
+ *
+ * It holds what the samples would otherwise each write again, and nothing that hides the lesson:
+ *
+ * - **Outcome and errors.** Failures are C++ exceptions that travel up to runSample(), the only
+ *   place that prints them and turns them into an exit code (0 PASS, 1 FAIL, 2 WAIVED). No helper
+ *   calls `exit()`, so every RAII owner on the way up releases its GPU resource first.
+ * - **Driver-call checking.** check() names the call, `file:line`, the CUresult name and string.
+ * - **RAII owners** for contexts, modules, streams, events, device and pinned host allocations.
+ * - **Command line** parsing shared by all samples (`--device`, `--size` with K/M/G suffixes,
+ *   `--iterations`, `--json`, `--quiet`) with range checks and one clear line per mistake.
+ * - **Device selection** (`--device N` or the device with the most SMs x clock), **fatbin lookup**
+ *   (next to the executable, never relative to the current directory), **timing** with CUDA
+ *   events (median after warm-up) and a small **JSON** result writer.
+ *
+ * Functions whose names describe pure logic (parsing, paths, statistics, JSON) never touch the
+ * driver and are unit tested on machines without a GPU.
+ */
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+/// Everything shared by the CUDA Memory Samples.
+namespace memsamples {
+
+// ------------------------------------------------------------------------------------------------
+/// @name Outcome, exit codes and errors
+/// @{
+
+/// Process exit codes, shared with CTest (`SKIP_RETURN_CODE 2`).
+enum ExitCode : int {
+  kExitPass = 0,    ///< The sample ran and its results were verified.
+  kExitFail = 1,    ///< Wrong result, failed call or bad command line.
+  kExitWaived = 2,  ///< This machine cannot run the sample; the reason is printed.
+};
+
+/// A mistake on the command line. runSample() prints it with a usage hint; exit code 1.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// This machine cannot run the sample (no driver, no device, a missing capability). Exit code 2.
+class WaivedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A CUDA driver call that failed. what() names the call, where it was made and why it failed.
+class CudaError : public std::runtime_error {
+ public:
+  /// @param result the CUresult the call returned (never CUDA_SUCCESS).
+  /// @param message the full, printable description.
+  CudaError(CUresult result, const std::string& message)
+      : std::runtime_error(message), result_(result) {}
+  /// The CUresult the failing call returned.
+  CUresult result() const noexcept { return result_; }
+
+ private:
+  CUresult result_;
+};
+
+/// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)": the name and description of a CUresult. Works
+/// before cuInit() and for values the driver does not know.
+std::string describeResult(CUresult result);
+
+/**
+ * Throws CudaError when @p result is not CUDA_SUCCESS.
+ *
+ * Usage: `check(cuMemAlloc(&ptr, bytes), "cuMemAlloc");`. The caller's file and line are filled in
+ * by the compiler (the same builtins that implement C++20's std::source_location), so no macro is
+ * needed. The message reads `cuMemAlloc failed at vectorAddDrv.cpp:97: CUDA_ERROR_... (...)`.
+ *
+ * @param result what the driver call returned.
+ * @param call the name of the call as the reader should see it.
+ */
+void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
+           int line = __builtin_LINE());
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Command line
+/// @{
+
+/**
+ * Parses a size such as `4096`, `64K`, `256M`, `1G` or `1GiB` into bytes.
+ *
+ * Suffixes are binary (K = 1024). Case does not matter; a trailing `B` or `iB` is allowed.
+ * @throws UsageError for anything else, for values outside [@p min, @p max] and on overflow.
+ * @param what names the option in the message, e.g. "--size".
+ */
+std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint64_t min = 1,
+                        std::uint64_t max = UINT64_MAX);
+
+/// Parses a decimal integer in [@p min, @p max]. @throws UsageError naming @p what.
+long long parseInteger(std::string_view text, std::string_view what, long long min,
+                       long long max);
+
+/// Parses a comma-separated list of integers in [@p min, @p max], e.g. `0,1,3`; no duplicates.
+std::vector<int> parseIntegerList(std::string_view text, std::string_view what, int min, int max);
+
+/// "1.00 GiB", "64.0 MiB", "512 B": a byte count for people.
+std::string formatBytes(std::uint64_t bytes);
+
+/**
+ * The bytes per buffer a sample uses, for @p buffers buffers that must fit in @p freeBytes.
+ *
+ * With a @p requested size: it must be a multiple of @p elementBytes and all buffers must fit in
+ * free memory, else UsageError (a sample never over-subscribes the device, managed memory
+ * included, because that can hang a shared GPU). Without one: @p defaultBytes, reduced when the
+ * buffers would take more than 80 % of free memory, rounded down to a multiple of 2 MiB.
+ * @throws UsageError or std::runtime_error (not even one element fits).
+ */
+std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
+                                std::uint64_t defaultBytes, std::uint64_t freeBytes, int buffers,
+                                std::uint64_t elementBytes);
+
+/// The options every sample accepts.
+struct CommonOptions {
+  std::optional<long long> device;  ///< `--device N`; validated against the device count later.
+  int iterations = 20;              ///< Timed repetitions; the median is reported.
+  int warmup = 3;                   ///< Untimed repetitions before timing.
+  std::string jsonPath;             ///< `--json FILE` or `-` (stdout); empty: no JSON.
+  bool quiet = false;               ///< Only the verdict is printed.
+};
+
+/**
+ * A small declarative command-line parser.
+ *
+ * Options are spelled `--name value`, `--name=value` or, as in cuda-samples, `-name=value`.
+ * Every mistake (unknown option, missing or malformed value, value out of range, stray argument)
+ * throws UsageError with one line that names the option. Not thread-safe; use it from main().
+ */
+class CommandLine {
+ public:
+  /// @param program the sample's name, used in usage and error lines.
+  /// @param summary one sentence saying what the sample does, printed by `--help`.
+  CommandLine(std::string program, std::string summary);
+
+  /// Registers `--device`, `--iterations`, `--warmup`, `--json` and `--quiet` into @p options.
+  void addCommonOptions(CommonOptions& options);
+  /// A switch without value.
+  void addFlag(std::string name, std::string help, bool& target);
+  /// An integer option in [@p min, @p max].
+  void addInteger(std::string name, std::string help, long long& target, long long min,
+                  long long max);
+  /// An int option in [@p min, @p max].
+  void addInteger(std::string name, std::string help, int& target, int min, int max);
+  /// A byte size with optional K/M/G suffix in [@p min, @p max].
+  void addSize(std::string name, std::string help, std::optional<std::uint64_t>& target,
+               std::uint64_t min = 1, std::uint64_t max = UINT64_MAX);
+  /// A free-form string.
+  void addString(std::string name, std::string help, std::string& target);
+  /// A comma-separated list of integers in [@p min, @p max], e.g. device ordinals.
+  void addIntegerList(std::string name, std::string help, std::vector<int>& target, int min,
+                      int max);
+
+  /**
+   * Parses the arguments into the registered targets.
+   * @return false when `--help` was given (the usage has then been printed to stdout).
+   * @throws UsageError on the first mistake.
+   */
+  bool parse(int argc, const char* const* argv);
+  /// Same as above for a vector of arguments (without the program name); used by tests.
+  bool parse(const std::vector<std::string>& args);
+
+  /// The text `--help` prints.
+  std::string usage() const;
+  /// The sample's name.
+  const std::string& program() const noexcept { return program_; }
+
+ private:
+  struct Option {
+    std::string name;
+    std::string valueName;  // empty for flags
+    std::string help;
+    std::function<void(std::string_view value)> apply;
+  };
+  const Option* find(std::string_view name) const;
+
+  std::string program_;
+  std::string summary_;
+  std::vector<Option> options_;
+};
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Devices
+/// @{
+
+/// What makes a device "fast" for the default choice: multiprocessors x clock.
+struct DeviceScore {
+  int multiprocessors = 0;  ///< CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  int clockKHz = 0;         ///< CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+};
+
+/// Index of the device with the largest multiprocessors x clock; ties go to the lower ordinal.
+/// @throws std::invalid_argument when @p devices is empty.
+int pickFastestDevice(const std::vector<DeviceScore>& devices);
+
+/// Checks a `--device` value against the number of devices.
+/// @throws UsageError naming the value and how many devices exist.
+int validateDeviceOrdinal(long long requested, int deviceCount);
+
+/**
+ * Calls cuInit(0). A machine without a usable driver or device is not a failure of the sample:
+ * CUDA_ERROR_NO_DEVICE, CUDA_ERROR_INSUFFICIENT_DRIVER and friends become WaivedError.
+ */
+void initDriver();
+
+/// The requested device (validated), or the fastest one. Requires initDriver().
+CUdevice selectDevice(const std::optional<long long>& requested);
+
+/// cuDeviceGetAttribute() as a value. @throws CudaError.
+int deviceAttribute(CUdevice device, CUdevice_attribute attribute);
+
+/// The device's name, e.g. "NVIDIA H200".
+std::string deviceName(CUdevice device);
+
+/// Theoretical DRAM bandwidth in GB/s (1 GB = 1e9 B) from memory clock (kHz) and bus width:
+/// clock x 2 transfers per clock (DDR) x bus width / 8.
+double peakBandwidthGBps(int memoryClockKHz, int busWidthBits);
+
+/// peakBandwidthGBps() from the device's attributes.
+double theoreticalPeakGBps(CUdevice device);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name RAII owners of driver objects
+/// Each owns exactly one object, is movable and not copyable, and releases it in its destructor.
+/// Destructors ignore the driver's answer: they run during unwinding too, when the first error
+/// has already been reported and a second message would only hide it.
+/// @{
+
+/// A CUDA context created on one device and made current (cuCtxCreate / cuCtxDestroy).
+class Context {
+ public:
+  /// Creates a context on @p device and makes it current on the calling thread.
+  explicit Context(CUdevice device);
+  ~Context();
+  Context(Context&& other) noexcept;
+  Context& operator=(Context&& other) noexcept;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  /// The raw handle.
+  CUcontext get() const noexcept { return context_; }
+  /// Makes this context current on the calling thread.
+  void makeCurrent() const;
+
+ private:
+  CUcontext context_ = nullptr;
+};
+
+/// A module loaded from a fatbin file (cuModuleLoadData / cuModuleUnload).
+class Module {
+ public:
+  /// Reads @p fatbinPath and loads it into the current context.
+  explicit Module(const std::string& fatbinPath);
+  ~Module();
+  Module(Module&& other) noexcept;
+  Module& operator=(Module&& other) noexcept;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  /// The raw handle.
+  CUmodule get() const noexcept { return module_; }
+  /// The `extern "C"` kernel called @p name. @throws CudaError if the module has none.
+  CUfunction function(const char* name) const;
+
+ private:
+  CUmodule module_ = nullptr;
+};
+
+/// A non-blocking stream (cuStreamCreate / cuStreamDestroy).
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  /// The raw handle.
+  CUstream get() const noexcept { return stream_; }
+  /// Blocks until all work on the stream has finished. @throws CudaError.
+  void synchronize() const;
+
+ private:
+  CUstream stream_ = nullptr;
+};
+
+/// A timing event (cuEventCreate / cuEventDestroy).
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  /// The raw handle.
+  CUevent get() const noexcept { return event_; }
+
+ private:
+  CUevent event_ = nullptr;
+};
+
+/// Device memory from cuMemAlloc, freed with cuMemFree.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  /// Allocates @p bytes in the current context. @throws CudaError.
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  /// The device address.
+  CUdeviceptr get() const noexcept { return ptr_; }
+  /// The allocation's size in bytes.
+  std::size_t size() const noexcept { return bytes_; }
+
+ private:
+  CUdeviceptr ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+/// Page-locked host memory from cuMemHostAlloc, freed with cuMemFreeHost.
+class PinnedHostBuffer {
+ public:
+  PinnedHostBuffer() = default;
+  /// Allocates @p bytes with cuMemHostAlloc @p flags (e.g. CU_MEMHOSTALLOC_DEVICEMAP).
+  explicit PinnedHostBuffer(std::size_t bytes, unsigned int flags = 0);
+  ~PinnedHostBuffer();
+  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept;
+  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept;
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+  /// The host address.
+  void* get() const noexcept { return ptr_; }
+  /// The host address as an array of T.
+  template <typename T>
+  T* as() const noexcept {
+    return static_cast<T*>(ptr_);
+  }
+  /// The allocation's size in bytes.
+  std::size_t size() const noexcept { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Fatbin lookup
+/// @{
+
+/// Name of the environment variable that names a folder to search for fatbins first.
+inline constexpr const char* kFatbinDirVariable = "CUDA_MEMORY_SAMPLES_FATBIN_DIR";
+
+/**
+ * The places a fatbin is looked for, in order:
+ * 1. @p overrideDir, when not empty (the explicit choice wins over anything found implicitly);
+ * 2. the executable's own folder (the build tree, and installs that keep both in one folder);
+ * 3. the install layout: `<exe folder>/../share/cuda-memory-samples/`.
+ * The current directory is never searched: a sample must behave the same wherever it is run from.
+ * @param exePath the resolved executable path (symlinks followed).
+ */
+std::vector<std::string> fatbinCandidates(const std::string& fileName, const std::string& exePath,
+                                          const std::string& overrideDir);
+
+/// The first existing file among fatbinCandidates().
+/// @throws std::runtime_error listing every path tried.
+std::string findFatbin(const std::string& fileName, const std::string& exePath,
+                       const std::string& overrideDir);
+
+/// The running executable's path with symlinks resolved (/proc/self/exe).
+std::string executablePath();
+
+/// findFatbin() for this executable and the CUDA_MEMORY_SAMPLES_FATBIN_DIR override.
+std::string locateFatbin(const std::string& fileName);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Measuring
+/// @{
+
+/// Summary of repeated timings, in milliseconds.
+struct TimingStats {
+  double medianMs = 0;  ///< Middle value (mean of the two middle ones for an even count).
+  double minMs = 0;     ///< Fastest repetition.
+  double maxMs = 0;     ///< Slowest repetition.
+  int samples = 0;      ///< How many repetitions were timed.
+};
+
+/// Median, min and max of @p timesMs. @throws std::invalid_argument when empty.
+TimingStats summarizeTimings(std::vector<double> timesMs);
+
+/**
+ * Times @p work on @p stream with CUDA events: @p warmup untimed runs, then @p iterations runs
+ * each between two events. @p work must enqueue its GPU work on @p stream.
+ */
+TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
+                         const std::function<void()>& work);
+
+/// Bytes per second in GB/s, with 1 GB = 1e9 bytes.
+double gigabytesPerSecond(double bytes, double milliseconds);
+
+/// Occupancy-sized grid for a grid-stride kernel: enough resident blocks to fill every SM.
+unsigned int residentGridSize(CUfunction kernel, CUdevice device, int threadsPerBlock);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name JSON results
+/// @{
+
+/// @p text as a JSON string literal, quotes included; control characters become \\u00XX.
+std::string jsonQuote(std::string_view text);
+
+/// A JSON number; NaN and infinities (which JSON cannot express) become null.
+std::string jsonNumber(double value);
+
+/// A JSON array built element by element. Elements keep their order.
+class JsonArray {
+ public:
+  JsonArray& add(double value);           ///< Appends a number.
+  JsonArray& add(long long value);        ///< Appends an integer.
+  JsonArray& add(int value);              ///< Appends an integer.
+  JsonArray& add(std::uint64_t value);    ///< Appends an unsigned integer.
+  JsonArray& add(bool value);             ///< Appends true or false.
+  JsonArray& add(std::string_view value); ///< Appends a string.
+  JsonArray& add(const char* value);      ///< Appends a string.
+  JsonArray& addRaw(std::string json);    ///< Appends an already serialized value.
+  /// The array as compact JSON text.
+  std::string dump() const;
+  /// True when nothing was added.
+  bool empty() const noexcept { return items_.empty(); }
+
+ private:
+  std::vector<std::string> items_;
+};
+
+/// A JSON object built member by member. Members keep their order; setting a key twice replaces.
+class JsonObject {
+ public:
+  JsonObject& set(std::string_view key, double value);             ///< A number.
+  JsonObject& set(std::string_view key, long long value);          ///< An integer.
+  JsonObject& set(std::string_view key, int value);                ///< An integer.
+  JsonObject& set(std::string_view key, std::uint64_t value);      ///< An unsigned integer.
+  JsonObject& set(std::string_view key, bool value);               ///< true or false.
+  JsonObject& set(std::string_view key, std::string_view value);   ///< A string.
+  JsonObject& set(std::string_view key, const char* value);        ///< A string.
+  JsonObject& set(std::string_view key, const JsonObject& value);  ///< A nested object.
+  JsonObject& set(std::string_view key, const JsonArray& value);   ///< An array.
+  /// The object as compact JSON text.
+  std::string dump() const;
+
+ private:
+  JsonObject& setRaw(std::string_view key, std::string json);
+  std::vector<std::pair<std::string, std::string>> members_;
+};
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name The vector-add workload shared by the samples
+/// Every sample moves data through the same kernel, `VecAdd_kernel` in vectorAdd_kernel.fatbin,
+/// so that its results are comparable across allocation techniques.
+/// @{
+
+/// File name of the fatbin that holds `VecAdd_kernel`.
+inline constexpr const char* kVectorAddFatbin = "vectorAdd_kernel.fatbin";
+/// Name of the vector-add entry point in that fatbin.
+inline constexpr const char* kVectorAddKernel = "VecAdd_kernel";
+
+/// Fills @p a and @p b with reproducible pseudo-random values in [-1, 1) derived from @p seed.
+void fillVectorAddInputs(float* a, float* b, std::size_t count, std::uint32_t seed);
+
+/// Result of comparing C with A + B element by element.
+struct VectorAddCheck {
+  std::size_t mismatches = 0;  ///< Elements where C != A + B.
+  std::size_t firstBad = 0;    ///< Index of the first mismatch (valid when mismatches > 0).
+  float expected = 0;          ///< A + B at firstBad.
+  float actual = 0;            ///< C at firstBad.
+};
+
+/**
+ * Counts the elements where @p c differs from @p a + @p b. The comparison is exact: a float
+ * addition is correctly rounded on the GPU and the CPU alike (no FMA is involved), so any
+ * difference is a real error, not rounding.
+ */
+VectorAddCheck checkVectorAdd(const float* a, const float* b, const float* c, std::size_t count);
+
+/// Launches `VecAdd_kernel(a, b, c, count)` on @p stream with @p gridSize blocks of 256 threads.
+void launchVectorAdd(CUfunction kernel, unsigned int gridSize, CUdeviceptr a, CUdeviceptr b,
+                     CUdeviceptr c, std::size_t count, CUstream stream);
+
+/// Threads per block used by launchVectorAdd().
+inline constexpr int kVectorAddBlockSize = 256;
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Running a sample
+/// @{
+
+/**
+ * What a sample body reports into: human text (respecting `--quiet`, and moved to stderr when the
+ * JSON goes to stdout) and the JSON result object.
+ */
+class Report {
+ public:
+  /// @param humanText where human text goes; nullptr for `--quiet`.
+  explicit Report(std::ostream* humanText) : humanText_(humanText) {}
+  /// Stream for the human summary (a stream that discards everything under `--quiet`).
+  std::ostream& out();
+  /// The JSON result; runSample() adds "sample" and "verdict".
+  JsonObject& json() noexcept { return json_; }
+
+ private:
+  std::ostream* humanText_;
+  JsonObject json_;
+};
+
+/// What a sample body returns.
+enum class Verdict { Pass, Fail };
+
+/**
+ * The single place where a sample's outcome becomes output and an exit code.
+ *
+ * Parses the command line (printing usage for `--help`), opens the `--json` destination before
+ * any GPU work (so a bad path fails at once), runs @p body and maps its outcome:
+ * Verdict::Pass -> "Result = PASS", 0; Verdict::Fail -> "Result = FAIL", 1; UsageError -> the
+ * message and a usage hint, 1; WaivedError -> "WAIVED: <reason>", 2; any other exception ->
+ * "<program>: error: <what>" and "Result = FAIL", 1. With `--json` the verdict (and the error or
+ * waiver reason) is also written as one JSON object.
+ */
+int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
+              const char* const* argv, const std::function<Verdict(Report&)>& body);
+
+/// @}
+
+}  // namespace memsamples

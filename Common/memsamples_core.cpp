@@ -1,0 +1,605 @@
+// The CUDA-free half of the Common helper: parsing, paths, statistics, JSON and the runner.
+// Nothing here calls into libcuda, so the unit tests run on machines without a driver.
+#include "memsamples.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace memsamples {
+namespace {
+
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+bool isRegularFile(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+std::string parentFolder(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- command line values
+
+long long parseInteger(std::string_view text, std::string_view what, long long min,
+                       long long max) {
+  long long value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  const auto [end, error] = std::from_chars(first, last, value);
+  if (text.empty() || error == std::errc::invalid_argument || end != last) {
+    throw UsageError("invalid value " + quoted(text) + " for " + std::string(what) +
+                     ": expected an integer");
+  }
+  if (error == std::errc::result_out_of_range || value < min || value > max) {
+    throw UsageError("value " + quoted(text) + " for " + std::string(what) +
+                     " is out of range [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "]");
+  }
+  return value;
+}
+
+std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint64_t min,
+                        std::uint64_t max) {
+  const auto digitsEnd = std::find_if(text.begin(), text.end(),
+                                      [](char c) { return c < '0' || c > '9'; });
+  const std::string_view digits = text.substr(0, static_cast<std::size_t>(digitsEnd - text.begin()));
+  std::string suffix(text.substr(digits.size()));
+  std::transform(suffix.begin(), suffix.end(), suffix.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  const std::string expected = "expected a byte count such as 4096, 64K, 256M or 1G";
+  if (digits.empty()) {
+    throw UsageError("invalid size " + quoted(text) + " for " + std::string(what) + ": " +
+                     expected);
+  }
+  unsigned shift = 0;
+  if (!suffix.empty() && suffix != "B") {
+    switch (suffix[0]) {
+      case 'K': shift = 10; break;
+      case 'M': shift = 20; break;
+      case 'G': shift = 30; break;
+      case 'T': shift = 40; break;
+      default:
+        throw UsageError("invalid size " + quoted(text) + " for " + std::string(what) +
+                         ": unknown suffix " + quoted(text.substr(digits.size())) + ", " +
+                         expected);
+    }
+    const std::string rest = suffix.substr(1);
+    if (!rest.empty() && rest != "B" && rest != "IB") {
+      throw UsageError("invalid size " + quoted(text) + " for " + std::string(what) +
+                       ": unknown suffix " + quoted(text.substr(digits.size())) + ", " +
+                       expected);
+    }
+  }
+  std::uint64_t count = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+  const bool overflow = error == std::errc::result_out_of_range || end != digits.data() + digits.size() ||
+                        (shift > 0 && count > (UINT64_MAX >> shift));
+  if (overflow) {
+    throw UsageError("size " + quoted(text) + " for " + std::string(what) +
+                     " is too large (does not fit in 64 bits)");
+  }
+  const std::uint64_t bytes = count << shift;
+  if (bytes < min || bytes > max) {
+    throw UsageError("size " + quoted(text) + " for " + std::string(what) + " is out of range [" +
+                     formatBytes(min) + ", " + formatBytes(max) + "]");
+  }
+  return bytes;
+}
+
+std::vector<int> parseIntegerList(std::string_view text, std::string_view what, int min, int max) {
+  std::vector<int> values;
+  std::set<int> seen;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const int value = static_cast<int>(parseInteger(item, what, min, max));
+    if (!seen.insert(value).second) {
+      throw UsageError(std::string(what) + " lists " + std::to_string(value) + " twice");
+    }
+    values.push_back(value);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return values;
+}
+
+std::string formatBytes(std::uint64_t bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(units)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, value < 10 ? "%.2f %s" : value < 100 ? "%.1f %s" : "%.0f %s",
+                value, units[unit]);
+  return text;
+}
+
+std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
+                                std::uint64_t defaultBytes, std::uint64_t freeBytes, int buffers,
+                                std::uint64_t elementBytes) {
+  const auto count = static_cast<std::uint64_t>(buffers);
+  if (requested) {
+    if (*requested % elementBytes != 0) {
+      throw UsageError("--size " + std::to_string(*requested) + " is not a multiple of " +
+                       std::to_string(elementBytes) + " bytes (one element)");
+    }
+    if (*requested > freeBytes / count) {
+      throw UsageError("--size " + formatBytes(*requested) + " needs " + std::to_string(buffers) +
+                       " buffers but the device has only " + formatBytes(freeBytes) +
+                       " free; choose at most " + formatBytes(freeBytes / count));
+    }
+    return *requested;
+  }
+  constexpr std::uint64_t kStep = 2ull << 20;
+  const std::uint64_t budget = freeBytes / 10 * 8 / count / kStep * kStep;
+  const std::uint64_t bytes = std::min(defaultBytes, budget);
+  if (bytes < elementBytes) {
+    throw std::runtime_error("the device has only " + formatBytes(freeBytes) +
+                             " free, too little for " + std::to_string(buffers) + " buffers");
+  }
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------- CommandLine
+
+CommandLine::CommandLine(std::string program, std::string summary)
+    : program_(std::move(program)), summary_(std::move(summary)) {}
+
+void CommandLine::addCommonOptions(CommonOptions& options) {
+  options_.push_back({"device", "N",
+                      "CUDA device ordinal (default: the device with the most SMs x clock)",
+                      [&options](std::string_view value) {
+                        options.device = parseInteger(value, "--device", LLONG_MIN, LLONG_MAX);
+                      }});
+  addInteger("iterations", "timed repetitions; the median is reported (default 20)",
+             options.iterations, 1, 100000);
+  addInteger("warmup", "untimed repetitions before timing (default 3)", options.warmup, 0, 1000);
+  addString("json", "also write the results as one JSON object to FILE ('-' = stdout)",
+            options.jsonPath);
+  addFlag("quiet", "print only the verdict", options.quiet);
+}
+
+void CommandLine::addFlag(std::string name, std::string help, bool& target) {
+  options_.push_back({std::move(name), "", std::move(help),
+                      [&target](std::string_view) { target = true; }});
+}
+
+void CommandLine::addInteger(std::string name, std::string help, long long& target, long long min,
+                             long long max) {
+  const std::string what = "--" + name;
+  options_.push_back({std::move(name), "N", std::move(help),
+                      [&target, what, min, max](std::string_view value) {
+                        target = parseInteger(value, what, min, max);
+                      }});
+}
+
+void CommandLine::addInteger(std::string name, std::string help, int& target, int min, int max) {
+  const std::string what = "--" + name;
+  options_.push_back({std::move(name), "N", std::move(help),
+                      [&target, what, min, max](std::string_view value) {
+                        target = static_cast<int>(parseInteger(value, what, min, max));
+                      }});
+}
+
+void CommandLine::addSize(std::string name, std::string help,
+                          std::optional<std::uint64_t>& target, std::uint64_t min,
+                          std::uint64_t max) {
+  const std::string what = "--" + name;
+  options_.push_back({std::move(name), "BYTES", std::move(help),
+                      [&target, what, min, max](std::string_view value) {
+                        target = parseSize(value, what, min, max);
+                      }});
+}
+
+void CommandLine::addString(std::string name, std::string help, std::string& target) {
+  const std::string what = "--" + name;
+  options_.push_back({std::move(name), "FILE", std::move(help),
+                      [&target, what](std::string_view value) {
+                        if (value.empty()) throw UsageError(what + " needs a non-empty value");
+                        target = std::string(value);
+                      }});
+}
+
+void CommandLine::addIntegerList(std::string name, std::string help, std::vector<int>& target,
+                                 int min, int max) {
+  const std::string what = "--" + name;
+  options_.push_back({std::move(name), "LIST", std::move(help),
+                      [&target, what, min, max](std::string_view value) {
+                        target = parseIntegerList(value, what, min, max);
+                      }});
+}
+
+const CommandLine::Option* CommandLine::find(std::string_view name) const {
+  for (const Option& option : options_) {
+    if (option.name == name) return &option;
+  }
+  return nullptr;
+}
+
+bool CommandLine::parse(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  return parse(args);
+}
+
+bool CommandLine::parse(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      throw UsageError("unexpected argument " + quoted(arg));
+    }
+    // Long options take one or two dashes: -device=1 is the cuda-samples spelling.
+    std::string_view body = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::optional<std::string_view> inlineValue;
+    if (const auto equals = body.find('='); equals != std::string_view::npos) {
+      inlineValue = body.substr(equals + 1);
+      body = body.substr(0, equals);
+    }
+    if (body == "help" || body == "h") {
+      std::cout << usage();
+      return false;
+    }
+    const Option* option = find(body);
+    if (option == nullptr) {
+      throw UsageError("unknown option " + quoted(arg));
+    }
+    const std::string spelled = "--" + option->name;
+    if (option->valueName.empty()) {
+      if (inlineValue) throw UsageError(spelled + " takes no value");
+      option->apply({});
+      continue;
+    }
+    if (!inlineValue) {
+      if (i + 1 >= args.size()) throw UsageError(spelled + " needs a value");
+      inlineValue = args[++i];
+    }
+    option->apply(*inlineValue);
+  }
+  return true;
+}
+
+std::string CommandLine::usage() const {
+  std::ostringstream text;
+  text << "Usage: " << program_ << " [options]\n\n" << summary_ << "\n\nOptions:\n";
+  for (const Option& option : options_) {
+    std::string left = "  --" + option.name;
+    if (!option.valueName.empty()) left += " " + option.valueName;
+    text << left;
+    text << std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') << option.help << '\n';
+  }
+  text << "  --help                print this text\n\n"
+          "Sizes take K, M, G suffixes (powers of 1024). Exit codes: 0 PASS, 1 FAIL, 2 WAIVED.\n";
+  return text.str();
+}
+
+// ------------------------------------------------------------------------------------- devices
+
+int pickFastestDevice(const std::vector<DeviceScore>& devices) {
+  if (devices.empty()) throw std::invalid_argument("pickFastestDevice: no devices");
+  int best = 0;
+  long long bestScore = -1;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const long long score =
+        static_cast<long long>(devices[i].multiprocessors) * devices[i].clockKHz;
+    if (score > bestScore) {
+      bestScore = score;
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+int validateDeviceOrdinal(long long requested, int deviceCount) {
+  if (requested < 0 || requested >= deviceCount) {
+    const std::string valid =
+        deviceCount == 1 ? "valid: 0" : "valid: 0.." + std::to_string(deviceCount - 1);
+    throw UsageError("--device " + std::to_string(requested) + " is out of range: this machine has " +
+                     std::to_string(deviceCount) + (deviceCount == 1 ? " CUDA device (" : " CUDA devices (") +
+                     valid + ")");
+  }
+  return static_cast<int>(requested);
+}
+
+double peakBandwidthGBps(int memoryClockKHz, int busWidthBits) {
+  return static_cast<double>(memoryClockKHz) * 1e3 * 2.0 * busWidthBits / 8.0 / 1e9;
+}
+
+// -------------------------------------------------------------------------------- fatbin lookup
+
+std::vector<std::string> fatbinCandidates(const std::string& fileName, const std::string& exePath,
+                                          const std::string& overrideDir) {
+  std::vector<std::string> candidates;
+  if (!overrideDir.empty()) candidates.push_back(overrideDir + "/" + fileName);
+  const std::string exeDir = parentFolder(exePath);
+  candidates.push_back(exeDir + "/" + fileName);
+  candidates.push_back(exeDir + "/../" MEMSAMPLES_FATBIN_INSTALL_DIR "/" + fileName);
+  return candidates;
+}
+
+std::string findFatbin(const std::string& fileName, const std::string& exePath,
+                       const std::string& overrideDir) {
+  const std::vector<std::string> candidates = fatbinCandidates(fileName, exePath, overrideDir);
+  for (const std::string& candidate : candidates) {
+    if (isRegularFile(candidate)) return candidate;
+  }
+  std::string message = "cannot find " + fileName + "; tried:";
+  for (const std::string& candidate : candidates) message += "\n  " + candidate;
+  message += "\n(set " + std::string(kFatbinDirVariable) + " to the folder that holds it)";
+  throw std::runtime_error(message);
+}
+
+std::string executablePath() {
+  std::string path(4096, '\0');
+  const ssize_t length = ::readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0 || static_cast<std::size_t>(length) >= path.size()) {
+    throw std::runtime_error("cannot resolve /proc/self/exe to find this program's folder");
+  }
+  path.resize(static_cast<std::size_t>(length));
+  return path;
+}
+
+std::string locateFatbin(const std::string& fileName) {
+  const char* overrideDir = std::getenv(kFatbinDirVariable);
+  return findFatbin(fileName, executablePath(), overrideDir ? overrideDir : "");
+}
+
+// ------------------------------------------------------------------------------------ measuring
+
+TimingStats summarizeTimings(std::vector<double> timesMs) {
+  if (timesMs.empty()) throw std::invalid_argument("summarizeTimings: no timings");
+  std::sort(timesMs.begin(), timesMs.end());
+  const std::size_t n = timesMs.size();
+  TimingStats stats;
+  stats.medianMs = n % 2 == 1 ? timesMs[n / 2] : (timesMs[n / 2 - 1] + timesMs[n / 2]) / 2.0;
+  stats.minMs = timesMs.front();
+  stats.maxMs = timesMs.back();
+  stats.samples = static_cast<int>(n);
+  return stats;
+}
+
+double gigabytesPerSecond(double bytes, double milliseconds) {
+  if (milliseconds <= 0) return std::numeric_limits<double>::quiet_NaN();
+  return bytes / (milliseconds * 1e-3) / 1e9;
+}
+
+// ----------------------------------------------------------------------------------------- JSON
+
+std::string jsonQuote(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+          out += escaped;
+        } else {
+          out += c;  // bytes >= 0x80 are UTF-8 and pass through unchanged
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string jsonNumber(double value) {
+  if (!std::isfinite(value)) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", value);
+  return text;
+}
+
+JsonArray& JsonArray::add(double value) { return addRaw(jsonNumber(value)); }
+JsonArray& JsonArray::add(long long value) { return addRaw(std::to_string(value)); }
+JsonArray& JsonArray::add(int value) { return addRaw(std::to_string(value)); }
+JsonArray& JsonArray::add(std::uint64_t value) { return addRaw(std::to_string(value)); }
+JsonArray& JsonArray::add(bool value) { return addRaw(value ? "true" : "false"); }
+JsonArray& JsonArray::add(std::string_view value) { return addRaw(jsonQuote(value)); }
+JsonArray& JsonArray::add(const char* value) { return addRaw(jsonQuote(value)); }
+JsonArray& JsonArray::addRaw(std::string json) {
+  items_.push_back(std::move(json));
+  return *this;
+}
+
+std::string JsonArray::dump() const {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items_.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += items_[i];
+  }
+  return out + "]";
+}
+
+JsonObject& JsonObject::set(std::string_view key, double value) {
+  return setRaw(key, jsonNumber(value));
+}
+JsonObject& JsonObject::set(std::string_view key, long long value) {
+  return setRaw(key, std::to_string(value));
+}
+JsonObject& JsonObject::set(std::string_view key, int value) {
+  return setRaw(key, std::to_string(value));
+}
+JsonObject& JsonObject::set(std::string_view key, std::uint64_t value) {
+  return setRaw(key, std::to_string(value));
+}
+JsonObject& JsonObject::set(std::string_view key, bool value) {
+  return setRaw(key, value ? "true" : "false");
+}
+JsonObject& JsonObject::set(std::string_view key, std::string_view value) {
+  return setRaw(key, jsonQuote(value));
+}
+JsonObject& JsonObject::set(std::string_view key, const char* value) {
+  return setRaw(key, jsonQuote(value));
+}
+JsonObject& JsonObject::set(std::string_view key, const JsonObject& value) {
+  return setRaw(key, value.dump());
+}
+JsonObject& JsonObject::set(std::string_view key, const JsonArray& value) {
+  return setRaw(key, value.dump());
+}
+
+JsonObject& JsonObject::setRaw(std::string_view key, std::string json) {
+  for (auto& member : members_) {
+    if (member.first == key) {
+      member.second = std::move(json);
+      return *this;
+    }
+  }
+  members_.emplace_back(std::string(key), std::move(json));
+  return *this;
+}
+
+std::string JsonObject::dump() const {
+  std::string out = "{";
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += jsonQuote(members_[i].first) + ": " + members_[i].second;
+  }
+  return out + "}";
+}
+
+// ---------------------------------------------------------------------------- vector-add checks
+
+void fillVectorAddInputs(float* a, float* b, std::size_t count, std::uint32_t seed) {
+  // xorshift32: fast, reproducible, and never zero when seeded non-zero.
+  std::uint32_t state = seed == 0 ? 0x9E3779B9u : seed;
+  const auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;  // [-1, 1)
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    a[i] = next();
+    b[i] = next();
+  }
+}
+
+VectorAddCheck checkVectorAdd(const float* a, const float* b, const float* c, std::size_t count) {
+  VectorAddCheck result;
+  for (std::size_t i = 0; i < count; ++i) {
+    const float expected = a[i] + b[i];
+    if (c[i] != expected) {
+      if (result.mismatches == 0) {
+        result.firstBad = i;
+        result.expected = expected;
+        result.actual = c[i];
+      }
+      ++result.mismatches;
+    }
+  }
+  return result;
+}
+
+// --------------------------------------------------------------------------------------- runner
+
+std::ostream& Report::out() {
+  if (humanText_ != nullptr) return *humanText_;
+  static thread_local std::ostream discard(nullptr);  // a stream without buffer drops everything
+  return discard;
+}
+
+int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
+              const char* const* argv, const std::function<Verdict(Report&)>& body) {
+  const std::string& program = commandLine.program();
+  try {
+    if (!commandLine.parse(argc, argv)) return kExitPass;
+  } catch (const UsageError& error) {
+    std::cerr << program << ": " << error.what() << "\nRun '" << program
+              << " --help' for the options.\n";
+    return kExitFail;
+  }
+
+  // Open the JSON destination before any GPU work so that a bad path costs nothing.
+  std::ofstream jsonFile;
+  const bool jsonToStdout = options.jsonPath == "-";
+  if (!options.jsonPath.empty() && !jsonToStdout) {
+    jsonFile.open(options.jsonPath);
+    if (!jsonFile) {
+      std::cerr << program << ": cannot open --json file '" << options.jsonPath
+                << "': " << std::strerror(errno) << '\n';
+      return kExitFail;
+    }
+  }
+  // With JSON on stdout, people's text moves to stderr so that stdout stays machine-readable.
+  std::ostream& verdictStream = jsonToStdout ? std::cerr : std::cout;
+  Report report(options.quiet ? nullptr : &verdictStream);
+
+  std::string verdict;
+  std::string detail;
+  int exitCode = kExitFail;
+  try {
+    exitCode = body(report) == Verdict::Pass ? kExitPass : kExitFail;
+    verdict = exitCode == kExitPass ? "PASS" : "FAIL";
+    verdictStream << "Result = " << verdict << '\n';
+  } catch (const WaivedError& waived) {
+    verdict = "WAIVED";
+    detail = waived.what();
+    exitCode = kExitWaived;
+    verdictStream << "WAIVED: " << detail << '\n';
+  } catch (const UsageError& error) {
+    verdict = "FAIL";
+    detail = error.what();
+    std::cerr << program << ": " << detail << "\nRun '" << program << " --help' for the options.\n";
+  } catch (const std::exception& error) {
+    verdict = "FAIL";
+    detail = error.what();
+    std::cerr << program << ": error: " << detail << '\n';
+    verdictStream << "Result = FAIL\n";
+  }
+
+  if (!options.jsonPath.empty()) {
+    JsonObject& json = report.json();
+    JsonObject result;
+    result.set("sample", program).set("verdict", verdict);
+    if (!detail.empty()) result.set(verdict == "WAIVED" ? "reason" : "error", detail);
+    result.set("results", json);
+    std::ostream& sink = jsonToStdout ? std::cout : static_cast<std::ostream&>(jsonFile);
+    sink << result.dump() << std::endl;
+    if (!sink) {
+      std::cerr << program << ": writing the JSON result to '" << options.jsonPath << "' failed\n";
+      return kExitFail;
+    }
+  }
+  verdictStream.flush();
+  return exitCode;
+}
+
+}  // namespace memsamples

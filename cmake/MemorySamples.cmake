@@ -1,0 +1,169 @@
+# Build support shared by the top-level project and by every sample configured on its own
+# (`cmake -S samples/01_vectorAddDrv -B build-01`). Including it twice is harmless.
+#
+# It provides:
+#   memsamples_add_fatbin(<kernel>)            kernels/<kernel>.cu -> bin/<kernel>.fatbin
+#   memsamples_add_sample(<name> SOURCES ... [KERNELS ...] [LIBRARIES ...])
+#   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
+# and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
+# memsamples::common (core + CUDA driver helpers) and memsamples_gpu_launcher.
+include_guard(GLOBAL)
+
+get_filename_component(MEMSAMPLES_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+
+include(GNUInstallDirs)
+# Executables and the fatbins they load share one folder, so a sample finds its kernels next to
+# itself in the build tree exactly as it does after `cmake --install`.
+if(NOT CMAKE_RUNTIME_OUTPUT_DIRECTORY)
+  set(CMAKE_RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+endif()
+set(MEMSAMPLES_FATBIN_INSTALL_DIR "${CMAKE_INSTALL_DATADIR}/cuda-memory-samples"
+    CACHE STRING "Install folder of the .fatbin files, relative to the prefix")
+
+find_package(CUDAToolkit REQUIRED)
+
+# The CUDA language is never enabled (host code is plain C++; kernels go through nvcc below), so
+# CMake does not replace an unset CMAKE_CUDA_ARCHITECTURES with a compiler default: an unset or
+# empty value means our default list, anything the user gives wins.
+if(NOT CMAKE_CUDA_ARCHITECTURES)
+  set(CMAKE_CUDA_ARCHITECTURES "75;80;86;87;89;90;100;110;120"
+      CACHE STRING "GPU architectures for the kernels (also native, all, all-major)" FORCE)
+endif()
+
+# Turns CMAKE_CUDA_ARCHITECTURES into nvcc flags: SASS for every listed architecture and PTX for
+# the newest one only, so that a future GPU can JIT-compile the kernels. Entries ending in -real
+# (SASS only) or -virtual (PTX only) are honoured as CMake documents them.
+function(_memsamples_nvcc_arch_flags out_var)
+  set(archs ${CMAKE_CUDA_ARCHITECTURES})
+  if(archs MATCHES "^(native|all|all-major)$")
+    set(${out_var} "-arch=${archs}" PARENT_SCOPE)
+    return()
+  endif()
+  set(flags "")
+  set(newest "")
+  set(newest_number 0)
+  set(explicit_ptx FALSE)
+  foreach(arch IN LISTS archs)
+    if(NOT arch MATCHES "^([0-9]+)([a-z]?)(-real|-virtual)?$")
+      message(FATAL_ERROR "CMAKE_CUDA_ARCHITECTURES: cannot read '${arch}' "
+                          "(expected e.g. 90, 90a, 90-real, 90-virtual, native)")
+    endif()
+    set(number "${CMAKE_MATCH_1}")
+    set(name "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+    if(CMAKE_MATCH_3 STREQUAL "-virtual")
+      list(APPEND flags "-gencode=arch=compute_${name},code=compute_${name}")
+      set(explicit_ptx TRUE)
+      continue()
+    endif()
+    list(APPEND flags "-gencode=arch=compute_${name},code=sm_${name}")
+    if(NOT CMAKE_MATCH_3 STREQUAL "-real" AND number GREATER_EQUAL newest_number)
+      set(newest_number ${number})
+      set(newest ${name})
+    endif()
+  endforeach()
+  if(NOT explicit_ptx AND newest)
+    list(APPEND flags "-gencode=arch=compute_${newest},code=compute_${newest}")
+  endif()
+  set(${out_var} "${flags}" PARENT_SCOPE)
+endfunction()
+
+# memsamples_add_fatbin(<kernel>): compiles kernels/<kernel>.cu into <kernel>.fatbin next to the
+# executables and installs it. Target: memsamples_fatbin_<kernel>. Safe to call from many samples.
+function(memsamples_add_fatbin kernel)
+  if(TARGET memsamples_fatbin_${kernel})
+    return()
+  endif()
+  set(source "${MEMSAMPLES_ROOT}/kernels/${kernel}.cu")
+  if(NOT EXISTS "${source}")
+    message(FATAL_ERROR "memsamples_add_fatbin: ${source} does not exist")
+  endif()
+  set(output "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${kernel}.fatbin")
+  _memsamples_nvcc_arch_flags(arch_flags)
+  add_custom_command(
+    OUTPUT "${output}"
+    COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}"
+    COMMAND "${CUDAToolkit_NVCC_EXECUTABLE}" -fatbin -std=c++17 -O3 -lineinfo ${arch_flags}
+            -o "${output}" "${source}"
+    DEPENDS "${source}"
+    COMMENT "Building ${kernel}.fatbin (${CMAKE_CUDA_ARCHITECTURES})"
+    VERBATIM)
+  add_custom_target(memsamples_fatbin_${kernel} ALL DEPENDS "${output}")
+  install(FILES "${output}" DESTINATION "${MEMSAMPLES_FATBIN_INSTALL_DIR}")
+endfunction()
+
+# Sanitizers for the CPU-side code and its unit tests, e.g. -DMEMSAMPLES_SANITIZE=address,undefined
+# or thread. Samples that talk to the driver are not meant to be run this way.
+set(MEMSAMPLES_SANITIZE "" CACHE STRING "Comma-separated -fsanitize= list for the CPU code")
+function(memsamples_apply_sanitizers target)
+  if(MEMSAMPLES_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${MEMSAMPLES_SANITIZE}
+                                             -fno-omit-frame-pointer -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${MEMSAMPLES_SANITIZE})
+  endif()
+endfunction()
+
+function(memsamples_warnings target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                                             -Wno-sign-conversion)
+  endif()
+endfunction()
+
+# The Common helper: one header for samples, two libraries so that the CUDA-free half can be unit
+# tested on machines without a driver.
+if(NOT TARGET memsamples_core)
+  add_library(memsamples_core STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_core.cpp")
+  target_include_directories(memsamples_core PUBLIC "${MEMSAMPLES_ROOT}/Common")
+  # cuda.h is needed for its types only; nothing here calls into libcuda.
+  target_link_libraries(memsamples_core PUBLIC CUDA::toolkit)
+  target_compile_definitions(memsamples_core
+    PRIVATE MEMSAMPLES_FATBIN_INSTALL_DIR="${MEMSAMPLES_FATBIN_INSTALL_DIR}"
+            MEMSAMPLES_BIN_INSTALL_DIR="${CMAKE_INSTALL_BINDIR}")
+  memsamples_warnings(memsamples_core)
+  memsamples_apply_sanitizers(memsamples_core)
+  add_library(memsamples::core ALIAS memsamples_core)
+
+  add_library(memsamples_common STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_cuda.cpp")
+  target_link_libraries(memsamples_common PUBLIC memsamples_core CUDA::cuda_driver)
+  memsamples_warnings(memsamples_common)
+  add_library(memsamples::common ALIAS memsamples_common)
+
+  # Runs a GPU sample only when libcuda.so.1 can be loaded; otherwise reports WAIVED (exit 2) so
+  # that CTest shows the test as Skipped with the reason instead of failing to start it.
+  add_executable(memsamples_gpu_launcher "${MEMSAMPLES_ROOT}/ctest/gpu_test_launcher.cpp")
+  set_target_properties(memsamples_gpu_launcher PROPERTIES
+                        RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest")
+  target_link_libraries(memsamples_gpu_launcher PRIVATE ${CMAKE_DL_LIBS})
+  memsamples_warnings(memsamples_gpu_launcher)
+endif()
+
+# memsamples_add_sample(<name> SOURCES <files...> [KERNELS <kernel>...] [LIBRARIES <libs>...])
+function(memsamples_add_sample name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;KERNELS;LIBRARIES")
+  add_executable(${name} ${arg_SOURCES})
+  target_link_libraries(${name} PRIVATE memsamples::common ${arg_LIBRARIES})
+  memsamples_warnings(${name})
+  foreach(kernel IN LISTS arg_KERNELS)
+    memsamples_add_fatbin(${kernel})
+    add_dependencies(${name} memsamples_fatbin_${kernel})
+  endforeach()
+  install(TARGETS ${name} RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+endfunction()
+
+# memsamples_add_gpu_test(<test> TARGET <exe> [ARGS <args>...] [LABELS <labels>...])
+# Exit code 2 (WAIVED) is reported by CTest as Skipped, never as passed.
+function(memsamples_add_gpu_test test)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET" "ARGS;LABELS")
+  add_test(NAME ${test}
+           COMMAND memsamples_gpu_launcher $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
+  set_tests_properties(${test} PROPERTIES SKIP_RETURN_CODE 2 LABELS "gpu;${arg_LABELS}"
+                                          TIMEOUT 600)
+endfunction()

@@ -1,0 +1,111 @@
+// Fatbin lookup: the search order, the install layout, symlinks, and the message on a miss.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "memsamples.hpp"
+
+namespace ms = memsamples;
+
+namespace {
+
+// A scratch folder removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/memsamples_fatbin_XXXXXX";
+    const char* made = mkdtemp(pattern);
+    if (made == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = made;
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+  void touch(const std::string& relative) const {
+    std::system(("mkdir -p \"$(dirname '" + path_ + "/" + relative + "')\"").c_str());
+    std::ofstream(path_ + "/" + relative) << "fatbin";
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+TEST(Fatbin, CandidatesInOrderAndNeverTheCurrentDirectory) {
+  const auto candidates = ms::fatbinCandidates("k.fatbin", "/opt/ms/bin/sample", "/override");
+  ASSERT_EQ(candidates.size(), 3u);
+  EXPECT_EQ(candidates[0], "/override/k.fatbin");
+  EXPECT_EQ(candidates[1], "/opt/ms/bin/k.fatbin");
+  EXPECT_EQ(candidates[2], "/opt/ms/bin/../share/cuda-memory-samples/k.fatbin");
+  for (const auto& candidate : ms::fatbinCandidates("k.fatbin", "/opt/ms/bin/sample", "")) {
+    EXPECT_EQ(candidate.front(), '/') << candidate;
+  }
+  EXPECT_EQ(ms::fatbinCandidates("k.fatbin", "/opt/ms/bin/sample", "").size(), 2u);
+}
+
+TEST(Fatbin, FoundNextToTheExecutable) {
+  TempDir dir;
+  dir.touch("bin/k.fatbin");
+  dir.touch("share/cuda-memory-samples/k.fatbin");
+  EXPECT_EQ(ms::findFatbin("k.fatbin", dir.path() + "/bin/sample", ""),
+            dir.path() + "/bin/k.fatbin");
+}
+
+TEST(Fatbin, FoundInTheInstallLayout) {
+  TempDir dir;
+  dir.touch("share/cuda-memory-samples/k.fatbin");
+  dir.touch("bin/.keep");
+  EXPECT_EQ(ms::findFatbin("k.fatbin", dir.path() + "/bin/sample", ""),
+            dir.path() + "/bin/../share/cuda-memory-samples/k.fatbin");
+}
+
+TEST(Fatbin, OverrideWins) {
+  TempDir dir;
+  dir.touch("bin/k.fatbin");
+  dir.touch("elsewhere/k.fatbin");
+  EXPECT_EQ(ms::findFatbin("k.fatbin", dir.path() + "/bin/sample", dir.path() + "/elsewhere"),
+            dir.path() + "/elsewhere/k.fatbin");
+}
+
+TEST(Fatbin, FolderWithTheRightNameIsNotAFile) {
+  TempDir dir;
+  dir.touch("bin/k.fatbin/inside");
+  EXPECT_THROW(ms::findFatbin("k.fatbin", dir.path() + "/bin/sample", ""), std::runtime_error);
+}
+
+TEST(Fatbin, MissNamesEveryPathTried) {
+  TempDir dir;
+  try {
+    ms::findFatbin("k.fatbin", dir.path() + "/bin/sample", "/nowhere");
+    FAIL();
+  } catch (const std::runtime_error& error) {
+    const std::string message = error.what();
+    for (const auto& candidate :
+         ms::fatbinCandidates("k.fatbin", dir.path() + "/bin/sample", "/nowhere")) {
+      EXPECT_NE(message.find(candidate), std::string::npos) << message;
+    }
+    EXPECT_NE(message.find(ms::kFatbinDirVariable), std::string::npos);
+  }
+}
+
+TEST(Fatbin, CurrentDirectoryIsIgnored) {
+  TempDir dir;
+  dir.touch("k.fatbin");
+  char previous[4096];
+  ASSERT_NE(getcwd(previous, sizeof previous), nullptr);
+  ASSERT_EQ(chdir(dir.path().c_str()), 0);
+  EXPECT_THROW(ms::findFatbin("k.fatbin", "/nonexistent/bin/sample", ""), std::runtime_error);
+  ASSERT_EQ(chdir(previous), 0);
+}
+
+TEST(Fatbin, ExecutablePathResolvesSymlinks) {
+  const std::string path = ms::executablePath();
+  ASSERT_FALSE(path.empty());
+  EXPECT_EQ(path.front(), '/');
+  char resolved[4096];
+  ASSERT_NE(realpath(path.c_str(), resolved), nullptr);
+  EXPECT_EQ(path, resolved);
+}
