@@ -86,6 +86,8 @@ std::string describeResult(CUresult result);
  *
  * @param result what the driver call returned.
  * @param call the name of the call as the reader should see it.
+ * @param file the caller's source file (filled in by the compiler).
+ * @param line the caller's line (filled in by the compiler).
  */
 void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
            int line = __builtin_LINE());
@@ -99,16 +101,18 @@ void check(CUresult result, const char* call, const char* file = __builtin_FILE(
 /**
  * Parses a size such as `4096`, `64K`, `256M`, `1G` or `1GiB` into bytes.
  *
- * Suffixes are binary (K = 1024). Case does not matter; a trailing `B` or `iB` is allowed.
- * @throws UsageError for anything else, for values outside [@p min, @p max] and on overflow.
+ * Suffixes are binary (K = 1024, also T). Case does not matter; a trailing `B` or `iB` is allowed.
+ * @param text the value as typed.
  * @param what names the option in the message, e.g. "--size".
+ * @param min smallest accepted byte count (0 is refused whenever min > 0).
+ * @param max largest accepted byte count.
+ * @throws UsageError for anything else, for values outside [@p min, @p max] and on overflow.
  */
 std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint64_t min = 1,
                         std::uint64_t max = UINT64_MAX);
 
 /// Parses a decimal integer in [@p min, @p max]. @throws UsageError naming @p what.
-long long parseInteger(std::string_view text, std::string_view what, long long min,
-                       long long max);
+long long parseInteger(std::string_view text, std::string_view what, long long min, long long max);
 
 /// Parses a comma-separated list of integers in [@p min, @p max], e.g. `0,1,3`; no duplicates.
 std::vector<int> parseIntegerList(std::string_view text, std::string_view what, int min, int max);
@@ -163,8 +167,9 @@ class CommandLine {
   /// A byte size with optional K/M/G suffix in [@p min, @p max].
   void addSize(std::string name, std::string help, std::optional<std::uint64_t>& target,
                std::uint64_t min = 1, std::uint64_t max = UINT64_MAX);
-  /// A free-form string.
-  void addString(std::string name, std::string help, std::string& target);
+  /// A non-empty free-form string; @p valueName is how `--help` calls the value (FILE, DIR...).
+  void addString(std::string name, std::string help, std::string& target,
+                 std::string valueName = "TEXT");
   /// A comma-separated list of integers in [@p min, @p max], e.g. device ordinals.
   void addIntegerList(std::string name, std::string help, std::vector<int>& target, int min,
                       int max);
@@ -232,6 +237,28 @@ int deviceAttribute(CUdevice device, CUdevice_attribute attribute);
 /// The device's name, e.g. "NVIDIA H200".
 std::string deviceName(CUdevice device);
 
+/**
+ * A PCI bus id as sysfs names the device's folder: lower-case hex and a 4-digit domain
+ * ("0000:3B:00.0" and "00000000:3b:00.0" both become "0000:3b:00.0").
+ * @throws std::invalid_argument when @p busId is not `domain:bus:device.function`.
+ */
+std::string sysfsPciName(std::string_view busId);
+
+/// What sysfs says about the host NUMA node of a PCI device.
+struct PciNumaNode {
+  int node = -1;        ///< The node, or -1: unknown (no NUMA, a VM, or unreadable).
+  std::string path;     ///< The file that was read: `<root>/bus/pci/devices/<bdf>/numa_node`.
+  std::string problem;  ///< Why node is -1 when the file was missing or malformed; else empty.
+};
+
+/**
+ * Reads `<sysfsRoot>/bus/pci/devices/<bdf>/numa_node` for the device with PCI bus id @p busId
+ * (as cuDeviceGetPCIBusId gives it). The kernel writes -1 when it does not know the node.
+ * @param sysfsRoot "/sys", or a fake tree in tests.
+ * @param busId the PCI bus id, in any case, with a 4- or 8-digit domain.
+ */
+PciNumaNode readPciNumaNode(const std::string& sysfsRoot, std::string_view busId);
+
 /// Theoretical DRAM bandwidth in GB/s (1 GB = 1e9 B) from memory clock (kHz) and bus width:
 /// clock x 2 transfers per clock (DDR) x bus width / 8.
 double peakBandwidthGBps(int memoryClockKHz, int busWidthBits);
@@ -254,7 +281,9 @@ class Context {
   /// Creates a context on @p device and makes it current on the calling thread.
   explicit Context(CUdevice device);
   ~Context();
+  /// Takes over @p other's object; @p other is left empty.
   Context(Context&& other) noexcept;
+  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
   Context& operator=(Context&& other) noexcept;
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -273,7 +302,9 @@ class Module {
   /// Reads @p fatbinPath and loads it into the current context.
   explicit Module(const std::string& fatbinPath);
   ~Module();
+  /// Takes over @p other's object; @p other is left empty.
   Module(Module&& other) noexcept;
+  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
   Module& operator=(Module&& other) noexcept;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -291,7 +322,9 @@ class Stream {
  public:
   Stream();
   ~Stream();
+  /// Takes over @p other's object; @p other is left empty.
   Stream(Stream&& other) noexcept;
+  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
   Stream& operator=(Stream&& other) noexcept;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -309,7 +342,9 @@ class Event {
  public:
   Event();
   ~Event();
+  /// Takes over @p other's object; @p other is left empty.
   Event(Event&& other) noexcept;
+  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
   Event& operator=(Event&& other) noexcept;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -327,7 +362,9 @@ class DeviceBuffer {
   /// Allocates @p bytes in the current context. @throws CudaError.
   explicit DeviceBuffer(std::size_t bytes);
   ~DeviceBuffer();
+  /// Takes over @p other's object; @p other is left empty.
   DeviceBuffer(DeviceBuffer&& other) noexcept;
+  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -348,7 +385,9 @@ class PinnedHostBuffer {
   /// Allocates @p bytes with cuMemHostAlloc @p flags (e.g. CU_MEMHOSTALLOC_DEVICEMAP).
   explicit PinnedHostBuffer(std::size_t bytes, unsigned int flags = 0);
   ~PinnedHostBuffer();
+  /// Takes over @p other's object; @p other is left empty.
   PinnedHostBuffer(PinnedHostBuffer&& other) noexcept;
+  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
   PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept;
   PinnedHostBuffer(const PinnedHostBuffer&) = delete;
   PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
@@ -382,7 +421,9 @@ inline constexpr const char* kFatbinDirVariable = "CUDA_MEMORY_SAMPLES_FATBIN_DI
  * 2. the executable's own folder (the build tree, and installs that keep both in one folder);
  * 3. the install layout: `<exe folder>/../share/cuda-memory-samples/`.
  * The current directory is never searched: a sample must behave the same wherever it is run from.
+ * @param fileName the fatbin's file name, e.g. "vectorAdd_kernel.fatbin".
  * @param exePath the resolved executable path (symlinks followed).
+ * @param overrideDir a folder to search first, or empty.
  */
 std::vector<std::string> fatbinCandidates(const std::string& fileName, const std::string& exePath,
                                           const std::string& overrideDir);
@@ -443,14 +484,14 @@ std::string jsonNumber(double value);
 /// A JSON array built element by element. Elements keep their order.
 class JsonArray {
  public:
-  JsonArray& add(double value);           ///< Appends a number.
-  JsonArray& add(long long value);        ///< Appends an integer.
-  JsonArray& add(int value);              ///< Appends an integer.
-  JsonArray& add(std::uint64_t value);    ///< Appends an unsigned integer.
-  JsonArray& add(bool value);             ///< Appends true or false.
-  JsonArray& add(std::string_view value); ///< Appends a string.
-  JsonArray& add(const char* value);      ///< Appends a string.
-  JsonArray& addRaw(std::string json);    ///< Appends an already serialized value.
+  JsonArray& add(double value);            ///< Appends a number.
+  JsonArray& add(long long value);         ///< Appends an integer.
+  JsonArray& add(int value);               ///< Appends an integer.
+  JsonArray& add(std::uint64_t value);     ///< Appends an unsigned integer.
+  JsonArray& add(bool value);              ///< Appends true or false.
+  JsonArray& add(std::string_view value);  ///< Appends a string.
+  JsonArray& add(const char* value);       ///< Appends a string.
+  JsonArray& addRaw(std::string json);     ///< Appends an already serialized value.
   /// The array as compact JSON text.
   std::string dump() const;
   /// True when nothing was added.

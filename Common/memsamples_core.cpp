@@ -4,27 +4,29 @@
 
 #include <unistd.h>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <climits>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <set>
 #include <sstream>
-#include <cstring>
-#include <sys/stat.h>
 
 namespace memsamples {
 namespace {
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string quoted(std::string_view text) {
+  return "'" + std::string(text) + "'";
+}
 
 bool isRegularFile(const std::string& path) {
   struct stat info {};
@@ -33,8 +35,10 @@ bool isRegularFile(const std::string& path) {
 
 std::string parentFolder(const std::string& path) {
   const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
   return path.substr(0, slash);
 }
 
@@ -42,8 +46,7 @@ std::string parentFolder(const std::string& path) {
 
 // ---------------------------------------------------------------------------- command line values
 
-long long parseInteger(std::string_view text, std::string_view what, long long min,
-                       long long max) {
+long long parseInteger(std::string_view text, std::string_view what, long long min, long long max) {
   long long value = 0;
   const char* first = text.data();
   const char* last = text.data() + text.size();
@@ -53,18 +56,18 @@ long long parseInteger(std::string_view text, std::string_view what, long long m
                      ": expected an integer");
   }
   if (error == std::errc::result_out_of_range || value < min || value > max) {
-    throw UsageError("value " + quoted(text) + " for " + std::string(what) +
-                     " is out of range [" + std::to_string(min) + ", " + std::to_string(max) +
-                     "]");
+    throw UsageError("value " + quoted(text) + " for " + std::string(what) + " is out of range [" +
+                     std::to_string(min) + ", " + std::to_string(max) + "]");
   }
   return value;
 }
 
 std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint64_t min,
                         std::uint64_t max) {
-  const auto digitsEnd = std::find_if(text.begin(), text.end(),
-                                      [](char c) { return c < '0' || c > '9'; });
-  const std::string_view digits = text.substr(0, static_cast<std::size_t>(digitsEnd - text.begin()));
+  const auto digitsEnd =
+      std::find_if(text.begin(), text.end(), [](char c) { return c < '0' || c > '9'; });
+  const std::string_view digits =
+      text.substr(0, static_cast<std::size_t>(digitsEnd - text.begin()));
   std::string suffix(text.substr(digits.size()));
   std::transform(suffix.begin(), suffix.end(), suffix.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -76,10 +79,18 @@ std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint6
   unsigned shift = 0;
   if (!suffix.empty() && suffix != "B") {
     switch (suffix[0]) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
       default:
         throw UsageError("invalid size " + quoted(text) + " for " + std::string(what) +
                          ": unknown suffix " + quoted(text.substr(digits.size())) + ", " +
@@ -88,19 +99,22 @@ std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint6
     const std::string rest = suffix.substr(1);
     if (!rest.empty() && rest != "B" && rest != "IB") {
       throw UsageError("invalid size " + quoted(text) + " for " + std::string(what) +
-                       ": unknown suffix " + quoted(text.substr(digits.size())) + ", " +
-                       expected);
+                       ": unknown suffix " + quoted(text.substr(digits.size())) + ", " + expected);
     }
   }
   std::uint64_t count = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
-  const bool overflow = error == std::errc::result_out_of_range || end != digits.data() + digits.size() ||
+  const bool overflow = error == std::errc::result_out_of_range ||
+                        end != digits.data() + digits.size() ||
                         (shift > 0 && count > (UINT64_MAX >> shift));
   if (overflow) {
     throw UsageError("size " + quoted(text) + " for " + std::string(what) +
                      " is too large (does not fit in 64 bits)");
   }
   const std::uint64_t bytes = count << shift;
+  if (bytes == 0 && min > 0) {
+    throw UsageError(std::string(what) + " must be greater than 0");
+  }
   if (bytes < min || bytes > max) {
     throw UsageError("size " + quoted(text) + " for " + std::string(what) + " is out of range [" +
                      formatBytes(min) + ", " + formatBytes(max) + "]");
@@ -114,14 +128,15 @@ std::vector<int> parseIntegerList(std::string_view text, std::string_view what, 
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     const int value = static_cast<int>(parseInteger(item, what, min, max));
     if (!seen.insert(value).second) {
       throw UsageError(std::string(what) + " lists " + std::to_string(value) + " twice");
     }
     values.push_back(value);
-    if (comma == std::string_view::npos) break;
+    if (comma == std::string_view::npos)
+      break;
     start = comma + 1;
   }
   return values;
@@ -129,7 +144,8 @@ std::vector<int> parseIntegerList(std::string_view text, std::string_view what, 
 
 std::string formatBytes(std::uint64_t bytes) {
   static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return std::to_string(bytes) + " B";
+  if (bytes < 1024)
+    return std::to_string(bytes) + " B";
   double value = static_cast<double>(bytes);
   std::size_t unit = 0;
   while (value >= 1024.0 && unit + 1 < std::size(units)) {
@@ -137,7 +153,10 @@ std::string formatBytes(std::uint64_t bytes) {
     ++unit;
   }
   char text[32];
-  std::snprintf(text, sizeof text, value < 10 ? "%.2f %s" : value < 100 ? "%.1f %s" : "%.0f %s",
+  std::snprintf(text, sizeof text,
+                value < 10    ? "%.2f %s"
+                : value < 100 ? "%.1f %s"
+                              : "%.0f %s",
                 value, units[unit]);
   return text;
 }
@@ -183,35 +202,34 @@ void CommandLine::addCommonOptions(CommonOptions& options) {
              options.iterations, 1, 100000);
   addInteger("warmup", "untimed repetitions before timing (default 3)", options.warmup, 0, 1000);
   addString("json", "also write the results as one JSON object to FILE ('-' = stdout)",
-            options.jsonPath);
+            options.jsonPath, "FILE");
   addFlag("quiet", "print only the verdict", options.quiet);
 }
 
 void CommandLine::addFlag(std::string name, std::string help, bool& target) {
-  options_.push_back({std::move(name), "", std::move(help),
-                      [&target](std::string_view) { target = true; }});
+  options_.push_back(
+      {std::move(name), "", std::move(help), [&target](std::string_view) { target = true; }});
 }
 
 void CommandLine::addInteger(std::string name, std::string help, long long& target, long long min,
                              long long max) {
   const std::string what = "--" + name;
-  options_.push_back({std::move(name), "N", std::move(help),
-                      [&target, what, min, max](std::string_view value) {
-                        target = parseInteger(value, what, min, max);
-                      }});
+  options_.push_back(
+      {std::move(name), "N", std::move(help), [&target, what, min, max](std::string_view value) {
+         target = parseInteger(value, what, min, max);
+       }});
 }
 
 void CommandLine::addInteger(std::string name, std::string help, int& target, int min, int max) {
   const std::string what = "--" + name;
-  options_.push_back({std::move(name), "N", std::move(help),
-                      [&target, what, min, max](std::string_view value) {
-                        target = static_cast<int>(parseInteger(value, what, min, max));
-                      }});
+  options_.push_back(
+      {std::move(name), "N", std::move(help), [&target, what, min, max](std::string_view value) {
+         target = static_cast<int>(parseInteger(value, what, min, max));
+       }});
 }
 
-void CommandLine::addSize(std::string name, std::string help,
-                          std::optional<std::uint64_t>& target, std::uint64_t min,
-                          std::uint64_t max) {
+void CommandLine::addSize(std::string name, std::string help, std::optional<std::uint64_t>& target,
+                          std::uint64_t min, std::uint64_t max) {
   const std::string what = "--" + name;
   options_.push_back({std::move(name), "BYTES", std::move(help),
                       [&target, what, min, max](std::string_view value) {
@@ -219,11 +237,13 @@ void CommandLine::addSize(std::string name, std::string help,
                       }});
 }
 
-void CommandLine::addString(std::string name, std::string help, std::string& target) {
+void CommandLine::addString(std::string name, std::string help, std::string& target,
+                            std::string valueName) {
   const std::string what = "--" + name;
-  options_.push_back({std::move(name), "FILE", std::move(help),
+  options_.push_back({std::move(name), std::move(valueName), std::move(help),
                       [&target, what](std::string_view value) {
-                        if (value.empty()) throw UsageError(what + " needs a non-empty value");
+                        if (value.empty())
+                          throw UsageError(what + " needs a non-empty value");
                         target = std::string(value);
                       }});
 }
@@ -231,22 +251,24 @@ void CommandLine::addString(std::string name, std::string help, std::string& tar
 void CommandLine::addIntegerList(std::string name, std::string help, std::vector<int>& target,
                                  int min, int max) {
   const std::string what = "--" + name;
-  options_.push_back({std::move(name), "LIST", std::move(help),
-                      [&target, what, min, max](std::string_view value) {
-                        target = parseIntegerList(value, what, min, max);
-                      }});
+  options_.push_back(
+      {std::move(name), "LIST", std::move(help), [&target, what, min, max](std::string_view value) {
+         target = parseIntegerList(value, what, min, max);
+       }});
 }
 
 const CommandLine::Option* CommandLine::find(std::string_view name) const {
   for (const Option& option : options_) {
-    if (option.name == name) return &option;
+    if (option.name == name)
+      return &option;
   }
   return nullptr;
 }
 
 bool CommandLine::parse(int argc, const char* const* argv) {
   std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  for (int i = 1; i < argc; ++i)
+    args.emplace_back(argv[i]);
   return parse(args);
 }
 
@@ -273,12 +295,14 @@ bool CommandLine::parse(const std::vector<std::string>& args) {
     }
     const std::string spelled = "--" + option->name;
     if (option->valueName.empty()) {
-      if (inlineValue) throw UsageError(spelled + " takes no value");
+      if (inlineValue)
+        throw UsageError(spelled + " takes no value");
       option->apply({});
       continue;
     }
     if (!inlineValue) {
-      if (i + 1 >= args.size()) throw UsageError(spelled + " needs a value");
+      if (i + 1 >= args.size())
+        throw UsageError(spelled + " needs a value");
       inlineValue = args[++i];
     }
     option->apply(*inlineValue);
@@ -291,7 +315,8 @@ std::string CommandLine::usage() const {
   text << "Usage: " << program_ << " [options]\n\n" << summary_ << "\n\nOptions:\n";
   for (const Option& option : options_) {
     std::string left = "  --" + option.name;
-    if (!option.valueName.empty()) left += " " + option.valueName;
+    if (!option.valueName.empty())
+      left += " " + option.valueName;
     text << left;
     text << std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') << option.help << '\n';
   }
@@ -303,7 +328,8 @@ std::string CommandLine::usage() const {
 // ------------------------------------------------------------------------------------- devices
 
 int pickFastestDevice(const std::vector<DeviceScore>& devices) {
-  if (devices.empty()) throw std::invalid_argument("pickFastestDevice: no devices");
+  if (devices.empty())
+    throw std::invalid_argument("pickFastestDevice: no devices");
   int best = 0;
   long long bestScore = -1;
   for (std::size_t i = 0; i < devices.size(); ++i) {
@@ -321,9 +347,9 @@ int validateDeviceOrdinal(long long requested, int deviceCount) {
   if (requested < 0 || requested >= deviceCount) {
     const std::string valid =
         deviceCount == 1 ? "valid: 0" : "valid: 0.." + std::to_string(deviceCount - 1);
-    throw UsageError("--device " + std::to_string(requested) + " is out of range: this machine has " +
-                     std::to_string(deviceCount) + (deviceCount == 1 ? " CUDA device (" : " CUDA devices (") +
-                     valid + ")");
+    throw UsageError("--device " + std::to_string(requested) +
+                     " is out of range: this machine has " + std::to_string(deviceCount) +
+                     (deviceCount == 1 ? " CUDA device (" : " CUDA devices (") + valid + ")");
   }
   return static_cast<int>(requested);
 }
@@ -332,12 +358,59 @@ double peakBandwidthGBps(int memoryClockKHz, int busWidthBits) {
   return static_cast<double>(memoryClockKHz) * 1e3 * 2.0 * busWidthBits / 8.0 / 1e9;
 }
 
+std::string sysfsPciName(std::string_view busId) {
+  std::string name(busId);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto isHex = [](const std::string& part) {
+    return !part.empty() && std::all_of(part.begin(), part.end(),
+                                        [](unsigned char c) { return std::isxdigit(c) != 0; });
+  };
+  const std::size_t colon1 = name.find(':');
+  const std::size_t colon2 = colon1 == std::string::npos ? colon1 : name.find(':', colon1 + 1);
+  const std::size_t dot = colon2 == std::string::npos ? colon2 : name.find('.', colon2 + 1);
+  if (dot == std::string::npos) {
+    throw std::invalid_argument("not a PCI bus id: '" + std::string(busId) + "'");
+  }
+  std::string domain = name.substr(0, colon1);
+  const std::string bus = name.substr(colon1 + 1, colon2 - colon1 - 1);
+  const std::string device = name.substr(colon2 + 1, dot - colon2 - 1);
+  const std::string function = name.substr(dot + 1);
+  if (!isHex(domain) || !isHex(bus) || !isHex(device) || !isHex(function) || domain.size() > 8 ||
+      bus.size() != 2 || device.size() != 2 || function.size() != 1) {
+    throw std::invalid_argument("not a PCI bus id: '" + std::string(busId) + "'");
+  }
+  // nvidia-smi prints 8-digit domains; sysfs uses at least 4 digits.
+  while (domain.size() > 4 && domain[0] == '0')
+    domain.erase(0, 1);
+  domain.insert(0, 4 - std::min<std::size_t>(4, domain.size()), '0');
+  return domain + ":" + bus + ":" + device + "." + function;
+}
+
+PciNumaNode readPciNumaNode(const std::string& sysfsRoot, std::string_view busId) {
+  PciNumaNode result;
+  result.path = sysfsRoot + "/bus/pci/devices/" + sysfsPciName(busId) + "/numa_node";
+  std::ifstream file(result.path);
+  std::string text;
+  if (!file || !std::getline(file, text)) {
+    result.problem = "cannot read " + result.path;
+    return result;
+  }
+  try {
+    result.node = static_cast<int>(parseInteger(text, result.path, -1, 1 << 20));
+  } catch (const UsageError&) {
+    result.problem = result.path + " holds '" + text + "', not a node number";
+  }
+  return result;
+}
+
 // -------------------------------------------------------------------------------- fatbin lookup
 
 std::vector<std::string> fatbinCandidates(const std::string& fileName, const std::string& exePath,
                                           const std::string& overrideDir) {
   std::vector<std::string> candidates;
-  if (!overrideDir.empty()) candidates.push_back(overrideDir + "/" + fileName);
+  if (!overrideDir.empty())
+    candidates.push_back(overrideDir + "/" + fileName);
   const std::string exeDir = parentFolder(exePath);
   candidates.push_back(exeDir + "/" + fileName);
   candidates.push_back(exeDir + "/../" MEMSAMPLES_FATBIN_INSTALL_DIR "/" + fileName);
@@ -348,10 +421,12 @@ std::string findFatbin(const std::string& fileName, const std::string& exePath,
                        const std::string& overrideDir) {
   const std::vector<std::string> candidates = fatbinCandidates(fileName, exePath, overrideDir);
   for (const std::string& candidate : candidates) {
-    if (isRegularFile(candidate)) return candidate;
+    if (isRegularFile(candidate))
+      return candidate;
   }
   std::string message = "cannot find " + fileName + "; tried:";
-  for (const std::string& candidate : candidates) message += "\n  " + candidate;
+  for (const std::string& candidate : candidates)
+    message += "\n  " + candidate;
   message += "\n(set " + std::string(kFatbinDirVariable) + " to the folder that holds it)";
   throw std::runtime_error(message);
 }
@@ -374,7 +449,8 @@ std::string locateFatbin(const std::string& fileName) {
 // ------------------------------------------------------------------------------------ measuring
 
 TimingStats summarizeTimings(std::vector<double> timesMs) {
-  if (timesMs.empty()) throw std::invalid_argument("summarizeTimings: no timings");
+  if (timesMs.empty())
+    throw std::invalid_argument("summarizeTimings: no timings");
   std::sort(timesMs.begin(), timesMs.end());
   const std::size_t n = timesMs.size();
   TimingStats stats;
@@ -386,7 +462,8 @@ TimingStats summarizeTimings(std::vector<double> timesMs) {
 }
 
 double gigabytesPerSecond(double bytes, double milliseconds) {
-  if (milliseconds <= 0) return std::numeric_limits<double>::quiet_NaN();
+  if (milliseconds <= 0)
+    return std::numeric_limits<double>::quiet_NaN();
   return bytes / (milliseconds * 1e-3) / 1e9;
 }
 
@@ -398,13 +475,27 @@ std::string jsonQuote(std::string_view text) {
   out += '"';
   for (const char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char escaped[8];
@@ -420,19 +511,34 @@ std::string jsonQuote(std::string_view text) {
 }
 
 std::string jsonNumber(double value) {
-  if (!std::isfinite(value)) return "null";
+  if (!std::isfinite(value))
+    return "null";
   char text[32];
   std::snprintf(text, sizeof text, "%.10g", value);
   return text;
 }
 
-JsonArray& JsonArray::add(double value) { return addRaw(jsonNumber(value)); }
-JsonArray& JsonArray::add(long long value) { return addRaw(std::to_string(value)); }
-JsonArray& JsonArray::add(int value) { return addRaw(std::to_string(value)); }
-JsonArray& JsonArray::add(std::uint64_t value) { return addRaw(std::to_string(value)); }
-JsonArray& JsonArray::add(bool value) { return addRaw(value ? "true" : "false"); }
-JsonArray& JsonArray::add(std::string_view value) { return addRaw(jsonQuote(value)); }
-JsonArray& JsonArray::add(const char* value) { return addRaw(jsonQuote(value)); }
+JsonArray& JsonArray::add(double value) {
+  return addRaw(jsonNumber(value));
+}
+JsonArray& JsonArray::add(long long value) {
+  return addRaw(std::to_string(value));
+}
+JsonArray& JsonArray::add(int value) {
+  return addRaw(std::to_string(value));
+}
+JsonArray& JsonArray::add(std::uint64_t value) {
+  return addRaw(std::to_string(value));
+}
+JsonArray& JsonArray::add(bool value) {
+  return addRaw(value ? "true" : "false");
+}
+JsonArray& JsonArray::add(std::string_view value) {
+  return addRaw(jsonQuote(value));
+}
+JsonArray& JsonArray::add(const char* value) {
+  return addRaw(jsonQuote(value));
+}
 JsonArray& JsonArray::addRaw(std::string json) {
   items_.push_back(std::move(json));
   return *this;
@@ -441,7 +547,8 @@ JsonArray& JsonArray::addRaw(std::string json) {
 std::string JsonArray::dump() const {
   std::string out = "[";
   for (std::size_t i = 0; i < items_.size(); ++i) {
-    if (i > 0) out += ", ";
+    if (i > 0)
+      out += ", ";
     out += items_[i];
   }
   return out + "]";
@@ -489,7 +596,8 @@ JsonObject& JsonObject::setRaw(std::string_view key, std::string json) {
 std::string JsonObject::dump() const {
   std::string out = "{";
   for (std::size_t i = 0; i < members_.size(); ++i) {
-    if (i > 0) out += ", ";
+    if (i > 0)
+      out += ", ";
     out += jsonQuote(members_[i].first) + ": " + members_[i].second;
   }
   return out + "}";
@@ -531,7 +639,8 @@ VectorAddCheck checkVectorAdd(const float* a, const float* b, const float* c, st
 // --------------------------------------------------------------------------------------- runner
 
 std::ostream& Report::out() {
-  if (humanText_ != nullptr) return *humanText_;
+  if (humanText_ != nullptr)
+    return *humanText_;
   static thread_local std::ostream discard(nullptr);  // a stream without buffer drops everything
   return discard;
 }
@@ -540,7 +649,8 @@ int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
               const char* const* argv, const std::function<Verdict(Report&)>& body) {
   const std::string& program = commandLine.program();
   try {
-    if (!commandLine.parse(argc, argv)) return kExitPass;
+    if (!commandLine.parse(argc, argv))
+      return kExitPass;
   } catch (const UsageError& error) {
     std::cerr << program << ": " << error.what() << "\nRun '" << program
               << " --help' for the options.\n";
@@ -589,7 +699,8 @@ int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
     JsonObject& json = report.json();
     JsonObject result;
     result.set("sample", program).set("verdict", verdict);
-    if (!detail.empty()) result.set(verdict == "WAIVED" ? "reason" : "error", detail);
+    if (!detail.empty())
+      result.set(verdict == "WAIVED" ? "reason" : "error", detail);
     result.set("results", json);
     std::ostream& sink = jsonToStdout ? std::cout : static_cast<std::ostream&>(jsonFile);
     sink << result.dump() << std::endl;

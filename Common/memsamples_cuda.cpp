@@ -16,12 +16,14 @@ std::string describeResult(CUresult result) {
   if (cuGetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr) {
     return "CUresult " + std::to_string(static_cast<int>(result)) + " (unknown to this driver)";
   }
-  if (cuGetErrorString(result, &text) != CUDA_SUCCESS || text == nullptr) text = "no description";
+  if (cuGetErrorString(result, &text) != CUDA_SUCCESS || text == nullptr)
+    text = "no description";
   return std::string(name) + " (" + text + ")";
 }
 
 void check(CUresult result, const char* call, const char* file, int line) {
-  if (result == CUDA_SUCCESS) return;
+  if (result == CUDA_SUCCESS)
+    return;
   const char* base = std::strrchr(file, '/');
   throw CudaError(result, std::string(call) + " failed at " + (base ? base + 1 : file) + ":" +
                               std::to_string(line) + ": " + describeResult(result));
@@ -60,7 +62,8 @@ std::string deviceName(CUdevice device) {
 CUdevice selectDevice(const std::optional<long long>& requested) {
   int count = 0;
   check(cuDeviceGetCount(&count), "cuDeviceGetCount");
-  if (count == 0) throw WaivedError("no CUDA device found");
+  if (count == 0)
+    throw WaivedError("no CUDA device found");
   int ordinal = 0;
   if (requested) {
     ordinal = validateDeviceOrdinal(*requested, count);
@@ -91,25 +94,31 @@ Context::Context(CUdevice device) {
   check(cuCtxCreate(&context_, nullptr, 0, device), "cuCtxCreate");
 }
 Context::~Context() {
-  if (context_) cuCtxDestroy(context_);
+  if (context_)
+    cuCtxDestroy(context_);
 }
 Context::Context(Context&& other) noexcept : context_(std::exchange(other.context_, nullptr)) {}
 Context& Context::operator=(Context&& other) noexcept {
   std::swap(context_, other.context_);
   return *this;
 }
-void Context::makeCurrent() const { check(cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+void Context::makeCurrent() const {
+  check(cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}
 
 Module::Module(const std::string& fatbinPath) {
   std::ifstream file(fatbinPath, std::ios::binary);
-  if (!file) throw std::runtime_error("cannot open " + fatbinPath + ": " + std::strerror(errno));
+  if (!file)
+    throw std::runtime_error("cannot open " + fatbinPath + ": " + std::strerror(errno));
   const std::vector<char> image((std::istreambuf_iterator<char>(file)),
                                 std::istreambuf_iterator<char>());
-  if (image.empty()) throw std::runtime_error(fatbinPath + " is empty");
+  if (image.empty())
+    throw std::runtime_error(fatbinPath + " is empty");
   check(cuModuleLoadData(&module_, image.data()), "cuModuleLoadData");
 }
 Module::~Module() {
-  if (module_) cuModuleUnload(module_);
+  if (module_)
+    cuModuleUnload(module_);
 }
 Module::Module(Module&& other) noexcept : module_(std::exchange(other.module_, nullptr)) {}
 Module& Module::operator=(Module&& other) noexcept {
@@ -122,20 +131,28 @@ CUfunction Module::function(const char* name) const {
   return function;
 }
 
-Stream::Stream() { check(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate"); }
+Stream::Stream() {
+  check(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
 Stream::~Stream() {
-  if (stream_) cuStreamDestroy(stream_);
+  if (stream_)
+    cuStreamDestroy(stream_);
 }
 Stream::Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
 Stream& Stream::operator=(Stream&& other) noexcept {
   std::swap(stream_, other.stream_);
   return *this;
 }
-void Stream::synchronize() const { check(cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+void Stream::synchronize() const {
+  check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
 
-Event::Event() { check(cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate"); }
+Event::Event() {
+  check(cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate");
+}
 Event::~Event() {
-  if (event_) cuEventDestroy(event_);
+  if (event_)
+    cuEventDestroy(event_);
 }
 Event::Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
 Event& Event::operator=(Event&& other) noexcept {
@@ -147,7 +164,8 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   check(cuMemAlloc(&ptr_, bytes), "cuMemAlloc");
 }
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cuMemFree(ptr_);
+  if (ptr_)
+    cuMemFree(ptr_);
 }
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
@@ -161,7 +179,8 @@ PinnedHostBuffer::PinnedHostBuffer(std::size_t bytes, unsigned int flags) : byte
   check(cuMemHostAlloc(&ptr_, bytes, flags), "cuMemHostAlloc");
 }
 PinnedHostBuffer::~PinnedHostBuffer() {
-  if (ptr_) cuMemFreeHost(ptr_);
+  if (ptr_)
+    cuMemFreeHost(ptr_);
 }
 PinnedHostBuffer::PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
@@ -175,7 +194,8 @@ PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept
 
 TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
                          const std::function<void()>& work) {
-  for (int i = 0; i < warmup; ++i) work();
+  for (int i = 0; i < warmup; ++i)
+    work();
   // One pair of events per repetition, recorded back to back, read after a single sync: the host
   // never waits between repetitions, so launch gaps do not enter the measurement.
   std::vector<Event> starts(static_cast<std::size_t>(iterations));

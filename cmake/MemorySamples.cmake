@@ -99,16 +99,15 @@ function(memsamples_add_fatbin kernel)
   install(FILES "${output}" DESTINATION "${MEMSAMPLES_FATBIN_INSTALL_DIR}")
 endfunction()
 
-# Sanitizers for the CPU-side code and its unit tests, e.g. -DMEMSAMPLES_SANITIZE=address,undefined
-# or thread. Samples that talk to the driver are not meant to be run this way.
-set(MEMSAMPLES_SANITIZE "" CACHE STRING "Comma-separated -fsanitize= list for the CPU code")
-function(memsamples_apply_sanitizers target)
-  if(MEMSAMPLES_SANITIZE)
-    target_compile_options(${target} PRIVATE -fsanitize=${MEMSAMPLES_SANITIZE}
-                                             -fno-omit-frame-pointer -fno-sanitize-recover=all)
-    target_link_options(${target} PRIVATE -fsanitize=${MEMSAMPLES_SANITIZE})
-  endif()
-endfunction()
+# Sanitizers, e.g. -DMEMSAMPLES_SANITIZE=address,undefined or thread (see the sanitize and tsan
+# presets). They apply to every target so that the libraries and their users agree; the CPU unit
+# tests are what CI runs this way.
+set(MEMSAMPLES_SANITIZE "" CACHE STRING "Comma-separated -fsanitize= list for all C++ code")
+if(MEMSAMPLES_SANITIZE)
+  add_compile_options(-fsanitize=${MEMSAMPLES_SANITIZE} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${MEMSAMPLES_SANITIZE})
+endif()
 
 function(memsamples_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
@@ -128,7 +127,6 @@ if(NOT TARGET memsamples_core)
     PRIVATE MEMSAMPLES_FATBIN_INSTALL_DIR="${MEMSAMPLES_FATBIN_INSTALL_DIR}"
             MEMSAMPLES_BIN_INSTALL_DIR="${CMAKE_INSTALL_BINDIR}")
   memsamples_warnings(memsamples_core)
-  memsamples_apply_sanitizers(memsamples_core)
   add_library(memsamples::core ALIAS memsamples_core)
 
   add_library(memsamples_common STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_cuda.cpp")

@@ -18,6 +18,7 @@
  */
 #include <cstdint>
 
+/// c[i] = a[i] + b[i] for i < n; launch with any grid (grid-stride), pointers may alias nothing.
 extern "C" __global__ void VecAdd_kernel(const float* __restrict__ a, const float* __restrict__ b,
                                          float* __restrict__ c, unsigned long long n) {
   const unsigned long long first =

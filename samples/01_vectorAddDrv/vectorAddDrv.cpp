@@ -106,8 +106,8 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   const double peakGBps = ms::theoreticalPeakGBps(device);
 
   out << std::fixed << std::setprecision(1);
-  out << "Kernel  VecAdd     " << std::setw(8) << kernelGBps << " GB/s  (median " << std::setprecision(3)
-      << add.medianMs << " ms, reads A and B, writes C)\n";
+  out << "Kernel  VecAdd     " << std::setw(8) << kernelGBps << " GB/s  (median "
+      << std::setprecision(3) << add.medianMs << " ms, reads A and B, writes C)\n";
   out << std::setprecision(1) << "Copy    DtoD       " << std::setw(8) << copyGBps
       << " GB/s  (median " << std::setprecision(3) << copy.medianMs
       << " ms, read + write counted)\n";
@@ -141,6 +141,7 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
 
 }  // namespace
 
+/// Parses the options and hands the sample to runSample(), which owns output and exit codes.
 int main(int argc, char** argv) {
   Options options;
   ms::CommandLine commandLine(
@@ -148,7 +149,8 @@ int main(int argc, char** argv) {
       "Adds two float vectors with the CUDA driver API, verifies every element and compares the "
       "kernel's bandwidth with a device-to-device copy and the theoretical peak.");
   commandLine.addCommonOptions(options.common);
-  commandLine.addSize("size", "bytes per vector, a multiple of 4 (default 1G, less if memory is short)",
+  commandLine.addSize("size",
+                      "bytes per vector, a multiple of 4 (default 1G, less if memory is short)",
                       options.sizeBytes);
   return ms::runSample(commandLine, options.common, argc, argv,
                        [&](ms::Report& report) { return runVectorAdd(options, report); });

@@ -142,8 +142,8 @@ struct Parsed {
 TEST(CommandLine, AcceptsAllSpellings) {
   Parsed p;
   ASSERT_TRUE(p.cli.parse(std::vector<std::string>{"--device", "2", "--size=64M", "-iterations=5",
-                                                    "--verbose", "--backing", "0,1", "--json",
-                                                    "-", "--quiet"}));
+                                                   "--verbose", "--backing", "0,1", "--json", "-",
+                                                   "--quiet"}));
   EXPECT_EQ(p.common.device, 2);
   EXPECT_EQ(p.size, 64ull << 20);
   EXPECT_EQ(p.common.iterations, 5);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -18,14 +19,16 @@ class TempDir {
   TempDir() {
     char pattern[] = "/tmp/memsamples_fatbin_XXXXXX";
     const char* made = mkdtemp(pattern);
-    if (made == nullptr) throw std::runtime_error("mkdtemp failed");
+    if (made == nullptr)
+      throw std::runtime_error("mkdtemp failed");
     path_ = made;
   }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  ~TempDir() { std::filesystem::remove_all(path_); }
   const std::string& path() const { return path_; }
   void touch(const std::string& relative) const {
-    std::system(("mkdir -p \"$(dirname '" + path_ + "/" + relative + "')\"").c_str());
-    std::ofstream(path_ + "/" + relative) << "fatbin";
+    const std::filesystem::path file = std::filesystem::path(path_) / relative;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << "fatbin";
   }
 
  private:
@@ -108,4 +111,37 @@ TEST(Fatbin, ExecutablePathResolvesSymlinks) {
   char resolved[4096];
   ASSERT_NE(realpath(path.c_str(), resolved), nullptr);
   EXPECT_EQ(path, resolved);
+}
+
+TEST(Sysfs, PciNamesAreLowerCaseWithFourDigitDomain) {
+  EXPECT_EQ(ms::sysfsPciName("0000:00:06.0"), "0000:00:06.0");
+  EXPECT_EQ(ms::sysfsPciName("0000:3B:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(ms::sysfsPciName("00000000:3B:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(ms::sysfsPciName("10000:01:00.1"), "10000:01:00.1");
+  for (const char* bad : {"", "0000:3b:00", "zz00:3b:00.0", "0000:3b:0.0", "0000-3b-00.0"}) {
+    EXPECT_THROW(ms::sysfsPciName(bad), std::invalid_argument) << bad;
+  }
+}
+
+TEST(Sysfs, NumaNodeOfAPciDevice) {
+  TempDir root;
+  const auto write = [&](const std::string& bdf, const std::string& text) {
+    root.touch("bus/pci/devices/" + bdf + "/numa_node");
+    std::ofstream(root.path() + "/bus/pci/devices/" + bdf + "/numa_node") << text;
+  };
+  write("0000:3b:00.0", "1\n");
+  write("0000:00:06.0", "-1\n");
+  write("0000:00:07.0", "banana\n");
+  EXPECT_EQ(ms::readPciNumaNode(root.path(), "0000:3B:00.0").node, 1);
+  EXPECT_TRUE(ms::readPciNumaNode(root.path(), "0000:3B:00.0").problem.empty());
+  const auto unknown = ms::readPciNumaNode(root.path(), "0000:00:06.0");
+  EXPECT_EQ(unknown.node, -1);
+  EXPECT_TRUE(unknown.problem.empty());  // -1 is the kernel's own "unknown", not a problem
+  const auto malformed = ms::readPciNumaNode(root.path(), "0000:00:07.0");
+  EXPECT_EQ(malformed.node, -1);
+  EXPECT_NE(malformed.problem.find("banana"), std::string::npos);
+  const auto missing = ms::readPciNumaNode(root.path(), "0000:99:00.0");
+  EXPECT_EQ(missing.node, -1);
+  EXPECT_EQ(missing.problem,
+            "cannot read " + root.path() + "/bus/pci/devices/0000:99:00.0/numa_node");
 }

@@ -43,7 +43,8 @@ TEST(VectorAdd, InputsAreReproducibleAndInRange) {
 TEST(VectorAdd, CheckFindsEveryWrongElement) {
   std::vector<float> a(10), b(10), c(10);
   ms::fillVectorAddInputs(a.data(), b.data(), a.size(), 1);
-  for (std::size_t i = 0; i < c.size(); ++i) c[i] = a[i] + b[i];
+  for (std::size_t i = 0; i < c.size(); ++i)
+    c[i] = a[i] + b[i];
   EXPECT_EQ(ms::checkVectorAdd(a.data(), b.data(), c.data(), c.size()).mismatches, 0u);
   c[3] = std::nextafter(c[3], 10.0f);  // one ulp off is wrong: the comparison is exact
   c[8] = 0.5f + c[8];

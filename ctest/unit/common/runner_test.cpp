@@ -22,12 +22,12 @@ Run run(std::vector<std::string> args, const std::function<ms::Verdict(ms::Repor
   ms::CommandLine cli("sample", "Test sample.");
   cli.addCommonOptions(options);
   std::vector<const char*> argv{"sample"};
-  for (const auto& arg : args) argv.push_back(arg.c_str());
+  for (const auto& arg : args)
+    argv.push_back(arg.c_str());
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
   Run result;
-  result.exitCode =
-      ms::runSample(cli, options, static_cast<int>(argv.size()), argv.data(), body);
+  result.exitCode = ms::runSample(cli, options, static_cast<int>(argv.size()), argv.data(), body);
   result.out = testing::internal::GetCapturedStdout();
   result.err = testing::internal::GetCapturedStderr();
   return result;
