@@ -271,29 +271,68 @@ double theoreticalPeakGBps(CUdevice device);
 // ------------------------------------------------------------------------------------------------
 /// @name RAII owners of driver objects
 /// Each owns exactly one object, is movable and not copyable, and releases it in its destructor.
-/// Destructors ignore the driver's answer: they run during unwinding too, when the first error
-/// has already been reported and a second message would only hide it.
 /// @{
+
+/**
+ * Owns one driver handle and releases it with @p Release when destroyed.
+ *
+ * The building block of the owners below and of the samples' own (a VMM range, a host
+ * registration...). Moving transfers ownership and leaves the source empty. The destructor
+ * ignores @p Release's answer on purpose: it also runs during unwinding, when the first error is
+ * already on its way to the user and a second message would only hide it.
+ *
+ * @tparam Handle a driver handle type whose value-initialised state means "nothing".
+ * @tparam Release the driver call that frees it, e.g. cuStreamDestroy.
+ */
+template <typename Handle, CUresult (*Release)(Handle)>
+class DriverHandle {
+ public:
+  DriverHandle() = default;
+  /// Takes ownership of @p handle.
+  explicit DriverHandle(Handle handle) noexcept : handle_(handle) {}
+  ~DriverHandle() { reset(); }
+  /// Takes over @p other's handle; @p other is left empty.
+  DriverHandle(DriverHandle&& other) noexcept : handle_(std::exchange(other.handle_, Handle{})) {}
+  /// Releases the current handle and takes over @p other's.
+  DriverHandle& operator=(DriverHandle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, Handle{});
+    }
+    return *this;
+  }
+  DriverHandle(const DriverHandle&) = delete;
+  DriverHandle& operator=(const DriverHandle&) = delete;
+
+  /// The raw handle (still owned).
+  Handle get() const noexcept { return handle_; }
+  /// Where a driver call writes a new handle; releases the current one first.
+  Handle* out() noexcept {
+    reset();
+    return &handle_;
+  }
+  /// Releases the handle now; the owner becomes empty.
+  void reset() noexcept {
+    if (handle_ != Handle{})
+      Release(std::exchange(handle_, Handle{}));
+  }
+
+ private:
+  Handle handle_{};
+};
 
 /// A CUDA context created on one device and made current (cuCtxCreate / cuCtxDestroy).
 class Context {
  public:
   /// Creates a context on @p device and makes it current on the calling thread.
   explicit Context(CUdevice device);
-  ~Context();
-  /// Takes over @p other's object; @p other is left empty.
-  Context(Context&& other) noexcept;
-  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
-  Context& operator=(Context&& other) noexcept;
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
   /// The raw handle.
-  CUcontext get() const noexcept { return context_; }
+  CUcontext get() const noexcept { return context_.get(); }
   /// Makes this context current on the calling thread.
   void makeCurrent() const;
 
  private:
-  CUcontext context_ = nullptr;
+  DriverHandle<CUcontext, cuCtxDestroy> context_;
 };
 
 /// A module loaded from a fatbin file (cuModuleLoadData / cuModuleUnload).
@@ -301,58 +340,37 @@ class Module {
  public:
   /// Reads @p fatbinPath and loads it into the current context.
   explicit Module(const std::string& fatbinPath);
-  ~Module();
-  /// Takes over @p other's object; @p other is left empty.
-  Module(Module&& other) noexcept;
-  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
-  Module& operator=(Module&& other) noexcept;
-  Module(const Module&) = delete;
-  Module& operator=(const Module&) = delete;
   /// The raw handle.
-  CUmodule get() const noexcept { return module_; }
+  CUmodule get() const noexcept { return module_.get(); }
   /// The `extern "C"` kernel called @p name. @throws CudaError if the module has none.
   CUfunction function(const char* name) const;
 
  private:
-  CUmodule module_ = nullptr;
+  DriverHandle<CUmodule, cuModuleUnload> module_;
 };
 
 /// A non-blocking stream (cuStreamCreate / cuStreamDestroy).
 class Stream {
  public:
   Stream();
-  ~Stream();
-  /// Takes over @p other's object; @p other is left empty.
-  Stream(Stream&& other) noexcept;
-  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
-  Stream& operator=(Stream&& other) noexcept;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
   /// The raw handle.
-  CUstream get() const noexcept { return stream_; }
+  CUstream get() const noexcept { return stream_.get(); }
   /// Blocks until all work on the stream has finished. @throws CudaError.
   void synchronize() const;
 
  private:
-  CUstream stream_ = nullptr;
+  DriverHandle<CUstream, cuStreamDestroy> stream_;
 };
 
 /// A timing event (cuEventCreate / cuEventDestroy).
 class Event {
  public:
   Event();
-  ~Event();
-  /// Takes over @p other's object; @p other is left empty.
-  Event(Event&& other) noexcept;
-  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
-  Event& operator=(Event&& other) noexcept;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
   /// The raw handle.
-  CUevent get() const noexcept { return event_; }
+  CUevent get() const noexcept { return event_.get(); }
 
  private:
-  CUevent event_ = nullptr;
+  DriverHandle<CUevent, cuEventDestroy> event_;
 };
 
 /// Device memory from cuMemAlloc, freed with cuMemFree.
@@ -361,20 +379,13 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   /// Allocates @p bytes in the current context. @throws CudaError.
   explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  /// Takes over @p other's object; @p other is left empty.
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   /// The device address.
-  CUdeviceptr get() const noexcept { return ptr_; }
+  CUdeviceptr get() const noexcept { return memory_.get(); }
   /// The allocation's size in bytes.
   std::size_t size() const noexcept { return bytes_; }
 
  private:
-  CUdeviceptr ptr_ = 0;
+  DriverHandle<CUdeviceptr, cuMemFree> memory_;
   std::size_t bytes_ = 0;
 };
 
@@ -384,25 +395,18 @@ class PinnedHostBuffer {
   PinnedHostBuffer() = default;
   /// Allocates @p bytes with cuMemHostAlloc @p flags (e.g. CU_MEMHOSTALLOC_DEVICEMAP).
   explicit PinnedHostBuffer(std::size_t bytes, unsigned int flags = 0);
-  ~PinnedHostBuffer();
-  /// Takes over @p other's object; @p other is left empty.
-  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept;
-  /// Swaps objects with @p other, whose destructor then releases this one's previous object.
-  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept;
-  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
-  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
   /// The host address.
-  void* get() const noexcept { return ptr_; }
+  void* get() const noexcept { return memory_.get(); }
   /// The host address as an array of T.
   template <typename T>
   T* as() const noexcept {
-    return static_cast<T*>(ptr_);
+    return static_cast<T*>(memory_.get());
   }
   /// The allocation's size in bytes.
   std::size_t size() const noexcept { return bytes_; }
 
  private:
-  void* ptr_ = nullptr;
+  DriverHandle<void*, cuMemFreeHost> memory_;
   std::size_t bytes_ = 0;
 };
 

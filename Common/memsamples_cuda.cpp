@@ -91,19 +91,10 @@ double theoreticalPeakGBps(CUdevice device) {
 
 Context::Context(CUdevice device) {
   // cuda.h 13 maps cuCtxCreate to cuCtxCreate_v4; a null CUctxCreateParams means defaults.
-  check(cuCtxCreate(&context_, nullptr, 0, device), "cuCtxCreate");
-}
-Context::~Context() {
-  if (context_)
-    cuCtxDestroy(context_);
-}
-Context::Context(Context&& other) noexcept : context_(std::exchange(other.context_, nullptr)) {}
-Context& Context::operator=(Context&& other) noexcept {
-  std::swap(context_, other.context_);
-  return *this;
+  check(cuCtxCreate(context_.out(), nullptr, 0, device), "cuCtxCreate");
 }
 void Context::makeCurrent() const {
-  check(cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+  check(cuCtxSetCurrent(context_.get()), "cuCtxSetCurrent");
 }
 
 Module::Module(const std::string& fatbinPath) {
@@ -114,80 +105,31 @@ Module::Module(const std::string& fatbinPath) {
                                 std::istreambuf_iterator<char>());
   if (image.empty())
     throw std::runtime_error(fatbinPath + " is empty");
-  check(cuModuleLoadData(&module_, image.data()), "cuModuleLoadData");
-}
-Module::~Module() {
-  if (module_)
-    cuModuleUnload(module_);
-}
-Module::Module(Module&& other) noexcept : module_(std::exchange(other.module_, nullptr)) {}
-Module& Module::operator=(Module&& other) noexcept {
-  std::swap(module_, other.module_);
-  return *this;
+  check(cuModuleLoadData(module_.out(), image.data()), "cuModuleLoadData");
 }
 CUfunction Module::function(const char* name) const {
   CUfunction function = nullptr;
-  check(cuModuleGetFunction(&function, module_, name), "cuModuleGetFunction");
+  check(cuModuleGetFunction(&function, module_.get(), name), "cuModuleGetFunction");
   return function;
 }
 
 Stream::Stream() {
-  check(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-}
-Stream::~Stream() {
-  if (stream_)
-    cuStreamDestroy(stream_);
-}
-Stream::Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
-Stream& Stream::operator=(Stream&& other) noexcept {
-  std::swap(stream_, other.stream_);
-  return *this;
+  check(cuStreamCreate(stream_.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }
 void Stream::synchronize() const {
-  check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  check(cuStreamSynchronize(stream_.get()), "cuStreamSynchronize");
 }
 
 Event::Event() {
-  check(cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate");
-}
-Event::~Event() {
-  if (event_)
-    cuEventDestroy(event_);
-}
-Event::Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-Event& Event::operator=(Event&& other) noexcept {
-  std::swap(event_, other.event_);
-  return *this;
+  check(cuEventCreate(event_.out(), CU_EVENT_DEFAULT), "cuEventCreate");
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  check(cuMemAlloc(&ptr_, bytes), "cuMemAlloc");
-}
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_)
-    cuMemFree(ptr_);
-}
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  std::swap(ptr_, other.ptr_);
-  std::swap(bytes_, other.bytes_);
-  return *this;
+  check(cuMemAlloc(memory_.out(), bytes), "cuMemAlloc");
 }
 
 PinnedHostBuffer::PinnedHostBuffer(std::size_t bytes, unsigned int flags) : bytes_(bytes) {
-  check(cuMemHostAlloc(&ptr_, bytes, flags), "cuMemHostAlloc");
-}
-PinnedHostBuffer::~PinnedHostBuffer() {
-  if (ptr_)
-    cuMemFreeHost(ptr_);
-}
-PinnedHostBuffer::PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept {
-  std::swap(ptr_, other.ptr_);
-  std::swap(bytes_, other.bytes_);
-  return *this;
+  check(cuMemHostAlloc(memory_.out(), bytes, flags), "cuMemHostAlloc");
 }
 
 // ------------------------------------------------------------------------------------ measuring
