@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The maintainers' GPU validation run: a fresh build, every GPU test, every sample at its default
+# (benchmark) size, compute-sanitizer on each sample at a small size. Logs go to $1 (default
+# ./gpu-validation). Usage: ctest/gpu_validation.sh [log-dir] [cuda-architectures]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs="${1:-$PWD/gpu-validation}"
+archs="${2:-90}"
+build="$(mktemp -d /tmp/cms-gpu-build.XXXXXX)"
+mkdir -p "$logs"
+
+nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.free --format=csv | tee "$logs/gpus.txt"
+nvidia-smi topo -m >>"$logs/gpus.txt" 2>&1 || true
+
+cmake -S . -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$archs" >"$logs/configure.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1 || { tail -50 "$logs/build.log"; exit 1; }
+
+(cd "$build" && ctest -L gpu --output-on-failure --timeout 600) 2>&1 | tee "$logs/ctest-gpu.log" | tail -25
+
+status=0
+for sample in "$build"/bin/*; do
+  [ -x "$sample" ] && [ -f "$sample" ] || continue
+  name="$(basename "$sample")"
+  echo "== $name (default size)"
+  "$sample" 2>&1 | tee "$logs/$name.log"
+  rc=${PIPESTATUS[0]}
+  echo "exit=$rc"
+  [ "$rc" = 0 ] || [ "$rc" = 2 ] || status=1
+done
+
+for sample in "$build"/bin/*; do
+  [ -x "$sample" ] && [ -f "$sample" ] || continue
+  name="$(basename "$sample")"
+  echo "== compute-sanitizer memcheck: $name"
+  compute-sanitizer --tool memcheck --leak-check full "$sample" --size 16M --iterations 2 --warmup 1 \
+    >"$logs/$name.memcheck.log" 2>&1
+  echo "exit=$?"
+  grep -E "LEAK SUMMARY|ERROR SUMMARY" "$logs/$name.memcheck.log"
+done
+rm -rf "$build"
+exit $status
