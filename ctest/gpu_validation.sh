@@ -32,7 +32,9 @@ for sample in "$build"/bin/*; do
   [ -x "$sample" ] && [ -f "$sample" ] || continue
   name="$(basename "$sample")"
   echo "== compute-sanitizer memcheck: $name"
-  compute-sanitizer --tool memcheck --leak-check full "$sample" --size 16M --iterations 2 --warmup 1 \
+  args=(--iterations 2 --warmup 1)
+  if "$sample" --help | grep -q -- "--size"; then args+=(--size 16M); fi
+  compute-sanitizer --tool memcheck --leak-check full "$sample" "${args[@]}" \
     >"$logs/$name.memcheck.log" 2>&1
   echo "exit=$?"
   grep -E "LEAK SUMMARY|ERROR SUMMARY" "$logs/$name.memcheck.log"
