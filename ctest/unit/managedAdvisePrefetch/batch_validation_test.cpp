@@ -1,0 +1,224 @@
+// cuMemPrefetchBatchAsync argument validation: every rule, its message, and the builder.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "managed_logic.hpp"
+
+namespace mm = memsamples::managed;
+
+namespace {
+
+// Any non-null stream other than CU_STREAM_LEGACY stands for a created stream; never used.
+CUstream createdStream() {
+  return reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x1000));
+}
+
+constexpr CUdeviceptr kBase = 0x7f0000000000ull;
+constexpr std::size_t kRange = 64 << 10;
+
+/// The seed's example: ten ranges, the first six to the GPU, the last four to the host.
+mm::PrefetchBatch tenRangesSixAndFour() {
+  mm::PrefetchBatchBuilder builder;
+  for (std::size_t i = 0; i < 10; ++i) {
+    builder.add(kBase + i * kRange, kRange, i < 6 ? mm::deviceLocation(0) : mm::hostLocation());
+  }
+  return builder.batch();
+}
+
+/// The problem found, which must also be what validatePrefetchBatch throws.
+std::string problemOf(const mm::PrefetchBatch& batch, CUstream stream = createdStream()) {
+  const std::string problem = mm::prefetchBatchProblem(batch, stream);
+  try {
+    mm::validatePrefetchBatch(batch, stream);
+    EXPECT_TRUE(problem.empty()) << "validatePrefetchBatch accepted: " << problem;
+  } catch (const mm::BatchPrefetchError& error) {
+    EXPECT_EQ(std::string(error.what()), "cuMemPrefetchBatchAsync: " + problem);
+  }
+  return problem;
+}
+
+}  // namespace
+
+TEST(PrefetchBatchBuilder, GroupsConsecutiveRangesByDestination) {
+  const mm::PrefetchBatch batch = tenRangesSixAndFour();
+  ASSERT_EQ(batch.dptrs.size(), 10u);
+  ASSERT_EQ(batch.sizes.size(), 10u);
+  ASSERT_EQ(batch.locations.size(), 2u);
+  EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 6}));
+  EXPECT_EQ(batch.locations[0].type, CU_MEM_LOCATION_TYPE_DEVICE);
+  EXPECT_EQ(batch.locations[0].id, 0);
+  EXPECT_EQ(batch.locations[1].type, CU_MEM_LOCATION_TYPE_HOST);
+  EXPECT_EQ(batch.dptrs[3], kBase + 3 * kRange);
+  EXPECT_EQ(problemOf(batch), "");
+}
+
+TEST(PrefetchBatchBuilder, ReturningToAnEarlierDestinationStartsANewEntry) {
+  mm::PrefetchBatchBuilder builder;
+  builder.add(kBase, kRange, mm::deviceLocation(1))
+      .add(kBase + kRange, kRange, mm::deviceLocation(1))
+      .add(kBase + 2 * kRange, kRange, mm::hostLocation())
+      .add(kBase + 3 * kRange, kRange, mm::deviceLocation(1))
+      .add(kBase + 4 * kRange, kRange, mm::deviceLocation(0));
+  const mm::PrefetchBatch& batch = builder.batch();
+  EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 2, 3, 4}));
+  EXPECT_EQ(problemOf(batch), "");
+}
+
+TEST(PrefetchBatchBuilder, HostIdsDoNotSplitAGroup) {
+  CUmemLocation hostWithId = mm::hostLocation();
+  hostWithId.id = 5;  // ignored by the driver for HOST
+  mm::PrefetchBatchBuilder builder;
+  builder.add(kBase, kRange, mm::hostLocation()).add(kBase + kRange, kRange, hostWithId);
+  EXPECT_EQ(builder.batch().locations.size(), 1u);
+}
+
+TEST(PrefetchBatchValidation, OneRangeOneLocationIsValid) {
+  mm::PrefetchBatchBuilder builder;
+  builder.add(kBase, 1, mm::hostNumaLocation(0));
+  EXPECT_EQ(problemOf(builder.batch()), "");
+}
+
+TEST(PrefetchBatchValidation, EmptyBatch) {
+  EXPECT_EQ(problemOf(mm::PrefetchBatch{}), "the batch is empty: count must be at least 1");
+}
+
+TEST(PrefetchBatchValidation, PointerAndSizeArraysMustHaveTheSameLength) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.sizes.pop_back();
+  EXPECT_EQ(problemOf(batch), "dptrs has 10 entries but sizes has 9: both must have count entries");
+  batch = tenRangesSixAndFour();
+  batch.dptrs.clear();
+  EXPECT_EQ(problemOf(batch), "dptrs has 0 entries but sizes has 10: both must have count entries");
+}
+
+TEST(PrefetchBatchValidation, LocationArraysMustHaveTheSameLength) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.locationStarts.push_back(8);
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocs has 2 entries but prefetchLocIdxs has 3: both must have "
+            "numPrefetchLocs entries");
+}
+
+TEST(PrefetchBatchValidation, AtLeastOneLocation) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.locations.clear();
+  batch.locationStarts.clear();
+  EXPECT_EQ(problemOf(batch), "no destination: numPrefetchLocs must be at least 1");
+}
+
+TEST(PrefetchBatchValidation, NoMoreLocationsThanRanges) {
+  mm::PrefetchBatch batch;
+  batch.dptrs = {kBase, kBase + kRange};
+  batch.sizes = {kRange, kRange};
+  batch.locations = {mm::deviceLocation(0), mm::hostLocation(), mm::deviceLocation(0)};
+  batch.locationStarts = {0, 1, 2};
+  EXPECT_EQ(problemOf(batch),
+            "numPrefetchLocs (3) is greater than count (2): every location must apply to at "
+            "least one range");
+}
+
+TEST(PrefetchBatchValidation, FirstIndexMustBeZero) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.locationStarts = {1, 6};
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocIdxs[0] is 1, must be 0: the first location applies from the first range "
+            "on");
+}
+
+TEST(PrefetchBatchValidation, IndicesMustStrictlyIncrease) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.locations.push_back(mm::deviceLocation(0));
+  batch.locationStarts = {0, 6, 6};
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocIdxs[2] = 6 is not greater than prefetchLocIdxs[1] = 6: the indices must "
+            "strictly increase");
+  batch.locationStarts = {0, 6, 4};
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocIdxs[2] = 4 is not greater than prefetchLocIdxs[1] = 6: the indices must "
+            "strictly increase");
+}
+
+TEST(PrefetchBatchValidation, LastIndexMustBeBelowCount) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.locationStarts = {0, 10};
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocIdxs[1] = 10 is not less than count (10): the last location would apply "
+            "to no range");
+  batch.locationStarts = {0, 9};  // the last range alone goes to the host: fine
+  EXPECT_EQ(problemOf(batch), "");
+}
+
+TEST(PrefetchBatchValidation, SizesMustBePositive) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.sizes[7] = 0;
+  EXPECT_EQ(problemOf(batch), "sizes[7] is 0: every range must have at least one byte");
+}
+
+TEST(PrefetchBatchValidation, PointersMustNotBeNull) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.dptrs[0] = 0;
+  EXPECT_EQ(problemOf(batch), "dptrs[0] is null: every range must start at a managed address");
+}
+
+TEST(PrefetchBatchValidation, RangesMustNotWrapAround) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.dptrs[2] = ~0ull - 100;
+  batch.sizes[2] = 101;  // ends exactly at the top of the address space: fine
+  EXPECT_EQ(problemOf(batch), "");
+  batch.sizes[2] = 102;
+  EXPECT_EQ(problemOf(batch), "range 2 (dptrs[2] + sizes[2]) wraps around the address space");
+}
+
+TEST(PrefetchBatchValidation, LocationTypesAndIds) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.locations[1].type = CU_MEM_LOCATION_TYPE_INVALID;
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocs[1] has type CU_MEM_LOCATION_TYPE_INVALID: a prefetch goes to a DEVICE, "
+            "HOST, HOST_NUMA or HOST_NUMA_CURRENT location");
+  batch.locations[1] = mm::deviceLocation(-1);
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocs[1] is CU_MEM_LOCATION_TYPE_DEVICE with id -1: the id must be a device "
+            "ordinal or NUMA node >= 0");
+  batch.locations[1] = mm::hostNumaLocation(-1);
+  EXPECT_EQ(problemOf(batch),
+            "prefetchLocs[1] is CU_MEM_LOCATION_TYPE_HOST_NUMA with id -1: the id must be a device "
+            "ordinal or NUMA node >= 0");
+  batch.locations[1].type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;  // id ignored
+  EXPECT_EQ(problemOf(batch), "");
+  batch.locations[1].type = CU_MEM_LOCATION_TYPE_HOST;
+  EXPECT_EQ(problemOf(batch), "");
+}
+
+TEST(PrefetchBatchValidation, LegacyNullStreamIsRefused) {
+  const std::string expected =
+      "the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue the "
+      "batch on a created stream";
+  EXPECT_EQ(problemOf(tenRangesSixAndFour(), nullptr), expected);
+  EXPECT_EQ(problemOf(tenRangesSixAndFour(), CU_STREAM_LEGACY), expected);
+  EXPECT_EQ(problemOf(tenRangesSixAndFour(), CU_STREAM_PER_THREAD), "");
+}
+
+TEST(PrefetchBatchValidation, TheFirstBrokenRuleIsReported) {
+  mm::PrefetchBatch batch = tenRangesSixAndFour();
+  batch.sizes[0] = 0;
+  batch.locationStarts = {2, 6};
+  EXPECT_EQ(problemOf(batch, nullptr),
+            "prefetchLocIdxs[0] is 2, must be 0: the first location applies from the first range "
+            "on");
+}
+
+TEST(DiscardBatchValidation, SharesTheRangeAndStreamRules) {
+  const std::vector<CUdeviceptr> dptrs = {kBase, kBase + kRange};
+  const std::vector<std::size_t> sizes = {kRange, kRange};
+  EXPECT_EQ(mm::discardBatchProblem(dptrs, sizes, createdStream()), "");
+  EXPECT_EQ(mm::discardBatchProblem({}, {}, createdStream()),
+            "the batch is empty: count must be at least 1");
+  EXPECT_EQ(mm::discardBatchProblem(dptrs, {kRange}, createdStream()),
+            "dptrs has 2 entries but sizes has 1: both must have count entries");
+  EXPECT_EQ(mm::discardBatchProblem(dptrs, {kRange, 0}, createdStream()),
+            "sizes[1] is 0: every range must have at least one byte");
+  EXPECT_EQ(mm::discardBatchProblem(dptrs, sizes, nullptr),
+            "the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
+            "the batch on a created stream");
+}

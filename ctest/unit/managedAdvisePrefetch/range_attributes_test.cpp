@@ -1,0 +1,207 @@
+// What each range attribute must read back after a given advice; location names; Checklist.
+#include <gtest/gtest.h>
+
+#include "managed_logic.hpp"
+
+namespace mm = memsamples::managed;
+
+namespace {
+
+/// What the driver answers for a range with no advice and no prefetch, ACCESSED_BY of 3 slots.
+mm::RangeAttributes pristine() {
+  mm::RangeAttributes a;
+  a.accessedBy = {CU_DEVICE_INVALID, CU_DEVICE_INVALID, CU_DEVICE_INVALID};
+  return a;
+}
+
+}  // namespace
+
+TEST(Locations, NamesAndEquality) {
+  EXPECT_EQ(mm::describeLocation(mm::deviceLocation(3)), "device 3");
+  EXPECT_EQ(mm::describeLocation(mm::hostLocation()), "host");
+  EXPECT_EQ(mm::describeLocation(mm::hostNumaLocation(1)), "host NUMA node 1");
+  CUmemLocation current = {};
+  current.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+  EXPECT_EQ(mm::describeLocation(current), "host NUMA node of the calling thread");
+  EXPECT_EQ(mm::describeLocation(CUmemLocation{}), "invalid (none or mixed)");
+  EXPECT_EQ(mm::locationTypeName(CU_MEM_LOCATION_TYPE_HOST_NUMA), "CU_MEM_LOCATION_TYPE_HOST_NUMA");
+  EXPECT_EQ(mm::locationTypeName(static_cast<CUmemLocationType>(42)), "CUmemLocationType 42");
+  EXPECT_EQ(mm::legacyLocationName(0), "device 0");
+  EXPECT_EQ(mm::legacyLocationName(CU_DEVICE_CPU), "CU_DEVICE_CPU (host)");
+  EXPECT_EQ(mm::legacyLocationName(CU_DEVICE_INVALID), "CU_DEVICE_INVALID (none or mixed)");
+  EXPECT_EQ(mm::legacyLocationName(-7), "unknown location -7");
+  EXPECT_EQ(mm::adviceName(CU_MEM_ADVISE_UNSET_ACCESSED_BY), "CU_MEM_ADVISE_UNSET_ACCESSED_BY");
+  EXPECT_EQ(mm::adviceName(static_cast<CUmem_advise>(7)), "CUmem_advise 7");
+
+  EXPECT_TRUE(mm::sameLocation(mm::deviceLocation(1), mm::deviceLocation(1)));
+  EXPECT_FALSE(mm::sameLocation(mm::deviceLocation(1), mm::deviceLocation(0)));
+  EXPECT_FALSE(mm::sameLocation(mm::deviceLocation(0), mm::hostLocation()));
+  EXPECT_FALSE(mm::sameLocation(mm::hostNumaLocation(0), mm::hostNumaLocation(1)));
+  CUmemLocation hostWithId = mm::hostLocation();
+  hostWithId.id = 9;
+  EXPECT_TRUE(mm::sameLocation(mm::hostLocation(), hostWithId));
+}
+
+TEST(CompareRangeAttributes, NoAdviceMatchesAPristineRange) {
+  EXPECT_TRUE(mm::compareRangeAttributes(mm::ExpectedRange{}, pristine()).empty());
+}
+
+TEST(CompareRangeAttributes, PreferredDevice) {
+  mm::ExpectedRange expected;
+  expected.preferred = mm::deviceLocation(1);
+  mm::RangeAttributes got = pristine();
+  got.preferredLocation = 1;
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_DEVICE;
+  got.preferredLocationId = 1;
+  EXPECT_TRUE(mm::compareRangeAttributes(expected, got).empty());
+
+  got.preferredLocationId = 0;
+  auto found = mm::compareRangeAttributes(expected, got);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID");
+  EXPECT_EQ(found[0].expected, "1");
+  EXPECT_EQ(found[0].got, "0");
+
+  // A range the driver reports as having no preferred location at all.
+  found = mm::compareRangeAttributes(expected, pristine());
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION");
+  EXPECT_EQ(found[0].expected, "device 1");
+  EXPECT_EQ(found[0].got, "CU_DEVICE_INVALID (none or mixed)");
+  EXPECT_EQ(found[1].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE");
+  EXPECT_EQ(found[1].expected, "CU_MEM_LOCATION_TYPE_DEVICE");
+  EXPECT_EQ(found[1].got, "CU_MEM_LOCATION_TYPE_INVALID");
+}
+
+TEST(CompareRangeAttributes, PreferredHostIgnoresTheId) {
+  mm::ExpectedRange expected;
+  expected.preferred = mm::hostLocation();
+  mm::RangeAttributes got = pristine();
+  got.preferredLocation = CU_DEVICE_CPU;
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  got.preferredLocationId = 12345;  // "should be ignored" for HOST
+  EXPECT_TRUE(mm::compareRangeAttributes(expected, got).empty());
+  got.preferredLocation = 0;
+  const auto found = mm::compareRangeAttributes(expected, got);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].expected, "CU_DEVICE_CPU (host)");
+  EXPECT_EQ(found[0].got, "device 0");
+}
+
+TEST(CompareRangeAttributes, PreferredHostNumaComparesTypeAndIdButNotTheLegacyValue) {
+  mm::ExpectedRange expected;
+  expected.preferred = mm::hostNumaLocation(0);
+  mm::RangeAttributes got = pristine();
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  got.preferredLocationId = 0;
+  for (int legacy : {CU_DEVICE_CPU, CU_DEVICE_INVALID})
+    EXPECT_TRUE(
+        mm::compareRangeAttributes(expected, (got.preferredLocation = legacy, got)).empty());
+  got.preferredLocationId = 1;
+  auto found = mm::compareRangeAttributes(expected, got);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID");
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  found = mm::compareRangeAttributes(expected, got);
+  ASSERT_EQ(found.size(), 1u);  // the id is not compared once the type is wrong
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE");
+  EXPECT_EQ(found[0].expected, "CU_MEM_LOCATION_TYPE_HOST_NUMA");
+  EXPECT_EQ(found[0].got, "CU_MEM_LOCATION_TYPE_HOST");
+}
+
+TEST(CompareRangeAttributes, ReadMostly) {
+  mm::ExpectedRange expected;
+  expected.readMostly = true;
+  mm::RangeAttributes got = pristine();
+  auto found = mm::compareRangeAttributes(expected, got);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY");
+  EXPECT_EQ(found[0].expected, "1");
+  EXPECT_EQ(found[0].got, "0");
+  got.readMostly = 1;
+  EXPECT_TRUE(mm::compareRangeAttributes(expected, got).empty());
+}
+
+TEST(CompareRangeAttributes, AccessedByIsASetPaddedWithInvalid) {
+  mm::ExpectedRange expected;
+  expected.accessedBy = {2, 0};
+  mm::RangeAttributes got = pristine();
+  got.accessedBy = {0, 2, CU_DEVICE_INVALID};
+  EXPECT_TRUE(mm::compareRangeAttributes(expected, got).empty());
+  got.accessedBy = {0, CU_DEVICE_INVALID, CU_DEVICE_INVALID};
+  const auto found = mm::compareRangeAttributes(expected, got);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY");
+  EXPECT_EQ(found[0].expected, "{device 0, device 2}");
+  EXPECT_EQ(found[0].got, "{device 0}");
+  EXPECT_EQ(mm::compareRangeAttributes(mm::ExpectedRange{}, got)[0].expected, "{}");
+}
+
+TEST(CompareRangeAttributes, LastPrefetchLocation) {
+  mm::ExpectedRange expected;
+  expected.lastPrefetch = mm::hostLocation();
+  mm::RangeAttributes got = pristine();
+  got.lastPrefetchLocation = CU_DEVICE_CPU;
+  got.lastPrefetchLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  EXPECT_TRUE(mm::compareRangeAttributes(expected, got).empty());
+  expected.lastPrefetch = mm::deviceLocation(0);
+  const auto found = mm::compareRangeAttributes(expected, got);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION");
+  EXPECT_EQ(found[0].expected, "device 0");
+  EXPECT_EQ(found[0].got, "CU_DEVICE_CPU (host)");
+  EXPECT_EQ(found[1].attribute, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE");
+}
+
+TEST(CompareRangeAttributes, MixedRangeExpectsInvalidEverywhere) {
+  // Half the pages prefer the GPU, half the host: the whole range has no single answer.
+  mm::RangeAttributes got = pristine();
+  got.preferredLocation = 0;  // what a driver that reported the first page would say
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_DEVICE;
+  const auto found = mm::compareRangeAttributes(mm::ExpectedRange{}, got);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].expected, "CU_DEVICE_INVALID (none or mixed)");
+  EXPECT_EQ(found[1].expected, "CU_MEM_LOCATION_TYPE_INVALID");
+}
+
+TEST(DifferingAttributes, NamesEveryAttributeThatDiffers) {
+  mm::RangeAttributes one = pristine();
+  mm::RangeAttributes all = pristine();
+  EXPECT_TRUE(mm::differingAttributes(one, all).empty());
+  all.readMostly = 1;
+  all.accessedBy[0] = 0;
+  all.lastPrefetchLocationId = 3;
+  const auto found = mm::differingAttributes(one, all);
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY");
+  EXPECT_EQ(found[1].attribute, "CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY");
+  EXPECT_EQ(found[1].got, "{device 0}");
+  EXPECT_EQ(found[2].attribute, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID");
+}
+
+TEST(DescribeRangeAttributes, OneReadableLine) {
+  mm::RangeAttributes got = pristine();
+  got.preferredLocation = 0;
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_DEVICE;
+  got.accessedBy[0] = 0;
+  got.lastPrefetchLocation = CU_DEVICE_CPU;
+  got.lastPrefetchLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  EXPECT_EQ(mm::describeRangeAttributes(got),
+            "read-mostly 0, preferred device 0 (legacy device 0), accessed-by {device 0}, last "
+            "prefetch host (legacy CU_DEVICE_CPU (host))");
+}
+
+TEST(Checklist, CountsChecksAndWordsFailures) {
+  mm::Checklist checks;
+  EXPECT_TRUE(checks.expect(true, "first", "a", "a"));
+  EXPECT_FALSE(checks.expect(false, "C after prefetch", "0 mismatches", "3 mismatches"));
+  EXPECT_TRUE(checks.expectAttributes("fresh", {}));
+  EXPECT_FALSE(checks.expectAttributes("SET_READ_MOSTLY",
+                                       {{"CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", "1", "0"}}));
+  EXPECT_EQ(checks.checks(), 2 + 2 * mm::kRangeAttributeCount);
+  EXPECT_FALSE(checks.passed());
+  ASSERT_EQ(checks.failures().size(), 2u);
+  EXPECT_EQ(checks.failures()[0], "C after prefetch: expected 0 mismatches, got 3 mismatches");
+  EXPECT_EQ(checks.failures()[1],
+            "SET_READ_MOSTLY: CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: expected 1, got 0");
+}

@@ -1,0 +1,405 @@
+// The CUDA-free rules of 03_managedAdvisePrefetch (see managed_logic.hpp). No cu* call here.
+#include "managed_logic.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace memsamples::managed {
+namespace {
+
+std::string str(std::size_t value) {
+  return std::to_string(value);
+}
+
+std::string listOfDevices(std::vector<int> devices) {
+  std::sort(devices.begin(), devices.end());
+  std::string text = "{";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    text += (i ? ", " : "") + legacyLocationName(devices[i]);
+  }
+  return text + "}";
+}
+
+/// The entries of an ACCESSED_BY answer that name a processor (the driver pads with INVALID).
+std::vector<int> validEntries(const std::vector<int>& answer) {
+  std::vector<int> valid;
+  for (int value : answer) {
+    if (value != CU_DEVICE_INVALID)
+      valid.push_back(value);
+  }
+  std::sort(valid.begin(), valid.end());
+  return valid;
+}
+
+/// The legacy int the driver reports for a location: device ordinal, CU_DEVICE_CPU, or INVALID.
+int legacyValueOf(const std::optional<CUmemLocation>& location) {
+  if (!location)
+    return CU_DEVICE_INVALID;
+  if (location->type == CU_MEM_LOCATION_TYPE_DEVICE)
+    return location->id;
+  return CU_DEVICE_CPU;
+}
+
+/// Compares the legacy/type/id triple of one location-valued attribute family.
+void compareLocation(const std::string& family, const std::optional<CUmemLocation>& expected,
+                     int gotLegacy, CUmemLocationType gotType, int gotId,
+                     std::vector<AttributeMismatch>& out) {
+  const std::string prefix = "CU_MEM_RANGE_ATTRIBUTE_" + family;
+  // The legacy int cannot name a NUMA node; what it returns for one is not documented.
+  const bool legacyComparable = !expected || expected->type != CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  if (legacyComparable && gotLegacy != legacyValueOf(expected)) {
+    out.push_back(
+        {prefix, legacyLocationName(legacyValueOf(expected)), legacyLocationName(gotLegacy)});
+  }
+  const CUmemLocationType expectedType = expected ? expected->type : CU_MEM_LOCATION_TYPE_INVALID;
+  if (gotType != expectedType) {
+    out.push_back({prefix + "_TYPE", locationTypeName(expectedType), locationTypeName(gotType)});
+    return;  // the id means nothing when the type is already wrong
+  }
+  const bool idMeaningful =
+      expectedType == CU_MEM_LOCATION_TYPE_DEVICE || expectedType == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  if (idMeaningful && gotId != expected->id) {
+    out.push_back({prefix + "_ID", std::to_string(expected->id), std::to_string(gotId)});
+  }
+}
+
+std::string describeTypedLocation(CUmemLocationType type, int id) {
+  CUmemLocation location = {};
+  location.type = type;
+  location.id = id;
+  return describeLocation(location);
+}
+
+bool knownLocationType(CUmemLocationType type) {
+  switch (type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Rules shared by prefetch and discard batches: ranges and stream.
+std::string rangesProblem(const std::vector<CUdeviceptr>& dptrs,
+                          const std::vector<std::size_t>& sizes) {
+  if (dptrs.empty() && sizes.empty())
+    return "the batch is empty: count must be at least 1";
+  if (dptrs.size() != sizes.size()) {
+    return "dptrs has " + str(dptrs.size()) + " entries but sizes has " + str(sizes.size()) +
+           ": both must have count entries";
+  }
+  for (std::size_t i = 0; i < dptrs.size(); ++i) {
+    if (dptrs[i] == 0)
+      return "dptrs[" + str(i) + "] is null: every range must start at a managed address";
+    if (sizes[i] == 0)
+      return "sizes[" + str(i) + "] is 0: every range must have at least one byte";
+    if (sizes[i] - 1 > UINT64_MAX - dptrs[i]) {
+      return "range " + str(i) + " (dptrs[" + str(i) + "] + sizes[" + str(i) +
+             "]) wraps around the address space";
+    }
+  }
+  return {};
+}
+
+std::string streamProblem(CUstream stream) {
+  if (stream == nullptr || stream == CU_STREAM_LEGACY) {
+    return "the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
+           "the batch on a created stream";
+  }
+  return {};
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------ locations
+
+CUmemLocation deviceLocation(int ordinal) {
+  CUmemLocation location = {};
+  location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  location.id = ordinal;
+  return location;
+}
+
+CUmemLocation hostLocation() {
+  CUmemLocation location = {};
+  location.type = CU_MEM_LOCATION_TYPE_HOST;
+  location.id = 0;
+  return location;
+}
+
+CUmemLocation hostNumaLocation(int node) {
+  CUmemLocation location = {};
+  location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  location.id = node;
+  return location;
+}
+
+bool sameLocation(const CUmemLocation& a, const CUmemLocation& b) {
+  if (a.type != b.type)
+    return false;
+  const bool idCounts =
+      a.type == CU_MEM_LOCATION_TYPE_DEVICE || a.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  return !idCounts || a.id == b.id;
+}
+
+std::string locationTypeName(CUmemLocationType type) {
+  switch (type) {
+    case CU_MEM_LOCATION_TYPE_INVALID:
+      return "CU_MEM_LOCATION_TYPE_INVALID";
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      return "CU_MEM_LOCATION_TYPE_DEVICE";
+    case CU_MEM_LOCATION_TYPE_HOST:
+      return "CU_MEM_LOCATION_TYPE_HOST";
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      return "CU_MEM_LOCATION_TYPE_HOST_NUMA";
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT";
+    default:
+      return "CUmemLocationType " + std::to_string(static_cast<long long>(type));
+  }
+}
+
+std::string describeLocation(const CUmemLocation& location) {
+  switch (location.type) {
+    case CU_MEM_LOCATION_TYPE_INVALID:
+      return "invalid (none or mixed)";
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      return "device " + std::to_string(location.id);
+    case CU_MEM_LOCATION_TYPE_HOST:
+      return "host";
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      return "host NUMA node " + std::to_string(location.id);
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return "host NUMA node of the calling thread";
+    default:
+      return locationTypeName(location.type) + " id " + std::to_string(location.id);
+  }
+}
+
+std::string legacyLocationName(int value) {
+  if (value == CU_DEVICE_CPU)
+    return "CU_DEVICE_CPU (host)";
+  if (value == CU_DEVICE_INVALID)
+    return "CU_DEVICE_INVALID (none or mixed)";
+  if (value >= 0)
+    return "device " + std::to_string(value);
+  return "unknown location " + std::to_string(value);
+}
+
+std::string adviceName(CUmem_advise advice) {
+  switch (advice) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY:
+      return "CU_MEM_ADVISE_SET_READ_MOSTLY";
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+      return "CU_MEM_ADVISE_UNSET_READ_MOSTLY";
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+      return "CU_MEM_ADVISE_SET_PREFERRED_LOCATION";
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+      return "CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION";
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:
+      return "CU_MEM_ADVISE_SET_ACCESSED_BY";
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+      return "CU_MEM_ADVISE_UNSET_ACCESSED_BY";
+    default:
+      return "CUmem_advise " + std::to_string(static_cast<long long>(advice));
+  }
+}
+
+// -------------------------------------------------------------------------------- batch prefetch
+
+PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t bytes,
+                                                const CUmemLocation& destination) {
+  if (batch_.locations.empty() || !sameLocation(batch_.locations.back(), destination)) {
+    batch_.locations.push_back(destination);
+    batch_.locationStarts.push_back(batch_.dptrs.size());
+  }
+  batch_.dptrs.push_back(ptr);
+  batch_.sizes.push_back(bytes);
+  return *this;
+}
+
+std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream) {
+  const std::size_t count = batch.dptrs.size();
+  const std::size_t numLocations = batch.locationStarts.size();
+  if (count == 0 && batch.sizes.empty())
+    return "the batch is empty: count must be at least 1";
+  if (count != batch.sizes.size()) {
+    return "dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
+           ": both must have count entries";
+  }
+  if (batch.locations.size() != numLocations) {
+    return "prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
+           str(numLocations) + ": both must have numPrefetchLocs entries";
+  }
+  if (numLocations == 0)
+    return "no destination: numPrefetchLocs must be at least 1";
+  if (numLocations > count) {
+    return "numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
+           "): every location must apply to at least one range";
+  }
+  if (batch.locationStarts[0] != 0) {
+    return "prefetchLocIdxs[0] is " + str(batch.locationStarts[0]) +
+           ", must be 0: the first location applies from the first range on";
+  }
+  for (std::size_t k = 1; k < numLocations; ++k) {
+    if (batch.locationStarts[k] <= batch.locationStarts[k - 1]) {
+      return "prefetchLocIdxs[" + str(k) + "] = " + str(batch.locationStarts[k]) +
+             " is not greater than prefetchLocIdxs[" + str(k - 1) +
+             "] = " + str(batch.locationStarts[k - 1]) + ": the indices must strictly increase";
+    }
+  }
+  if (batch.locationStarts.back() >= count) {
+    return "prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(batch.locationStarts.back()) +
+           " is not less than count (" + str(count) +
+           "): the last location would apply to no range";
+  }
+  if (std::string problem = rangesProblem(batch.dptrs, batch.sizes); !problem.empty())
+    return problem;
+  for (std::size_t k = 0; k < numLocations; ++k) {
+    const CUmemLocation& location = batch.locations[k];
+    if (!knownLocationType(location.type)) {
+      return "prefetchLocs[" + str(k) + "] has type " + locationTypeName(location.type) +
+             ": a prefetch goes to a DEVICE, HOST, HOST_NUMA or HOST_NUMA_CURRENT location";
+    }
+    const bool needsId = location.type == CU_MEM_LOCATION_TYPE_DEVICE ||
+                         location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    if (needsId && location.id < 0) {
+      return "prefetchLocs[" + str(k) + "] is " + locationTypeName(location.type) + " with id " +
+             std::to_string(location.id) + ": the id must be a device ordinal or NUMA node >= 0";
+    }
+  }
+  return streamProblem(stream);
+}
+
+void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
+  if (std::string problem = prefetchBatchProblem(batch, stream); !problem.empty())
+    throw BatchPrefetchError("cuMemPrefetchBatchAsync: " + problem);
+}
+
+std::string discardBatchProblem(const std::vector<CUdeviceptr>& dptrs,
+                                const std::vector<std::size_t>& sizes, CUstream stream) {
+  if (std::string problem = rangesProblem(dptrs, sizes); !problem.empty())
+    return problem;
+  return streamProblem(stream);
+}
+
+// ------------------------------------------------------------------------------ range attributes
+
+std::string describeRangeAttributes(const RangeAttributes& a) {
+  std::ostringstream text;
+  text << "read-mostly " << a.readMostly << ", preferred "
+       << describeTypedLocation(a.preferredLocationType, a.preferredLocationId) << " (legacy "
+       << legacyLocationName(a.preferredLocation) << "), accessed-by "
+       << listOfDevices(validEntries(a.accessedBy)) << ", last prefetch "
+       << describeTypedLocation(a.lastPrefetchLocationType, a.lastPrefetchLocationId) << " (legacy "
+       << legacyLocationName(a.lastPrefetchLocation) << ")";
+  return text.str();
+}
+
+std::vector<AttributeMismatch> compareRangeAttributes(const ExpectedRange& expected,
+                                                      const RangeAttributes& got) {
+  std::vector<AttributeMismatch> out;
+  const int expectedReadMostly = expected.readMostly ? 1 : 0;
+  if (got.readMostly != expectedReadMostly) {
+    out.push_back({"CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", std::to_string(expectedReadMostly),
+                   std::to_string(got.readMostly)});
+  }
+  compareLocation("PREFERRED_LOCATION", expected.preferred, got.preferredLocation,
+                  got.preferredLocationType, got.preferredLocationId, out);
+  std::vector<int> expectedAccessors = expected.accessedBy;
+  std::sort(expectedAccessors.begin(), expectedAccessors.end());
+  if (validEntries(got.accessedBy) != expectedAccessors) {
+    out.push_back({"CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", listOfDevices(expectedAccessors),
+                   listOfDevices(validEntries(got.accessedBy))});
+  }
+  compareLocation("LAST_PREFETCH_LOCATION", expected.lastPrefetch, got.lastPrefetchLocation,
+                  got.lastPrefetchLocationType, got.lastPrefetchLocationId, out);
+  return out;
+}
+
+std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& individually,
+                                                   const RangeAttributes& atOnce) {
+  std::vector<AttributeMismatch> out;
+  const auto compare = [&out](const char* name, const std::string& a, const std::string& b) {
+    if (a != b)
+      out.push_back({std::string("CU_MEM_RANGE_ATTRIBUTE_") + name, a, b});
+  };
+  compare("READ_MOSTLY", std::to_string(individually.readMostly),
+          std::to_string(atOnce.readMostly));
+  compare("PREFERRED_LOCATION", legacyLocationName(individually.preferredLocation),
+          legacyLocationName(atOnce.preferredLocation));
+  compare("PREFERRED_LOCATION_TYPE", locationTypeName(individually.preferredLocationType),
+          locationTypeName(atOnce.preferredLocationType));
+  compare("PREFERRED_LOCATION_ID", std::to_string(individually.preferredLocationId),
+          std::to_string(atOnce.preferredLocationId));
+  compare("ACCESSED_BY", listOfDevices(validEntries(individually.accessedBy)),
+          listOfDevices(validEntries(atOnce.accessedBy)));
+  compare("LAST_PREFETCH_LOCATION", legacyLocationName(individually.lastPrefetchLocation),
+          legacyLocationName(atOnce.lastPrefetchLocation));
+  compare("LAST_PREFETCH_LOCATION_TYPE", locationTypeName(individually.lastPrefetchLocationType),
+          locationTypeName(atOnce.lastPrefetchLocationType));
+  compare("LAST_PREFETCH_LOCATION_ID", std::to_string(individually.lastPrefetchLocationId),
+          std::to_string(atOnce.lastPrefetchLocationId));
+  return out;
+}
+
+// ------------------------------------------------------------------------------------- checklist
+
+bool Checklist::expect(bool ok, const std::string& what, const std::string& expected,
+                       const std::string& got) {
+  ++checks_;
+  if (!ok)
+    failures_.push_back(what + ": expected " + expected + ", got " + got);
+  return ok;
+}
+
+bool Checklist::expectAttributes(const std::string& context,
+                                 const std::vector<AttributeMismatch>& found) {
+  checks_ += kRangeAttributeCount;
+  for (const AttributeMismatch& mismatch : found) {
+    failures_.push_back(context + ": " + mismatch.attribute + ": expected " + mismatch.expected +
+                        ", got " + mismatch.got);
+  }
+  return found.empty();
+}
+
+// ------------------------------------------------------------------------------------- splitting
+
+std::vector<ByteRange> splitIntoChunks(std::uint64_t totalBytes, std::size_t chunks,
+                                       std::uint64_t alignment) {
+  if (chunks == 0)
+    throw std::invalid_argument("splitIntoChunks: the number of chunks must be at least 1");
+  if (alignment == 0)
+    throw std::invalid_argument("splitIntoChunks: the alignment must be at least 1 byte");
+  if (totalBytes / chunks < alignment) {
+    throw std::invalid_argument("splitIntoChunks: " + std::to_string(totalBytes) +
+                                " bytes cannot make " + str(chunks) + " chunks of at least " +
+                                std::to_string(alignment) + " bytes");
+  }
+  const std::uint64_t chunkBytes = totalBytes / chunks / alignment * alignment;
+  std::vector<ByteRange> ranges(chunks);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    ranges[i].offset = i * chunkBytes;
+    ranges[i].bytes = i + 1 < chunks ? chunkBytes : totalBytes - ranges[i].offset;
+  }
+  return ranges;
+}
+
+std::vector<ByteRange> stridedRanges(std::size_t count, std::uint64_t rangeBytes,
+                                     std::uint64_t strideBytes) {
+  if (rangeBytes == 0)
+    throw std::invalid_argument("stridedRanges: a range must have at least one byte");
+  if (rangeBytes > strideBytes) {
+    throw std::invalid_argument("stridedRanges: ranges of " + std::to_string(rangeBytes) +
+                                " bytes overlap with a stride of " + std::to_string(strideBytes));
+  }
+  std::vector<ByteRange> ranges(count);
+  for (std::size_t i = 0; i < count; ++i)
+    ranges[i] = {i * strideBytes, rangeBytes};
+  return ranges;
+}
+
+}  // namespace memsamples::managed
