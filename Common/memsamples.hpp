@@ -259,6 +259,17 @@ struct PciNumaNode {
  */
 PciNumaNode readPciNumaNode(const std::string& sysfsRoot, std::string_view busId);
 
+/**
+ * Parses a kernel list of ids such as "0", "0-3" or "0-1,4,6-7" (the format of
+ * `/sys/devices/system/node/online`) into the ids, in order.
+ * @throws std::invalid_argument for anything else.
+ */
+std::vector<int> parseIdList(std::string_view list);
+
+/// The online host NUMA nodes from `<sysfsRoot>/devices/system/node/online`; empty when the
+/// file is missing (a kernel without NUMA support) or malformed.
+std::vector<int> onlineHostNumaNodes(const std::string& sysfsRoot);
+
 /// Theoretical DRAM bandwidth in GB/s (1 GB = 1e9 B) from memory clock (kHz) and bus width:
 /// clock x 2 transfers per clock (DDR) x bus width / 8.
 double peakBandwidthGBps(int memoryClockKHz, int busWidthBits);

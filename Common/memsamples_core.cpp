@@ -404,6 +404,46 @@ PciNumaNode readPciNumaNode(const std::string& sysfsRoot, std::string_view busId
   return result;
 }
 
+std::vector<int> parseIdList(std::string_view list) {
+  while (!list.empty() && std::isspace(static_cast<unsigned char>(list.back()))) {
+    list.remove_suffix(1);
+  }
+  std::vector<int> ids;
+  const auto number = [list](std::string_view text) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) {
+      throw std::invalid_argument("not an id list: '" + std::string(list) + "'");
+    }
+    return value;
+  };
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view item = list.substr(start, comma - start);
+    const std::size_t dash = item.find('-');
+    const int first = number(item.substr(0, dash));
+    const int last = dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+    if (last < first || (!ids.empty() && first <= ids.back())) {
+      throw std::invalid_argument("not an id list: '" + std::string(list) + "'");
+    }
+    for (int id = first; id <= last; ++id) ids.push_back(id);
+    start = comma + 1;
+  }
+  return ids;
+}
+
+std::vector<int> onlineHostNumaNodes(const std::string& sysfsRoot) {
+  std::ifstream file(sysfsRoot + "/devices/system/node/online");
+  std::string text;
+  if (!file || !std::getline(file, text)) return {};
+  try {
+    return parseIdList(text);
+  } catch (const std::invalid_argument&) {
+    return {};
+  }
+}
+
 // -------------------------------------------------------------------------------- fatbin lookup
 
 std::vector<std::string> fatbinCandidates(const std::string& fileName, const std::string& exePath,

@@ -145,3 +145,22 @@ TEST(Sysfs, NumaNodeOfAPciDevice) {
   EXPECT_EQ(missing.problem,
             "cannot read " + root.path() + "/bus/pci/devices/0000:99:00.0/numa_node");
 }
+
+TEST(Sysfs, IdLists) {
+  EXPECT_EQ(ms::parseIdList("0"), std::vector<int>{0});
+  EXPECT_EQ(ms::parseIdList("0-3\n"), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(ms::parseIdList("0-1,4,6-7"), (std::vector<int>{0, 1, 4, 6, 7}));
+  for (const char* bad : {"", "a", "1-", "-1", "3-1", "0,,1", "2,1", "0,"}) {
+    EXPECT_THROW(ms::parseIdList(bad), std::invalid_argument) << bad;
+  }
+}
+
+TEST(Sysfs, OnlineNumaNodes) {
+  TempDir root;
+  EXPECT_TRUE(ms::onlineHostNumaNodes(root.path()).empty());  // no NUMA in this kernel
+  root.touch("devices/system/node/online");
+  std::ofstream(root.path() + "/devices/system/node/online") << "0-1\n";
+  EXPECT_EQ(ms::onlineHostNumaNodes(root.path()), (std::vector<int>{0, 1}));
+  std::ofstream(root.path() + "/devices/system/node/online") << "garbage\n";
+  EXPECT_TRUE(ms::onlineHostNumaNodes(root.path()).empty());
+}
