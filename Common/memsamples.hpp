@@ -238,22 +238,25 @@ int deviceAttribute(CUdevice device, CUdevice_attribute attribute);
 std::string deviceName(CUdevice device);
 
 /**
- * A PCI bus id as sysfs names the device's folder: lower-case hex and a 4-digit domain
- * ("0000:3B:00.0" and "00000000:3b:00.0" both become "0000:3b:00.0").
- * @throws std::invalid_argument when @p busId is not `domain:bus:device.function`.
+ * A PCI bus id as sysfs names the device's folder: lower-case hex, the domain widened to 4 digits
+ * only ("0000:3B:00.0" and "00000000:3b:00.0" both become "0000:3b:00.0"); white space around it
+ * is ignored.
+ * @throws std::invalid_argument naming the text when it is not `domain:bus:device.function`.
  */
 std::string sysfsPciName(std::string_view busId);
 
 /// What sysfs says about the host NUMA node of a PCI device.
 struct PciNumaNode {
   int node = -1;        ///< The node, or -1: unknown (no NUMA, a VM, or unreadable).
-  std::string path;     ///< The file that was read: `<root>/bus/pci/devices/<bdf>/numa_node`.
-  std::string problem;  ///< Why node is -1 when the file was missing or malformed; else empty.
+  std::string path;     ///< `<root>/bus/pci/devices/<bdf>/numa_node`; empty for a bad bus id.
+  std::string problem;  ///< Why node is -1 when the id or the file was unusable; else empty.
 };
 
 /**
  * Reads `<sysfsRoot>/bus/pci/devices/<bdf>/numa_node` for the device with PCI bus id @p busId
- * (as cuDeviceGetPCIBusId gives it). The kernel writes -1 when it does not know the node.
+ * (as cuDeviceGetPCIBusId gives it). The kernel writes -1 when it does not know the node; the
+ * file must hold one integer from -1 to 1023 (white space around it allowed), and anything else,
+ * like a malformed bus id, is reported in `problem` rather than thrown.
  * @param sysfsRoot "/sys", or a fake tree in tests.
  * @param busId the PCI bus id, in any case, with a 4- or 8-digit domain.
  */

@@ -118,8 +118,19 @@ TEST(Sysfs, PciNamesAreLowerCaseWithFourDigitDomain) {
   EXPECT_EQ(ms::sysfsPciName("0000:3B:00.0"), "0000:3b:00.0");
   EXPECT_EQ(ms::sysfsPciName("00000000:3B:00.0"), "0000:3b:00.0");
   EXPECT_EQ(ms::sysfsPciName("10000:01:00.1"), "10000:01:00.1");
-  for (const char* bad : {"", "0000:3b:00", "zz00:3b:00.0", "0000:3b:0.0", "0000-3b-00.0"}) {
-    EXPECT_THROW(ms::sysfsPciName(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(ms::sysfsPciName("0001:AF:1F.7"), "0001:af:1f.7");
+  EXPECT_EQ(ms::sysfsPciName(" 0000:00:06.0\n"), "0000:00:06.0");
+  for (const char* bad :
+       {"", "0000:3b:00", "0000-3b-00.0", "zzzz:00:00.0", "0000:3b:00.8", "0000:3b:20.0",
+        "000000000:00:00.0", "0000:3b:00.0.1", "0000:123:00.0", "0000::00.0"}) {
+    try {
+      ms::sysfsPciName(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string("malformed PCI bus id '") + bad +
+                    "': expected domain:bus:device.function in hex, e.g. 0000:3b:00.0");
+    }
   }
 }
 
@@ -139,11 +150,17 @@ TEST(Sysfs, NumaNodeOfAPciDevice) {
   EXPECT_TRUE(unknown.problem.empty());  // -1 is the kernel's own "unknown", not a problem
   const auto malformed = ms::readPciNumaNode(root.path(), "0000:00:07.0");
   EXPECT_EQ(malformed.node, -1);
-  EXPECT_NE(malformed.problem.find("banana"), std::string::npos);
+  EXPECT_EQ(malformed.problem,
+            malformed.path + " holds 'banana', not a node number from -1 to 1023");
   const auto missing = ms::readPciNumaNode(root.path(), "0000:99:00.0");
   EXPECT_EQ(missing.node, -1);
   EXPECT_EQ(missing.problem,
-            "cannot read " + root.path() + "/bus/pci/devices/0000:99:00.0/numa_node");
+            "cannot read " + root.path() +
+                "/bus/pci/devices/0000:99:00.0/numa_node: No such file or directory");
+  const auto badId = ms::readPciNumaNode(root.path(), "nonsense");
+  EXPECT_EQ(badId.node, -1);
+  EXPECT_TRUE(badId.path.empty());
+  EXPECT_NE(badId.problem.find("malformed PCI bus id 'nonsense'"), std::string::npos);
 }
 
 TEST(Sysfs, IdLists) {

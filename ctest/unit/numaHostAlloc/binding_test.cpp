@@ -1,0 +1,325 @@
+// NumaBoundHostRange on the real kernel: mbind before first touch, the policy the kernel
+// recorded, where the pages landed, the madvise flags, fallbacks with exactly one warning, and
+// ownership (move, unmap).
+#include <gtest/gtest.h>
+#include <numa.h>
+#include <numaif.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+
+#include "memsamples.hpp"
+#include "numa_binding.hpp"
+#include "numa_test_support.hpp"
+
+namespace mn = memsamples::numa;
+
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+/// Collects the warnings a range reports.
+struct Warnings {
+  std::vector<std::string> lines;
+  mn::WarningSink sink() {
+    return [this](const std::string& text) { lines.push_back(text); };
+  }
+};
+
+std::size_t pageSize() {
+  return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+/// The VmFlags line of /proc/self/smaps for the mapping that contains @p address.
+std::string vmFlagsOf(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto target = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  std::string line;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2 &&
+        line.find(':') > line.find(' ')) {
+      inside = start <= target && target < end;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line.substr(8) + " ";
+  }
+  return {};
+}
+
+bool hasFlag(const std::string& flags, const char* flag) {
+  return flags.find(std::string(" ") + flag + " ") != std::string::npos;
+}
+
+/// True when [address, address + bytes) is not mapped in this process (mincore says ENOMEM).
+bool unmapped(const void* address, std::size_t bytes) {
+  std::vector<unsigned char> residency((bytes + pageSize() - 1) / pageSize());
+  return mincore(const_cast<void*>(address), bytes, residency.data()) != 0 && errno == ENOMEM;
+}
+
+/// Writes a pattern into the range and reads it back: the memory is usable.
+bool usable(const mn::NumaBoundHostRange& range) {
+  auto* bytes = static_cast<unsigned char*>(range.data());
+  for (std::size_t i = 0; i < range.size(); i += 997)
+    bytes[i] = static_cast<unsigned char>(i);
+  for (std::size_t i = 0; i < range.size(); i += 997) {
+    if (bytes[i] != static_cast<unsigned char>(i))
+      return false;
+  }
+  return true;
+}
+
+class RealBinding : public testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = numatest::whyRealBindingIsUnavailable();
+    if (!why.empty())
+      GTEST_SKIP() << why;
+  }
+};
+
+}  // namespace
+
+TEST_F(RealBinding, StrictBindToNode0) {
+  Warnings warnings;
+  mn::NumaBoundHostRange range(kMiB, 0, mn::BindPolicy{true, true}, warnings.sink());
+  EXPECT_TRUE(warnings.lines.empty());
+  EXPECT_EQ(range.state(), mn::BindState::Bound);
+  EXPECT_EQ(range.mode(), MPOL_BIND | mn::kMpolStaticNodes);
+  EXPECT_TRUE(range.unboundReason().empty());
+
+  // The kernel recorded the policy on the mapping itself.
+  int mode = -1;
+  unsigned long mask[16] = {};
+  ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0)
+      << std::strerror(errno);
+  EXPECT_EQ(mode, MPOL_BIND | mn::kMpolStaticNodes);
+  EXPECT_EQ(mask[0], 1ul);
+
+  // Bound before first touch: no page exists yet.
+  const mn::PagePlacement before = range.placement();
+  ASSERT_TRUE(before.known()) << before.error;
+  EXPECT_EQ(before.pages, kMiB / pageSize());
+  EXPECT_EQ(before.notPresent, before.pages);
+
+  range.firstTouch();  // strict: verifies, throws on a stray page
+  const mn::PagePlacement after = range.placement();
+  EXPECT_TRUE(after.allOn(0)) << after.summary();
+  EXPECT_EQ(after.method, "move_pages");
+  EXPECT_EQ(after.notPresent, 0u);
+  EXPECT_TRUE(usable(range));
+}
+
+TEST_F(RealBinding, SoftBindToNode0) {
+  Warnings warnings;
+  mn::NumaBoundHostRange range(3 * kMiB + 5, 0, mn::BindPolicy{}, warnings.sink());
+  EXPECT_TRUE(warnings.lines.empty());
+  EXPECT_EQ(range.state(), mn::BindState::Bound);
+  EXPECT_EQ(range.mode(), MPOL_PREFERRED | mn::kMpolStaticNodes);
+  int mode = -1;
+  unsigned long mask[16] = {};
+  ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
+  EXPECT_EQ(mode, MPOL_PREFERRED | mn::kMpolStaticNodes);
+  range.firstTouch();
+  const mn::PagePlacement placement = range.placement();
+  EXPECT_TRUE(placement.allOn(0)) << placement.summary();
+  EXPECT_EQ(placement.pages, range.mappedBytes() / pageSize());
+  EXPECT_TRUE(usable(range));
+  EXPECT_EQ(range.describe(),
+            "3.00 MiB (mapped 4.00 MiB) for node 0, bound with MPOL_PREFERRED | "
+            "MPOL_F_STATIC_NODES; advice: MADV_HUGEPAGE MADV_DONTFORK");
+}
+
+TEST_F(RealBinding, HugePageAndDontForkAreBothApplied) {
+  Warnings warnings;
+  mn::NumaBoundHostRange big(4 * kMiB, 0, mn::BindPolicy{}, warnings.sink());
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % mn::kHugePageBytes, 0u);
+  EXPECT_EQ(big.mappedBytes(), 4 * kMiB);
+  EXPECT_TRUE(big.dontForkAdvised());
+  const std::string flags = vmFlagsOf(big.data());
+  ASSERT_FALSE(flags.empty());
+  EXPECT_TRUE(hasFlag(flags, "dc")) << flags;  // VM_DONTCOPY: MADV_DONTFORK
+  if (big.hugePagesAdvised()) {
+    EXPECT_TRUE(warnings.lines.empty());
+    EXPECT_TRUE(hasFlag(flags, "hg")) << flags;  // VM_HUGEPAGE: MADV_HUGEPAGE
+  } else {
+    // A kernel without transparent huge pages refuses the advice: one warning, no failure.
+    ASSERT_EQ(warnings.lines.size(), 1u);
+    EXPECT_EQ(warnings.lines[0].rfind("madvise(MADV_HUGEPAGE) failed: ", 0), 0u);
+  }
+
+  Warnings smallWarnings;
+  mn::NumaBoundHostRange small(kMiB, 0, mn::BindPolicy{}, smallWarnings.sink());
+  EXPECT_TRUE(smallWarnings.lines.empty());
+  EXPECT_FALSE(small.hugePagesAdvised());
+  EXPECT_TRUE(small.dontForkAdvised());
+  EXPECT_EQ(small.mappedBytes(), kMiB);
+  const std::string smallFlags = vmFlagsOf(small.data());
+  EXPECT_TRUE(hasFlag(smallFlags, "dc")) << smallFlags;
+  EXPECT_FALSE(hasFlag(smallFlags, "hg")) << smallFlags;
+}
+
+TEST_F(RealBinding, DontForkKeepsTheRangeOutOfChildren) {
+  mn::NumaBoundHostRange range(kMiB, 0, mn::BindPolicy{}, {});
+  range.firstTouch();
+  void* plain = mmap(nullptr, kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(plain, MAP_FAILED);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Exit code: bit 0 = the bound range is missing, bit 1 = the plain mapping is missing.
+    _exit((unmapped(range.data(), kMiB) ? 1 : 0) | (unmapped(plain, kMiB) ? 2 : 0));
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  munmap(plain, kMiB);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "1 = only the MADV_DONTFORK range is absent in the child";
+}
+
+TEST_F(RealBinding, StrictBindToANodeThatDoesNotExistIsAnError) {
+  Warnings warnings;
+  try {
+    mn::NumaBoundHostRange range(kMiB, 999, mn::BindPolicy{true, true}, warnings.sink());
+    ADD_FAILURE() << "bound to node 999";
+  } catch (const mn::NumaBindError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "cannot bind 1.00 MiB strictly: node 999 does not exist (numa_max_node() is " +
+                  std::to_string(numa_max_node()) + ")");
+  }
+  EXPECT_TRUE(warnings.lines.empty());
+}
+
+TEST_F(RealBinding, SoftBindToANodeThatDoesNotExistFallsBackWithOneWarning) {
+  Warnings warnings;
+  mn::NumaBoundHostRange range(kMiB, 999, mn::BindPolicy{}, warnings.sink());
+  ASSERT_EQ(warnings.lines.size(), 1u);
+  EXPECT_EQ(warnings.lines[0],
+            "host memory not bound: node 999 does not exist (numa_max_node() is " +
+                std::to_string(numa_max_node()) +
+                "); its pages will land wherever they are first touched");
+  EXPECT_EQ(range.state(), mn::BindState::FellBack);
+  EXPECT_EQ(range.mode(), 0);
+  EXPECT_EQ(range.unboundReason(),
+            "node 999 does not exist (numa_max_node() is " + std::to_string(numa_max_node()) + ")");
+  int mode = -1;
+  unsigned long mask[16] = {};
+  ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
+  EXPECT_EQ(mode, MPOL_DEFAULT);
+  range.firstTouch();
+  EXPECT_EQ(range.placement().notPresent, 0u);
+  EXPECT_TRUE(usable(range));
+  EXPECT_EQ(warnings.lines.size(), 1u);  // touching adds none
+}
+
+TEST_F(RealBinding, NoBindMeansNoPolicyAndNoWarning) {
+  Warnings warnings;
+  mn::NumaBoundHostRange range(kMiB, 0, mn::BindPolicy{false, false}, warnings.sink());
+  EXPECT_TRUE(warnings.lines.empty());
+  EXPECT_EQ(range.state(), mn::BindState::NotRequested);
+  EXPECT_EQ(range.unboundReason(), "binding was not requested");
+  EXPECT_TRUE(range.dontForkAdvised());
+  int mode = -1;
+  unsigned long mask[16] = {};
+  ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
+  EXPECT_EQ(mode, MPOL_DEFAULT);
+  EXPECT_TRUE(usable(range));
+}
+
+TEST_F(RealBinding, CapacityStrictRefusesSoftWarns) {
+  const mn::NodeMemory node0 = mn::libnumaNodeMemory()(0);
+  ASSERT_EQ(node0.status, mn::NodeMemory::Status::Present);
+  // More than is free but less than the node has: mapping it (untouched) costs nothing.
+  const std::uint64_t margin = node0.totalBytes - node0.freeBytes;
+  if (margin < 512 * kMiB)
+    GTEST_SKIP() << "node 0 is almost entirely free";
+  const auto bytes = static_cast<std::size_t>(node0.freeBytes + margin / 2);
+
+  try {
+    mn::NumaBoundHostRange range(bytes, 0, mn::BindPolicy{true, true}, {});
+    ADD_FAILURE() << "strict binding accepted more than node 0 has free";
+  } catch (const mn::NumaBindError& error) {
+    const std::string text = error.what();
+    EXPECT_EQ(text.rfind("cannot bind strictly: node 0 has ", 0), 0u) << text;
+    EXPECT_NE(text.find(" free, less than the " + memsamples::formatBytes(bytes) + " requested"),
+              std::string::npos)
+        << text;
+  }
+
+  Warnings warnings;
+  mn::NumaBoundHostRange range;
+  try {
+    range = mn::NumaBoundHostRange(bytes, 0, mn::BindPolicy{}, warnings.sink());
+  } catch (const mn::NumaBindError& error) {
+    // Strict overcommit accounting (vm.overcommit_memory = 2) refuses the mapping itself.
+    if (std::string(error.what()).rfind("mmap of ", 0) == 0)
+      GTEST_SKIP() << error.what();
+    throw;
+  }
+  EXPECT_EQ(range.state(), mn::BindState::Bound);
+  ASSERT_EQ(warnings.lines.size(), 1u);
+  EXPECT_NE(warnings.lines[0].find("binding with MPOL_PREFERRED anyway"), std::string::npos)
+      << warnings.lines[0];
+}
+
+TEST(Binding, ZeroBytesIsRejected) {
+  try {
+    mn::NumaBoundHostRange range(0, 0, mn::BindPolicy{}, {});
+    ADD_FAILURE() << "accepted 0 bytes";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "NumaBoundHostRange: 0 bytes requested");
+  }
+}
+
+TEST(Binding, MovingTransfersOwnershipAndDestructionUnmaps) {
+  // No binding needed to test ownership: this runs everywhere.
+  mn::NumaBoundHostRange first(kMiB, 0, mn::BindPolicy{false, false}, {});
+  void* const address = first.data();
+  ASSERT_NE(address, nullptr);
+  EXPECT_FALSE(unmapped(address, kMiB));
+
+  mn::NumaBoundHostRange second(std::move(first));
+  EXPECT_EQ(first.data(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state
+  EXPECT_EQ(first.size(), 0u);
+  EXPECT_EQ(second.data(), address);
+  EXPECT_EQ(second.size(), kMiB);
+
+  {
+    mn::NumaBoundHostRange third;
+    EXPECT_EQ(third.data(), nullptr);
+    third = std::move(second);
+    EXPECT_EQ(third.data(), address);
+    EXPECT_FALSE(unmapped(address, kMiB));
+  }
+  EXPECT_TRUE(unmapped(address, kMiB));
+
+  // Move-assigning over a live range releases the old one.
+  mn::NumaBoundHostRange a(kMiB, 0, mn::BindPolicy{false, false}, {});
+  mn::NumaBoundHostRange b(kMiB, 0, mn::BindPolicy{false, false}, {});
+  void* const oldA = a.data();
+  a = std::move(b);
+  b = mn::NumaBoundHostRange();
+  EXPECT_TRUE(unmapped(oldA, kMiB));
+  EXPECT_FALSE(unmapped(a.data(), kMiB));
+}
+
+TEST(Binding, PlacementOfOrdinaryMemoryAddsUp) {
+  std::vector<char> buffer(5 * pageSize() + 123, 1);
+  const mn::PagePlacement placement = mn::pagesPerNode(buffer.data(), buffer.size());
+  ASSERT_TRUE(placement.known()) << placement.error;
+  std::size_t counted = placement.notPresent + placement.unreadable;
+  for (const auto& entry : placement.pagesPerNode)
+    counted += entry.second;
+  EXPECT_EQ(counted, placement.pages);
+  EXPECT_GE(placement.pages, 6u);  // an unaligned start touches one more page
+  EXPECT_EQ(placement.pageBytes, pageSize());
+}

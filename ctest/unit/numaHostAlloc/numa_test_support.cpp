@@ -1,0 +1,36 @@
+#include "numa_test_support.hpp"
+
+#include <numa.h>
+#include <numaif.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "numa_binding.hpp"
+
+namespace numatest {
+
+std::string whyRealBindingIsUnavailable() {
+  if (numa_available() < 0)
+    return "libnuma reports NUMA as unavailable in this environment";
+  const memsamples::numa::NodeMemory node0 = memsamples::numa::libnumaNodeMemory()(0);
+  if (node0.status != memsamples::numa::NodeMemory::Status::Present || node0.totalBytes == 0) {
+    return "node 0 has no memory on this machine";
+  }
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* probe = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (probe == MAP_FAILED)
+    return std::string("mmap failed: ") + std::strerror(errno);
+  unsigned long mask = 1;
+  const long result = mbind(probe, page, MPOL_PREFERRED, &mask, sizeof mask * 8 + 1, 0);
+  const int error = errno;
+  munmap(probe, page);
+  if (result != 0) {
+    return std::string("mbind is refused in this environment: ") + std::strerror(error);
+  }
+  return {};
+}
+
+}  // namespace numatest

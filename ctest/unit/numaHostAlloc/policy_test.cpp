@@ -1,0 +1,206 @@
+// The binding rules: which mbind mode, which fallback, which warning or error, and the madvise
+// advice. Pure functions, every branch.
+//
+// This file includes the kernel's <linux/mempolicy.h> (and not libnuma's <numaif.h>, which
+// defines the same names as macros) to check the library's constants against the kernel's.
+#include <gtest/gtest.h>
+#include <linux/mempolicy.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+
+#include "memsamples.hpp"
+#include "numa_binding.hpp"
+
+namespace mn = memsamples::numa;
+
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+mn::NumaFacts facts(mn::NodeMemory::Status status, std::uint64_t total, std::uint64_t free,
+                    std::string detail = {}) {
+  mn::NumaFacts result;
+  result.available = true;
+  result.maxNode = 1;
+  result.target.status = status;
+  result.target.totalBytes = total;
+  result.target.freeBytes = free;
+  result.target.detail = std::move(detail);
+  return result;
+}
+
+mn::NumaFacts plenty() {
+  return facts(mn::NodeMemory::Status::Present, 64 * kMiB, 32 * kMiB);
+}
+
+const mn::BindPolicy kSoft{true, false};
+const mn::BindPolicy kStrict{true, true};
+
+}  // namespace
+
+TEST(Policy, ConstantsMatchTheKernel) {
+  EXPECT_EQ(mn::kMpolStaticNodes, MPOL_F_STATIC_NODES);
+  EXPECT_EQ(mn::kHugePageBytes, 2 * kMiB);
+}
+
+TEST(Policy, StrictIsBindSoftIsPreferredBothWithStaticNodes) {
+  const mn::BindDecision strict = mn::chooseMbindMode(kStrict, 0, kMiB, plenty());
+  EXPECT_TRUE(strict.callMbind);
+  EXPECT_EQ(strict.mode, MPOL_BIND | MPOL_F_STATIC_NODES);
+  EXPECT_TRUE(strict.warning.empty());
+  EXPECT_TRUE(strict.error.empty());
+
+  const mn::BindDecision soft = mn::chooseMbindMode(kSoft, 1, kMiB, plenty());
+  EXPECT_TRUE(soft.callMbind);
+  EXPECT_EQ(soft.mode, MPOL_PREFERRED | MPOL_F_STATIC_NODES);
+  EXPECT_TRUE(soft.warning.empty());
+  EXPECT_TRUE(soft.error.empty());
+
+  EXPECT_EQ(mn::describeMbindMode(strict.mode), "MPOL_BIND | MPOL_F_STATIC_NODES");
+  EXPECT_EQ(mn::describeMbindMode(soft.mode), "MPOL_PREFERRED | MPOL_F_STATIC_NODES");
+  EXPECT_EQ(mn::describeMbindMode(MPOL_INTERLEAVE), "MPOL_INTERLEAVE");
+  EXPECT_EQ(mn::describeMbindMode(0), "none");
+  EXPECT_EQ(mn::describeMbindMode(9), "mode 9");
+}
+
+TEST(Policy, ASingleNodeMachineIsNotAnError) {
+  mn::NumaFacts single = plenty();
+  single.maxNode = 0;
+  EXPECT_TRUE(mn::chooseMbindMode(kStrict, 0, kMiB, single).callMbind);
+  EXPECT_TRUE(mn::chooseMbindMode(kSoft, 0, kMiB, single).callMbind);
+}
+
+TEST(Policy, NoBindMeansNoCallAndNoWarning) {
+  for (const bool strict : {false, true}) {
+    const mn::BindDecision decision =
+        mn::chooseMbindMode(mn::BindPolicy{false, strict}, 0, kMiB, mn::NumaFacts{});
+    EXPECT_FALSE(decision.callMbind);
+    EXPECT_TRUE(decision.warning.empty());
+    EXPECT_TRUE(decision.error.empty());
+    EXPECT_EQ(decision.unboundReason, "binding was not requested");
+  }
+}
+
+TEST(Policy, NumaUnavailable) {
+  const mn::NumaFacts none;  // available = false
+  const std::string why =
+      "NUMA is not available (numa_available() = -1: no NUMA support in the kernel, or "
+      "get_mempolicy is blocked, e.g. by a container's seccomp profile)";
+  const mn::BindDecision strict = mn::chooseMbindMode(kStrict, 0, kMiB, none);
+  EXPECT_FALSE(strict.callMbind);
+  EXPECT_EQ(strict.error, "cannot bind 1.00 MiB strictly: " + why);
+  EXPECT_TRUE(strict.warning.empty());
+
+  const mn::BindDecision soft = mn::chooseMbindMode(kSoft, 0, kMiB, none);
+  EXPECT_FALSE(soft.callMbind);
+  EXPECT_TRUE(soft.error.empty());
+  EXPECT_EQ(soft.warning, "host memory not bound: " + why +
+                              "; its pages will land wherever they are first "
+                              "touched");
+  EXPECT_EQ(soft.unboundReason, why);
+}
+
+TEST(Policy, NoNodeKnown) {
+  EXPECT_EQ(mn::chooseMbindMode(kStrict, -1, kMiB, plenty()).error,
+            "cannot bind 1.00 MiB strictly: no host NUMA node is known for this GPU");
+  EXPECT_EQ(mn::chooseMbindMode(kSoft, -1, kMiB, plenty()).warning,
+            "host memory not bound: no host NUMA node is known for this GPU; its pages will land "
+            "wherever they are first touched");
+}
+
+TEST(Policy, NodeThatDoesNotExist) {
+  const mn::NumaFacts missing =
+      facts(mn::NodeMemory::Status::DoesNotExist, 0, 0, "numa_max_node() is 1");
+  EXPECT_EQ(mn::chooseMbindMode(kStrict, 7, 2 * kMiB, missing).error,
+            "cannot bind 2.00 MiB strictly: node 7 does not exist (numa_max_node() is 1)");
+  const mn::BindDecision soft = mn::chooseMbindMode(kSoft, 7, 2 * kMiB, missing);
+  EXPECT_FALSE(soft.callMbind);
+  EXPECT_EQ(soft.warning,
+            "host memory not bound: node 7 does not exist (numa_max_node() is 1); its pages "
+            "will land wherever they are first touched");
+  // Without a detail there are no empty brackets.
+  EXPECT_EQ(mn::chooseMbindMode(kStrict, 7, kMiB, facts(mn::NodeMemory::Status::DoesNotExist, 0, 0))
+                .error,
+            "cannot bind 1.00 MiB strictly: node 7 does not exist");
+}
+
+TEST(Policy, NodeWithoutMemory) {
+  const mn::NumaFacts empty = facts(mn::NodeMemory::Status::Present, 0, 0);
+  EXPECT_EQ(mn::chooseMbindMode(kStrict, 1, kMiB, empty).error,
+            "cannot bind 1.00 MiB strictly: node 1 has no memory");
+  EXPECT_EQ(mn::chooseMbindMode(kSoft, 1, kMiB, empty).warning,
+            "host memory not bound: node 1 has no memory; its pages will land wherever they are "
+            "first touched");
+}
+
+TEST(Policy, CapacityStrictIsAnErrorSoftIsAWarning) {
+  const mn::NumaFacts tight = facts(mn::NodeMemory::Status::Present, 64 * kMiB, kMiB);
+  const mn::BindDecision strict = mn::chooseMbindMode(kStrict, 1, 2 * kMiB, tight);
+  EXPECT_FALSE(strict.callMbind);
+  EXPECT_EQ(strict.error,
+            "cannot bind strictly: node 1 has 1.00 MiB free, less than the 2.00 MiB requested");
+
+  const mn::BindDecision soft = mn::chooseMbindMode(kSoft, 1, 2 * kMiB, tight);
+  EXPECT_TRUE(soft.callMbind);
+  EXPECT_EQ(soft.mode, MPOL_PREFERRED | MPOL_F_STATIC_NODES);
+  EXPECT_TRUE(soft.error.empty());
+  EXPECT_EQ(soft.warning,
+            "node 1 has 1.00 MiB free, less than the 2.00 MiB requested; binding with "
+            "MPOL_PREFERRED anyway, the pages that do not fit will come from other nodes");
+
+  // Exactly the free amount fits.
+  EXPECT_TRUE(mn::chooseMbindMode(kStrict, 1, kMiB, tight).callMbind);
+}
+
+TEST(Policy, UnknownNodeMemorySkipsTheCapacityCheck) {
+  const mn::NumaFacts unknown = facts(mn::NodeMemory::Status::Unknown, 0, 0, "unreadable");
+  const mn::BindDecision decision = mn::chooseMbindMode(kStrict, 0, 64 * kMiB, unknown);
+  EXPECT_TRUE(decision.callMbind);
+  EXPECT_TRUE(decision.warning.empty());
+  EXPECT_TRUE(decision.error.empty());
+}
+
+TEST(MbindFailure, EpermIsAWarningEvenWhenStrict) {
+  const mn::MbindFailure soft = mn::classifyMbindFailure(EPERM, kSoft, 0);
+  EXPECT_FALSE(soft.fatal);
+  EXPECT_TRUE(soft.blockedBySeccomp);
+  EXPECT_EQ(soft.message,
+            "mbind to node 0 was refused with EPERM (a seccomp filter blocks it, e.g. a "
+            "container's default profile without CAP_SYS_NICE); the memory stays unbound");
+  const mn::MbindFailure strict = mn::classifyMbindFailure(EPERM, kStrict, 0);
+  EXPECT_FALSE(strict.fatal);
+  EXPECT_TRUE(strict.blockedBySeccomp);
+  EXPECT_EQ(strict.message, soft.message + ", and every page is checked after first touch");
+}
+
+TEST(MbindFailure, OtherErrorsAreFatalOnlyWhenStrict) {
+  const mn::MbindFailure strict = mn::classifyMbindFailure(EINVAL, kStrict, 3);
+  EXPECT_TRUE(strict.fatal);
+  EXPECT_FALSE(strict.blockedBySeccomp);
+  EXPECT_EQ(strict.message, "mbind to node 3 failed: Invalid argument (EINVAL)");
+  const mn::MbindFailure soft = mn::classifyMbindFailure(ENOMEM, kSoft, 3);
+  EXPECT_FALSE(soft.fatal);
+  EXPECT_EQ(soft.message,
+            "mbind to node 3 failed: Cannot allocate memory (ENOMEM); the memory stays unbound");
+  EXPECT_NE(mn::classifyMbindFailure(4000, kStrict, 0).message.find("(errno 4000)"),
+            std::string::npos);
+}
+
+TEST(Advice, SeparateNumbersNotFlags) {
+  // The bug this guards against: advice values are numbers, so OR-ing them loses one.
+  EXPECT_EQ(MADV_HUGEPAGE | MADV_DONTFORK, MADV_HUGEPAGE);
+  EXPECT_EQ(mn::madviseAdvice(kMiB), std::vector<int>{MADV_DONTFORK});
+  EXPECT_EQ(mn::madviseAdvice(2 * kMiB - 1), std::vector<int>{MADV_DONTFORK});
+  EXPECT_EQ(mn::madviseAdvice(2 * kMiB), (std::vector<int>{MADV_HUGEPAGE, MADV_DONTFORK}));
+  EXPECT_EQ(mn::adviceName(MADV_HUGEPAGE), "MADV_HUGEPAGE");
+  EXPECT_EQ(mn::adviceName(MADV_DONTFORK), "MADV_DONTFORK");
+  EXPECT_EQ(mn::adviceName(MADV_NORMAL), "advice 0");
+}
+
+TEST(BindState, Names) {
+  EXPECT_STREQ(mn::bindStateName(mn::BindState::Bound), "bound");
+  EXPECT_STREQ(mn::bindStateName(mn::BindState::NotRequested), "not requested");
+  EXPECT_STREQ(mn::bindStateName(mn::BindState::FellBack), "fell back (unbound)");
+  EXPECT_STREQ(mn::bindStateName(mn::BindState::BlockedBySeccomp), "blocked by seccomp (unbound)");
+}

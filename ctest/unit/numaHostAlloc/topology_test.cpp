@@ -1,0 +1,302 @@
+// Which host node is nearest the GPU: bus-id spelling, sysfs parsing and the choice between the
+// CUDA attribute and sysfs, on fake sysfs trees.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "numa_binding.hpp"
+
+namespace ms = memsamples;
+namespace mn = memsamples::numa;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kBusId = "0000:3B:00.0";  // as cuDeviceGetPCIBusId spells it
+constexpr const char* kSysfsName = "0000:3b:00.0";
+
+/// A throw-away sysfs tree: PCI devices with a numa_node file, NUMA nodes with a meminfo file.
+class FakeSysfs {
+ public:
+  FakeSysfs() {
+    std::string pattern = (fs::temp_directory_path() / "numaHostAlloc-sysfs-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("mkdtemp failed");
+    root_ = pattern;
+  }
+  ~FakeSysfs() {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+  FakeSysfs(const FakeSysfs&) = delete;
+  FakeSysfs& operator=(const FakeSysfs&) = delete;
+
+  const std::string& root() const { return root_; }
+  void write(const std::string& relative, const std::string& content) const {
+    const fs::path path = fs::path(root_) / relative;
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << content;
+  }
+  /// The GPU's numa_node file, with exactly @p content.
+  void gpuNode(const std::string& content) const {
+    write(std::string("bus/pci/devices/") + kSysfsName + "/numa_node", content);
+  }
+  /// A node's meminfo in the kernel's format.
+  void node(int node, std::uint64_t totalKiB, std::uint64_t freeKiB) const {
+    const std::string prefix = "Node " + std::to_string(node) + " ";
+    write("devices/system/node/node" + std::to_string(node) + "/meminfo",
+          prefix + "MemTotal:       " + std::to_string(totalKiB) + " kB\n" + prefix +
+              "MemFree:        " + std::to_string(freeKiB) + " kB\n" + prefix +
+              "MemUsed:        " + std::to_string(totalKiB - freeKiB) + " kB\n");
+  }
+  std::string gpuNodePath() const {
+    return root_ + "/bus/pci/devices/" + kSysfsName + "/numa_node";
+  }
+  mn::HostNumaNode find(int attributeNode) const {
+    return mn::findNearestHostNode(attributeNode, kBusId, mn::sysfsNodeMemory(root_), root_);
+  }
+
+ private:
+  std::string root_;
+};
+
+bool hasNote(const mn::HostNumaNode& found, const std::string& note) {
+  for (const auto& n : found.notes) {
+    if (n == note)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(PciBusId, NormalizedToTheSysfsSpelling) {
+  EXPECT_EQ(ms::sysfsPciName("0000:3B:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(ms::sysfsPciName("00000000:3B:00.0"), "0000:3b:00.0");  // 8-digit domain
+  EXPECT_EQ(ms::sysfsPciName("0000:00:06.0"), "0000:00:06.0");
+  EXPECT_EQ(ms::sysfsPciName("0001:AF:1F.7"), "0001:af:1f.7");
+  EXPECT_EQ(ms::sysfsPciName("10000:01:00.1"), "10000:01:00.1");  // wide (VMD) domains
+  EXPECT_EQ(ms::sysfsPciName(" 0000:00:06.0\n"), "0000:00:06.0");
+}
+
+TEST(PciBusId, MalformedIdsAreRejectedWithTheText) {
+  for (const char* bad :
+       {"", "0000:3b:00", "0000-3b-00.0", "zzzz:00:00.0", "0000:3b:00.8", "0000:3b:20.0",
+        "000000000:00:00.0", "0000:3b:00.0.1", "0000:123:00.0", "0000::00.0"}) {
+    try {
+      ms::sysfsPciName(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string("malformed PCI bus id '") + bad +
+                    "': expected domain:bus:device.function in hex, e.g. 0000:3b:00.0");
+    }
+  }
+}
+
+TEST(Topology, GpuOnNode1FromSysfs) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("1\n");
+  sysfs.node(0, 8 << 20, 4 << 20);
+  sysfs.node(1, 8 << 20, 6 << 20);
+
+  const mn::HostNumaNode agree = sysfs.find(1);
+  EXPECT_EQ(agree.node, 1);
+  EXPECT_EQ(agree.source, mn::NodeSource::Both);
+  EXPECT_FALSE(agree.sourcesDisagree);
+  EXPECT_TRUE(agree.notes.empty());
+  EXPECT_EQ(agree.sysfs.path, sysfs.gpuNodePath());
+  EXPECT_EQ(agree.sysfs.node, 1);
+
+  const mn::HostNumaNode sysfsOnly = sysfs.find(-1);
+  EXPECT_EQ(sysfsOnly.node, 1);
+  EXPECT_EQ(sysfsOnly.source, mn::NodeSource::Sysfs);
+  EXPECT_TRUE(sysfsOnly.sourcesDisagree);
+  EXPECT_TRUE(hasNote(sysfsOnly,
+                      "the sources disagree: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says -1 "
+                      "(unknown), sysfs says 1"));
+}
+
+TEST(Topology, SysfsWinsARealDisagreement) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("1");
+  sysfs.node(0, 8 << 20, 4 << 20);
+  sysfs.node(1, 8 << 20, 4 << 20);
+  const mn::HostNumaNode found = sysfs.find(0);
+  EXPECT_EQ(found.node, 1);
+  EXPECT_EQ(found.source, mn::NodeSource::Sysfs);
+  EXPECT_EQ(found.attributeNode, 0);
+  EXPECT_TRUE(found.sourcesDisagree);
+  EXPECT_TRUE(hasNote(found,
+                      "the sources disagree: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says 0, "
+                      "sysfs says 1"));
+}
+
+TEST(Topology, TheH200VmAttributeZeroSysfsUnknown) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("-1\n");
+  sysfs.node(0, 128ull << 20, 120ull << 20);
+  const mn::HostNumaNode found = sysfs.find(0);
+  EXPECT_EQ(found.node, 0);
+  EXPECT_EQ(found.source, mn::NodeSource::CudaAttribute);
+  EXPECT_EQ(found.sysfs.node, -1);
+  EXPECT_TRUE(found.sysfs.problem.empty());  // -1 is a valid answer: "unknown"
+  EXPECT_TRUE(found.sourcesDisagree);
+  ASSERT_EQ(found.notes.size(), 1u);
+  EXPECT_EQ(found.notes[0],
+            "the sources disagree: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says 0, sysfs says -1 "
+            "(unknown)");
+}
+
+TEST(Topology, BothUnknownMeansNoNode) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("-1\n");
+  sysfs.node(0, 8 << 20, 4 << 20);
+  const mn::HostNumaNode found = sysfs.find(-1);
+  EXPECT_FALSE(found.known());
+  EXPECT_EQ(found.node, -1);
+  EXPECT_EQ(found.source, mn::NodeSource::None);
+  EXPECT_FALSE(found.sourcesDisagree);
+  EXPECT_TRUE(hasNote(found, "no usable host NUMA node for this GPU"));
+  // A value below -1 from the driver is treated as unknown as well.
+  EXPECT_EQ(sysfs.find(-7).attributeNode, -1);
+}
+
+TEST(Topology, ANodeWithoutMemoryIsRejected) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("1\n");
+  sysfs.node(0, 8 << 20, 4 << 20);
+  sysfs.node(1, 0, 0);  // CPUs only, like a memoryless node
+
+  const mn::HostNumaNode fallback = sysfs.find(0);
+  EXPECT_EQ(fallback.node, 0);
+  EXPECT_EQ(fallback.source, mn::NodeSource::CudaAttribute);
+  EXPECT_TRUE(hasNote(fallback, "node 1 (from sysfs) rejected: it has no memory"));
+
+  const mn::HostNumaNode none = sysfs.find(-1);
+  EXPECT_FALSE(none.known());
+  EXPECT_TRUE(hasNote(none, "node 1 (from sysfs) rejected: it has no memory"));
+  EXPECT_TRUE(hasNote(none, "no usable host NUMA node for this GPU"));
+
+  // The same node named by both sources is tried once.
+  const mn::HostNumaNode both = sysfs.find(1);
+  EXPECT_FALSE(both.known());
+  EXPECT_EQ(both.notes.size(), 2u);
+}
+
+TEST(Topology, ANodeThatDoesNotExistIsRejected) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("3\n");
+  sysfs.node(0, 8 << 20, 4 << 20);
+  const mn::HostNumaNode found = sysfs.find(0);
+  EXPECT_EQ(found.node, 0);
+  EXPECT_EQ(found.source, mn::NodeSource::CudaAttribute);
+  EXPECT_TRUE(hasNote(found, "node 3 (from sysfs) rejected: it does not exist (cannot read " +
+                                 sysfs.root() +
+                                 "/devices/system/node/node3/meminfo: No such file or "
+                                 "directory)"));
+}
+
+TEST(Topology, MalformedNumaNodeFilesCountAsUnknown) {
+  const std::vector<std::string> malformed = {"abc", "",    "\n",   "1x",
+                                              "-7",  "-2",  "1024", "99999999999",
+                                              "1 2", "0x1", "+1",   std::string("\x01\x02", 2)};
+  for (const std::string& content : malformed) {
+    FakeSysfs sysfs;
+    sysfs.gpuNode(content);
+    sysfs.node(0, 8 << 20, 4 << 20);
+    const mn::HostNumaNode found = sysfs.find(0);
+    EXPECT_EQ(found.sysfs.node, -1) << "content '" << content << "'";
+    EXPECT_FALSE(found.sysfs.problem.empty()) << "content '" << content << "'";
+    EXPECT_EQ(found.node, 0);
+    EXPECT_EQ(found.source, mn::NodeSource::CudaAttribute);
+    EXPECT_TRUE(hasNote(found, "sysfs: " + found.sysfs.problem));
+  }
+  FakeSysfs sysfs;
+  sysfs.gpuNode("abc\n");
+  EXPECT_EQ(ms::readPciNumaNode(sysfs.root(), kBusId).problem,
+            sysfs.gpuNodePath() + " holds 'abc', not a node number from -1 to 1023");
+  sysfs.gpuNode(std::string(100, '7'));
+  EXPECT_EQ(ms::readPciNumaNode(sysfs.root(), kBusId).problem,
+            sysfs.gpuNodePath() + " holds '" + std::string(40, '7') +
+                "...', not a node number from -1 to 1023");
+}
+
+TEST(Topology, WhiteSpaceAroundTheNumberIsFine) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("  1 \n");
+  const ms::PciNumaNode read = ms::readPciNumaNode(sysfs.root(), kBusId);
+  EXPECT_EQ(read.node, 1);
+  EXPECT_TRUE(read.problem.empty());
+}
+
+TEST(Topology, MissingFileAndMalformedBusId) {
+  FakeSysfs sysfs;
+  sysfs.node(0, 8 << 20, 4 << 20);
+  const mn::HostNumaNode missing = sysfs.find(0);
+  EXPECT_EQ(missing.sysfs.problem,
+            "cannot read " + sysfs.gpuNodePath() + ": No such file or directory");
+  EXPECT_EQ(missing.node, 0);
+
+  const mn::HostNumaNode badId =
+      mn::findNearestHostNode(0, "not-a-bus-id", mn::sysfsNodeMemory(sysfs.root()), sysfs.root());
+  EXPECT_TRUE(badId.sysfs.path.empty());
+  EXPECT_EQ(badId.sysfs.problem,
+            "malformed PCI bus id 'not-a-bus-id': expected domain:bus:device.function in hex, "
+            "e.g. 0000:3b:00.0");
+  EXPECT_EQ(badId.node, 0);
+}
+
+TEST(Topology, UnreadableNodeMemoryIsAcceptedWithANote) {
+  FakeSysfs sysfs;
+  sysfs.gpuNode("1");
+  sysfs.write("devices/system/node/node1/meminfo", "Node 1 MemTotal: lots\n");
+  const mn::HostNumaNode found = sysfs.find(-1);
+  EXPECT_EQ(found.node, 1);
+  EXPECT_TRUE(hasNote(found, "node 1 (from sysfs): its memory could not be checked (" +
+                                 sysfs.root() +
+                                 "/devices/system/node/node1/meminfo has no readable MemTotal "
+                                 "and MemFree lines)"));
+  // Without any memory query the node is accepted the same way.
+  const mn::HostNumaNode noQuery = mn::findNearestHostNode(-1, kBusId, {}, sysfs.root());
+  EXPECT_EQ(noQuery.node, 1);
+  EXPECT_TRUE(hasNote(noQuery,
+                      "node 1 (from sysfs): its memory could not be checked (no memory "
+                      "query was given)"));
+}
+
+TEST(NodeMemory, SysfsMeminfoIsReadInBytes) {
+  FakeSysfs sysfs;
+  sysfs.node(2, 1024, 512);
+  const mn::NodeMemory memory = mn::sysfsNodeMemory(sysfs.root())(2);
+  EXPECT_EQ(memory.status, mn::NodeMemory::Status::Present);
+  EXPECT_EQ(memory.totalBytes, 1024u * 1024u);
+  EXPECT_EQ(memory.freeBytes, 512u * 1024u);
+  EXPECT_EQ(mn::sysfsNodeMemory(sysfs.root())(-1).status, mn::NodeMemory::Status::DoesNotExist);
+  EXPECT_EQ(mn::sysfsNodeMemory(sysfs.root())(5).status, mn::NodeMemory::Status::DoesNotExist);
+}
+
+TEST(NodeMemory, LibnumaOnThisMachine) {
+  const mn::NodeMemoryQuery memory = mn::libnumaNodeMemory();
+  const mn::NodeMemory node0 = memory(0);
+  if (node0.status == mn::NodeMemory::Status::Unknown) {
+    GTEST_SKIP() << "libnuma unavailable here: " << node0.detail;
+  }
+  // Node 0 exists on every Linux machine; whether it has memory depends on the machine.
+  EXPECT_EQ(node0.status, mn::NodeMemory::Status::Present);
+  EXPECT_LE(node0.freeBytes, node0.totalBytes);
+  const mn::NodeMemory missing = memory(1000);
+  EXPECT_EQ(missing.status, mn::NodeMemory::Status::DoesNotExist);
+  EXPECT_EQ(missing.detail.rfind("numa_max_node() is ", 0), 0u) << missing.detail;
+  EXPECT_EQ(memory(-1).status, mn::NodeMemory::Status::DoesNotExist);
+}
+
+TEST(Topology, SourceNames) {
+  EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::Sysfs), "sysfs");
+  EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::CudaAttribute),
+               "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID");
+  EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::Both), "both sources");
+  EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::None), "none");
+}

@@ -1,0 +1,344 @@
+/**
+ * @file numa_binding.hpp
+ * @brief Host memory on a chosen NUMA node: find the node nearest a GPU, bind anonymous pages to
+ *        it with mbind() before they are first touched, and check where they landed.
+ *
+ * This is the CUDA-free half of the 04_numaHostAlloc sample, kept as a small reusable library
+ * (target `numaHostAlloc_logic`): it never calls the CUDA driver, so every branch is unit tested
+ * on machines without a GPU, and other samples can use a NumaBoundHostRange as a memory resource.
+ *
+ * The pieces, in the order a program uses them:
+ * 1. **Topology.** findNearestHostNode() combines the driver's CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
+ *    with the kernel's `<sysfs>/bus/pci/devices/<bdf>/numa_node` and rejects nodes that do not
+ *    exist or have no memory.
+ * 2. **Policy.** chooseMbindMode() turns a BindPolicy (bind or not, strict or soft) and the
+ *    system's NumaFacts into a decision: mbind with `MPOL_BIND` or `MPOL_PREFERRED` (always with
+ *    `MPOL_F_STATIC_NODES`), continue unbound with one warning, or refuse with an error.
+ * 3. **Binding.** NumaBoundHostRange maps anonymous memory, binds it *before first touch*, gives
+ *    the hugepage and don't-fork advice as two madvise() calls, and unmaps it when destroyed.
+ * 4. **Verification.** pagesPerNode() asks the kernel where each page of a range lives.
+ *
+ * Warnings never go to stderr from here: they are handed to a caller-provided WarningSink, so a
+ * program decides how to print them and a test can count them.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memsamples.hpp"
+
+/// The NUMA host-memory library of the CUDA Memory Samples (sample 04, reused by sample 06).
+namespace memsamples::numa {
+
+/// Receives each warning as one line of text (no trailing newline). An empty sink drops them.
+using WarningSink = std::function<void(const std::string& warning)>;
+
+/// A binding that cannot be done under the requested policy, or a system call that failed.
+class NumaBindError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ------------------------------------------------------------------------------------------------
+/// @name Topology: which host node is nearest the GPU
+/// @{
+
+/// What is known about the memory of one NUMA node.
+struct NodeMemory {
+  /// Whether the node exists and its size could be read.
+  enum class Status {
+    Present,       ///< The node exists; totalBytes and freeBytes are valid (total may be 0).
+    DoesNotExist,  ///< There is no such node on this system.
+    Unknown,       ///< The size could not be read (see detail); the node may still exist.
+  };
+  Status status = Status::Unknown;  ///< See Status.
+  std::uint64_t totalBytes = 0;     ///< MemTotal of the node (Present only).
+  std::uint64_t freeBytes = 0;      ///< MemFree of the node (Present only).
+  std::string detail;               ///< Why the node does not exist or is Unknown.
+};
+
+/// Answers "how much memory does node N have" (the seed's memory-bank check).
+using NodeMemoryQuery = std::function<NodeMemory(int node)>;
+
+/**
+ * The real answer, from libnuma: numa_node_size64(). Nodes above numa_max_node() do not exist;
+ * when numa_available() fails every node is Unknown (libnuma must not be used then).
+ */
+NodeMemoryQuery libnumaNodeMemory();
+
+/**
+ * The same numbers read from `<sysfsRoot>/devices/system/node/node<N>/meminfo` (the file libnuma
+ * reads), so that a fake sysfs tree can describe a whole machine in a test.
+ */
+NodeMemoryQuery sysfsNodeMemory(std::string sysfsRoot);
+
+/// Where the chosen node came from.
+enum class NodeSource {
+  None,           ///< No usable node: neither source gave a node with memory.
+  Sysfs,          ///< The kernel's PCI `numa_node` file.
+  CudaAttribute,  ///< CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID.
+  Both,           ///< Both sources named the same node.
+};
+
+/// "sysfs", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "both sources" or "none".
+const char* nodeSourceName(NodeSource source);
+
+/// The host NUMA node nearest a GPU, and how it was found.
+struct HostNumaNode {
+  int node = -1;                         ///< The node to bind to, -1 when none is usable.
+  NodeSource source = NodeSource::None;  ///< Which source gave `node`.
+  int attributeNode = -1;                ///< What CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID said.
+  PciNumaNode sysfs;                     ///< What sysfs said (memsamples::readPciNumaNode).
+  bool sourcesDisagree = false;          ///< The two sources named different nodes (-1 counts).
+  std::vector<std::string> notes;        ///< Why a candidate was rejected, disagreements.
+  /// True when a usable node was found.
+  bool known() const noexcept { return node >= 0; }
+};
+
+/**
+ * Combines both sources into one node, as the seed does with its topology: GPU -> nearest CPU
+ * node -> that node must have memory.
+ *
+ * Order of preference: sysfs first (the kernel's record of the device's proximity domain from
+ * the firmware), then the CUDA attribute (the driver's answer, which is still a node where sysfs
+ * says -1, e.g. 0 on a VM without NUMA information). A candidate that does not exist or has no
+ * memory is rejected with a note and the other source is tried; a node whose memory cannot be
+ * read is accepted with a note. A difference between the two values is reported in
+ * `sourcesDisagree` and in the notes.
+ *
+ * @param attributeNode CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (-1 when unknown or not supported).
+ * @param pciBusId what cuDeviceGetPCIBusId returned.
+ * @param nodeMemory how to check a node's memory, normally libnumaNodeMemory().
+ * @param sysfsRoot the sysfs mount point; tests point it at a fake tree.
+ */
+HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
+                                 const NodeMemoryQuery& nodeMemory,
+                                 const std::string& sysfsRoot = "/sys");
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Policy: how to bind, and what to do when it cannot be done
+/// @{
+
+/// The two switches of the seed (its NoNUMABind and NoSubstitute flags).
+struct BindPolicy {
+  bool bind = true;     ///< false: do not bind at all (the seed's NoNUMABind).
+  bool strict = false;  ///< true: MPOL_BIND and errors instead of fallbacks (NoSubstitute).
+};
+
+/// `MPOL_F_STATIC_NODES` from <linux/mempolicy.h>, which cannot be included together with
+/// libnuma's <numaif.h>: the node mask means physical node numbers, never remapped when the
+/// process's cpuset changes.
+inline constexpr int kMpolStaticNodes = 1 << 15;
+
+/// "MPOL_BIND | MPOL_F_STATIC_NODES" for a mode word; "none" for 0.
+std::string describeMbindMode(int mode);
+
+/// What the system says about NUMA and the target node, gathered before binding.
+struct NumaFacts {
+  bool available = false;  ///< numa_available() succeeded.
+  int maxNode = -1;        ///< numa_max_node().
+  NodeMemory target;       ///< The target node's memory.
+};
+
+/// The real NumaFacts for @p node, from libnuma.
+NumaFacts queryNumaFacts(int node);
+
+/// What chooseMbindMode() decided.
+struct BindDecision {
+  bool callMbind = false;     ///< Bind with `mode`.
+  int mode = 0;               ///< MPOL_BIND or MPOL_PREFERRED, with kMpolStaticNodes.
+  std::string warning;        ///< Non-empty: hand it to the sink (the only warning of the choice).
+  std::string error;          ///< Non-empty: refuse; only under a strict policy.
+  std::string unboundReason;  ///< Why the range stays unbound (no mbind call).
+};
+
+/**
+ * The binding rules of the sample (see the README for why):
+ * - `bind == false`: no mbind, no warning.
+ * - NUMA unavailable, no node, a node that does not exist or has no memory: strict -> error;
+ *   soft -> continue unbound with one warning.
+ * - The node's free memory is below @p bytes: strict -> error (an MPOL_BIND range that cannot be
+ *   filled ends in the OOM killer, not in an error code); soft -> bind anyway with one warning
+ *   (MPOL_PREFERRED spills to other nodes).
+ * - Otherwise mbind with `MPOL_F_STATIC_NODES | (strict ? MPOL_BIND : MPOL_PREFERRED)`.
+ *   A machine with a single node is not an error: binding to it is valid and always satisfied.
+ */
+BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t bytes,
+                             const NumaFacts& facts);
+
+/// What to do after mbind() failed.
+struct MbindFailure {
+  bool fatal = false;             ///< Throw NumaBindError with `message`.
+  bool blockedBySeccomp = false;  ///< The failure was EPERM.
+  std::string message;            ///< The warning or error text.
+};
+
+/**
+ * - EPERM (a seccomp filter, e.g. Docker's default profile without CAP_SYS_NICE): one warning,
+ *   continue unbound, strict or not, as the seed does, so that containers keep working. A strict
+ *   range then still keeps its promise by verification: NumaBoundHostRange::firstTouch() fails
+ *   if any page is not on the node.
+ * - Any other errno: strict -> fatal; soft -> one warning, continue unbound.
+ */
+MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node);
+
+/// Size from which a range gets MADV_HUGEPAGE (one x86-64 / arm64-4K transparent huge page).
+inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+
+/**
+ * The madvise() advice for a range of @p bytes, one entry per call: MADV_HUGEPAGE (from 2 MiB)
+ * and MADV_DONTFORK. They are advice *numbers* (14 and 10 on Linux), not bit flags: OR-ing them
+ * would ask for advice 14 | 10 = 14 and silently drop MADV_DONTFORK.
+ */
+std::vector<int> madviseAdvice(std::size_t bytes);
+
+/// "MADV_HUGEPAGE", "MADV_DONTFORK" or the number.
+std::string adviceName(int advice);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Verification: where did the pages land
+/// @{
+
+/// Where the pages of a range are, counted in base pages.
+struct PagePlacement {
+  std::map<int, std::size_t> pagesPerNode;  ///< Node -> number of pages there.
+  std::size_t pages = 0;                    ///< Pages queried.
+  std::size_t notPresent = 0;    ///< Pages never touched (-ENOENT): no physical page yet.
+  std::size_t unreadable = 0;    ///< Pages the kernel could not report (other negative status).
+  int firstUnreadableError = 0;  ///< errno of the first unreadable page.
+  std::size_t pageBytes = 0;     ///< Size of one counted page.
+  std::string method;            ///< "move_pages" or "get_mempolicy".
+  std::string error;             ///< Non-empty: the placement is unknown, and why.
+
+  /// True when the kernel answered.
+  bool known() const noexcept { return error.empty(); }
+  /// True when every queried page is on @p node.
+  bool allOn(int node) const;
+  /// Fraction of the queried pages on @p node (0 when unknown or empty).
+  double fractionOn(int node) const;
+  /// "node 0: 768 pages (100.0 %)" and the not-present / unreadable counts, or the error.
+  std::string summary() const;
+};
+
+/**
+ * Where each page of [@p address, @p address + @p bytes) is: move_pages() with a null node list
+ * (a pure status query, no privilege needed for one's own pages); if the kernel refuses it,
+ * get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) page by page. The latter faults untouched pages in,
+ * so call this after first touch.
+ */
+PagePlacement pagesPerNode(const void* address, std::size_t bytes);
+
+/**
+ * Empty when @p placement satisfies a strict binding to @p node, else why not: a page elsewhere,
+ * a page not present, or a placement that could not be read.
+ */
+std::string strictPlacementProblem(const PagePlacement& placement, int node);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name The bound range
+/// @{
+
+/// How a NumaBoundHostRange ended up.
+enum class BindState {
+  Bound,             ///< mbind() succeeded.
+  NotRequested,      ///< BindPolicy::bind was false.
+  FellBack,          ///< Soft policy, binding impossible or failed: unbound, one warning.
+  BlockedBySeccomp,  ///< mbind() returned EPERM: unbound, one warning.
+};
+
+/// "bound", "not requested", "fell back (unbound)" or "blocked by seccomp (unbound)".
+const char* bindStateName(BindState state);
+
+/**
+ * Anonymous host memory bound to one NUMA node before its first touch; unmapped on destruction.
+ *
+ * Construction: mmap (2 MiB aligned from 2 MiB so that transparent huge pages fit) -> the policy
+ * decision -> mbind -> madvise(MADV_HUGEPAGE) and madvise(MADV_DONTFORK) as two calls. No page
+ * is touched, so no page exists yet: the first touch allocates each page under the policy, and
+ * nothing has to be migrated. Warnings go to the sink, at most one per cause.
+ *
+ * Movable, not copyable. Not thread-safe; the memory itself may be used from any thread.
+ */
+class NumaBoundHostRange {
+ public:
+  /// An empty range (no memory).
+  NumaBoundHostRange() = default;
+  /**
+   * Maps @p bytes and binds them to @p node under @p policy.
+   * @throws std::invalid_argument for 0 bytes; NumaBindError when a strict binding is impossible
+   *         or mbind fails under a strict policy, or when mmap fails.
+   */
+  NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy,
+                     const WarningSink& warn);
+  ~NumaBoundHostRange();
+  /// Takes over @p other's mapping; @p other becomes empty.
+  NumaBoundHostRange(NumaBoundHostRange&& other) noexcept;
+  /// Swaps mappings with @p other (its destructor releases the old one).
+  NumaBoundHostRange& operator=(NumaBoundHostRange&& other) noexcept;
+  NumaBoundHostRange(const NumaBoundHostRange&) = delete;
+  NumaBoundHostRange& operator=(const NumaBoundHostRange&) = delete;
+
+  /// The start of the range (page aligned; 2 MiB aligned from 2 MiB).
+  void* data() const noexcept { return address_; }
+  /// The bytes requested.
+  std::size_t size() const noexcept { return bytes_; }
+  /// The bytes mapped (the request rounded up to a page, or to 2 MiB from 2 MiB).
+  std::size_t mappedBytes() const noexcept { return mappedBytes_; }
+  /// The target node.
+  int node() const noexcept { return node_; }
+  /// The policy it was made with.
+  const BindPolicy& policy() const noexcept { return policy_; }
+  /// Whether the binding is in force.
+  BindState state() const noexcept { return state_; }
+  /// The mbind mode word used (0 when mbind was not called or failed).
+  int mode() const noexcept { return mode_; }
+  /// Why the range is not bound (empty when Bound).
+  const std::string& unboundReason() const noexcept { return unboundReason_; }
+  /// madvise(MADV_HUGEPAGE) was given and accepted.
+  bool hugePagesAdvised() const noexcept { return hugePagesAdvised_; }
+  /// madvise(MADV_DONTFORK) was accepted.
+  bool dontForkAdvised() const noexcept { return dontForkAdvised_; }
+
+  /**
+   * Writes one byte to every page, which allocates the pages under the binding. Under a strict
+   * policy the placement is then checked: every page must be on the node (this is what keeps a
+   * strict range honest when mbind was blocked by seccomp).
+   * @throws NumaBindError under a strict policy when strictPlacementProblem() finds one.
+   */
+  void firstTouch();
+  /// pagesPerNode() of the mapped range.
+  PagePlacement placement() const;
+  /// One line: size, node, state, mode and advice.
+  std::string describe() const;
+
+ private:
+  void release() noexcept;
+
+  void* address_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::size_t mappedBytes_ = 0;
+  int node_ = -1;
+  BindPolicy policy_;
+  BindState state_ = BindState::NotRequested;
+  int mode_ = 0;
+  std::string unboundReason_;
+  bool hugePagesAdvised_ = false;
+  bool dontForkAdvised_ = false;
+};
+
+/// @}
+
+}  // namespace memsamples::numa
