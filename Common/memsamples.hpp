@@ -77,6 +77,11 @@ class CudaError : public std::runtime_error {
 /// before cuInit() and for values the driver does not know.
 std::string describeResult(CUresult result);
 
+/// The text of a failed call: "cuMemAlloc failed at vectorAddDrv.cpp:97: <description>", with
+/// the folders stripped from @p file.
+std::string formatCallFailure(std::string_view call, std::string_view file, int line,
+                              std::string_view description);
+
 /**
  * Throws CudaError when @p result is not CUDA_SUCCESS.
  *
@@ -127,11 +132,12 @@ std::string formatBytes(std::uint64_t bytes);
  * free memory, else UsageError (a sample never over-subscribes the device, managed memory
  * included, because that can hang a shared GPU). Without one: @p defaultBytes, reduced when the
  * buffers would take more than 80 % of free memory, rounded down to a multiple of 2 MiB.
+ * @param where names the memory in messages: "the device" or "the host".
  * @throws UsageError or std::runtime_error (not even one element fits).
  */
 std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
                                 std::uint64_t defaultBytes, std::uint64_t freeBytes, int buffers,
-                                std::uint64_t elementBytes);
+                                std::uint64_t elementBytes, std::string_view where = "the device");
 
 /// The options every sample accepts.
 struct CommonOptions {
@@ -155,8 +161,9 @@ class CommandLine {
   /// @param summary one sentence saying what the sample does, printed by `--help`.
   CommandLine(std::string program, std::string summary);
 
-  /// Registers `--device`, `--iterations`, `--warmup`, `--json` and `--quiet` into @p options.
-  void addCommonOptions(CommonOptions& options);
+  /// Registers `--device`, `--json`, `--quiet` and, for a sample that measures (@p timed),
+  /// `--iterations` and `--warmup` into @p options.
+  void addCommonOptions(CommonOptions& options, bool timed = true);
   /// A switch without value.
   void addFlag(std::string name, std::string help, bool& target);
   /// An integer option in [@p min, @p max].
@@ -223,13 +230,27 @@ int pickFastestDevice(const std::vector<DeviceScore>& devices);
 int validateDeviceOrdinal(long long requested, int deviceCount);
 
 /**
+ * True for the cuInit() results that mean "this machine cannot run CUDA programs" rather than
+ * "the program is wrong": no device, a stub or mismatched driver library, an unsupported
+ * forward-compatibility setup, or a device that is busy or unavailable.
+ */
+bool isUnusableDriverResult(CUresult result);
+
+/**
  * Calls cuInit(0). A machine without a usable driver or device is not a failure of the sample:
- * CUDA_ERROR_NO_DEVICE, CUDA_ERROR_INSUFFICIENT_DRIVER and friends become WaivedError.
+ * the results isUnusableDriverResult() accepts become WaivedError, any other is a CudaError.
  */
 void initDriver();
 
 /// The requested device (validated), or the fastest one. Requires initDriver().
 CUdevice selectDevice(const std::optional<long long>& requested);
+
+/**
+ * The ordinal of @p device, i.e. the N with cuDeviceGet(&device, N): what CUmemLocation::id,
+ * cuDeviceCanAccessPeer's matrix and people mean by "device N". A CUdevice is an opaque handle,
+ * so it is looked up rather than cast. @throws CudaError; std::invalid_argument if not found.
+ */
+int deviceOrdinal(CUdevice device);
 
 /// cuDeviceGetAttribute() as a value. @throws CudaError.
 int deviceAttribute(CUdevice device, CUdevice_attribute attribute);
@@ -265,7 +286,7 @@ PciNumaNode readPciNumaNode(const std::string& sysfsRoot, std::string_view busId
 /**
  * Parses a kernel list of ids such as "0", "0-3" or "0-1,4,6-7" (the format of
  * `/sys/devices/system/node/online`) into the ids, in order.
- * @throws std::invalid_argument for anything else.
+ * @throws std::invalid_argument for anything else, and for ids above 65535.
  */
 std::vector<int> parseIdList(std::string_view list);
 
@@ -437,7 +458,9 @@ inline constexpr const char* kFatbinDirVariable = "CUDA_MEMORY_SAMPLES_FATBIN_DI
  * The places a fatbin is looked for, in order:
  * 1. @p overrideDir, when not empty (the explicit choice wins over anything found implicitly);
  * 2. the executable's own folder (the build tree, and installs that keep both in one folder);
- * 3. the install layout: `<exe folder>/../share/cuda-memory-samples/`.
+ * 3. the install layout: `<exe folder>/../share/cuda-memory-samples/` (with the default
+ *    CMAKE_INSTALL_BINDIR and MEMSAMPLES_FATBIN_INSTALL_DIR; the relative path is fixed at
+ *    configure time).
  * The current directory is never searched: a sample must behave the same wherever it is run from.
  * @param fileName the fatbin's file name, e.g. "vectorAdd_kernel.fatbin".
  * @param exePath the resolved executable path (symlinks followed).
@@ -569,6 +592,9 @@ struct VectorAddCheck {
  * difference is a real error, not rounding.
  */
 VectorAddCheck checkVectorAdd(const float* a, const float* b, const float* c, std::size_t count);
+
+/// "Mismatch at element 5: expected 1.25, got 0 (3 wrong in total)"; empty when all matched.
+std::string describeMismatch(const VectorAddCheck& check);
 
 /// Launches `VecAdd_kernel(a, b, c, count)` on @p stream with @p gridSize blocks of 256 threads.
 void launchVectorAdd(CUfunction kernel, unsigned int gridSize, CUdeviceptr a, CUdeviceptr b,

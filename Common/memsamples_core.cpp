@@ -54,6 +54,29 @@ std::string parentFolder(const std::string& path) {
 
 }  // namespace
 
+// ------------------------------------------------------------------------------------- errors
+
+std::string formatCallFailure(std::string_view call, std::string_view file, int line,
+                              std::string_view description) {
+  const std::size_t slash = file.find_last_of('/');
+  const std::string_view base = slash == std::string_view::npos ? file : file.substr(slash + 1);
+  return std::string(call) + " failed at " + std::string(base) + ":" + std::to_string(line) + ": " +
+         std::string(description);
+}
+
+bool isUnusableDriverResult(CUresult result) {
+  switch (result) {
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case CUDA_ERROR_STUB_LIBRARY:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // ---------------------------------------------------------------------------- command line values
 
 long long parseInteger(std::string_view text, std::string_view what, long long min, long long max) {
@@ -173,7 +196,7 @@ std::string formatBytes(std::uint64_t bytes) {
 
 std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
                                 std::uint64_t defaultBytes, std::uint64_t freeBytes, int buffers,
-                                std::uint64_t elementBytes) {
+                                std::uint64_t elementBytes, std::string_view where) {
   const auto count = static_cast<std::uint64_t>(buffers);
   if (requested) {
     if (*requested % elementBytes != 0) {
@@ -182,8 +205,9 @@ std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
     }
     if (*requested > freeBytes / count) {
       throw UsageError("--size " + formatBytes(*requested) + " needs " + std::to_string(buffers) +
-                       " buffers but the device has only " + formatBytes(freeBytes) +
-                       " free; choose at most " + formatBytes(freeBytes / count));
+                       " buffers but " + std::string(where) + " has only " +
+                       formatBytes(freeBytes) + " free; choose at most " +
+                       formatBytes(freeBytes / count));
     }
     return *requested;
   }
@@ -191,7 +215,7 @@ std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
   const std::uint64_t budget = freeBytes / 10 * 8 / count / kStep * kStep;
   const std::uint64_t bytes = std::min(defaultBytes, budget);
   if (bytes < elementBytes) {
-    throw std::runtime_error("the device has only " + formatBytes(freeBytes) +
+    throw std::runtime_error(std::string(where) + " has only " + formatBytes(freeBytes) +
                              " free, too little for " + std::to_string(buffers) + " buffers");
   }
   return bytes;
@@ -202,15 +226,17 @@ std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
 CommandLine::CommandLine(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {}
 
-void CommandLine::addCommonOptions(CommonOptions& options) {
+void CommandLine::addCommonOptions(CommonOptions& options, bool timed) {
   options_.push_back({"device", "N",
                       "CUDA device ordinal (default: the device with the most SMs x clock)",
                       [&options](std::string_view value) {
                         options.device = parseInteger(value, "--device", LLONG_MIN, LLONG_MAX);
                       }});
-  addInteger("iterations", "timed repetitions; the median is reported (default 20)",
-             options.iterations, 1, 100000);
-  addInteger("warmup", "untimed repetitions before timing (default 3)", options.warmup, 0, 1000);
+  if (timed) {
+    addInteger("iterations", "timed repetitions; the median is reported (default 20)",
+               options.iterations, 1, 100000);
+    addInteger("warmup", "untimed repetitions before timing (default 3)", options.warmup, 0, 1000);
+  }
   addString("json", "also write the results as one JSON object to FILE ('-' = stdout)",
             options.jsonPath, "FILE");
   addFlag("quiet", "print only the verdict", options.quiet);
@@ -437,12 +463,15 @@ PciNumaNode readPciNumaNode(const std::string& sysfsRoot, std::string_view busId
 }
 
 std::vector<int> parseIdList(std::string_view list) {
+  // Node and CPU numbers stay far below this; a corrupt file must not make us allocate gigabytes.
+  constexpr int kMaxListedId = 65535;
   list = trimSpace(list);
   std::vector<int> ids;
   const auto number = [list](std::string_view text) {
     int value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) {
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0 ||
+        value > kMaxListedId) {
       throw std::invalid_argument("not an id list: '" + std::string(list) + "'");
     }
     return value;
@@ -485,7 +514,7 @@ std::vector<std::string> fatbinCandidates(const std::string& fileName, const std
     candidates.push_back(overrideDir + "/" + fileName);
   const std::string exeDir = parentFolder(exePath);
   candidates.push_back(exeDir + "/" + fileName);
-  candidates.push_back(exeDir + "/../" MEMSAMPLES_FATBIN_INSTALL_DIR "/" + fileName);
+  candidates.push_back(exeDir + "/" MEMSAMPLES_FATBIN_FROM_BINDIR "/" + fileName);
   return candidates;
 }
 
@@ -690,6 +719,15 @@ void fillVectorAddInputs(float* a, float* b, std::size_t count, std::uint32_t se
     a[i] = next();
     b[i] = next();
   }
+}
+
+std::string describeMismatch(const VectorAddCheck& check) {
+  if (check.mismatches == 0)
+    return {};
+  std::ostringstream text;
+  text << "Mismatch at element " << check.firstBad << ": expected " << check.expected << ", got "
+       << check.actual << " (" << check.mismatches << " wrong in total)";
+  return text.str();
 }
 
 VectorAddCheck checkVectorAdd(const float* a, const float* b, const float* c, std::size_t count) {

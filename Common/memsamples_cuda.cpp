@@ -33,18 +33,10 @@ void check(CUresult result, const char* call, const char* file, int line) {
 
 void initDriver() {
   const CUresult result = cuInit(0);
-  switch (result) {
-    case CUDA_SUCCESS:
-      return;
-    case CUDA_ERROR_NO_DEVICE:
-    case CUDA_ERROR_DEVICE_UNAVAILABLE:
-    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-    case CUDA_ERROR_STUB_LIBRARY:
-    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-      throw WaivedError("no usable CUDA device: cuInit returned " + describeResult(result));
-    default:
-      check(result, "cuInit");
+  if (isUnusableDriverResult(result)) {
+    throw WaivedError("no usable CUDA device: cuInit returned " + describeResult(result));
   }
+  check(result, "cuInit");
 }
 
 int deviceAttribute(CUdevice device, CUdevice_attribute attribute) {
@@ -80,6 +72,20 @@ CUdevice selectDevice(const std::optional<long long>& requested) {
   CUdevice device = 0;
   check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
   return device;
+}
+
+int deviceOrdinal(CUdevice device) {
+  int count = 0;
+  check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    CUdevice candidate = 0;
+    check(cuDeviceGet(&candidate, ordinal), "cuDeviceGet");
+    if (candidate == device)
+      return ordinal;
+  }
+  throw std::invalid_argument("deviceOrdinal: CUdevice " + std::to_string(device) +
+                              " is not one of this machine's " + std::to_string(count) +
+                              " devices");
 }
 
 double theoreticalPeakGBps(CUdevice device) {

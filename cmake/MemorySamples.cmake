@@ -27,6 +27,13 @@ if(NOT CMAKE_RUNTIME_OUTPUT_DIRECTORY)
 endif()
 set(MEMSAMPLES_FATBIN_INSTALL_DIR "${CMAKE_INSTALL_DATADIR}/cuda-memory-samples"
     CACHE STRING "Install folder of the .fatbin files, relative to the prefix")
+if(IS_ABSOLUTE "${MEMSAMPLES_FATBIN_INSTALL_DIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_BINDIR}")
+  message(FATAL_ERROR "MEMSAMPLES_FATBIN_INSTALL_DIR and CMAKE_INSTALL_BINDIR must be relative "
+                      "to the prefix, so that an installed sample can find its fatbins")
+endif()
+# The samples look for their fatbins relative to their own folder once installed.
+cmake_path(RELATIVE_PATH MEMSAMPLES_FATBIN_INSTALL_DIR BASE_DIRECTORY "${CMAKE_INSTALL_BINDIR}"
+           OUTPUT_VARIABLE MEMSAMPLES_FATBIN_FROM_BINDIR)
 
 find_package(CUDAToolkit REQUIRED)
 
@@ -64,9 +71,11 @@ function(_memsamples_nvcc_arch_flags out_var)
       continue()
     endif()
     list(APPEND flags "-gencode=arch=compute_${name},code=sm_${name}")
+    # PTX of an arch-specific target (90a, 100a) runs only on that chip: the forward-compatible
+    # PTX is the plain compute_<number>.
     if(NOT CMAKE_MATCH_3 STREQUAL "-real" AND number GREATER_EQUAL newest_number)
       set(newest_number ${number})
-      set(newest ${name})
+      set(newest ${number})
     endif()
   endforeach()
   if(NOT explicit_ptx AND newest)
@@ -87,12 +96,15 @@ function(memsamples_add_fatbin kernel)
   endif()
   set(output "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${kernel}.fatbin")
   _memsamples_nvcc_arch_flags(arch_flags)
+  # A file that changes when the architecture list does, so that the fatbin is rebuilt then.
+  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/${kernel}.fatbin.flags")
+  file(CONFIGURE OUTPUT "${stamp}" CONTENT "${arch_flags}\n")
   add_custom_command(
     OUTPUT "${output}"
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}"
     COMMAND "${CUDAToolkit_NVCC_EXECUTABLE}" -fatbin -std=c++17 -O3 -lineinfo ${arch_flags}
             -o "${output}" "${source}"
-    DEPENDS "${source}"
+    DEPENDS "${source}" "${stamp}"
     COMMENT "Building ${kernel}.fatbin (${CMAKE_CUDA_ARCHITECTURES})"
     VERBATIM)
   add_custom_target(memsamples_fatbin_${kernel} ALL DEPENDS "${output}")
@@ -124,8 +136,7 @@ if(NOT TARGET memsamples_core)
   # cuda.h is needed for its types only; nothing here calls into libcuda.
   target_link_libraries(memsamples_core PUBLIC CUDA::toolkit)
   target_compile_definitions(memsamples_core
-    PRIVATE MEMSAMPLES_FATBIN_INSTALL_DIR="${MEMSAMPLES_FATBIN_INSTALL_DIR}"
-            MEMSAMPLES_BIN_INSTALL_DIR="${CMAKE_INSTALL_BINDIR}")
+    PRIVATE MEMSAMPLES_FATBIN_FROM_BINDIR="${MEMSAMPLES_FATBIN_FROM_BINDIR}")
   memsamples_warnings(memsamples_core)
   add_library(memsamples::core ALIAS memsamples_core)
 
@@ -141,6 +152,13 @@ if(NOT TARGET memsamples_core)
                         RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest")
   target_link_libraries(memsamples_gpu_launcher PRIVATE ${CMAKE_DL_LIBS})
   memsamples_warnings(memsamples_gpu_launcher)
+
+  # Prints where locateFatbin() finds a fatbin: the same lookup as the samples, without the
+  # driver, so that the install and symlink cases are tested on machines without a GPU too.
+  add_executable(memsamples_fatbin_probe "${MEMSAMPLES_ROOT}/ctest/fatbin_probe.cpp")
+  target_link_libraries(memsamples_fatbin_probe PRIVATE memsamples::core)
+  memsamples_warnings(memsamples_fatbin_probe)
+  install(TARGETS memsamples_fatbin_probe RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()
 
 # memsamples_add_sample(<name> SOURCES <files...> [KERNELS <kernel>...] [LIBRARIES <libs>...])

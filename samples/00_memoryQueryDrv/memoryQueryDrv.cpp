@@ -21,13 +21,16 @@
  *    (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) *and* from sysfs (`/sys/bus/pci/devices/<bdf>/numa_node`),
  *    since they can disagree: on a VM the driver may say 0 where the kernel says -1 (unknown).
  *    Whether cuMemCreate accepts CU_MEM_LOCATION_TYPE_HOST_NUMA, and its granularity.
- * 5. **Peer access** (05_p2pMemMap): the cuDeviceCanAccessPeer matrix with the link's
- *    performance rank and native-atomic support (cuDeviceGetP2PAttribute).
- * 6. **Theoretical memory bandwidth:** memory clock x 2 (double data rate) x bus width, the
+ * 5. **Theoretical memory bandwidth:** memory clock x 2 (double data rate) x bus width, the
  *    ceiling the bandwidth figures of the other samples are compared with.
+ * 6. **Peer access** (05_p2pMemMap): the cuDeviceCanAccessPeer matrix with the link's
+ *    performance rank and native-atomic support (cuDeviceGetP2PAttribute).
  *
- * The verdict is PASS when every query succeeded and the answers are consistent (the recommended
- * granularity is a multiple of the minimum). No context is needed for any of these queries.
+ * The verdict is PASS when every query succeeded and the answers agree with each other: a device
+ * that reports VMM support must report a non-zero granularity with the recommended one a
+ * multiple of the minimum; one that reports host-NUMA VMM support must name a host node; one that
+ * reports concurrent managed access must report managed memory. No context is needed for any of
+ * these queries.
  */
 #include <iomanip>
 #include <iostream>
@@ -70,7 +73,7 @@ std::pair<std::size_t, std::size_t> granularity(CUmemLocationType type, int id) 
   return {minimum, recommended};
 }
 
-DeviceReport queryDevice(CUdevice device, const Options& options) {
+DeviceReport queryDevice(CUdevice device, int ordinal, const Options& options) {
   DeviceReport report;
   const auto attribute = [device](CUdevice_attribute a) { return ms::deviceAttribute(device, a); };
   const auto add = [&report](const std::string& label, const std::string& value) {
@@ -90,7 +93,7 @@ DeviceReport queryDevice(CUdevice device, const Options& options) {
   add("Multiprocessors", std::to_string(sms));
   add("Global memory", ms::formatBytes(totalBytes));
   add("PCI bus id", busId);
-  report.json.set("ordinal", static_cast<int>(device))
+  report.json.set("ordinal", ordinal)
       .set("name", ms::deviceName(device))
       .set("computeCapability", std::to_string(major) + "." + std::to_string(minor))
       .set("multiprocessors", sms)
@@ -102,7 +105,7 @@ DeviceReport queryDevice(CUdevice device, const Options& options) {
   add("VMM (cuMemCreate/cuMemMap)", yesNo(vmm));
   report.json.set("vmmSupported", vmm != 0);
   if (vmm) {
-    const auto [minimum, recommended] = granularity(CU_MEM_LOCATION_TYPE_DEVICE, device);
+    const auto [minimum, recommended] = granularity(CU_MEM_LOCATION_TYPE_DEVICE, ordinal);
     add("  granularity min / recommended",
         ms::formatBytes(minimum) + " / " + ms::formatBytes(recommended));
     report.json.set("granularityMinBytes", static_cast<std::uint64_t>(minimum))
@@ -120,6 +123,7 @@ DeviceReport queryDevice(CUdevice device, const Options& options) {
   add("  concurrent managed access", yesNo(concurrent));
   add("Pageable memory access", yesNo(pageable));
   add("  via host page tables (ATS)", yesNo(hostPageTables));
+  report.consistent &= managed || !concurrent;
   report.json.set("managedMemory", managed != 0)
       .set("concurrentManagedAccess", concurrent != 0)
       .set("pageableMemoryAccess", pageable != 0)
@@ -141,18 +145,20 @@ DeviceReport queryDevice(CUdevice device, const Options& options) {
       .set("hostNumaIdSysfs", sysfsNode.node)
       .set("sysfsNumaNodePath", sysfsNode.path)
       .set("hostNumaVmmSupported", hostNumaVmm != 0);
+  report.consistent &= !hostNumaVmm || driverNode >= 0;
   if (hostNumaVmm && driverNode >= 0) {
     const auto [minimum, recommended] = granularity(CU_MEM_LOCATION_TYPE_HOST_NUMA, driverNode);
     add("  granularity min / recommended",
         ms::formatBytes(minimum) + " / " + ms::formatBytes(recommended));
-    report.json.set("hostNumaGranularityMinBytes", static_cast<std::uint64_t>(minimum));
+    report.json.set("hostNumaGranularityMinBytes", static_cast<std::uint64_t>(minimum))
+        .set("hostNumaGranularityRecommendedBytes", static_cast<std::uint64_t>(recommended));
     report.consistent &= minimum > 0 && recommended % minimum == 0;
   }
   const int pools = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
   add("Memory pools (cuMemAllocAsync)", yesNo(pools));
   report.json.set("memoryPoolsSupported", pools != 0);
 
-  // 6. Bandwidth ceiling.
+  // 5. Bandwidth ceiling.
   const int clockKHz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
   const int busBits = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   const double peak = ms::peakBandwidthGBps(clockKHz, busBits);
@@ -176,21 +182,29 @@ ms::Verdict runQuery(const Options& options, ms::Report& report) {
   if (count == 0)
     throw ms::WaivedError("no CUDA device found");
 
-  std::vector<CUdevice> devices;
-  if (options.common.device) {
-    devices.push_back(ms::selectDevice(options.common.device));
-  } else {
-    for (int i = 0; i < count; ++i)
-      devices.push_back(ms::selectDevice(i));
+  // A CUdevice is a handle, not an ordinal: get each one once and index them by ordinal.
+  std::vector<CUdevice> handles(static_cast<std::size_t>(count));
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    ms::check(cuDeviceGet(&handles[static_cast<std::size_t>(ordinal)], ordinal), "cuDeviceGet");
   }
+  std::vector<int> reported;
+  if (options.common.device) {
+    reported.push_back(ms::validateDeviceOrdinal(*options.common.device, count));
+  } else {
+    for (int ordinal = 0; ordinal < count; ++ordinal)
+      reported.push_back(ordinal);
+  }
+  const auto handle = [&handles](int ordinal) {
+    return handles[static_cast<std::size_t>(ordinal)];
+  };
   out << "CUDA driver " << driverVersion / 1000 << "." << driverVersion % 1000 / 10 << ", " << count
       << (count == 1 ? " device" : " devices") << "\n\n";
 
   bool consistent = true;
   ms::JsonArray jsonDevices;
-  for (const CUdevice device : devices) {
-    const DeviceReport deviceReport = queryDevice(device, options);
-    out << "Device " << device << '\n';
+  for (const int ordinal : reported) {
+    const DeviceReport deviceReport = queryDevice(handle(ordinal), ordinal, options);
+    out << "Device " << ordinal << '\n';
     for (const auto& [label, value] : deviceReport.rows) {
       out << "  " << std::left << std::setw(38) << label << value << '\n';
     }
@@ -199,7 +213,7 @@ ms::Verdict runQuery(const Options& options, ms::Report& report) {
     jsonDevices.addRaw(deviceReport.json.dump());
   }
 
-  // 5. Peer access matrix over all devices: row = accessing device, column = owner.
+  // 6. Peer access matrix over all devices: row = accessing device, column = owner.
   out << "Peer access (row can access column's memory; rank = link performance, A = native "
          "atomics)\n      ";
   for (int owner = 0; owner < count; ++owner)
@@ -214,13 +228,14 @@ ms::Verdict runQuery(const Options& options, ms::Report& report) {
         continue;
       }
       int canAccess = 0, rank = 0, atomics = 0;
-      ms::check(cuDeviceCanAccessPeer(&canAccess, accessor, owner), "cuDeviceCanAccessPeer");
+      ms::check(cuDeviceCanAccessPeer(&canAccess, handle(accessor), handle(owner)),
+                "cuDeviceCanAccessPeer");
       if (canAccess) {
-        ms::check(cuDeviceGetP2PAttribute(&rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, accessor,
-                                          owner),
+        ms::check(cuDeviceGetP2PAttribute(&rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,
+                                          handle(accessor), handle(owner)),
                   "cuDeviceGetP2PAttribute");
         ms::check(cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
-                                          accessor, owner),
+                                          handle(accessor), handle(owner)),
                   "cuDeviceGetP2PAttribute");
       }
       out << std::setw(10)
@@ -242,8 +257,10 @@ ms::Verdict runQuery(const Options& options, ms::Report& report) {
       .set("deviceCount", count)
       .set("devices", jsonDevices)
       .set("peerAccess", jsonPeers);
-  if (!consistent)
-    out << "Inconsistent answer: a recommended granularity is not a multiple of the minimum\n";
+  if (!consistent) {
+    out << "Inconsistent answers: VMM without a usable granularity, host-NUMA VMM without a "
+           "host node, or concurrent managed access without managed memory\n";
+  }
   return consistent ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 
@@ -256,7 +273,7 @@ int main(int argc, char** argv) {
       "memoryQueryDrv",
       "Reports, per CUDA device, the memory capabilities the other samples rely on: VMM and its "
       "granularity, managed and pageable access, host NUMA node, peer access, peak bandwidth.");
-  commandLine.addCommonOptions(options.common);
+  commandLine.addCommonOptions(options.common, /*timed=*/false);
   commandLine.addString("sysfs-root", "where sysfs is mounted (default /sys)", options.sysfsRoot,
                         "DIR");
   return ms::runSample(commandLine, options.common, argc, argv,

@@ -49,7 +49,7 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   // 1. Driver and device.
   ms::initDriver();
   const CUdevice device = ms::selectDevice(options.common.device);
-  out << "Device " << device << ": " << ms::deviceName(device) << '\n';
+  out << "Device " << ms::deviceOrdinal(device) << ": " << ms::deviceName(device) << '\n';
 
   // 2. Context; 3. module and kernel.
   ms::Context context(device);
@@ -117,17 +117,16 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
       << ", kernel / peak = " << kernelGBps / peakGBps << ", copy / peak = " << copyGBps / peakGBps
       << '\n';
 
-  if (verified.mismatches > 0) {
-    out << "Mismatch at element " << verified.firstBad << ": expected " << verified.expected
-        << ", got " << verified.actual << " (" << verified.mismatches << " wrong in total)\n";
-  }
+  if (verified.mismatches > 0)
+    out << ms::describeMismatch(verified) << '\n';
 
   ms::JsonObject& json = report.json();
-  json.set("device", static_cast<int>(device))
+  json.set("device", ms::deviceOrdinal(device))
       .set("deviceName", ms::deviceName(device))
       .set("bytesPerVector", static_cast<std::uint64_t>(bytes))
       .set("elements", static_cast<std::uint64_t>(count))
       .set("iterations", iterations)
+      .set("warmup", warmup)
       .set("kernelMedianMs", add.medianMs)
       .set("kernelGBps", kernelGBps)
       .set("copyDtoDMedianMs", copy.medianMs)
@@ -135,6 +134,7 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
       .set("theoreticalPeakGBps", peakGBps)
       .set("kernelOverCopy", kernelGBps / copyGBps)
       .set("kernelOverPeak", kernelGBps / peakGBps)
+      .set("copyOverPeak", copyGBps / peakGBps)
       .set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
   return verified.mismatches == 0 ? ms::Verdict::Pass : ms::Verdict::Fail;
 }

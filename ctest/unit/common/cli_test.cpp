@@ -35,6 +35,7 @@ TEST(ParseSize, RejectsZeroAndOverflow) {
   EXPECT_EQ(ms::parseSize("17179869183G", "--size"), 17179869183ull << 30);
   try {
     ms::parseSize("99999999999999999999", "--size");
+    FAIL() << "accepted a size above 2^64";
   } catch (const ms::UsageError& error) {
     EXPECT_NE(std::string(error.what()).find("too large"), std::string::npos);
   }
@@ -177,7 +178,7 @@ TEST(CommandLine, EveryMistakeIsOneClearLine) {
       {{"stray"}, "unexpected argument 'stray'"},
       {{"--device", "x"}, "invalid value 'x' for --device: expected an integer"},
       {{"--device"}, "--device needs a value"},
-      {{"--size", "0"}, "--size"},
+      {{"--size", "0"}, "--size must be greater than 0"},
       {{"--size", "12Q"}, "unknown suffix 'Q'"},
       {{"--iterations", "0"}, "out of range"},
       {{"--quiet=yes"}, "--quiet takes no value"},

@@ -8,34 +8,10 @@
 #include <string>
 
 #include "memsamples.hpp"
+#include "temp_dir.hpp"
 
 namespace ms = memsamples;
-
-namespace {
-
-// A scratch folder removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/memsamples_fatbin_XXXXXX";
-    const char* made = mkdtemp(pattern);
-    if (made == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    path_ = made;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  void touch(const std::string& relative) const {
-    const std::filesystem::path file = std::filesystem::path(path_) / relative;
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file) << "fatbin";
-  }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
+using memsamples::test::TempDir;
 
 TEST(Fatbin, CandidatesInOrderAndNeverTheCurrentDirectory) {
   const auto candidates = ms::fatbinCandidates("k.fatbin", "/opt/ms/bin/sample", "/override");
@@ -102,82 +78,4 @@ TEST(Fatbin, CurrentDirectoryIsIgnored) {
   ASSERT_EQ(chdir(dir.path().c_str()), 0);
   EXPECT_THROW(ms::findFatbin("k.fatbin", "/nonexistent/bin/sample", ""), std::runtime_error);
   ASSERT_EQ(chdir(previous), 0);
-}
-
-TEST(Fatbin, ExecutablePathResolvesSymlinks) {
-  const std::string path = ms::executablePath();
-  ASSERT_FALSE(path.empty());
-  EXPECT_EQ(path.front(), '/');
-  char resolved[4096];
-  ASSERT_NE(realpath(path.c_str(), resolved), nullptr);
-  EXPECT_EQ(path, resolved);
-}
-
-TEST(Sysfs, PciNamesAreLowerCaseWithFourDigitDomain) {
-  EXPECT_EQ(ms::sysfsPciName("0000:00:06.0"), "0000:00:06.0");
-  EXPECT_EQ(ms::sysfsPciName("0000:3B:00.0"), "0000:3b:00.0");
-  EXPECT_EQ(ms::sysfsPciName("00000000:3B:00.0"), "0000:3b:00.0");
-  EXPECT_EQ(ms::sysfsPciName("10000:01:00.1"), "10000:01:00.1");
-  EXPECT_EQ(ms::sysfsPciName("0001:AF:1F.7"), "0001:af:1f.7");
-  EXPECT_EQ(ms::sysfsPciName(" 0000:00:06.0\n"), "0000:00:06.0");
-  for (const char* bad :
-       {"", "0000:3b:00", "0000-3b-00.0", "zzzz:00:00.0", "0000:3b:00.8", "0000:3b:20.0",
-        "000000000:00:00.0", "0000:3b:00.0.1", "0000:123:00.0", "0000::00.0"}) {
-    try {
-      ms::sysfsPciName(bad);
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const std::invalid_argument& error) {
-      EXPECT_EQ(std::string(error.what()),
-                std::string("malformed PCI bus id '") + bad +
-                    "': expected domain:bus:device.function in hex, e.g. 0000:3b:00.0");
-    }
-  }
-}
-
-TEST(Sysfs, NumaNodeOfAPciDevice) {
-  TempDir root;
-  const auto write = [&](const std::string& bdf, const std::string& text) {
-    root.touch("bus/pci/devices/" + bdf + "/numa_node");
-    std::ofstream(root.path() + "/bus/pci/devices/" + bdf + "/numa_node") << text;
-  };
-  write("0000:3b:00.0", "1\n");
-  write("0000:00:06.0", "-1\n");
-  write("0000:00:07.0", "banana\n");
-  EXPECT_EQ(ms::readPciNumaNode(root.path(), "0000:3B:00.0").node, 1);
-  EXPECT_TRUE(ms::readPciNumaNode(root.path(), "0000:3B:00.0").problem.empty());
-  const auto unknown = ms::readPciNumaNode(root.path(), "0000:00:06.0");
-  EXPECT_EQ(unknown.node, -1);
-  EXPECT_TRUE(unknown.problem.empty());  // -1 is the kernel's own "unknown", not a problem
-  const auto malformed = ms::readPciNumaNode(root.path(), "0000:00:07.0");
-  EXPECT_EQ(malformed.node, -1);
-  EXPECT_EQ(malformed.problem,
-            malformed.path + " holds 'banana', not a node number from -1 to 1023");
-  const auto missing = ms::readPciNumaNode(root.path(), "0000:99:00.0");
-  EXPECT_EQ(missing.node, -1);
-  EXPECT_EQ(missing.problem,
-            "cannot read " + root.path() +
-                "/bus/pci/devices/0000:99:00.0/numa_node: No such file or directory");
-  const auto badId = ms::readPciNumaNode(root.path(), "nonsense");
-  EXPECT_EQ(badId.node, -1);
-  EXPECT_TRUE(badId.path.empty());
-  EXPECT_NE(badId.problem.find("malformed PCI bus id 'nonsense'"), std::string::npos);
-}
-
-TEST(Sysfs, IdLists) {
-  EXPECT_EQ(ms::parseIdList("0"), std::vector<int>{0});
-  EXPECT_EQ(ms::parseIdList("0-3\n"), (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_EQ(ms::parseIdList("0-1,4,6-7"), (std::vector<int>{0, 1, 4, 6, 7}));
-  for (const char* bad : {"", "a", "1-", "-1", "3-1", "0,,1", "2,1", "0,"}) {
-    EXPECT_THROW(ms::parseIdList(bad), std::invalid_argument) << bad;
-  }
-}
-
-TEST(Sysfs, OnlineNumaNodes) {
-  TempDir root;
-  EXPECT_TRUE(ms::onlineHostNumaNodes(root.path()).empty());  // no NUMA in this kernel
-  root.touch("devices/system/node/online");
-  std::ofstream(root.path() + "/devices/system/node/online") << "0-1\n";
-  EXPECT_EQ(ms::onlineHostNumaNodes(root.path()), (std::vector<int>{0, 1}));
-  std::ofstream(root.path() + "/devices/system/node/online") << "garbage\n";
-  EXPECT_TRUE(ms::onlineHostNumaNodes(root.path()).empty());
 }
