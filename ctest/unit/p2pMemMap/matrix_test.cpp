@@ -1,0 +1,179 @@
+// The matrices 05_p2pMemMap prints and writes to JSON: cells, ratios, text layout, the
+// peer-access matrix.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "p2p_logic.hpp"
+
+namespace p2p = memsamples::p2p;
+namespace vmm = memsamples::vmm;
+
+namespace {
+
+template <typename Error>
+std::string messageOf(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no exception of the expected type)";
+}
+
+// access rows are accessors (canAccessPeer[b][a]: b can access a's memory).
+vmm::DeviceTopology machine(const std::vector<std::string>& access) {
+  vmm::DeviceTopology result;
+  for (std::size_t b = 0; b < access.size(); ++b) {
+    result.vmmSupported.push_back(true);
+    std::vector<bool> row;
+    for (std::size_t a = 0; a < access[b].size(); ++a)
+      row.push_back(a == b || access[b][a] == '1');
+    result.canAccessPeer.push_back(row);
+  }
+  return result;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------- DeviceMatrix
+
+TEST(DeviceMatrix, StartsEmptyAndKeepsWhatIsSet) {
+  p2p::DeviceMatrix matrix(3);
+  EXPECT_EQ(matrix.size(), 3);
+  EXPECT_TRUE(matrix.empty());
+  EXPECT_EQ(matrix.at(1, 2), std::nullopt);
+  matrix.set(1, 2, 42.5);
+  EXPECT_FALSE(matrix.empty());
+  EXPECT_EQ(matrix.at(1, 2), 42.5);
+  EXPECT_EQ(matrix.at(2, 1), std::nullopt);  // (row, column) is ordered
+  matrix.set(1, 2, 7.0);
+  EXPECT_EQ(matrix.at(1, 2), 7.0);
+}
+
+TEST(DeviceMatrix, RefusesCellsOutside) {
+  p2p::DeviceMatrix matrix(2);
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { matrix.set(2, 0, 1.0); }),
+            "DeviceMatrix: cell (2, 0) is outside a 2 x 2 matrix");
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { (void)matrix.at(0, -1); }),
+            "DeviceMatrix: cell (0, -1) is outside a 2 x 2 matrix");
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { p2p::DeviceMatrix bad(-1); }),
+            "DeviceMatrix: negative size -1");
+}
+
+TEST(RatioMatrix, DividesWhereBothCellsAreSet) {
+  p2p::DeviceMatrix sm(2), engine(2);
+  sm.set(0, 1, 300.0);
+  engine.set(0, 1, 400.0);
+  sm.set(1, 0, 100.0);  // no copy-engine value: no ratio
+  engine.set(1, 1, 0.0);
+  sm.set(1, 1, 5.0);  // zero denominator: no ratio
+  const p2p::DeviceMatrix ratio = p2p::ratioMatrix(sm, engine);
+  EXPECT_EQ(ratio.at(0, 1), 0.75);
+  EXPECT_EQ(ratio.at(1, 0), std::nullopt);
+  EXPECT_EQ(ratio.at(1, 1), std::nullopt);
+  EXPECT_EQ(ratio.at(0, 0), std::nullopt);
+}
+
+TEST(RatioMatrix, SizesMustMatch) {
+  EXPECT_EQ(messageOf<std::invalid_argument>(
+                [] { p2p::ratioMatrix(p2p::DeviceMatrix(2), p2p::DeviceMatrix(3)); }),
+            "ratioMatrix: a 2-device matrix over a 3-device one");
+}
+
+// ------------------------------------------------------------------------------------ text
+
+TEST(FormatGrid, AlignsCellsUnderNumberedHeaders) {
+  const std::string text = p2p::formatGrid("from", "to", {{"-", "390.2"}, {"12.0", "-"}});
+  EXPECT_EQ(text,
+            "           to 0   to 1\n"
+            "  from 0      -  390.2\n"
+            "  from 1   12.0      -\n");
+}
+
+TEST(FormatGrid, WidensColumnsForLongCellsAndLabels) {
+  const std::string text = p2p::formatGrid("owner", "accessor", {{"-", "rank 0 A"}, {"no", "-"}});
+  EXPECT_EQ(text,
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -    rank 0 A\n"
+            "  owner 1          no           -\n");
+}
+
+TEST(FormatGrid, RowLabelsOfDifferentWidthsLineUp) {
+  std::vector<std::vector<std::string>> cells(11, std::vector<std::string>(11, "x"));
+  const std::string text = p2p::formatGrid("r", "c", cells);
+  EXPECT_NE(text.find("\n  r 9   "), std::string::npos);
+  EXPECT_NE(text.find("\n  r 10  "), std::string::npos);
+  EXPECT_EQ(text.find("\n  r 9 "), text.find("\n  r 9  "));  // padded to the width of "r 10"
+}
+
+TEST(FormatGrid, RefusesANonSquareGrid) {
+  EXPECT_EQ(messageOf<std::invalid_argument>([] {
+              p2p::formatGrid("a", "b", {{"1", "2"}, {"3"}});
+            }),
+            "formatGrid: row 1 has 1 cells, expected 2");
+}
+
+TEST(FormatMatrix, PrintsNumbersWithThePrecisionAndDashesForEmptyCells) {
+  p2p::DeviceMatrix matrix(2);
+  matrix.set(0, 0, 2150.349);
+  matrix.set(0, 1, 390.25);
+  EXPECT_EQ(p2p::formatMatrix(matrix, "from", "to", 1),
+            "            to 0    to 1\n"
+            "  from 0  2150.3   390.2\n"
+            "  from 1       -       -\n");
+  EXPECT_EQ(p2p::formatMatrix(matrix, "from", "to", 3),
+            "              to 0      to 1\n"
+            "  from 0  2150.349   390.250\n"
+            "  from 1         -         -\n");
+}
+
+TEST(MatrixJson, RowsOfNumbersWithNullForEmptyCells) {
+  p2p::DeviceMatrix matrix(2);
+  matrix.set(0, 1, 1.5);
+  matrix.set(1, 1, 4);
+  EXPECT_EQ(p2p::matrixJson(matrix).dump(), "[[null, 1.5], [null, 4]]");
+  EXPECT_EQ(p2p::matrixJson(p2p::DeviceMatrix(0)).dump(), "[]");
+}
+
+// ---------------------------------------------------------------------------- access matrix
+
+TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
+  // Device 1 can access device 0's memory; device 0 cannot access device 1's.
+  const vmm::DeviceTopology topology = machine({"10", "11"});
+  p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
+  links[0][1] = {0, true, true};  // owner 0, accessor 1
+  EXPECT_EQ(p2p::formatAccessMatrix(topology, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -    rank 0 A\n"
+            "  owner 1          no           -\n");
+}
+
+TEST(FormatAccessMatrix, FlagsAnAccessSupportedAttributeThatDisagrees) {
+  const vmm::DeviceTopology topology = machine({"11", "11"});
+  p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
+  links[0][1] = {1, true, false};
+  links[1][0] = {1, false, false};  // cuDeviceCanAccessPeer says yes, the attribute says no
+  EXPECT_EQ(p2p::formatAccessMatrix(topology, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -      rank 1\n"
+            "  owner 1   rank 1 !s           -\n");
+}
+
+TEST(FormatAccessMatrix, OneDeviceIsJustTheDiagonal) {
+  const vmm::DeviceTopology topology = machine({"1"});
+  EXPECT_EQ(
+      p2p::formatAccessMatrix(topology, p2p::LinkMatrix(1, std::vector<p2p::LinkAttributes>(1))),
+      "           accessor 0\n"
+      "  owner 0           -\n");
+}
+
+TEST(FormatAccessMatrix, LinksMustMatchTheTopology) {
+  const vmm::DeviceTopology topology = machine({"11", "11"});
+  EXPECT_EQ(messageOf<std::invalid_argument>(
+                [&] { p2p::formatAccessMatrix(topology, p2p::LinkMatrix(1)); }),
+            "formatAccessMatrix: the link matrix is not 2 x 2");
+}

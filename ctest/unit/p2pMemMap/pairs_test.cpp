@@ -1,0 +1,293 @@
+// Which ordered pairs 05_p2pMemMap tests, on fake machines, and when it is waived instead;
+// --pairs parsing and the VMM-path precondition.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "p2p_logic.hpp"
+
+namespace ms = memsamples;
+namespace p2p = memsamples::p2p;
+namespace vmm = memsamples::vmm;
+
+namespace {
+
+using Pairs = std::vector<p2p::DevicePair>;
+
+// vmmFlags: one character per device, '1' = supports VMM. access: one row per ACCESSOR,
+// access[b][a] == '1' when device b can access device a's memory (cuDeviceCanAccessPeer(b, a));
+// the diagonal is set for you.
+vmm::DeviceTopology machine(const std::string& vmmFlags, const std::vector<std::string>& access) {
+  vmm::DeviceTopology result;
+  for (const char flag : vmmFlags)
+    result.vmmSupported.push_back(flag == '1');
+  for (std::size_t b = 0; b < access.size(); ++b) {
+    std::vector<bool> row;
+    for (std::size_t a = 0; a < access[b].size(); ++a)
+      row.push_back(a == b || access[b][a] == '1');
+    result.canAccessPeer.push_back(row);
+  }
+  return result;
+}
+
+vmm::DeviceTopology oneGpu() {
+  return machine("1", {"1"});
+}
+vmm::DeviceTopology twoWithoutAccess() {
+  return machine("11", {"10", "01"});
+}
+vmm::DeviceTopology twoConnected() {
+  return machine("11", {"11", "11"});
+}
+// Two islands: 0 <-> 1 and 2 <-> 3, nothing across.
+vmm::DeviceTopology fourPartial() {
+  return machine("1111", {"1100", "1100", "0011", "0011"});
+}
+// Device 1 can access device 0's memory, device 0 cannot access device 1's.
+vmm::DeviceTopology asymmetric() {
+  return machine("11", {"10", "11"});
+}
+
+template <typename Error>
+std::string messageOf(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no exception of the expected type)";
+}
+
+std::string waiverOf(const vmm::DeviceTopology& topology, const Pairs& requested = {},
+                     std::optional<long long> device = std::nullopt) {
+  return messageOf<ms::WaivedError>([&] { p2p::planPairs(topology, requested, device); });
+}
+
+std::string usageOf(const vmm::DeviceTopology& topology, const Pairs& requested,
+                    std::optional<long long> device = std::nullopt) {
+  return messageOf<ms::UsageError>([&] { p2p::planPairs(topology, requested, device); });
+}
+
+std::string parseError(const std::string& text) {
+  return messageOf<ms::UsageError>([&] { p2p::parsePairList(text); });
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------- formatting
+
+TEST(FormatPair, OwnerColonAccessor) {
+  EXPECT_EQ(p2p::formatPair({0, 1}), "0:1");
+  EXPECT_EQ(p2p::formatPair({12, 3}), "12:3");
+}
+
+TEST(FormatPairList, CommaSeparatedOrNone) {
+  EXPECT_EQ(p2p::formatPairList({}), "(none)");
+  EXPECT_EQ(p2p::formatPairList({{0, 1}}), "0:1");
+  EXPECT_EQ(p2p::formatPairList({{0, 1}, {1, 0}, {2, 3}}), "0:1, 1:0, 2:3");
+}
+
+// ------------------------------------------------------------------------------------- --pairs
+
+TEST(ParsePairList, ReadsOrderedPairsInTheirOrder) {
+  EXPECT_EQ(p2p::parsePairList("0:1"), (Pairs{{0, 1}}));
+  EXPECT_EQ(p2p::parsePairList("1:0,0:1,3:2"), (Pairs{{1, 0}, {0, 1}, {3, 2}}));
+  EXPECT_EQ(p2p::parsePairList("10:7"), (Pairs{{10, 7}}));
+}
+
+TEST(ParsePairList, BothDirectionsAreDifferentPairs) {
+  EXPECT_EQ(p2p::parsePairList("0:1,1:0").size(), 2u);
+}
+
+TEST(ParsePairList, RefusesEmptyText) {
+  EXPECT_EQ(parseError(""), "--pairs needs a non-empty value such as 0:1,1:0");
+}
+
+TEST(ParsePairList, RefusesItemsWithoutExactlyOneColon) {
+  EXPECT_EQ(parseError("01"), "invalid pair '01' for --pairs: expected OWNER:ACCESSOR such as 0:1");
+  EXPECT_EQ(parseError("0:1:2"),
+            "invalid pair '0:1:2' for --pairs: expected OWNER:ACCESSOR such as 0:1");
+  EXPECT_EQ(parseError("0:1,"), "invalid pair '' for --pairs: expected OWNER:ACCESSOR such as 0:1");
+  EXPECT_EQ(parseError("0-1"),
+            "invalid pair '0-1' for --pairs: expected OWNER:ACCESSOR such as 0:1");
+}
+
+TEST(ParsePairList, RefusesNonNumbersAndNegativeOrdinals) {
+  EXPECT_EQ(parseError("a:1"), "invalid value 'a' for --pairs: expected an integer");
+  EXPECT_EQ(parseError("0:"), "invalid value '' for --pairs: expected an integer");
+  EXPECT_EQ(parseError("0: 1"), "invalid value ' 1' for --pairs: expected an integer");
+  EXPECT_EQ(parseError("-1:0"), "value '-1' for --pairs is out of range [0, 1023]");
+  EXPECT_EQ(parseError("0:5000"), "value '5000' for --pairs is out of range [0, 1023]");
+}
+
+TEST(ParsePairList, RefusesADevicePairedWithItself) {
+  EXPECT_EQ(parseError("1:1"),
+            "--pairs: 1:1 names one device twice; a pair needs two different devices");
+}
+
+TEST(ParsePairList, RefusesDuplicates) {
+  EXPECT_EQ(parseError("0:1,1:0,0:1"), "--pairs lists 0:1 twice");
+}
+
+// ------------------------------------------------------------------------------ one GPU: waived
+
+TEST(PlanPairs, OneGpuIsWaivedWithTheExactReason) {
+  EXPECT_EQ(waiverOf(oneGpu()), "needs 2 or more GPUs with peer access; this machine has 1");
+}
+
+TEST(PlanPairs, NoGpuIsWaivedToo) {
+  EXPECT_EQ(waiverOf(machine("", {})), "needs 2 or more GPUs with peer access; this machine has 0");
+}
+
+TEST(PlanPairs, OneGpuIsWaivedWhateverTheOptionsName) {
+  // A pair or a device that cannot exist on this machine: the machine is the reason, not a typo.
+  EXPECT_EQ(waiverOf(oneGpu(), {{0, 1}}),
+            "needs 2 or more GPUs with peer access; this machine has 1");
+  EXPECT_EQ(waiverOf(oneGpu(), {}, 3), "needs 2 or more GPUs with peer access; this machine has 1");
+}
+
+// ------------------------------------------------------------------ two GPUs without access
+
+TEST(PlanPairs, TwoGpusWithoutAccessAreWaivedNamingBothPairs) {
+  EXPECT_EQ(waiverOf(twoWithoutAccess()),
+            "needs 2 or more GPUs with peer access; no pair of this machine's 2 GPUs has it "
+            "(cuDeviceCanAccessPeer is 0 for owner:accessor 0:1, 1:0)");
+}
+
+TEST(PlanPairs, RequestedPairsWithoutAccessAreWaivedNamingThem) {
+  EXPECT_EQ(waiverOf(twoWithoutAccess(), {{1, 0}}),
+            "needs 2 or more GPUs with peer access; none of the requested pairs has it "
+            "(cuDeviceCanAccessPeer is 0 for owner:accessor 1:0)");
+}
+
+// ------------------------------------------------------------------------- two connected GPUs
+
+TEST(PlanPairs, TwoConnectedGpusTestBothDirections) {
+  const p2p::PairPlan plan = p2p::planPairs(twoConnected(), {}, std::nullopt);
+  EXPECT_EQ(plan.tested, (Pairs{{0, 1}, {1, 0}}));
+  EXPECT_TRUE(plan.lacking.empty());
+  EXPECT_EQ(plan.devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.bidirectional, (Pairs{{0, 1}}));
+}
+
+TEST(PlanPairs, OneRequestedDirectionHasNoBidirectionalMeasurement) {
+  const p2p::PairPlan plan = p2p::planPairs(twoConnected(), {{1, 0}}, std::nullopt);
+  EXPECT_EQ(plan.tested, (Pairs{{1, 0}}));
+  EXPECT_EQ(plan.devices, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(plan.bidirectional.empty());
+}
+
+TEST(PlanPairs, RequestedPairsKeepTheirOrder) {
+  const p2p::PairPlan plan = p2p::planPairs(twoConnected(), {{1, 0}, {0, 1}}, std::nullopt);
+  EXPECT_EQ(plan.tested, (Pairs{{1, 0}, {0, 1}}));
+  // Listed once, owner < accessor, whichever direction was requested first.
+  EXPECT_EQ(plan.bidirectional, (Pairs{{0, 1}}));
+}
+
+// ------------------------------------------------------------------ four GPUs, partial access
+
+TEST(PlanPairs, FourGpusPartialAccessTestsTheIslandsAndNamesTheRest) {
+  const p2p::PairPlan plan = p2p::planPairs(fourPartial(), {}, std::nullopt);
+  EXPECT_EQ(plan.tested, (Pairs{{0, 1}, {1, 0}, {2, 3}, {3, 2}}));
+  EXPECT_EQ(plan.lacking, (Pairs{{0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {3, 0}, {3, 1}}));
+  EXPECT_EQ(plan.devices, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.bidirectional, (Pairs{{0, 1}, {2, 3}}));
+}
+
+TEST(PlanPairs, DeviceOptionKeepsThePairsInvolvingThatDevice) {
+  const p2p::PairPlan plan = p2p::planPairs(fourPartial(), {}, 2);
+  EXPECT_EQ(plan.tested, (Pairs{{2, 3}, {3, 2}}));
+  EXPECT_EQ(plan.lacking, (Pairs{{0, 2}, {1, 2}, {2, 0}, {2, 1}}));
+  EXPECT_EQ(plan.devices, (std::vector<int>{2, 3}));
+  EXPECT_EQ(plan.bidirectional, (Pairs{{2, 3}}));
+}
+
+TEST(PlanPairs, RequestedPairsAcrossTheIslandsAreListedAsLacking) {
+  const p2p::PairPlan plan = p2p::planPairs(fourPartial(), {{0, 2}, {1, 0}}, std::nullopt);
+  EXPECT_EQ(plan.tested, (Pairs{{1, 0}}));
+  EXPECT_EQ(plan.lacking, (Pairs{{0, 2}}));
+  EXPECT_EQ(plan.devices, (std::vector<int>{0, 1}));
+}
+
+TEST(PlanPairs, OnlyCrossIslandPairsRequestedIsWaived) {
+  EXPECT_EQ(waiverOf(fourPartial(), {{0, 2}, {3, 1}}),
+            "needs 2 or more GPUs with peer access; none of the requested pairs has it "
+            "(cuDeviceCanAccessPeer is 0 for owner:accessor 0:2, 3:1)");
+}
+
+TEST(PlanPairs, PairsAndDeviceTogetherMustLeaveSomething) {
+  EXPECT_EQ(usageOf(fourPartial(), {{0, 1}}, 3),
+            "--pairs lists no pair that involves --device 3; nothing to test");
+}
+
+// ------------------------------------------------------------------------- asymmetric access
+
+TEST(PlanPairs, AsymmetricAccessTestsOnlyTheDirectionThatExists) {
+  // canAccessPeer[1][0]: device 1 reaches device 0's memory, so pair 0:1 (owner 0) works.
+  const p2p::PairPlan plan = p2p::planPairs(asymmetric(), {}, std::nullopt);
+  EXPECT_EQ(plan.tested, (Pairs{{0, 1}}));
+  EXPECT_EQ(plan.lacking, (Pairs{{1, 0}}));
+  EXPECT_EQ(plan.devices, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(plan.bidirectional.empty());
+}
+
+TEST(PlanPairs, AsymmetricAccessWaivesTheMissingDirectionAlone) {
+  EXPECT_EQ(waiverOf(asymmetric(), {{1, 0}}),
+            "needs 2 or more GPUs with peer access; none of the requested pairs has it "
+            "(cuDeviceCanAccessPeer is 0 for owner:accessor 1:0)");
+}
+
+// ------------------------------------------------------------------------------ usage errors
+
+TEST(PlanPairs, RequestedDeviceMustExist) {
+  EXPECT_EQ(usageOf(twoConnected(), {{0, 2}}),
+            "--pairs names device 2 (in 0:2), but this machine has 2 CUDA devices");
+  EXPECT_EQ(usageOf(fourPartial(), {{7, 1}}),
+            "--pairs names device 7 (in 7:1), but this machine has 4 CUDA devices");
+}
+
+TEST(PlanPairs, DeviceOptionMustExist) {
+  EXPECT_EQ(usageOf(twoConnected(), {}, 5),
+            "--device 5 is out of range: this machine has 2 CUDA devices (valid: 0..1)");
+}
+
+TEST(PlanPairs, MalformedTopologyIsAProgrammingError) {
+  vmm::DeviceTopology broken = twoConnected();
+  broken.canAccessPeer.pop_back();
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { p2p::planPairs(broken, {}, std::nullopt); }),
+            "device topology: the peer matrix has 1 rows for 2 devices");
+  broken = twoConnected();
+  broken.canAccessPeer[1].pop_back();
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { p2p::planPairs(broken, {}, std::nullopt); }),
+            "device topology: a peer matrix row has 1 columns for 2 devices");
+}
+
+// --------------------------------------------------------------------------------- VMM path
+
+TEST(VmmPathUnavailable, BothDevicesSupportingVmmCanRunIt) {
+  EXPECT_EQ(p2p::vmmPathUnavailable(twoConnected(), {0, 1}), std::nullopt);
+}
+
+TEST(VmmPathUnavailable, NamesTheDeviceWithoutVmm) {
+  const vmm::DeviceTopology topology = machine("101", {"111", "111", "111"});
+  EXPECT_EQ(p2p::vmmPathUnavailable(topology, {0, 1}).value_or(""),
+            "device 1 does not support virtual memory management "
+            "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
+  // The owner's flag counts as much as the accessor's.
+  EXPECT_EQ(p2p::vmmPathUnavailable(topology, {1, 2}).value_or(""),
+            "device 1 does not support virtual memory management "
+            "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
+  EXPECT_EQ(p2p::vmmPathUnavailable(topology, {0, 2}), std::nullopt);
+}
+
+TEST(VmmPathUnavailable, NamesBothDevicesWhenNeitherHasVmm) {
+  EXPECT_EQ(p2p::vmmPathUnavailable(machine("00", {"11", "11"}), {1, 0}).value_or(""),
+            "devices 0,1 do not support virtual memory management "
+            "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
+}
+
+TEST(VmmPathUnavailable, DeviceOutsideTheTopologyThrows) {
+  EXPECT_THROW(p2p::vmmPathUnavailable(twoConnected(), {0, 5}), std::out_of_range);
+}

@@ -1,0 +1,225 @@
+/**
+ * @file p2p_logic.hpp
+ * @brief The CUDA-free half of 05_p2pMemMap: which device pairs to test, why a machine is waived,
+ *        the data pattern every transfer is checked with, and the matrices the sample prints.
+ *
+ * Conventions used everywhere in the sample:
+ * - A **pair** `A:B` is ordered: the memory lives on the **owner** A and is used by the
+ *   **accessor** B (B's kernel reads and writes it; B's copies pull data from A to B). Peer
+ *   access is directional, so `0:1` and `1:0` are different pairs.
+ * - In every matrix, **rows are owners** (where data comes from) and **columns are accessors**
+ *   (where it goes), so cell (A, B) is pair `A:B`.
+ * - The machine is described by memsamples::vmm::DeviceTopology (from 02_vectorAddMMAP):
+ *   `canAccessPeer[b][a]` is cuDeviceCanAccessPeer(b, a), "b can access a's memory", so pair
+ *   `A:B` is possible when `canAccessPeer[B][A]`.
+ *
+ * Nothing here calls into libcuda: cuda.h is included for its types only, so all of it is unit
+ * tested with fake machines (one GPU, two GPUs without access, four with partial access...).
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memsamples.hpp"
+#include "striped_vmm_logic.hpp"
+
+/// The logic of 05_p2pMemMap (peer access, VMM peer mappings, peer bandwidth).
+namespace memsamples::p2p {
+
+// ------------------------------------------------------------------------------------------------
+/// @name Device pairs
+/// @{
+
+/// An ordered pair of devices: memory on @ref owner, used by @ref accessor.
+struct DevicePair {
+  int owner = 0;     ///< Device whose memory is accessed (the source of the copies).
+  int accessor = 0;  ///< Device whose kernels and copies access it (the destination).
+  /// Two pairs are equal when owner and accessor are.
+  bool operator==(const DevicePair& other) const noexcept {
+    return owner == other.owner && accessor == other.accessor;
+  }
+};
+
+/// "0:1": a pair as `--pairs` spells it (owner:accessor).
+std::string formatPair(const DevicePair& pair);
+
+/// "0:1, 1:0": pairs for people and messages; "(none)" when empty.
+std::string formatPairList(const std::vector<DevicePair>& pairs);
+
+/**
+ * Parses `--pairs`: a comma-separated list of `OWNER:ACCESSOR`, e.g. `0:1,1:0`.
+ *
+ * Only the spelling is checked here (two non-negative integers per item, two different devices,
+ * no pair twice); whether the devices exist is checked by planPairs(), which knows the machine.
+ * @throws UsageError naming `--pairs` and the item at fault.
+ */
+std::vector<DevicePair> parsePairList(std::string_view text);
+
+/// Which ordered pairs the sample tests, and why the others are not tested.
+struct PairPlan {
+  std::vector<DevicePair> tested;   ///< Pairs with peer access, in the order they run.
+  std::vector<DevicePair> lacking;  ///< Candidate pairs without peer access (not tested).
+  std::vector<int> devices;         ///< Devices that appear in @ref tested, ascending.
+  /// Pairs whose two directions are both tested, with owner < accessor: each is measured once
+  /// more with both directions at the same time.
+  std::vector<DevicePair> bidirectional;
+};
+
+/**
+ * Decides which ordered pairs to test.
+ *
+ * The candidates are @p requested (`--pairs`) or, when it is empty, every ordered pair of two
+ * different devices, owner-major (0:1, 0:2, ..., 1:0, 1:2, ...). With @p device (`--device N`)
+ * only the candidates that involve device N are kept. A candidate `A:B` is tested when B can
+ * access A's memory (`canAccessPeer[B][A]`), else it is listed in PairPlan::lacking.
+ *
+ * The checks run in this order, so that a one-GPU machine is waived whatever the options say:
+ * 1. fewer than 2 devices: WaivedError "needs 2 or more GPUs with peer access; this machine has
+ *    N";
+ * 2. @p device or a device named in @p requested does not exist: UsageError naming the option
+ *    and the device count;
+ * 3. `--pairs` and `--device` leave nothing to test: UsageError;
+ * 4. no candidate has peer access: WaivedError that names every pair lacking it.
+ *
+ * @param topology the machine: VMM flags (unused here) and the cuDeviceCanAccessPeer matrix.
+ * @param requested `--pairs` as parsed by parsePairList(), or empty.
+ * @param device `--device`, or nothing.
+ * @throws std::invalid_argument when @p topology is malformed (the matrix is not N x N).
+ */
+PairPlan planPairs(const vmm::DeviceTopology& topology, const std::vector<DevicePair>& requested,
+                   const std::optional<long long>& device);
+
+/**
+ * Why the VMM path cannot run for @p pair, or nothing when it can: both devices must report
+ * CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (the owner creates the memory, the
+ * accessor maps it). The classic path does not need it.
+ * @throws std::out_of_range when a device of @p pair is not in @p topology.
+ */
+std::optional<std::string> vmmPathUnavailable(const vmm::DeviceTopology& topology,
+                                              const DevicePair& pair);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name The data every transfer is checked with
+/// Each device's source buffer holds a pattern derived from a seed of its own, so a destination
+/// that holds the right words proves that the data came from the right device. Destinations are
+/// filled with kSentinelWord before each measurement, so a copy that wrote nothing cannot pass.
+/// @{
+
+/// What a destination holds before a measurement: a NaN, never a pattern word.
+inline constexpr std::uint32_t kSentinelWord = 0xFFFFFFFFu;
+
+/**
+ * Word @p index of the pattern of @p seed: pseudo-random bits (a hash of seed and index) shaped
+ * as a finite float in +-[1, 2), so the words survive any float load/store and never equal
+ * kSentinelWord. Two different seeds differ in almost every word.
+ */
+std::uint32_t patternWord(std::uint32_t seed, std::uint64_t index) noexcept;
+
+/// Writes words 0 .. @p count - 1 of the pattern of @p seed to @p words.
+void fillPattern(std::uint32_t* words, std::size_t count, std::uint32_t seed) noexcept;
+
+/// The seed of the data that device @p ordinal sends: different for every device.
+std::uint32_t sourceSeed(int ordinal) noexcept;
+
+/// Result of comparing a buffer with a pattern, word by word.
+struct PatternCheck {
+  std::size_t words = 0;       ///< Words compared.
+  std::size_t mismatches = 0;  ///< Words that differ from the pattern.
+  std::size_t firstBad = 0;    ///< Index of the first mismatch (valid when mismatches > 0).
+  std::uint32_t expected = 0;  ///< The pattern word at firstBad.
+  std::uint32_t actual = 0;    ///< What the buffer held there.
+  /// True when every word matched.
+  bool passed() const noexcept { return mismatches == 0; }
+};
+
+/// Compares @p words[0 .. @p count) with the pattern of @p seed. Exact: these are bits, not sums.
+PatternCheck checkPattern(const std::uint32_t* words, std::size_t count,
+                          std::uint32_t seed) noexcept;
+
+/**
+ * "all 4194304 words match", or "3 of 4194304 words differ, the first at word 17: expected
+ * 0x3f812345, got 0xffffffff (the sentinel: nothing was written there)".
+ */
+std::string describePatternCheck(const PatternCheck& check);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Matrices
+/// @{
+
+/// An N x N matrix of optional numbers (GB/s or ratios); a cell that was not measured is empty.
+class DeviceMatrix {
+ public:
+  /// An empty @p devices x @p devices matrix. @throws std::invalid_argument when negative.
+  explicit DeviceMatrix(int devices = 0);
+  /// Number of rows (and columns).
+  int size() const noexcept { return devices_; }
+  /// Sets cell (@p row, @p column). @throws std::out_of_range outside the matrix.
+  void set(int row, int column, double value);
+  /// Cell (@p row, @p column), or nothing when not set. @throws std::out_of_range outside.
+  std::optional<double> at(int row, int column) const;
+  /// True when no cell is set.
+  bool empty() const noexcept;
+
+ private:
+  std::size_t index(int row, int column) const;
+  int devices_ = 0;
+  std::vector<std::optional<double>> cells_;
+};
+
+/**
+ * Cell by cell @p numerator / @p denominator where both are set (and the denominator is not 0):
+ * e.g. SM copy GB/s over copy-engine GB/s.
+ * @throws std::invalid_argument when the sizes differ.
+ */
+DeviceMatrix ratioMatrix(const DeviceMatrix& numerator, const DeviceMatrix& denominator);
+
+/**
+ * A text table: a header line with @p columnLabel and the column numbers, then one line per row
+ * starting with @p rowLabel and the row number. Cells are right-aligned to the widest cell;
+ * every line starts with two spaces and ends with a newline.
+ * @param rowLabel e.g. "from" (owner).
+ * @param columnLabel e.g. "to" (accessor).
+ * @param cells cells[row][column], N rows of N strings.
+ * @throws std::invalid_argument when @p cells is not square.
+ */
+std::string formatGrid(std::string_view rowLabel, std::string_view columnLabel,
+                       const std::vector<std::vector<std::string>>& cells);
+
+/// formatGrid() of a DeviceMatrix: numbers with @p precision decimals, "-" for an empty cell.
+std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
+                         std::string_view columnLabel, int precision);
+
+/// The matrix as JSON: an array of rows, each an array of numbers, `null` for an empty cell.
+JsonArray matrixJson(const DeviceMatrix& matrix);
+
+/// What the driver says about the link of one ordered pair (CUdevice_P2PAttribute values).
+struct LinkAttributes {
+  int performanceRank = 0;       ///< CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK (lower is faster).
+  bool accessSupported = false;  ///< CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED.
+  bool nativeAtomics = false;    ///< CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED.
+};
+
+/// links[owner][accessor]: the attributes of every ordered pair; the diagonal is unused.
+using LinkMatrix = std::vector<std::vector<LinkAttributes>>;
+
+/**
+ * The peer-access matrix as text (formatGrid(), rows = owners, columns = accessors). A cell is
+ * "-" on the diagonal, "no" when the accessor cannot access the owner's memory, else
+ * "rank R" followed by " A" when atomics are native; " !s" is added when
+ * cuDeviceCanAccessPeer and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED disagree.
+ * @throws std::invalid_argument when @p links does not match @p topology's size.
+ */
+std::string formatAccessMatrix(const vmm::DeviceTopology& topology, const LinkMatrix& links);
+
+/// @}
+
+}  // namespace memsamples::p2p

@@ -1,0 +1,222 @@
+/**
+ * @file peer_context.hpp
+ * @brief The driver half of 05_p2pMemMap: one context per device and the RAII owners that keep
+ *        every call in the right context, peer access that is always disabled again, memory
+ *        freed in the context that allocated it, and concurrent timing on two devices.
+ *
+ * Why so much care about contexts: with several GPUs, every handle belongs to one context (a
+ * module, a stream, an event, cuMemAlloc memory), and several calls act on the **current**
+ * context (cuCtxEnablePeerAccess grants the current context access to another one; a module is
+ * unloaded from the current context; an event is recorded on a stream of its own context).
+ * Here each device has its primary context (cuDevicePrimaryCtxRetain, the one the runtime API
+ * uses too), and CurrentContext makes one current for a scope with cuCtxPushCurrent /
+ * cuCtxPopCurrent, so the previous one is back when the scope ends, also when it ends with an
+ * exception.
+ */
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "memsamples.hpp"
+#include "p2p_logic.hpp"
+#include "striped_vmm_logic.hpp"
+
+namespace memsamples::p2p {
+
+/// The primary context of a device, retained for this object's lifetime
+/// (cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease). Not current by itself.
+class PrimaryContext {
+ public:
+  /// Retains the primary context of @p device. @throws CudaError.
+  explicit PrimaryContext(CUdevice device);
+  /// Releases it (the context is destroyed when nobody else retains it).
+  ~PrimaryContext();
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+  /// The context.
+  CUcontext get() const noexcept { return context_; }
+
+ private:
+  CUdevice device_;
+  CUcontext context_ = nullptr;
+};
+
+/// Makes a context current for a scope: cuCtxPushCurrent now, cuCtxPopCurrent at the end.
+class CurrentContext {
+ public:
+  /// Pushes @p context onto this thread's context stack. @throws CudaError.
+  explicit CurrentContext(CUcontext context);
+  /// Pops it again; the context that was current before is current again.
+  ~CurrentContext();
+  CurrentContext(const CurrentContext&) = delete;
+  CurrentContext& operator=(const CurrentContext&) = delete;
+};
+
+/// cuMemAlloc memory of one context, freed (cuMemFree) with that context current.
+class ContextBuffer {
+ public:
+  /// Allocates @p bytes in @p context. @throws CudaError.
+  ContextBuffer(CUcontext context, std::size_t bytes);
+  ~ContextBuffer();
+  /// Takes over @p other's memory; @p other is left empty.
+  ContextBuffer(ContextBuffer&& other) noexcept;
+  ContextBuffer& operator=(ContextBuffer&&) = delete;
+  ContextBuffer(const ContextBuffer&) = delete;
+  ContextBuffer& operator=(const ContextBuffer&) = delete;
+  /// The device address.
+  CUdeviceptr get() const noexcept { return pointer_; }
+  /// The size in bytes.
+  std::size_t size() const noexcept { return bytes_; }
+
+ private:
+  CUcontext context_ = nullptr;
+  CUdeviceptr pointer_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+/// An event of one context (cuEventCreate / cuEventDestroy, each with that context current).
+class ContextEvent {
+ public:
+  /// Creates a timing event in @p context. @throws CudaError.
+  explicit ContextEvent(CUcontext context);
+  ~ContextEvent();
+  /// Takes over @p other's event; @p other is left empty.
+  ContextEvent(ContextEvent&& other) noexcept;
+  ContextEvent& operator=(ContextEvent&&) = delete;
+  ContextEvent(const ContextEvent&) = delete;
+  ContextEvent& operator=(const ContextEvent&) = delete;
+  /// The event.
+  CUevent get() const noexcept { return event_; }
+
+ private:
+  CUcontext context_ = nullptr;
+  CUevent event_ = nullptr;
+};
+
+/**
+ * Everything the sample keeps per device, all in the device's primary context: the context, the
+ * two kernels (VecAdd_kernel and Copy_kernel, each from a module loaded into this context), their
+ * grid sizes and one stream. The destructor destroys the stream and unloads the modules with the
+ * context current, then releases the context.
+ */
+class PeerDevice {
+ public:
+  /**
+   * Retains device @p ordinal's primary context and, with it current, loads both fatbins and
+   * creates a non-blocking stream.
+   * @param ordinal the device.
+   * @param vectorAddFatbin path of vectorAdd_kernel.fatbin.
+   * @param copyFatbin path of copy_kernel.fatbin.
+   * @throws CudaError, std::runtime_error (unreadable fatbin).
+   */
+  PeerDevice(int ordinal, const std::string& vectorAddFatbin, const std::string& copyFatbin);
+  ~PeerDevice();
+  PeerDevice(const PeerDevice&) = delete;
+  PeerDevice& operator=(const PeerDevice&) = delete;
+
+  /// The device ordinal.
+  int ordinal() const noexcept { return ordinal_; }
+  /// The CUdevice handle.
+  CUdevice device() const noexcept { return device_; }
+  /// The device's primary context.
+  CUcontext context() const noexcept { return context_.get(); }
+  /// The device's stream (in its context).
+  CUstream stream() const noexcept { return stream_->get(); }
+  /// VecAdd_kernel in this context.
+  CUfunction vectorAdd() const noexcept { return vectorAdd_; }
+  /// Copy_kernel in this context.
+  CUfunction copy() const noexcept { return copy_; }
+  /// Blocks of 256 threads that fill this device with VecAdd_kernel.
+  unsigned int vectorAddGrid() const noexcept { return vectorAddGrid_; }
+  /// Blocks of kCopyBlockSize threads that fill this device with Copy_kernel.
+  unsigned int copyGrid() const noexcept { return copyGrid_; }
+  /// Free memory of this device (cuMemGetInfo with its context current).
+  std::size_t freeBytes() const;
+  /// Waits for the device's stream.
+  void synchronize() const;
+
+ private:
+  void releaseInContext() noexcept;
+
+  int ordinal_;
+  CUdevice device_ = 0;
+  PrimaryContext context_;
+  std::optional<Module> vectorAddModule_;
+  std::optional<Module> copyModule_;
+  std::optional<Stream> stream_;
+  CUfunction vectorAdd_ = nullptr;
+  CUfunction copy_ = nullptr;
+  unsigned int vectorAddGrid_ = 0;
+  unsigned int copyGrid_ = 0;
+};
+
+/**
+ * Classic peer access: the accessor's context may use every cuMemAlloc allocation of the owner's
+ * context (cuCtxEnablePeerAccess, called with the accessor's context current). Access is
+ * directional; the other direction needs its own PeerAccess.
+ *
+ * disable() undoes it with the accessor's context current (cuCtxDisablePeerAccess), after
+ * waiting for that context's work (cuCtxSynchronize), since running kernels may still use the
+ * peer mapping. The destructor does the same when disable() was not called, so access is
+ * undone on every path, error paths included. Error messages name both devices.
+ */
+class PeerAccess {
+ public:
+  /// Enables access from @p accessor's context to @p owner's allocations. @throws CudaError.
+  PeerAccess(const PeerDevice& accessor, const PeerDevice& owner);
+  /// disable(), errors ignored.
+  ~PeerAccess();
+  PeerAccess(const PeerAccess&) = delete;
+  PeerAccess& operator=(const PeerAccess&) = delete;
+  /**
+   * Waits for the accessor's work, then cuCtxDisablePeerAccess; the disable is attempted even
+   * when the wait fails. Does nothing the second time.
+   * @throws CudaError naming the first call that failed (access counts as disabled afterwards).
+   */
+  void disable();
+
+ private:
+  std::string describe(const char* call) const;
+  const PeerDevice& accessor_;
+  const PeerDevice& owner_;
+  bool enabled_ = false;
+};
+
+/// File name of the fatbin that holds `Copy_kernel` (kernels/copy_kernel.cu).
+inline constexpr const char* kCopyFatbin = "copy_kernel.fatbin";
+/// Name of the copy entry point in that fatbin.
+inline constexpr const char* kCopyKernel = "Copy_kernel";
+/// Threads per block of Copy_kernel launches.
+inline constexpr int kCopyBlockSize = 256;
+
+/// Launches `Copy_kernel(dst, src, count)` (count in floats) on @p device's stream; the caller
+/// makes @p device's context current. @throws CudaError.
+void launchCopy(const PeerDevice& device, CUdeviceptr dst, CUdeviceptr src, std::size_t count);
+
+/**
+ * Times two pieces of work that run at the same time on two devices: each repetition starts
+ * both together and ends when both are done (an event on @p first's stream that @p second's
+ * stream waits for, and one the other way round). @p warmup untimed repetitions first.
+ *
+ * Each work function must enqueue on its own device's stream; this function makes that device's
+ * context current before calling it.
+ * @return the time of each repetition, from both starting to both finishing.
+ */
+TimingStats timeConcurrently(const PeerDevice& first, const PeerDevice& second, int warmup,
+                             int iterations, const std::function<void()>& workOnFirst,
+                             const std::function<void()>& workOnSecond);
+
+/**
+ * The attributes of every ordered pair's link (cuDeviceGetP2PAttribute), as
+ * links[owner][accessor]; asked with the accessor as source device and the owner as
+ * destination, the order of cuDeviceCanAccessPeer(accessor, owner). The diagonal is left at its
+ * defaults (the call rejects a device paired with itself). Requires cuInit. @throws CudaError.
+ */
+LinkMatrix queryLinkAttributes(int deviceCount);
+
+}  // namespace memsamples::p2p
