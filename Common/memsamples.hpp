@@ -8,7 +8,8 @@
  *   place that prints them and turns them into an exit code (0 PASS, 1 FAIL, 2 WAIVED). No helper
  *   calls `exit()`, so every RAII owner on the way up releases its GPU resource first.
  * - **Driver-call checking.** check() names the call, `file:line`, the CUresult name and string.
- * - **RAII owners** for contexts, modules, streams, events, device and pinned host allocations.
+ * - **RAII owners** for contexts (created or primary), modules, streams, events, device and
+ *   pinned host allocations.
  * - **Command line** parsing shared by all samples (`--device`, `--size` with K/M/G suffixes,
  *   `--iterations`, `--json`, `--quiet`) with range checks and one clear line per mistake.
  * - **Device selection** (`--device N` or the device with the most SMs x clock), **fatbin lookup**
@@ -132,6 +133,11 @@ std::string formatBytes(std::uint64_t bytes);
  * free memory, else UsageError (a sample never over-subscribes the device, managed memory
  * included, because that can hang a shared GPU). Without one: @p defaultBytes, reduced when the
  * buffers would take more than 80 % of free memory, rounded down to a multiple of 2 MiB.
+ * @param requested the `--size` value, if given.
+ * @param defaultBytes the sample's benchmark size.
+ * @param freeBytes memory available for the buffers.
+ * @param buffers how many buffers of that size the sample allocates.
+ * @param elementBytes the size of one element; sizes must be multiples of it.
  * @param where names the memory in messages: "the device" or "the host".
  * @throws UsageError or std::runtime_error (not even one element fits).
  */
@@ -368,6 +374,56 @@ class Context {
 
  private:
   DriverHandle<CUcontext, cuCtxDestroy> context_;
+};
+
+/**
+ * The primary context of a device, retained for this object's lifetime
+ * (cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease).
+ *
+ * Every device has one primary context, shared by everything in the process that retains it
+ * (the runtime API uses it too); it is destroyed when the last retain is released. Retaining does
+ * not make it current: call makeCurrent(), or push it for a scope. Use it rather than Context to
+ * reach a second device without creating a context of your own, e.g. to read its free memory.
+ *
+ * Not built on DriverHandle: the release call takes the device, not the context, and device 0 is
+ * a valid CUdevice that equals the value-initialised "nothing". Moving transfers the retain and
+ * leaves the source empty (get() returns nullptr).
+ */
+class PrimaryContext {
+ public:
+  /// Retains the primary context of @p device. @throws CudaError.
+  explicit PrimaryContext(CUdevice device);
+  /// Releases the retain; the driver's answer is ignored, as in DriverHandle.
+  ~PrimaryContext() { reset(); }
+  /// Takes over @p other's retain; @p other is left empty.
+  PrimaryContext(PrimaryContext&& other) noexcept
+      : device_(std::exchange(other.device_, std::nullopt)),
+        context_(std::exchange(other.context_, nullptr)) {}
+  /// Releases the current retain, then takes over @p other's; @p other is left empty.
+  PrimaryContext& operator=(PrimaryContext&& other) noexcept {
+    if (this != &other) {
+      reset();
+      device_ = std::exchange(other.device_, std::nullopt);
+      context_ = std::exchange(other.context_, nullptr);
+    }
+    return *this;
+  }
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+
+  /// The context (still retained), or nullptr when empty.
+  CUcontext get() const noexcept { return context_; }
+  /// The device whose primary context this is, or nullopt when empty.
+  std::optional<CUdevice> device() const noexcept { return device_; }
+  /// Makes the context current on the calling thread (cuCtxSetCurrent).
+  /// @throws CudaError; std::logic_error when empty (moved from).
+  void makeCurrent() const;
+  /// Releases the retain now (cuDevicePrimaryCtxRelease, answer ignored); the owner becomes empty.
+  void reset() noexcept;
+
+ private:
+  std::optional<CUdevice> device_;  // set exactly while a retain is held
+  CUcontext context_ = nullptr;
 };
 
 /// A module loaded from a fatbin file (cuModuleLoadData / cuModuleUnload).
