@@ -1,0 +1,140 @@
+// OwnedAllocations: the table in which the driver-backed resources keep their RAII owners.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "owned_allocations.hpp"
+
+namespace mr = memsamples::resource;
+
+namespace {
+
+// A move-only owner that counts how many live owners are destroyed (i.e. "frees").
+class FakeOwner {
+ public:
+  FakeOwner(int id, std::atomic<int>* frees) : id_(id), frees_(frees) {}
+  FakeOwner(FakeOwner&& other) noexcept
+      : id_(other.id_), frees_(std::exchange(other.frees_, nullptr)) {}
+  FakeOwner& operator=(FakeOwner&& other) noexcept {
+    std::swap(id_, other.id_);
+    std::swap(frees_, other.frees_);
+    return *this;
+  }
+  ~FakeOwner() {
+    if (frees_ != nullptr)
+      ++*frees_;
+  }
+  int id() const { return id_; }
+
+ private:
+  int id_;
+  std::atomic<int>* frees_;
+};
+
+void* address(std::uintptr_t value) {
+  return reinterpret_cast<void*>(value);
+}
+
+template <typename Exception, typename Call>
+std::string messageOf(Call&& call) {
+  try {
+    call();
+  } catch (const Exception& error) {
+    return error.what();
+  }
+  return "(no exception)";
+}
+
+}  // namespace
+
+TEST(OwnedAllocations, TakeReturnsTheOwnerThatWasAdded) {
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("vmm (device 0)");
+  table.add(address(0x1000), 4096, FakeOwner(1, &frees));
+  table.add(address(0x2000), 64, FakeOwner(2, &frees));
+  EXPECT_EQ(table.size(), 2u);
+  EXPECT_EQ(frees.load(), 0);
+  {
+    FakeOwner owner = table.take(address(0x2000), 64);
+    EXPECT_EQ(owner.id(), 2);
+    EXPECT_EQ(table.size(), 1u);
+    EXPECT_EQ(frees.load(), 0);
+  }
+  EXPECT_EQ(frees.load(), 1);  // the caller's owner freed it
+  EXPECT_EQ(table.resourceName(), "vmm (device 0)");
+}
+
+TEST(OwnedAllocations, AnUnknownPointerIsRefused) {
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("managed (device 0)");
+  table.add(address(0x1000), 16, FakeOwner(1, &frees));
+  const std::string message =
+      messageOf<std::invalid_argument>([&] { table.take(address(0x3000), 16); });
+  EXPECT_NE(message.find("managed (device 0): deallocate of 0x3000, which this resource did not "
+                         "allocate (or freed already)"),
+            std::string::npos)
+      << message;
+  table.take(address(0x1000), 16);
+  EXPECT_THROW(table.take(address(0x1000), 16), std::invalid_argument);  // freed already
+}
+
+TEST(OwnedAllocations, AWrongSizeIsRefusedAndTheEntryKept) {
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("pinned host (device 0)");
+  table.add(address(0x1000), 4096, FakeOwner(1, &frees));
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { table.take(address(0x1000), 100); }),
+            "pinned host (device 0): deallocate of 0x1000 with 100 bytes, but it was allocated "
+            "with 4096 bytes");
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(frees.load(), 0);
+  EXPECT_EQ(table.take(address(0x1000), 4096).id(), 1);
+}
+
+TEST(OwnedAllocations, AnAddressHandedOutTwiceIsAnErrorAndTheNewOwnerIsFreed) {
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("numa host node 0 (device 0)");
+  table.add(address(0x1000), 8, FakeOwner(1, &frees));
+  EXPECT_EQ(
+      messageOf<std::logic_error>([&] { table.add(address(0x1000), 8, FakeOwner(2, &frees)); }),
+      "numa host node 0 (device 0): address 0x1000 was handed out twice");
+  EXPECT_EQ(frees.load(), 1);  // the second owner
+  EXPECT_EQ(table.take(address(0x1000), 8).id(), 1);
+}
+
+TEST(OwnedAllocations, WhatIsLeftIsFreedWithTheTable) {
+  std::atomic<int> frees{0};
+  {
+    mr::OwnedAllocations<FakeOwner> table("leaky");
+    table.add(address(0x1000), 8, FakeOwner(1, &frees));
+    table.add(address(0x2000), 8, FakeOwner(2, &frees));
+  }
+  EXPECT_EQ(frees.load(), 2);
+}
+
+TEST(OwnedAllocations, ManyThreadsAddAndTakeAtOnce) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 2000;
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("shared");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const auto key = static_cast<std::uintptr_t>((t * kPerThread + i + 1) * 16);
+        table.add(address(key), 16, FakeOwner(i, &frees));
+        if (i % 2 == 0)
+          table.take(address(key), 16);
+      }
+    });
+  }
+  for (std::thread& thread : threads)
+    thread.join();
+  EXPECT_EQ(table.size(), static_cast<std::size_t>(kThreads * kPerThread / 2));
+  EXPECT_EQ(frees.load(), kThreads * kPerThread / 2);
+}

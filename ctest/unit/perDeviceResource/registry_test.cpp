@@ -1,0 +1,298 @@
+// PerDeviceResourceRegistry semantics (RMM's: initial resource, set returns the previous one,
+// reset) and the errors where RMM leaves behaviour undefined, with CPU-only resources.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "per_device_registry.hpp"
+#include "test_resources.hpp"
+
+namespace mr = memsamples::resource;
+using mr::testing::MallocResource;
+
+namespace {
+
+// A registry of @p devices whose initial resources are MallocResources named "initial <d>" and
+// tied to their device; counts the factory calls and answers a settable current device.
+struct Fixture {
+  explicit Fixture(int devices)
+      : registry(
+            devices,
+            [this](int device) {
+              ++factoryCalls;
+              factoryDevices.push_back(device);
+              return std::make_unique<MallocResource>("initial " + std::to_string(device), device);
+            },
+            [this] { return current; }) {}
+  int factoryCalls = 0;
+  std::vector<int> factoryDevices;
+  int current = 0;
+  mr::PerDeviceResourceRegistry registry;
+};
+
+template <typename Exception, typename Call>
+std::string messageOf(Call&& call) {
+  try {
+    call();
+  } catch (const Exception& error) {
+    return error.what();
+  }
+  return "(no exception)";
+}
+
+}  // namespace
+
+TEST(Registry, TheInitialResourceIsMadeOnFirstUseOncePerDevice) {
+  Fixture fixture(3);
+  EXPECT_EQ(fixture.factoryCalls, 0);  // nothing made at construction
+  mr::MemoryResource* first = fixture.registry.get(1);
+  EXPECT_EQ(first->name(), "initial 1");
+  EXPECT_EQ(fixture.registry.get(1), first);
+  EXPECT_EQ(fixture.registry.initial(1), first);
+  EXPECT_EQ(fixture.factoryCalls, 1);
+  mr::MemoryResource* other = fixture.registry.get(2);
+  EXPECT_NE(other, first);
+  EXPECT_EQ(fixture.factoryDevices, (std::vector<int>{1, 2}));
+  EXPECT_EQ(fixture.registry.deviceCount(), 3);
+}
+
+TEST(Registry, SetReturnsThePreviousResource) {
+  Fixture fixture(2);
+  MallocResource a("a", 0), b("b", 0);
+  mr::MemoryResource* initial = fixture.registry.initial(0);
+  EXPECT_EQ(fixture.registry.set(0, &a), initial);
+  EXPECT_EQ(fixture.registry.get(0), &a);
+  EXPECT_EQ(fixture.registry.set(0, &b), &a);
+  EXPECT_EQ(fixture.registry.get(0), &b);
+  EXPECT_EQ(fixture.registry.get(1)->name(), "initial 1");  // other devices are untouched
+}
+
+TEST(Registry, ResetPutsTheInitialResourceBackAndReturnsThePreviousOne) {
+  Fixture fixture(1);
+  MallocResource a("a", 0);
+  mr::MemoryResource* initial = fixture.registry.get(0);
+  fixture.registry.set(0, &a);
+  EXPECT_EQ(fixture.registry.reset(0), &a);
+  EXPECT_EQ(fixture.registry.get(0), initial);
+  EXPECT_EQ(fixture.registry.reset(0), initial);  // resetting again: the initial was current
+  EXPECT_EQ(fixture.registry.get(0), initial);
+}
+
+TEST(Registry, ResetOfADeviceNeverUsedReturnsItsInitialResource) {
+  Fixture fixture(2);
+  mr::MemoryResource* previous = fixture.registry.reset(1);
+  EXPECT_EQ(previous->name(), "initial 1");
+  EXPECT_EQ(fixture.factoryCalls, 1);
+}
+
+TEST(Registry, SettingNullOrTheInitialResourceIsAReset) {
+  Fixture fixture(1);
+  MallocResource a("a", 0);
+  mr::MemoryResource* initial = fixture.registry.get(0);
+  fixture.registry.set(0, &a);
+  EXPECT_EQ(fixture.registry.set(0, nullptr), &a);
+  EXPECT_EQ(fixture.registry.get(0), initial);
+  fixture.registry.set(0, &a);
+  EXPECT_EQ(fixture.registry.set(0, initial), &a);
+  EXPECT_EQ(fixture.registry.get(0), initial);
+}
+
+TEST(Registry, AResourceWithoutOwnerDeviceFitsAnyDevice) {
+  Fixture fixture(2);
+  MallocResource shared("shared");
+  fixture.registry.set(0, &shared);
+  fixture.registry.set(1, &shared);
+  EXPECT_EQ(fixture.registry.get(0), &shared);
+  EXPECT_EQ(fixture.registry.get(1), &shared);
+}
+
+TEST(Registry, OutOfRangeIdsAreClearErrors) {
+  Fixture fixture(2);
+  MallocResource a("a");
+  const std::string tooLarge =
+      "per-device resource registry: device 2 is out of range (this registry has 2 devices: "
+      "ids 0..1)";
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { fixture.registry.get(2); }), tooLarge);
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { fixture.registry.set(2, &a); }), tooLarge);
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { fixture.registry.reset(2); }), tooLarge);
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { fixture.registry.initial(2); }), tooLarge);
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { fixture.registry.get(-1); }),
+            "per-device resource registry: device -1 is out of range (this registry has 2 "
+            "devices: ids 0..1)");
+  EXPECT_EQ(fixture.factoryCalls, 0);
+}
+
+TEST(Registry, OutOfRangeMessagesForOneAndNoDevices) {
+  Fixture one(1);
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { one.registry.get(1); }),
+            "per-device resource registry: device 1 is out of range (this registry has 1 "
+            "device: id 0)");
+  Fixture none(0);
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { none.registry.get(0); }),
+            "per-device resource registry: device 0 is out of range (this registry has no "
+            "devices)");
+}
+
+TEST(Registry, TheCurrentDeviceFunctionsFollowTheQuery) {
+  Fixture fixture(3);
+  MallocResource a("a", 2);
+  fixture.current = 2;
+  EXPECT_EQ(fixture.registry.currentDevice(), 2);
+  EXPECT_EQ(fixture.registry.getCurrent()->name(), "initial 2");
+  EXPECT_EQ(fixture.registry.setCurrent(&a)->name(), "initial 2");
+  EXPECT_EQ(fixture.registry.get(2), &a);
+  EXPECT_EQ(fixture.registry.getCurrent(), &a);
+  fixture.current = 0;
+  EXPECT_EQ(fixture.registry.getCurrent()->name(), "initial 0");
+  fixture.current = 2;
+  EXPECT_EQ(fixture.registry.resetCurrent(), &a);
+  EXPECT_EQ(fixture.registry.getCurrent()->name(), "initial 2");
+}
+
+TEST(Registry, AnOutOfRangeCurrentDeviceIsNamedAsSuch) {
+  Fixture fixture(2);
+  fixture.current = 5;
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { fixture.registry.getCurrent(); }),
+            "per-device resource registry: the current device 5 is out of range (this "
+            "registry has 2 devices: ids 0..1)");
+  MallocResource a("a");
+  EXPECT_THROW(fixture.registry.setCurrent(&a), std::out_of_range);
+  EXPECT_THROW(fixture.registry.resetCurrent(), std::out_of_range);
+}
+
+TEST(Registry, ErrorsOfTheCurrentDeviceQueryPropagate) {
+  mr::PerDeviceResourceRegistry registry(
+      1, [](int device) { return std::make_unique<MallocResource>("i", device); },
+      []() -> int { throw std::runtime_error("cuCtxGetDevice failed: no current context"); });
+  EXPECT_EQ(messageOf<std::runtime_error>([&] { registry.getCurrent(); }),
+            "cuCtxGetDevice failed: no current context");
+  EXPECT_EQ(registry.get(0)->name(), "i");  // per-device calls do not need it
+}
+
+TEST(Registry, AResourceOfAnotherDeviceIsRefused) {
+  Fixture fixture(2);
+  MallocResource other("pinned host (device 1)", 1);
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { fixture.registry.set(0, &other); }),
+            "per-device resource registry: resource 'pinned host (device 1)' belongs to device "
+            "1, not to device 0");
+  EXPECT_EQ(fixture.registry.get(0)->name(), "initial 0");  // unchanged
+}
+
+TEST(Registry, AFailingFactoryStoresNothingAndIsRetried) {
+  int calls = 0;
+  mr::PerDeviceResourceRegistry registry(
+      1,
+      [&calls](int device) -> std::unique_ptr<mr::MemoryResource> {
+        if (++calls == 1)
+          throw std::runtime_error("cuDeviceGetDefaultMemPool failed");
+        return std::make_unique<MallocResource>("second try", device);
+      },
+      [] { return 0; });
+  MallocResource a("a");
+  EXPECT_EQ(messageOf<std::runtime_error>([&] { registry.get(0); }),
+            "cuDeviceGetDefaultMemPool failed");
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(registry.get(0)->name(), "second try");
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(Registry, SetFailsAndChangesNothingWhenTheInitialResourceCannotBeMade) {
+  bool fail = true;
+  mr::PerDeviceResourceRegistry registry(
+      1,
+      [&fail](int device) -> std::unique_ptr<mr::MemoryResource> {
+        if (fail)
+          throw std::runtime_error("no pool");
+        return std::make_unique<MallocResource>("initial", device);
+      },
+      [] { return 0; });
+  MallocResource a("a");
+  EXPECT_THROW(registry.set(0, &a), std::runtime_error);  // the previous one cannot be named
+  fail = false;
+  EXPECT_EQ(registry.get(0)->name(), "initial");
+}
+
+TEST(Registry, TheFactoryMustReturnAResourceOfItsDevice) {
+  mr::PerDeviceResourceRegistry empty(
+      1, [](int) { return std::unique_ptr<mr::MemoryResource>(); }, [] { return 0; });
+  EXPECT_EQ(messageOf<std::runtime_error>([&] { empty.get(0); }),
+            "per-device resource registry: the initial-resource factory returned no resource "
+            "for device 0");
+  mr::PerDeviceResourceRegistry wrong(
+      2, [](int) { return std::make_unique<MallocResource>("device pool (device 1)", 1); },
+      [] { return 0; });
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { wrong.get(0); }),
+            "per-device resource registry: the initial resource 'device pool (device 1)' "
+            "belongs to device 1, not to device 0");
+}
+
+TEST(Registry, ConstructorArgumentsAreChecked) {
+  const auto factory = [](int device) { return std::make_unique<MallocResource>("i", device); };
+  const auto current = [] { return 0; };
+  EXPECT_EQ(messageOf<std::invalid_argument>(
+                [&] { mr::PerDeviceResourceRegistry registry(-1, factory, current); }),
+            "per-device resource registry: the device count must not be negative (got -1)");
+  EXPECT_EQ(messageOf<std::invalid_argument>(
+                [&] { mr::PerDeviceResourceRegistry registry(1, nullptr, current); }),
+            "per-device resource registry: an initial-resource factory is required");
+  EXPECT_EQ(messageOf<std::invalid_argument>(
+                [&] { mr::PerDeviceResourceRegistry registry(1, factory, nullptr); }),
+            "per-device resource registry: a current-device query is required");
+}
+
+TEST(Registry, OwnsTheInitialResourcesButNotTheOnesThatWereSet) {
+  MallocResource kept("kept", 0);
+  const int before = MallocResource::destroyed().load();
+  {
+    Fixture fixture(2);
+    fixture.registry.get(0);
+    fixture.registry.get(1);
+    fixture.registry.set(0, &kept);
+  }
+  // The two initial resources went with the registry; `kept` did not.
+  EXPECT_EQ(MallocResource::destroyed().load() - before, 2);
+  void* ptr = kept.allocate(8, nullptr);  // still alive and usable
+  kept.deallocate(ptr, 8, nullptr);
+}
+
+TEST(ScopedResourceOverride, SetsForItsLifetimeAndPutsThePreviousBack) {
+  Fixture fixture(2);
+  MallocResource a("a", 1), b("b", 1);
+  mr::MemoryResource* initial = fixture.registry.get(1);
+  {
+    mr::ScopedResourceOverride outer(fixture.registry, 1, a);
+    EXPECT_EQ(outer.previous(), initial);
+    EXPECT_EQ(outer.device(), 1);
+    EXPECT_EQ(fixture.registry.get(1), &a);
+    {
+      mr::ScopedResourceOverride inner(fixture.registry, 1, b);
+      EXPECT_EQ(inner.previous(), &a);
+      EXPECT_EQ(fixture.registry.get(1), &b);
+    }
+    EXPECT_EQ(fixture.registry.get(1), &a);
+  }
+  EXPECT_EQ(fixture.registry.get(1), initial);
+}
+
+TEST(ScopedResourceOverride, RestoresDuringUnwinding) {
+  Fixture fixture(1);
+  MallocResource a("a", 0);
+  mr::MemoryResource* initial = fixture.registry.get(0);
+  try {
+    mr::ScopedResourceOverride override(fixture.registry, 0, a);
+    throw std::runtime_error("a step failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(fixture.registry.get(0), initial);
+}
+
+TEST(ScopedResourceOverride, ARefusedResourceChangesNothing) {
+  Fixture fixture(2);
+  MallocResource other("other", 1);
+  EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, 0, other), std::invalid_argument);
+  EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, 9, other), std::out_of_range);
+  EXPECT_EQ(fixture.registry.get(0)->name(), "initial 0");
+}

@@ -1,0 +1,91 @@
+/**
+ * @file resource_plan.hpp
+ * @brief The CUDA-free decisions of 06_perDeviceResource: which resource kinds exist and how they
+ *        are named on the command line, which kind each device gets, which sizes the latency
+ *        benchmark measures and how often, and the latency table.
+ *
+ * Part of `perDeviceResource_logic`; unit tested in ctest/unit/perDeviceResource/.
+ */
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memsamples.hpp"
+
+namespace memsamples::resource {
+
+/// The kinds of memory resource the sample builds (cuda_resources.hpp, numa_resource.hpp).
+enum class ResourceKind {
+  Device,   ///< Stream-ordered device memory from the device's default pool (the initial one).
+  Managed,  ///< cuMemAllocManaged through 03's ManagedBuffer.
+  Pinned,   ///< Page-locked, device-mapped host memory (cuMemHostAlloc).
+  Numa,     ///< Host memory bound to the GPU's nearest NUMA node (04), then cuMemHostRegister.
+  Vmm,      ///< A striped VMM range (02's StripedVmmRange).
+};
+
+/// Every kind, in the order the sample runs them.
+std::vector<ResourceKind> allResourceKinds();
+
+/// The command-line name: "device", "managed", "pinned", "numa", "vmm".
+const char* kindName(ResourceKind kind) noexcept;
+
+/**
+ * Parses a `--resources` value: a comma-separated list of kind names, e.g. "device,vmm".
+ * @throws UsageError naming @p option for an empty list or entry, an unknown name (the message
+ *         lists the valid ones) or a name given twice.
+ */
+std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_view option);
+
+/**
+ * The kind each device gets in the multi-device phase: device i gets `kinds[(i + 1) % n]`, so
+ * that neighbouring devices use different kinds and device 0 does not simply keep the initial
+ * (device-memory) resource when it is first in the list. With one kind, every device gets it.
+ * @throws std::invalid_argument for an empty @p kinds or a @p deviceCount below 1.
+ */
+std::vector<ResourceKind> assignKindsToDevices(const std::vector<ResourceKind>& kinds,
+                                               int deviceCount);
+
+/// The small sizes of the latency benchmark: 4 KiB and 64 KiB.
+inline constexpr std::uint64_t kSmallLatencySizes[] = {4096, 65536};
+
+/**
+ * The sizes the latency benchmark measures: the small sizes and @p largeBytes, ascending,
+ * without duplicates.
+ * @throws std::invalid_argument for 0.
+ */
+std::vector<std::uint64_t> latencySizes(std::uint64_t largeBytes);
+
+/**
+ * Repetitions for one size: @p iterations (`--iterations`) for sizes above 1 MiB, whose
+ * allocations take long (they pin, map or create whole pages), and ten times as many for sizes
+ * up to 1 MiB, which are quick and noisier.
+ * @throws std::invalid_argument when @p iterations is below 1 or ten times it overflows.
+ */
+int latencyRepetitions(std::uint64_t bytes, int iterations);
+
+/// The measured latency of one resource at one size.
+struct LatencyRow {
+  std::string resource;     ///< The resource's label in the table.
+  std::uint64_t bytes = 0;  ///< The allocation size.
+  TimingStats allocate;     ///< allocate (+ stream sync for stream-ordered resources), ms.
+  TimingStats deallocate;   ///< deallocate (+ stream sync), ms.
+};
+
+/// allocate median of @p row over the one of the row of @p referenceResource at the same size;
+/// nullopt when there is no such row or its median is 0.
+std::optional<double> allocateRatio(const std::vector<LatencyRow>& rows, const LatencyRow& row,
+                                    const std::string& referenceResource);
+
+/**
+ * The latency table: one line per row with the resource, the size, median allocate and
+ * deallocate times in microseconds and the allocate ratio against @p referenceResource at the
+ * same size ("n/a" when it has no row of that size).
+ */
+std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
+                               const std::string& referenceResource);
+
+}  // namespace memsamples::resource
