@@ -103,6 +103,22 @@ void Context::makeCurrent() const {
   check(cuCtxSetCurrent(context_.get()), "cuCtxSetCurrent");
 }
 
+PrimaryContext::PrimaryContext(CUdevice device) {
+  check(cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
+  device_ = device;
+}
+void PrimaryContext::makeCurrent() const {
+  if (!device_)
+    throw std::logic_error("PrimaryContext::makeCurrent: the object is empty (moved from)");
+  check(cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}
+void PrimaryContext::reset() noexcept {
+  // One release per retain; a moved-from or already reset object holds none.
+  if (const std::optional<CUdevice> device = std::exchange(device_, std::nullopt))
+    (void)cuDevicePrimaryCtxRelease(*device);
+  context_ = nullptr;
+}
+
 Module::Module(const std::string& fatbinPath) {
   std::ifstream file(fatbinPath, std::ios::binary);
   if (!file)

@@ -100,9 +100,16 @@ StripedVmmRange::StripedVmmRange(StripedVmmRange&& other) noexcept
       mapping_(std::exchange(other.mapping_, {})) {}
 
 StripedVmmRange& StripedVmmRange::operator=(StripedVmmRange&& other) noexcept {
-  std::swap(base_, other.base_);
-  std::swap(layout_, other.layout_);
-  std::swap(mapping_, other.mapping_);
+  if (this != &other) {
+    // This range is freed now, not whenever @p other happens to be destroyed.
+    if (base_ != 0) {
+      CudaVmmDriver driver;
+      (void)releaseStripedRange(driver, std::exchange(base_, 0), layout_.roundedBytes);
+    }
+    base_ = std::exchange(other.base_, 0);
+    layout_ = std::exchange(other.layout_, StripeLayout{});
+    mapping_ = std::exchange(other.mapping_, {});
+  }
   return *this;
 }
 

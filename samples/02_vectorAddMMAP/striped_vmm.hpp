@@ -80,7 +80,8 @@ class StripedVmmRange {
   ~StripedVmmRange();
   /// Takes over @p other's range; @p other is left empty.
   StripedVmmRange(StripedVmmRange&& other) noexcept;
-  /// Swaps ranges with @p other, whose destructor then frees this one's previous range.
+  /// Frees this range (errors ignored, as in the destructor), then takes over @p other's;
+  /// @p other is left empty.
   StripedVmmRange& operator=(StripedVmmRange&& other) noexcept;
   StripedVmmRange(const StripedVmmRange&) = delete;
   StripedVmmRange& operator=(const StripedVmmRange&) = delete;

@@ -2,6 +2,7 @@
 // into libcuda; the driver is reached only through the VmmDriver interface.
 #include "striped_vmm_logic.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -59,6 +60,26 @@ void checkDeviceOption(const std::vector<int>& devices, const char* option,
                        "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
     }
   }
+}
+
+// Only build steps can be injected: a fault on unmap or address free would never fire.
+void requireInjectable(const FaultInjection& fault, const char* where) {
+  if (!isInjectableStep(fault.step)) {
+    throw std::invalid_argument(std::string(where) + ": " + stepCallName(fault.step) +
+                                " is not a build step; only reserve, create, map, release and "
+                                "access can be injected");
+  }
+}
+
+// formatBytes() for a whole number of B, KiB, MiB...; otherwise the exact count ("2097148
+// bytes"), because a rounded "2.00 MiB" of padding would hide the 4 bytes that made it.
+std::string exactBytes(std::uint64_t bytes) {
+  std::uint64_t unit = 1;
+  while (bytes / unit >= 1024 && unit <= (UINT64_MAX >> 10))
+    unit <<= 10;
+  if (bytes % unit == 0)
+    return formatBytes(bytes);
+  return std::to_string(bytes) + " bytes";
 }
 
 using Clock = std::chrono::steady_clock;
@@ -480,6 +501,10 @@ bool isPerStripeStep(VmmStep step) noexcept {
   return step == VmmStep::Create || step == VmmStep::Map || step == VmmStep::Release;
 }
 
+bool isInjectableStep(VmmStep step) noexcept {
+  return step == VmmStep::Reserve || isPerStripeStep(step) || step == VmmStep::SetAccess;
+}
+
 FaultInjection parseFaultInjection(std::string_view text) {
   const std::string forms =
       "expected reserve, create:K, map:K, release:K or access (K = stripe index)";
@@ -511,6 +536,7 @@ FaultInjection parseFaultInjection(std::string_view text) {
 }
 
 std::string formatFaultInjection(const FaultInjection& fault) {
+  requireInjectable(fault, "formatFaultInjection");
   switch (fault.step) {
     case VmmStep::Reserve:
       return "reserve";
@@ -523,18 +549,13 @@ std::string formatFaultInjection(const FaultInjection& fault) {
     case VmmStep::Release:
       return "release:" + std::to_string(fault.index);
     case VmmStep::Unmap:
-      return "unmap:" + std::to_string(fault.index);
     case VmmStep::AddressFree:
-      return "free";
+      break;  // refused above: parseFaultInjection() has no spelling for them
   }
   return "unknown";
 }
 
 void validateFaultInjection(const FaultInjection& fault, int stripeCount) {
-  if (fault.step == VmmStep::Unmap || fault.step == VmmStep::AddressFree) {
-    throw UsageError(std::string("--inject-failure: ") + stepCallName(fault.step) +
-                     " is not a build step and cannot be injected");
-  }
   if (isPerStripeStep(fault.step) && (fault.index < 0 || fault.index >= stripeCount)) {
     throw UsageError("--inject-failure " + formatFaultInjection(fault) + " names stripe " +
                      std::to_string(fault.index) + ", but the range has " +
@@ -579,6 +600,8 @@ CUdeviceptr buildStripedRange(VmmDriver& driver, const StripeLayout& layout,
         "buildStripedRange: no mapping device; nothing could access the "
         "range");
   }
+  if (options.fault)
+    requireInjectable(*options.fault, "buildStripedRange");
   RangeBuilder builder(driver, layout, mappingDevices, options);
   return builder.build();
 }
@@ -591,6 +614,64 @@ ReleaseResult releaseStripedRange(VmmDriver& driver, CUdeviceptr base,
   result.unmap = driver.unmap(base, roundedBytes);
   result.addressFree = driver.addressFree(base, roundedBytes);
   return result;
+}
+
+// ------------------------------------------------------------------------ what the driver reports
+
+std::vector<std::string> reservationProblems(CUdeviceptr base, std::uint64_t bytes,
+                                             const std::vector<StripeReservationView>& views) {
+  const auto describe = [](CUdeviceptr start, std::uint64_t size) {
+    return formatAddress(start) + " + " + std::to_string(size) + " bytes";
+  };
+  std::vector<std::string> problems;
+  for (const StripeReservationView& view : views) {
+    const std::string stripe = "stripe " + std::to_string(view.stripe);
+    if (!view.rangeStart || !view.rangeSize) {
+      problems.push_back(stripe + ": cuPointerGetAttribute could not report its reservation (" +
+                         (view.failure.empty() ? "no answer" : view.failure) + ")");
+    } else if (*view.rangeStart != base || *view.rangeSize != bytes) {
+      problems.push_back(stripe + " reports the reservation " +
+                         describe(*view.rangeStart, *view.rangeSize) +
+                         " (RANGE_START_ADDR + RANGE_SIZE), not the range's " +
+                         describe(base, bytes) + ": the range is not one reservation");
+    }
+  }
+  return problems;
+}
+
+std::string accessFlagsName(unsigned long long flags) {
+  switch (flags) {
+    case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+      return "read-write";
+    case CU_MEM_ACCESS_FLAGS_PROT_READ:
+      return "read";
+    case CU_MEM_ACCESS_FLAGS_PROT_NONE:
+      return "none";
+    default:
+      return "flags " + std::to_string(flags);
+  }
+}
+
+std::vector<std::string> accessProblems(const std::vector<int>& mappingDevices,
+                                        const std::vector<DeviceAccessView>& views) {
+  std::vector<std::string> problems;
+  for (const int device : mappingDevices) {
+    const std::string who = "mapping device " + std::to_string(device);
+    const auto view = std::find_if(views.begin(), views.end(), [device](const DeviceAccessView& v) {
+      return v.device == device;
+    });
+    if (view == views.end()) {
+      problems.push_back(who + " was not asked (cuMemGetAccess) for its access");
+    } else if (!view->flags) {
+      problems.push_back(who + ": cuMemGetAccess failed (" +
+                         (view->failure.empty() ? "no answer" : view->failure) + ")");
+    } else if (*view->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      problems.push_back(who + " has " + accessFlagsName(*view->flags) +
+                         " access (cuMemGetAccess), not the read-write access cuMemSetAccess "
+                         "granted");
+    }
+  }
+  return problems;
 }
 
 // ------------------------------------------------------------------------------------ reporting
@@ -636,10 +717,10 @@ std::string formatLayoutTable(const StripeLayout& layout, CUdeviceptr base, int 
     previous = index;
   }
   const std::uint64_t padding = layout.roundedBytes - layout.requestedBytes;
-  text << "  " << formatBytes(layout.requestedBytes) << " requested, "
-       << formatBytes(layout.roundedBytes) << " reserved and mapped";
+  text << "  " << exactBytes(layout.requestedBytes) << " requested, "
+       << exactBytes(layout.roundedBytes) << " reserved and mapped";
   if (padding > 0)
-    text << " (" << formatBytes(padding) << " of rounding at the end, unused)";
+    text << " (" << exactBytes(padding) << " of rounding at the end, unused)";
   text << '\n';
   return text.str();
 }

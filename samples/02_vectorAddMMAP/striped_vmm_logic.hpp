@@ -161,11 +161,14 @@ const char* stepCallName(VmmStep step) noexcept;
 /// True for the steps that happen once per stripe (create, map, release).
 bool isPerStripeStep(VmmStep step) noexcept;
 
+/// True for the steps a FaultInjection can name: the build steps reserve, create, map, release
+/// and set access (not unmap and address free, which only run when a range is freed).
+bool isInjectableStep(VmmStep step) noexcept;
+
 /**
  * A test-only request: make the @p index-th call of @p step fail, without calling the driver,
- * as if the driver had returned kInjectedResult. Only the build steps (reserve, create, map,
- * release, set access) can be injected; @p index is the stripe for per-stripe steps and 0 for
- * the others.
+ * as if the driver had returned kInjectedResult. Only the build steps (isInjectableStep()) can
+ * be injected; @p index is the stripe for per-stripe steps and 0 for the others.
  */
 struct FaultInjection {
   VmmStep step = VmmStep::Create;  ///< Which call fails.
@@ -187,6 +190,7 @@ inline constexpr CUresult kInjectedResult = CUDA_ERROR_OUT_OF_MEMORY;
 FaultInjection parseFaultInjection(std::string_view text);
 
 /// "map:3", "access": the spelling parseFaultInjection() reads back.
+/// @throws std::invalid_argument for a step that cannot be injected (see isInjectableStep()).
 std::string formatFaultInjection(const FaultInjection& fault);
 
 /// @throws UsageError when @p fault names a stripe that a range of @p stripeCount stripes lacks.
@@ -305,7 +309,8 @@ class VmmStepError : public CudaError {
  * @param mappingDevices devices to grant read-write access; not empty.
  * @param options address hint, fault injection and timing.
  * @return the base address of the range of `layout.roundedBytes` bytes.
- * @throws VmmStepError after the rollback; std::invalid_argument for an empty layout or list.
+ * @throws VmmStepError after the rollback; std::invalid_argument for an empty layout or list,
+ *         or a fault on a step that cannot be injected (it would silently never fire).
  */
 CUdeviceptr buildStripedRange(VmmDriver& driver, const StripeLayout& layout,
                               const std::vector<int>& mappingDevices, const BuildOptions& options);
@@ -327,11 +332,57 @@ ReleaseResult releaseStripedRange(VmmDriver& driver, CUdeviceptr base,
 /// @}
 
 // ------------------------------------------------------------------------------------------------
+/// @name What the driver reports about a built range
+/// The sample asks the driver, from inside every stripe, which reservation the address belongs
+/// to, and asks every device which access it has. These functions turn the answers into the
+/// verdict: any line they return makes the run FAIL.
+/// @{
+
+/// What cuPointerGetAttribute reported from inside one stripe.
+struct StripeReservationView {
+  int stripe = 0;                          ///< The stripe the queried address lies in.
+  std::optional<CUdeviceptr> rangeStart;   ///< RANGE_START_ADDR; nullopt when the query failed.
+  std::optional<std::uint64_t> rangeSize;  ///< RANGE_SIZE; nullopt when the query failed.
+  std::string failure;                     ///< Why a query failed; empty when both answered.
+};
+
+/**
+ * One line per stripe that does not report the reservation [@p base, @p base + @p bytes): a
+ * different start or size (both printed exactly, in hex and in bytes) or a query that failed.
+ * Empty when every stripe sees the one reservation, i.e. the kernel gets one pointer.
+ */
+std::vector<std::string> reservationProblems(CUdeviceptr base, std::uint64_t bytes,
+                                             const std::vector<StripeReservationView>& views);
+
+/// What cuMemGetAccess reported for one device.
+struct DeviceAccessView {
+  int device = 0;  ///< The device ordinal asked about.
+  std::optional<unsigned long long>
+      flags;            ///< The CUmemAccess_flags; nullopt when the call failed.
+  std::string failure;  ///< Why the call failed; empty when it answered.
+};
+
+/// "read-write", "read", "none" or "flags N": a CUmemAccess_flags value for people.
+std::string accessFlagsName(unsigned long long flags);
+
+/**
+ * One line per mapping device whose access is not read-write: another flag value, a failed
+ * cuMemGetAccess, or no answer for it in @p views at all. Devices that are not mapping devices
+ * are not judged (they were never granted anything).
+ */
+std::vector<std::string> accessProblems(const std::vector<int>& mappingDevices,
+                                        const std::vector<DeviceAccessView>& views);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
 /// @name Reporting
 /// @{
 
 /**
- * The layout as a table, one row per stripe: index, device, VA start, VA offset, size.
+ * The layout as a table, one row per stripe: index, device, VA start, VA offset, size; then the
+ * requested and reserved sizes and the padding. A requested size or padding that is not a whole
+ * number of B, KiB, MiB... is printed exactly in bytes (formatBytes() would round it).
  * @param layout the layout.
  * @param base the range's base address (0 prints offsets only as addresses too).
  * @param maxRows rows shown; larger layouts show the first and last rows around a "..." line.

@@ -36,6 +36,8 @@
  *    stripe **cuPointerGetAttribute** (RANGE_START_ADDR, RANGE_SIZE: the reservation;
  *    DEVICE_ORDINAL; MAPPED), **cuMemGetAddressRange** (the mapped piece) and **cuMemGetAccess**
  *    (who may access it). The kernel gets one pointer per vector and never knows about stripes.
+ *    Both answers are checked: a stripe that reports another reservation, or a mapping device
+ *    without read-write access, makes the run FAIL.
  * 6. Inputs from pinned host memory, **cuLaunchKernel**, result back, exact check: as in 01.
  * 7. **Measured**: the same kernel on cuMemAlloc buffers of the same size in the same run, and
  *    the ratio VMM / cuMemAlloc (the mapping should cost nothing at run time); then the host
@@ -120,34 +122,23 @@ std::optional<T> pointerAttribute(CUpointer_attribute attribute, CUdeviceptr poi
   return value;
 }
 
-std::string errorName(CUresult result) {
-  const char* name = nullptr;
-  return cuGetErrorName(result, &name) == CUDA_SUCCESS && name ? name : "error";
-}
+// What step 5 found: problems are verdict lines (the run FAILs when there is one).
+struct DriverView {
+  bool oneReservation = true;
+  std::vector<std::string> problems;
+};
 
-std::string accessText(unsigned long long flags) {
-  switch (flags) {
-    case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
-      return "read-write";
-    case CU_MEM_ACCESS_FLAGS_PROT_READ:
-      return "read";
-    case CU_MEM_ACCESS_FLAGS_PROT_NONE:
-      return "none";
-    default:
-      return "flags " + std::to_string(flags);
-  }
-}
-
-// Prints, from inside each stripe, what the driver reports, and returns whether every stripe
-// reports the same reservation: the range is one object to the driver and one pointer to a kernel.
-bool describePointer(const vmm::StripedVmmRange& range, int deviceCount, std::ostream& out,
-                     ms::JsonObject& json) {
+// Prints, from inside each stripe, what the driver reports, and checks it: every stripe must
+// report the same reservation (the range is one object to the driver and one pointer to a
+// kernel), and every mapping device must have the read-write access cuMemSetAccess granted.
+DriverView describePointer(const vmm::StripedVmmRange& range, int deviceCount, std::ostream& out,
+                           ms::JsonObject& json) {
   const vmm::StripeLayout& layout = range.layout();
   const std::vector<int> shown = vmm::sampleIndices(static_cast<int>(layout.stripes.size()), 4);
   out << "From inside each stripe (cuPointerGetAttribute, cuMemGetAddressRange):\n"
       << "  stripe  reservation (RANGE_START_ADDR + RANGE_SIZE)  mapped piece "
          "(cuMemGetAddressRange)  DEVICE_ORDINAL  MAPPED\n";
-  bool oneReservation = true;
+  std::vector<vmm::StripeReservationView> reservations;
   ms::JsonArray rows;
   for (std::size_t i = 0; i < layout.stripes.size(); ++i) {
     const CUdeviceptr pointer = range.get() + layout.stripes[i].offset;
@@ -164,8 +155,19 @@ bool describePointer(const vmm::StripedVmmRange& range, int deviceCount, std::os
     std::size_t pieceSize = 0;
     const CUresult pieceResult = cuMemGetAddressRange(&pieceBase, &pieceSize, pointer);
 
-    const bool sameReservation = start && size && *start == range.get() && *size == range.size();
-    oneReservation = oneReservation && sameReservation;
+    vmm::StripeReservationView view;
+    view.stripe = static_cast<int>(i);
+    view.rangeStart = start;
+    if (size)
+      view.rangeSize = std::uint64_t{*size};
+    if (!start)
+      view.failure = "RANGE_START_ADDR: " + ms::describeResult(startResult);
+    else if (!size)
+      view.failure = "RANGE_SIZE: " + ms::describeResult(sizeResult);
+    const bool sameReservation =
+        start && size && *start == range.get() && std::uint64_t{*size} == range.size();
+    reservations.push_back(view);
+
     ms::JsonObject row;
     row.set("stripe", static_cast<int>(i)).set("sameReservation", sameReservation);
     if (device)
@@ -178,33 +180,53 @@ bool describePointer(const vmm::StripedVmmRange& range, int deviceCount, std::os
       continue;
     const std::string reservation =
         start && size ? vmm::formatAddress(*start) + " + " + ms::formatBytes(*size)
-                      : "n/a (" + errorName(start ? sizeResult : startResult) + ")";
-    const std::string piece = pieceResult == CUDA_SUCCESS ? vmm::formatAddress(pieceBase) + " + " +
-                                                                ms::formatBytes(pieceSize)
-                                                          : "n/a (" + errorName(pieceResult) + ")";
+                      : "n/a (" + ms::describeResult(start ? sizeResult : startResult) + ")";
+    const std::string piece =
+        pieceResult == CUDA_SUCCESS
+            ? vmm::formatAddress(pieceBase) + " + " + ms::formatBytes(pieceSize)
+            : "n/a (" + ms::describeResult(pieceResult) + ")";
     out << "  " << std::setw(6) << i << "  " << std::left << std::setw(45) << reservation
         << std::setw(37) << piece << std::right << std::setw(14)
-        << (device ? std::to_string(*device) : errorName(deviceResult)) << "  "
-        << (mapped ? (*mapped ? "yes" : "no") : errorName(mappedResult)) << '\n';
+        << (device ? std::to_string(*device) : ms::describeResult(deviceResult)) << "  "
+        << (mapped ? (*mapped ? "yes" : "no") : ms::describeResult(mappedResult)) << '\n';
   }
+  DriverView result;
+  result.problems = vmm::reservationProblems(range.get(), range.size(), reservations);
+  result.oneReservation = result.problems.empty();
   out << "One reservation seen from every stripe, so one pointer for the kernel: "
-      << (oneReservation ? "yes" : "no") << '\n';
+      << (result.oneReservation ? "yes" : "NO") << '\n';
 
   out << "Access (cuMemGetAccess):";
+  std::vector<vmm::DeviceAccessView> accessViews;
   ms::JsonArray access;
   for (int device = 0; device < deviceCount; ++device) {
     CUmemLocation location{};
     location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = device;
+    location.id = device;  // an ordinal
     unsigned long long flags = 0;
-    const CUresult result = cuMemGetAccess(&flags, &location, range.get());
-    const std::string text = result == CUDA_SUCCESS ? accessText(flags) : errorName(result);
+    const CUresult queried = cuMemGetAccess(&flags, &location, range.get());
+    vmm::DeviceAccessView view;
+    view.device = device;
+    if (queried == CUDA_SUCCESS)
+      view.flags = flags;
+    else
+      view.failure = ms::describeResult(queried);
+    accessViews.push_back(view);
+    const std::string text =
+        queried == CUDA_SUCCESS ? vmm::accessFlagsName(flags) : ms::describeResult(queried);
     out << (device > 0 ? "," : "") << " device " << device << " " << text;
     access.add(text);
   }
   out << '\n';
-  json.set("stripesSeenByDriver", rows).set("accessByDevice", access);
-  return oneReservation;
+  const std::vector<std::string> accessIssues =
+      vmm::accessProblems(range.mappingDevices(), accessViews);
+  result.problems.insert(result.problems.end(), accessIssues.begin(), accessIssues.end());
+  out << "Every mapping device (" << vmm::formatDeviceList(range.mappingDevices())
+      << ") has read-write access: " << (accessIssues.empty() ? "yes" : "NO") << '\n';
+  json.set("stripesSeenByDriver", rows)
+      .set("accessByDevice", access)
+      .set("mappingDevicesReadWrite", accessIssues.empty());
+  return result;
 }
 
 // --------------------------------------------------------------------- step 7: mapping cost
@@ -286,27 +308,6 @@ void reportMappingCost(const Setup& setup, std::uint64_t bytes, std::ostream& ou
 // A device context that stays alive while we read its free memory: the chosen device uses the
 // sample's context, every other backing device its retained primary context. Retaining happens
 // once, before any baseline is taken, so that creating a context never shows up as a difference.
-class PrimaryContext {
- public:
-  explicit PrimaryContext(CUdevice device) : device_(device) {
-    ms::check(cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
-  }
-  ~PrimaryContext() {
-    if (context_)
-      cuDevicePrimaryCtxRelease(device_);
-  }
-  PrimaryContext(PrimaryContext&& other) noexcept
-      : device_(other.device_), context_(std::exchange(other.context_, nullptr)) {}
-  PrimaryContext& operator=(PrimaryContext&&) = delete;
-  PrimaryContext(const PrimaryContext&) = delete;
-  PrimaryContext& operator=(const PrimaryContext&) = delete;
-  CUcontext get() const noexcept { return context_; }
-
- private:
-  CUdevice device_;
-  CUcontext context_ = nullptr;
-};
-
 class FreeMemoryProbe {
  public:
   FreeMemoryProbe(const std::vector<int>& devices, int currentOrdinal) : devices_(devices) {
@@ -347,7 +348,7 @@ class FreeMemoryProbe {
  private:
   std::vector<int> devices_;
   std::vector<int> slots_;  // -1: current context; else index into others_
-  std::vector<PrimaryContext> others_;
+  std::vector<ms::PrimaryContext> others_;
 };
 
 std::string signedBytes(std::uint64_t before, std::uint64_t after) {
@@ -513,7 +514,7 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   // 1. Driver, device, and the capability this sample needs.
   ms::initDriver();
   setup.device = ms::selectDevice(options.common.device);
-  setup.ordinal = static_cast<int>(setup.device);  // CUdevice values are the device ordinals
+  setup.ordinal = ms::deviceOrdinal(setup.device);  // a CUdevice is a handle, not an ordinal
   out << "Device " << setup.ordinal << ": " << ms::deviceName(setup.device) << '\n';
   if (ms::deviceAttribute(setup.device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) ==
       0) {
@@ -581,7 +582,7 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   out << "Layout of A (B and C are the same at " << vmm::formatAddress(b.get()) << " and "
       << vmm::formatAddress(c.get()) << "):\n"
       << vmm::formatLayoutTable(a.layout(), a.get());
-  const bool oneReservation = describePointer(a, setup.topology.deviceCount(), out, json);
+  const DriverView driverView = describePointer(a, setup.topology.deviceCount(), out, json);
   ms::JsonArray layoutJson;
   for (const vmm::Stripe& stripe : a.layout().stripes) {
     ms::JsonObject item;
@@ -656,10 +657,10 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
       << " (expected about 1: a mapping costs nothing once built), VMM / peak = "
       << vmmGBps / peakGBps << '\n';
 
-  if (verified.mismatches > 0) {
-    out << "Mismatch at element " << verified.firstBad << ": expected " << verified.expected
-        << ", got " << verified.actual << " (" << verified.mismatches << " wrong in total)\n";
-  }
+  if (verified.mismatches > 0)
+    out << ms::describeMismatch(verified) << '\n';
+  for (const std::string& problem : driverView.problems)
+    out << "FAILED: " << problem << '\n';
 
   reportMappingCost(setup, bytes, out, json);
 
@@ -667,7 +668,7 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
       .set("reservedBytesPerVector", a.size())
       .set("stripeBytes", a.layout().stripeBytes)
       .set("layout", layoutJson)
-      .set("oneReservation", oneReservation)
+      .set("oneReservation", driverView.oneReservation)
       .set("elements", static_cast<std::uint64_t>(count))
       .set("iterations", iterations)
       .set("vmmKernelMedianMs", onVmm.medianMs)
@@ -678,8 +679,13 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
       .set("theoreticalPeakGBps", peakGBps)
       .set("vmmOverPeak", vmmGBps / peakGBps)
       .set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
+  ms::JsonArray problems;
+  for (const std::string& problem : driverView.problems)
+    problems.add(problem);
+  json.set("driverViewProblems", problems);
   // 8. Cleanup: c, b, a are unmapped and their addresses freed by their destructors.
-  return verified.mismatches == 0 ? ms::Verdict::Pass : ms::Verdict::Fail;
+  return verified.mismatches == 0 && driverView.problems.empty() ? ms::Verdict::Pass
+                                                                 : ms::Verdict::Fail;
 }
 
 }  // namespace

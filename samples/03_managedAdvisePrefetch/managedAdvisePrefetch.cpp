@@ -126,19 +126,6 @@ ManagedSupport querySupport(CUdevice device) {
   return support;
 }
 
-int ordinalOf(CUdevice device) {
-  int count = 0;
-  ms::check(cuDeviceGetCount(&count), "cuDeviceGetCount");
-  for (int i = 0; i < count; ++i) {
-    CUdevice candidate = 0;
-    ms::check(cuDeviceGet(&candidate, i), "cuDeviceGet");
-    if (candidate == device)
-      return i;
-  }
-  throw std::runtime_error("the selected device is not among the " + std::to_string(count) +
-                           " devices cuDeviceGet enumerates");
-}
-
 // ------------------------------------------------------------------------ small shared helpers
 
 std::string hex(std::uint64_t value) {
@@ -664,11 +651,15 @@ void measurePrefetchThroughput(const Session& s, const Options& options, const m
   const std::size_t bytes = a.size();
   const CUmemLocation gpu = mm::deviceLocation(s.ordinal);
   out << "\n[8b] Prefetch throughput, " << ms::formatBytes(bytes)
-      << " (A moved host -> GPU -> host each repetition)\n";
+      << " (A starts on the GPU and moves GPU -> host -> GPU each repetition)\n";
   const int warmup = options.common.warmup;
   const int iterations = options.common.iterations;
   const std::size_t total = static_cast<std::size_t>(warmup + iterations);
   std::vector<ms::Event> marks(3 * total);
+  // A known start: A entirely on the GPU. The step before left it on the host, where the first
+  // GPU -> host prefetch would move nothing and, with --warmup 0, time a no-op.
+  mm::prefetchAsync(a.get(), bytes, gpu, s.stream);
+  ms::check(cuStreamSynchronize(s.stream), "cuStreamSynchronize");
   for (std::size_t i = 0; i < total; ++i) {
     ms::check(cuEventRecord(marks[3 * i].get(), s.stream), "cuEventRecord");
     mm::prefetchAsync(a.get(), bytes, mm::hostLocation(), s.stream);
@@ -830,7 +821,7 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
   // 1. Driver, device, capabilities.
   ms::initDriver();
   const CUdevice device = ms::selectDevice(options.common.device);
-  const int ordinal = ordinalOf(device);
+  const int ordinal = ms::deviceOrdinal(device);
   out << "Device " << ordinal << ": " << ms::deviceName(device) << '\n';
   const ManagedSupport support = querySupport(device);
   out << "[1] managed memory " << support.managedMemory << ", concurrent managed access "

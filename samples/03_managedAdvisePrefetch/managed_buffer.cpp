@@ -24,11 +24,7 @@ ManagedBuffer::ManagedBuffer(std::size_t bytes, ManagedMemoryBudget* budget, uns
 }
 
 ManagedBuffer::~ManagedBuffer() {
-  if (ptr_ != 0) {
-    cuMemFree(ptr_);
-    if (budget_ != nullptr)
-      budget_->release(bytes_);
-  }
+  freeMemory();
 }
 
 ManagedBuffer::ManagedBuffer(ManagedBuffer&& other) noexcept
@@ -37,10 +33,27 @@ ManagedBuffer::ManagedBuffer(ManagedBuffer&& other) noexcept
       budget_(std::exchange(other.budget_, nullptr)) {}
 
 ManagedBuffer& ManagedBuffer::operator=(ManagedBuffer&& other) noexcept {
-  std::swap(ptr_, other.ptr_);
-  std::swap(bytes_, other.bytes_);
-  std::swap(budget_, other.budget_);
+  if (this != &other) {
+    // This buffer's memory goes back now, not whenever @p other happens to be destroyed.
+    freeMemory();
+    ptr_ = std::exchange(other.ptr_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+    budget_ = std::exchange(other.budget_, nullptr);
+  }
   return *this;
+}
+
+void ManagedBuffer::freeMemory() noexcept {
+  if (ptr_ == 0)
+    return;
+  // The driver's answer is ignored as in DriverHandle: this also runs during unwinding.
+  (void)cuMemFree(std::exchange(ptr_, 0));
+  // The budget was charged exactly bytes_ by the constructor, so this gives back no more than
+  // it holds unless some other code over-released it; that logic error then ends the program
+  // (std::terminate, with the budget's message) rather than being hidden.
+  if (ManagedMemoryBudget* budget = std::exchange(budget_, nullptr))
+    budget->release(bytes_);
+  bytes_ = 0;
 }
 
 }  // namespace memsamples::managed

@@ -58,7 +58,9 @@ class ManagedMemoryBudget {
   /// would exceed the limit.
   void reserve(std::uint64_t bytes);
   /// Gives back @p bytes charged earlier.
-  void release(std::uint64_t bytes) noexcept;
+  /// @throws std::logic_error (and changes nothing) when @p bytes is more than is charged: a
+  ///         caller gave back what it never reserved, and clamping would hide that bug.
+  void release(std::uint64_t bytes);
   /// Bytes charged now.
   std::uint64_t reserved() const;
   /// The limit.
@@ -91,10 +93,12 @@ class ManagedBuffer {
    */
   explicit ManagedBuffer(std::size_t bytes, ManagedMemoryBudget* budget = nullptr,
                          unsigned int flags = CU_MEM_ATTACH_GLOBAL);
+  /// Frees the memory (cuMemFree, answer ignored) and gives its size back to the budget.
   ~ManagedBuffer();
   /// Takes over @p other's memory; @p other is left empty.
   ManagedBuffer(ManagedBuffer&& other) noexcept;
-  /// Swaps memory with @p other, whose destructor then frees this one's previous memory.
+  /// Frees this buffer's memory (as the destructor does), then takes over @p other's;
+  /// @p other is left empty.
   ManagedBuffer& operator=(ManagedBuffer&& other) noexcept;
   ManagedBuffer(const ManagedBuffer&) = delete;
   ManagedBuffer& operator=(const ManagedBuffer&) = delete;
@@ -110,6 +114,8 @@ class ManagedBuffer {
   std::size_t size() const noexcept { return bytes_; }
 
  private:
+  void freeMemory() noexcept;
+
   CUdeviceptr ptr_ = 0;
   std::size_t bytes_ = 0;
   ManagedMemoryBudget* budget_ = nullptr;

@@ -82,15 +82,25 @@ bool knownLocationType(CUmemLocationType type) {
   }
 }
 
-/// Rules shared by prefetch and discard batches: ranges and stream.
-std::string rangesProblem(const std::vector<CUdeviceptr>& dptrs,
-                          const std::vector<std::size_t>& sizes) {
+// The rules shared by prefetch and discard batches, each written once: the count (rules 1 and 2
+// of prefetchBatchProblem), the ranges themselves (rule 6) and the stream (rule 8).
+
+/// Rules 1 and 2: at least one range, and as many sizes as starts.
+std::string countProblem(const std::vector<CUdeviceptr>& dptrs,
+                         const std::vector<std::size_t>& sizes) {
   if (dptrs.empty() && sizes.empty())
     return "the batch is empty: count must be at least 1";
   if (dptrs.size() != sizes.size()) {
     return "dptrs has " + str(dptrs.size()) + " entries but sizes has " + str(sizes.size()) +
            ": both must have count entries";
   }
+  return {};
+}
+
+/// Rule 6: every range has a non-null start, at least one byte, and does not wrap around.
+/// Requires countProblem() to have found nothing.
+std::string rangeContentProblem(const std::vector<CUdeviceptr>& dptrs,
+                                const std::vector<std::size_t>& sizes) {
   for (std::size_t i = 0; i < dptrs.size(); ++i) {
     if (dptrs[i] == 0)
       return "dptrs[" + str(i) + "] is null: every range must start at a managed address";
@@ -224,12 +234,8 @@ PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t byt
 std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream) {
   const std::size_t count = batch.dptrs.size();
   const std::size_t numLocations = batch.locationStarts.size();
-  if (count == 0 && batch.sizes.empty())
-    return "the batch is empty: count must be at least 1";
-  if (count != batch.sizes.size()) {
-    return "dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
-           ": both must have count entries";
-  }
+  if (std::string problem = countProblem(batch.dptrs, batch.sizes); !problem.empty())
+    return problem;
   if (batch.locations.size() != numLocations) {
     return "prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
            str(numLocations) + ": both must have numPrefetchLocs entries";
@@ -256,7 +262,7 @@ std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream) {
            " is not less than count (" + str(count) +
            "): the last location would apply to no range";
   }
-  if (std::string problem = rangesProblem(batch.dptrs, batch.sizes); !problem.empty())
+  if (std::string problem = rangeContentProblem(batch.dptrs, batch.sizes); !problem.empty())
     return problem;
   for (std::size_t k = 0; k < numLocations; ++k) {
     const CUmemLocation& location = batch.locations[k];
@@ -281,7 +287,9 @@ void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
 
 std::string discardBatchProblem(const std::vector<CUdeviceptr>& dptrs,
                                 const std::vector<std::size_t>& sizes, CUstream stream) {
-  if (std::string problem = rangesProblem(dptrs, sizes); !problem.empty())
+  if (std::string problem = countProblem(dptrs, sizes); !problem.empty())
+    return problem;
+  if (std::string problem = rangeContentProblem(dptrs, sizes); !problem.empty())
     return problem;
   return streamProblem(stream);
 }

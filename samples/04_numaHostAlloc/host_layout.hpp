@@ -4,6 +4,8 @@
  *        how the three vectors A, B and C are laid out in one host range.
  *
  * Pure functions (no CUDA call, no NUMA call), part of `numaHostAlloc_logic` and unit tested.
+ * The size of each vector is chosen by memsamples::chooseBufferBytes() with "the host" and the
+ * MemAvailable read here, under the same rules as device buffers.
  */
 #pragma once
 
@@ -25,17 +27,5 @@ std::uint64_t vectorStride(std::uint64_t vectorBytes);
  * estimates can be allocated without swapping. nullopt when the line is missing or malformed.
  */
 std::optional<std::uint64_t> memAvailableBytes(const std::string& meminfoText);
-
-/**
- * The bytes per vector when @p vectors host vectors must fit in @p availableBytes of host memory.
- *
- * With a @p requested size: it must be a multiple of 4 (one float) and all vectors must fit,
- * else UsageError naming the host memory. Without: @p defaultBytes, reduced to 80 % of what is
- * available when needed and rounded down to a multiple of 2 MiB.
- * @throws memsamples::UsageError, or std::runtime_error when not even 2 MiB per vector fits.
- */
-std::uint64_t chooseHostVectorBytes(const std::optional<std::uint64_t>& requested,
-                                    std::uint64_t defaultBytes, std::uint64_t availableBytes,
-                                    int vectors);
 
 }  // namespace memsamples::numa

@@ -44,6 +44,7 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <utility>
 
 #include "host_layout.hpp"
 #include "memsamples.hpp"
@@ -90,10 +91,14 @@ class HostRegistration {
 };
 
 /// Host memory on one NUMA node from the VMM API: cuMemCreate(HOST_NUMA) mapped at a reserved
-/// address, readable and writable by the device and by the CPU.
+/// address, readable and writable by the device and by the CPU. Every driver result is checked:
+/// release() reports a failed unmap or address free; the destructor (which also runs during
+/// unwinding, when the first error is already on its way) only tries.
 class HostNumaAllocation {
  public:
-  HostNumaAllocation(CUdevice device, int node, std::size_t bytes) {
+  /// Builds @p bytes (rounded up to the granularity) on host node @p node for device
+  /// @p deviceOrdinal. @throws CudaError naming the call; what was built is undone first.
+  HostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes) {
     CUmemAllocationProp prop = {};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
@@ -107,39 +112,55 @@ class HostNumaAllocation {
       CUmemGenericAllocationHandle handle = 0;
       ms::check(cuMemCreate(&handle, size_, &prop, 0), "cuMemCreate");
       const CUresult mapped = cuMemMap(address_, size_, 0, handle, 0);
-      // The mapping holds its own reference: releasing the handle now means unmapping frees
-      // the memory, with nothing else to track.
-      cuMemRelease(handle);
+      // The handle goes at once, mapped or not: a mapping holds its own reference, so unmapping
+      // then frees the memory, with nothing else to track.
+      const CUresult released = cuMemRelease(handle);
+      mapped_ = mapped == CUDA_SUCCESS;
+      if (!mapped_ && released != CUDA_SUCCESS) {
+        throw ms::CudaError(
+            mapped,
+            ms::formatCallFailure("cuMemMap", __FILE__, __LINE__, ms::describeResult(mapped)) +
+                "; cuMemRelease of its handle failed too: " + ms::describeResult(released));
+      }
       ms::check(mapped, "cuMemMap");
-      mapped_ = true;
+      ms::check(released, "cuMemRelease");
       CUmemAccessDesc access[2] = {};
       access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-      access[0].location.id = device;
+      access[0].location.id = deviceOrdinal;
       access[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
       access[1].location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;  // the CPU; the id is ignored
       access[1].location.id = node;
       access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
       ms::check(cuMemSetAccess(address_, size_, access, 2), "cuMemSetAccess");
     } catch (...) {
-      release();
+      // Undo what was built; a failure here would only hide the error that is on its way.
+      (void)unmapAndFree();
       throw;
     }
   }
-  ~HostNumaAllocation() { release(); }
+  ~HostNumaAllocation() { (void)unmapAndFree(); }
   HostNumaAllocation(const HostNumaAllocation&) = delete;
   HostNumaAllocation& operator=(const HostNumaAllocation&) = delete;
   CUdeviceptr address() const noexcept { return address_; }
   std::size_t size() const noexcept { return size_; }
   std::size_t granularity() const noexcept { return granularity_; }
 
+  /// Unmaps (which frees the memory) and frees the addresses now; empty afterwards, even when
+  /// this throws. @throws CudaError naming cuMemUnmap or cuMemAddressFree.
+  void release() {
+    const auto [unmapped, freed] = unmapAndFree();
+    ms::check(unmapped, "cuMemUnmap");
+    ms::check(freed, "cuMemAddressFree");
+  }
+
  private:
-  void release() noexcept {
-    if (mapped_)
-      cuMemUnmap(address_, size_);
-    if (address_ != 0)
-      cuMemAddressFree(address_, size_);
-    mapped_ = false;
-    address_ = 0;
+  // Both calls are made even when the first fails, so that the addresses never leak.
+  std::pair<CUresult, CUresult> unmapAndFree() noexcept {
+    const CUresult unmapped =
+        std::exchange(mapped_, false) ? cuMemUnmap(address_, size_) : CUDA_SUCCESS;
+    const CUresult freed =
+        address_ != 0 ? cuMemAddressFree(std::exchange(address_, 0), size_) : CUDA_SUCCESS;
+    return {unmapped, freed};
   }
   CUdeviceptr address_ = 0;
   std::size_t size_ = 0;
@@ -274,13 +295,14 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
 
   // Host memory first (no GPU needed to reject a bad --size): three vectors per host source,
   // one source at a time.
-  const std::uint64_t hostVectorBytes =
-      mn::chooseHostVectorBytes(options.sizeBytes, kDefaultBytes, hostAvailableBytes(), kVectors);
+  const std::uint64_t hostVectorBytes = ms::chooseBufferBytes(
+      options.sizeBytes, kDefaultBytes, hostAvailableBytes(), kVectors, sizeof(float), "the host");
 
   // 1. Driver, device, context, kernel.
   ms::initDriver();
   const CUdevice device = ms::selectDevice(options.common.device);
-  out << "Device " << device << ": " << ms::deviceName(device) << '\n';
+  const int ordinal = ms::deviceOrdinal(device);  // a CUdevice is a handle, not an ordinal
+  out << "Device " << ordinal << ": " << ms::deviceName(device) << '\n';
   ms::Context context(device);
   ms::Module module(ms::locateFatbin(ms::kVectorAddFatbin));
   const CUfunction kernel = module.function(ms::kVectorAddKernel);
@@ -304,7 +326,8 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   const int target = overridden ? static_cast<int>(options.node) : nearest.node;
   if (overridden)
     out << "Target node " << target << " (--node)\n";
-  const bool numaAvailable = numa_available() >= 0;
+  // numa_available() and, whatever the libnuma version, not refused by a seccomp filter.
+  const bool numaAvailable = mn::numaPolicyCallsAvailable();
   out << "libnuma: " << (numaAvailable ? "available" : "NUMA not available");
   if (numaAvailable) {
     out << ", nodes 0-" << numa_max_node() << ", " << numa_num_configured_nodes() << " configured";
@@ -389,7 +412,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
         target >= 0 && targetMemory.status != mn::NodeMemory::Status::DoesNotExist &&
         !(targetMemory.status == mn::NodeMemory::Status::Present && targetMemory.totalBytes == 0);
     const int vmmNode = targetUsable ? target : nearest.known() ? nearest.node : 0;
-    HostNumaAllocation allocation(device, vmmNode, hostBytes);
+    HostNumaAllocation allocation(ordinal, vmmNode, hostBytes);
     out << "  node " << vmmNode << (vmmNode != target ? " (the target node is not usable)" : "")
         << ", " << ms::formatBytes(allocation.size()) << ", granularity "
         << ms::formatBytes(allocation.granularity()) << '\n';
@@ -400,6 +423,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     // maps them into the process, so this line is information, not a check.
     out << "  placement as the kernel reports it: "
         << mn::pagesPerNode(host, allocation.size()).summary() << '\n';
+    allocation.release();  // cuMemUnmap + cuMemAddressFree, failures reported
   }
 
   // 5. The reference: cuMemHostAlloc, placed by the driver.
@@ -441,7 +465,9 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
       << bound.copies.toHostGBps / reference.copies.toHostGBps << '\n';
 
   // 7. Nearest vs remote nodes.
-  out << "\nNearest vs remote node (copies of " << ms::formatBytes(bytes) << ")\n";
+  out << "\n"
+      << (overridden ? "Target" : "Nearest") << " vs remote node (copies of "
+      << ms::formatBytes(bytes) << ")\n";
   ms::JsonArray nodeRows;
   std::vector<int> nodes;
   if (numaAvailable) {
@@ -473,7 +499,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
       out << "  " << std::setw(6) << node << std::setw(10) << distance << std::setw(10)
           << std::setprecision(1) << 100 * onNode << " %" << std::setprecision(2) << std::setw(20)
           << copies.toDeviceGBps << std::setw(20) << copies.toHostGBps
-          << (node == target ? "   <- nearest" : "") << '\n';
+          << mn::nodeRowLabel(node, target, nearest.node, overridden) << '\n';
       nodeRows.addRaw(ms::JsonObject()
                           .set("node", node)
                           .set("distance", distance)
@@ -482,15 +508,17 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
                           .set("deviceToHostGBps", copies.toHostGBps)
                           .dump());
     }
-    const auto nearestRow = std::find_if(rows.begin(), rows.end(),
-                                         [&](const auto& row) { return row.first == target; });
-    if (nearestRow != rows.end()) {
+    // Ratios against the target row: the --node target when given, else the nearest node.
+    const auto targetRow = std::find_if(rows.begin(), rows.end(),
+                                        [&](const auto& row) { return row.first == target; });
+    if (targetRow != rows.end()) {
+      const char* const targetName = overridden ? "target node" : "nearest node";
       for (const auto& [node, copies] : rows) {
         if (node == target)
           continue;
-        out << std::setprecision(3) << "  node " << node << " / nearest node " << target
-            << ": host->device " << copies.toDeviceGBps / nearestRow->second.toDeviceGBps
-            << ", device->host " << copies.toHostGBps / nearestRow->second.toHostGBps << '\n';
+        out << std::setprecision(3) << "  node " << node << " / " << targetName << " " << target
+            << ": host->device " << copies.toDeviceGBps / targetRow->second.toDeviceGBps
+            << ", device->host " << copies.toHostGBps / targetRow->second.toHostGBps << '\n';
       }
     }
   }
@@ -499,18 +527,15 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   for (const SourceResult& source : results) {
     if (!source.copiesVerified)
       out << source.name << ": copied data differs\n";
-    if (source.add.mismatches > 0) {
-      out << source.name << ": VecAdd mismatch at element " << source.add.firstBad << ": expected "
-          << source.add.expected << ", got " << source.add.actual << " (" << source.add.mismatches
-          << " wrong)\n";
-    }
+    if (source.add.mismatches > 0)
+      out << source.name << ", VecAdd: " << ms::describeMismatch(source.add) << '\n';
     dataOk = dataOk && source.passed();
   }
 
   ms::JsonArray sources;
   for (const SourceResult& source : results)
     sources.addRaw(sourceJson(source, reference).dump());
-  json.set("device", static_cast<int>(device))
+  json.set("device", ordinal)
       .set("deviceName", ms::deviceName(device))
       .set("pciBusId", busId)
       .set("attributeNode", nearest.attributeNode)

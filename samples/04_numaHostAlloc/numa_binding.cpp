@@ -77,12 +77,22 @@ std::string nodeText(int node) {
 
 // ------------------------------------------------------------------------------------ topology
 
+bool numaPolicyCallsAvailable() {
+  // libnuma's own rule: after numa_available() fails, no other libnuma function may be used.
+  if (numa_available() < 0)
+    return false;
+  // What newer libnuma asks itself: a filter that refuses the memory-policy calls (EPERM) makes
+  // them as unusable as a kernel without NUMA support (ENOSYS, which numa_available() caught).
+  errno = 0;
+  const long answer = get_mempolicy(nullptr, nullptr, 0, nullptr, 0);
+  return !(answer != 0 && errno == EPERM);
+}
+
 NodeMemoryQuery libnumaNodeMemory() {
   return [](int node) {
     NodeMemory memory;
-    // libnuma's own rule: after numa_available() fails, no other libnuma function may be used.
-    if (numa_available() < 0) {
-      memory.detail = "libnuma reports NUMA as unavailable";
+    if (!numaPolicyCallsAvailable()) {
+      memory.detail = "NUMA is not available (see numaPolicyCallsAvailable)";
       return memory;
     }
     const int maxNode = numa_max_node();
@@ -217,6 +227,15 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
   return result;
 }
 
+std::string nodeRowLabel(int node, int target, int nearest, bool targetFromOption) {
+  if (node == target) {
+    if (!targetFromOption)
+      return "   <- nearest, the target";
+    return node == nearest ? "   <- --node target, also the nearest" : "   <- --node target";
+  }
+  return node == nearest ? "   <- nearest" : "";
+}
+
 // -------------------------------------------------------------------------------------- policy
 
 std::string describeMbindMode(int mode) {
@@ -245,7 +264,7 @@ std::string describeMbindMode(int mode) {
 
 NumaFacts queryNumaFacts(int node) {
   NumaFacts facts;
-  facts.available = numa_available() >= 0;
+  facts.available = numaPolicyCallsAvailable();
   if (facts.available)
     facts.maxNode = numa_max_node();
   facts.target = libnumaNodeMemory()(node);
@@ -262,8 +281,8 @@ BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t byt
   std::string problem;
   if (!facts.available) {
     problem =
-        "NUMA is not available (numa_available() = -1: no NUMA support in the kernel, or "
-        "get_mempolicy is blocked, e.g. by a container's seccomp profile)";
+        "NUMA is not available (no NUMA support in the kernel, or the memory-policy system calls "
+        "are refused, e.g. by Docker's default seccomp profile without CAP_SYS_NICE)";
   } else if (node < 0) {
     problem = "no host NUMA node is known for this GPU";
   } else if (facts.target.status == NodeMemory::Status::DoesNotExist) {
@@ -306,8 +325,8 @@ MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node)
   if (error == EPERM) {
     failure.blockedBySeccomp = true;
     failure.message = "mbind to " + nodeText(node) +
-                      " was refused with EPERM (a seccomp filter blocks it, e.g. a container's "
-                      "default profile without CAP_SYS_NICE); the memory stays unbound";
+                      " was refused with EPERM (a seccomp filter blocks it); the memory stays "
+                      "unbound";
     if (policy.strict)
       failure.message += ", and every page is checked after first touch";
     return failure;
@@ -583,16 +602,20 @@ NumaBoundHostRange::NumaBoundHostRange(NumaBoundHostRange&& other) noexcept
       dontForkAdvised_(other.dontForkAdvised_) {}
 
 NumaBoundHostRange& NumaBoundHostRange::operator=(NumaBoundHostRange&& other) noexcept {
-  std::swap(address_, other.address_);
-  std::swap(bytes_, other.bytes_);
-  std::swap(mappedBytes_, other.mappedBytes_);
-  std::swap(node_, other.node_);
-  std::swap(policy_, other.policy_);
-  std::swap(state_, other.state_);
-  std::swap(mode_, other.mode_);
-  std::swap(unboundReason_, other.unboundReason_);
-  std::swap(hugePagesAdvised_, other.hugePagesAdvised_);
-  std::swap(dontForkAdvised_, other.dontForkAdvised_);
+  if (this != &other) {
+    // This range is unmapped now, not whenever @p other happens to be destroyed.
+    release();
+    address_ = std::exchange(other.address_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    mappedBytes_ = std::exchange(other.mappedBytes_, 0);
+    node_ = other.node_;
+    policy_ = other.policy_;
+    state_ = other.state_;
+    mode_ = other.mode_;
+    unboundReason_ = std::move(other.unboundReason_);
+    hugePagesAdvised_ = other.hugePagesAdvised_;
+    dontForkAdvised_ = other.dontForkAdvised_;
+  }
   return *this;
 }
 

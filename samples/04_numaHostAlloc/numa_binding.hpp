@@ -50,6 +50,19 @@ class NumaBindError : public std::runtime_error {
 /// @name Topology: which host node is nearest the GPU
 /// @{
 
+/**
+ * Whether NUMA memory policies can be used here: numa_available() succeeds **and** the
+ * memory-policy system calls are not refused with EPERM.
+ *
+ * Docker's default seccomp profile allows get_mempolicy, mbind and set_mempolicy only to a
+ * container with CAP_SYS_NICE; without it they fail with EPERM. libnuma releases since late 2024
+ * (numactl pull request #232) count that as "unavailable" in numa_available() itself; older ones
+ * (2.0.16, for instance) check only for ENOSYS and report NUMA as available. This function asks
+ * get_mempolicy once more, so that the answer is the same with every libnuma. Every libnuma call
+ * in this library is guarded by it.
+ */
+bool numaPolicyCallsAvailable();
+
 /// What is known about the memory of one NUMA node.
 struct NodeMemory {
   /// Whether the node exists and its size could be read.
@@ -69,7 +82,7 @@ using NodeMemoryQuery = std::function<NodeMemory(int node)>;
 
 /**
  * The real answer, from libnuma: numa_node_size64(). Nodes above numa_max_node() do not exist;
- * when numa_available() fails every node is Unknown (libnuma must not be used then).
+ * when numaPolicyCallsAvailable() is false every node is Unknown (libnuma must not be used then).
  */
 NodeMemoryQuery libnumaNodeMemory();
 
@@ -122,6 +135,17 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
                                  const NodeMemoryQuery& nodeMemory,
                                  const std::string& sysfsRoot = "/sys");
 
+/**
+ * The marker a per-node table prints after node @p node's row: which row is the binding target
+ * and which is the node nearest the GPU, which differ when `--node` chose the target.
+ * @param node the row's node.
+ * @param target the node the sample binds to.
+ * @param nearest the node nearest the GPU (-1 when unknown).
+ * @param targetFromOption whether `--node` chose @p target.
+ * @return e.g. "   <- nearest, the target", "   <- --node target", "   <- nearest", or "".
+ */
+std::string nodeRowLabel(int node, int target, int nearest, bool targetFromOption);
+
 /// @}
 
 // ------------------------------------------------------------------------------------------------
@@ -144,7 +168,7 @@ std::string describeMbindMode(int mode);
 
 /// What the system says about NUMA and the target node, gathered before binding.
 struct NumaFacts {
-  bool available = false;  ///< numa_available() succeeded.
+  bool available = false;  ///< numaPolicyCallsAvailable().
   int maxNode = -1;        ///< numa_max_node().
   NodeMemory target;       ///< The target node's memory.
 };
@@ -183,10 +207,11 @@ struct MbindFailure {
 };
 
 /**
- * - EPERM (a seccomp filter, e.g. Docker's default profile without CAP_SYS_NICE): one warning,
- *   continue unbound, strict or not, as the seed does, so that containers keep working. A strict
- *   range then still keeps its promise by verification: NumaBoundHostRange::firstTouch() fails
- *   if any page is not on the node.
+ * - EPERM (a seccomp filter that refuses mbind but allows get_mempolicy: a profile that blocks
+ *   all the memory-policy calls, like Docker's default one without CAP_SYS_NICE, is caught
+ *   earlier as "NUMA is not available", see numaPolicyCallsAvailable()): one warning, continue
+ *   unbound, strict or not, as the seed does. A strict range then still keeps its promise by
+ *   verification: NumaBoundHostRange::firstTouch() fails if any page is not on the node.
  * - Any other errno: strict -> fatal; soft -> one warning, continue unbound.
  */
 MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node);
@@ -286,7 +311,7 @@ class NumaBoundHostRange {
   ~NumaBoundHostRange();
   /// Takes over @p other's mapping; @p other becomes empty.
   NumaBoundHostRange(NumaBoundHostRange&& other) noexcept;
-  /// Swaps mappings with @p other (its destructor releases the old one).
+  /// Unmaps this range, then takes over @p other's mapping; @p other becomes empty.
   NumaBoundHostRange& operator=(NumaBoundHostRange&& other) noexcept;
   NumaBoundHostRange(const NumaBoundHostRange&) = delete;
   NumaBoundHostRange& operator=(const NumaBoundHostRange&) = delete;

@@ -26,15 +26,6 @@ void popQuietly() noexcept {
 
 // ------------------------------------------------------------------------------------- contexts
 
-PrimaryContext::PrimaryContext(CUdevice device) : device_(device) {
-  check(cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
-}
-
-PrimaryContext::~PrimaryContext() {
-  if (context_ != nullptr)
-    (void)cuDevicePrimaryCtxRelease(device_);
-}
-
 CurrentContext::CurrentContext(CUcontext context) {
   check(cuCtxPushCurrent(context), "cuCtxPushCurrent");
 }

@@ -8,10 +8,10 @@
  * module, a stream, an event, cuMemAlloc memory), and several calls act on the **current**
  * context (cuCtxEnablePeerAccess grants the current context access to another one; a module is
  * unloaded from the current context; an event is recorded on a stream of its own context).
- * Here each device has its primary context (cuDevicePrimaryCtxRetain, the one the runtime API
- * uses too), and CurrentContext makes one current for a scope with cuCtxPushCurrent /
- * cuCtxPopCurrent, so the previous one is back when the scope ends, also when it ends with an
- * exception.
+ * Here each device has its primary context (memsamples::PrimaryContext:
+ * cuDevicePrimaryCtxRetain, the one the runtime API uses too), and CurrentContext makes one
+ * current for a scope with cuCtxPushCurrent / cuCtxPopCurrent, so the previous one is back when
+ * the scope ends, also when it ends with an exception.
  */
 #pragma once
 
@@ -27,24 +27,6 @@
 #include "striped_vmm_logic.hpp"
 
 namespace memsamples::p2p {
-
-/// The primary context of a device, retained for this object's lifetime
-/// (cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease). Not current by itself.
-class PrimaryContext {
- public:
-  /// Retains the primary context of @p device. @throws CudaError.
-  explicit PrimaryContext(CUdevice device);
-  /// Releases it (the context is destroyed when nobody else retains it).
-  ~PrimaryContext();
-  PrimaryContext(const PrimaryContext&) = delete;
-  PrimaryContext& operator=(const PrimaryContext&) = delete;
-  /// The context.
-  CUcontext get() const noexcept { return context_; }
-
- private:
-  CUdevice device_;
-  CUcontext context_ = nullptr;
-};
 
 /// Makes a context current for a scope: cuCtxPushCurrent now, cuCtxPopCurrent at the end.
 class CurrentContext {
@@ -145,7 +127,7 @@ class PeerDevice {
 
   int ordinal_;
   CUdevice device_ = 0;
-  PrimaryContext context_;
+  memsamples::PrimaryContext context_;
   std::optional<Module> vectorAddModule_;
   std::optional<Module> copyModule_;
   std::optional<Stream> stream_;

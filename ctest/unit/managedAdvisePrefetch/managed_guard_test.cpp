@@ -1,6 +1,7 @@
 // The managed-allocation guard and budget: what they refuse, with which message.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,8 +36,13 @@ TEST(ManagedGuard, RefusesZeroBytes) {
 }
 
 TEST(ManagedGuard, RefusesMoreThanFreeMemory) {
+  // Sizes that would print the same when rounded are printed exactly.
   EXPECT_EQ(refusal((1ull << 30) + 1, 1ull << 30),
-            "cuMemAllocManaged of 1.00 GiB refused: the device has only 1.00 GiB free, and "
+            "cuMemAllocManaged of 1073741825 bytes refused: the device has only 1073741824 bytes "
+            "free, and over-subscribing managed memory can stall a shared GPU; ask for at most "
+            "1073741824 bytes");
+  EXPECT_EQ(refusal(2ull << 30, 1ull << 30),
+            "cuMemAllocManaged of 2.00 GiB refused: the device has only 1.00 GiB free, and "
             "over-subscribing managed memory can stall a shared GPU; ask for at most 1.00 GiB");
   EXPECT_EQ(refusal(200ull << 30, 130ull << 30),
             "cuMemAllocManaged of 200 GiB refused: the device has only 130 GiB free, and "
@@ -54,8 +60,35 @@ TEST(ManagedBudget, ChargesAndReleases) {
   EXPECT_EQ(budget.reserved(), 6ull << 20);
   budget.reserve(4ull << 20);
   EXPECT_EQ(budget.reserved(), 10ull << 20);
-  budget.release(100ull << 20);  // more than charged: clamps at zero
+  budget.release(10ull << 20);
   EXPECT_EQ(budget.reserved(), 0u);
+}
+
+TEST(ManagedBudget, ReleasingMoreThanIsChargedIsALogicErrorAndChangesNothing) {
+  mm::ManagedMemoryBudget budget(100ull << 20);
+  budget.reserve(10ull << 20);
+  try {
+    budget.release(100ull << 20);
+    FAIL() << "the budget accepted 100 MiB back with 10 MiB charged";
+  } catch (const std::logic_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "ManagedMemoryBudget::release: 100 MiB given back, but only 10.0 MiB is charged; a "
+              "caller released memory it never reserved");
+  }
+  EXPECT_EQ(budget.reserved(), 10ull << 20);
+  // One byte too many still counts, and is printed exactly.
+  try {
+    budget.release((10ull << 20) + 1);
+    FAIL() << "the budget accepted one byte more than charged";
+  } catch (const std::logic_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "ManagedMemoryBudget::release: 10485761 bytes given back, but only 10485760 bytes "
+              "is charged; a caller released memory it never reserved");
+  }
+  EXPECT_EQ(budget.reserved(), 10ull << 20);
+  mm::ManagedMemoryBudget empty(1ull << 20);
+  EXPECT_THROW(empty.release(1), std::logic_error);
+  EXPECT_EQ(empty.reserved(), 0u);
 }
 
 TEST(ManagedBudget, RefusesWhatWouldExceedTheLimitAndChargesNothing) {
@@ -72,6 +105,15 @@ TEST(ManagedBudget, RefusesWhatWouldExceedTheLimitAndChargesNothing) {
   EXPECT_EQ(budget.reserved(), 8ull << 20);
   EXPECT_THROW(budget.reserve(UINT64_MAX), mm::ManagedAllocationRefused);  // no overflow
   EXPECT_EQ(budget.reserved(), 8ull << 20);
+  // A request that rounds to what is left is printed exactly.
+  try {
+    budget.reserve((2ull << 20) + 1);
+    FAIL() << "the budget accepted one byte more than it has left";
+  } catch (const mm::ManagedAllocationRefused& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "cuMemAllocManaged of 2097153 bytes refused: the managed-memory budget of 10.0 MiB "
+              "has 2097152 bytes left (8.00 MiB already allocated)");
+  }
 }
 
 TEST(ManagedBudget, IsSafeToShareBetweenThreads) {

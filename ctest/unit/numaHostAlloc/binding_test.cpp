@@ -302,14 +302,25 @@ TEST(Binding, MovingTransfersOwnershipAndDestructionUnmaps) {
   }
   EXPECT_TRUE(unmapped(address, kMiB));
 
-  // Move-assigning over a live range releases the old one.
+  // Move-assigning over a live range unmaps the old one at once (not when the source dies) and
+  // leaves the source empty.
   mn::NumaBoundHostRange a(kMiB, 0, mn::BindPolicy{false, false}, {});
-  mn::NumaBoundHostRange b(kMiB, 0, mn::BindPolicy{false, false}, {});
+  mn::NumaBoundHostRange b(2 * kMiB, 0, mn::BindPolicy{false, false}, {});
   void* const oldA = a.data();
+  void* const oldB = b.data();
   a = std::move(b);
-  b = mn::NumaBoundHostRange();
   EXPECT_TRUE(unmapped(oldA, kMiB));
-  EXPECT_FALSE(unmapped(a.data(), kMiB));
+  EXPECT_EQ(a.data(), oldB);
+  EXPECT_EQ(a.size(), 2 * kMiB);
+  EXPECT_FALSE(unmapped(oldB, 2 * kMiB));
+  EXPECT_EQ(b.data(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.mappedBytes(), 0u);
+  // Self-move keeps the range.
+  mn::NumaBoundHostRange& alias = a;
+  a = std::move(alias);
+  EXPECT_EQ(a.data(), oldB);
+  EXPECT_FALSE(unmapped(oldB, 2 * kMiB));
 }
 
 TEST(Binding, PlacementOfOrdinaryMemoryAddsUp) {

@@ -29,34 +29,23 @@ TEST(HostLayout, MemAvailable) {
   EXPECT_FALSE(mn::memAvailableBytes("").has_value());
 }
 
-TEST(HostLayout, RequestedSizeMustFit) {
-  EXPECT_EQ(mn::chooseHostVectorBytes(64 * kMiB, kGiB, 16 * kGiB, 3), 64 * kMiB);
+TEST(HostLayout, VectorsAreSizedByTheCommonRulesForTheHost) {
+  // The sample sizes its host vectors with memsamples::chooseBufferBytes(..., "the host") and
+  // MemAvailable; the rules are Common's (tested there), only the wording is the host's.
+  const std::uint64_t available =
+      *mn::memAvailableBytes("MemTotal: 8388608 kB\nMemAvailable: 3145728 kB\n");
+  EXPECT_EQ(available, 3 * kGiB);
+  EXPECT_EQ(ms::chooseBufferBytes(64 * kMiB, kGiB, available, 3, sizeof(float), "the host"),
+            64 * kMiB);
   try {
-    mn::chooseHostVectorBytes(6, kGiB, 16 * kGiB, 3);
-    ADD_FAILURE() << "accepted 6 bytes";
-  } catch (const ms::UsageError& error) {
-    EXPECT_STREQ(error.what(), "--size 6 is not a multiple of 4 bytes (one float)");
-  }
-  try {
-    mn::chooseHostVectorBytes(2 * kGiB, kGiB, 3 * kGiB, 3);
+    ms::chooseBufferBytes(2 * kGiB, kGiB, available, 3, sizeof(float), "the host");
     ADD_FAILURE() << "accepted 3 x 2 GiB in 3 GiB";
   } catch (const ms::UsageError& error) {
     EXPECT_STREQ(error.what(),
-                 "--size 2.00 GiB needs 3 host vectors but the host has only 3.00 GiB available; "
-                 "choose at most 1.00 GiB");
+                 "--size 2.00 GiB needs 3 buffers but the host has only 3.00 GiB free; choose at "
+                 "most 1.00 GiB");
   }
-}
-
-TEST(HostLayout, DefaultShrinksToEightyPercent) {
-  EXPECT_EQ(mn::chooseHostVectorBytes(std::nullopt, kGiB, 100 * kGiB, 3), kGiB);
-  // 80 % of 1 GiB over 3 vectors, rounded down to 2 MiB.
-  EXPECT_EQ(mn::chooseHostVectorBytes(std::nullopt, kGiB, kGiB, 3), 272 * kMiB);
-  try {
-    mn::chooseHostVectorBytes(std::nullopt, kGiB, 4 * kMiB, 3);
-    ADD_FAILURE() << "accepted 4 MiB for three vectors";
-  } catch (const std::runtime_error& error) {
-    EXPECT_STREQ(error.what(),
-                 "the host has only 4.00 MiB available, too little for 3 vectors of 2 MiB");
-  }
-  EXPECT_THROW(mn::chooseHostVectorBytes(std::nullopt, kGiB, kGiB, 0), std::invalid_argument);
+  // 80 % of 3 GiB over 3 vectors, rounded down to 2 MiB.
+  EXPECT_EQ(ms::chooseBufferBytes(std::nullopt, kGiB, available, 3, sizeof(float), "the host"),
+            818 * kMiB);
 }

@@ -1,6 +1,5 @@
 #include "numa_test_support.hpp"
 
-#include <numa.h>
 #include <numaif.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,8 +12,9 @@
 namespace numatest {
 
 std::string whyRealBindingIsUnavailable() {
-  if (numa_available() < 0)
-    return "libnuma reports NUMA as unavailable in this environment";
+  if (!memsamples::numa::numaPolicyCallsAvailable())
+    return "NUMA is not available in this environment (no NUMA support, or the memory-policy "
+           "calls are refused)";
   const memsamples::numa::NodeMemory node0 = memsamples::numa::libnumaNodeMemory()(0);
   if (node0.status != memsamples::numa::NodeMemory::Status::Present || node0.totalBytes == 0) {
     return "node 0 has no memory on this machine";

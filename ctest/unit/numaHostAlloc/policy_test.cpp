@@ -85,8 +85,8 @@ TEST(Policy, NoBindMeansNoCallAndNoWarning) {
 TEST(Policy, NumaUnavailable) {
   const mn::NumaFacts none;  // available = false
   const std::string why =
-      "NUMA is not available (numa_available() = -1: no NUMA support in the kernel, or "
-      "get_mempolicy is blocked, e.g. by a container's seccomp profile)";
+      "NUMA is not available (no NUMA support in the kernel, or the memory-policy system calls "
+      "are refused, e.g. by Docker's default seccomp profile without CAP_SYS_NICE)";
   const mn::BindDecision strict = mn::chooseMbindMode(kStrict, 0, kMiB, none);
   EXPECT_FALSE(strict.callMbind);
   EXPECT_EQ(strict.error, "cannot bind 1.00 MiB strictly: " + why);
@@ -166,8 +166,8 @@ TEST(MbindFailure, EpermIsAWarningEvenWhenStrict) {
   EXPECT_FALSE(soft.fatal);
   EXPECT_TRUE(soft.blockedBySeccomp);
   EXPECT_EQ(soft.message,
-            "mbind to node 0 was refused with EPERM (a seccomp filter blocks it, e.g. a "
-            "container's default profile without CAP_SYS_NICE); the memory stays unbound");
+            "mbind to node 0 was refused with EPERM (a seccomp filter blocks it); the memory "
+            "stays unbound");
   const mn::MbindFailure strict = mn::classifyMbindFailure(EPERM, kStrict, 0);
   EXPECT_FALSE(strict.fatal);
   EXPECT_TRUE(strict.blockedBySeccomp);

@@ -1,8 +1,8 @@
 // What the binding does when mbind() is refused, reproduced for real: a forked child installs a
-// seccomp filter that makes mbind return an error (EPERM as Docker's default profile does, or
-// another errno), then builds a range and reports what happened through a pipe. The filter is
-// written by hand (classic BPF) so that no libseccomp is needed, and PR_SET_NO_NEW_PRIVS lets an
-// unprivileged process install it.
+// seccomp filter that makes mbind return an error (EPERM, or another errno), or refuses every
+// memory-policy call as Docker's default profile does without CAP_SYS_NICE, then builds a range
+// and reports what happened through a pipe. The filter is written by hand (classic BPF) so that
+// no libseccomp is needed, and PR_SET_NO_NEW_PRIVS lets an unprivileged process install it.
 #include <gtest/gtest.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -17,9 +17,12 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "numa_binding.hpp"
 #include "numa_test_support.hpp"
@@ -39,27 +42,38 @@ constexpr std::uint32_t kAuditArch = 0;  // the tests skip themselves
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr int kSetupFailed = 3;
 
-/// Installs "mbind returns -1 with errno @p error, everything else is allowed" on this thread.
-/// Returns 0 or the errno of the prctl that failed.
-int blockMbind(int error) {
-  sock_filter program[] = {
+/// Installs "every call in @p blocked returns -1 with errno @p error, everything else is allowed"
+/// on this thread. Returns 0 or the errno of the prctl that failed.
+int blockCalls(const std::vector<std::uint32_t>& blocked, int error) {
+  std::vector<sock_filter> program = {
       // A call from another architecture (e.g. a 32-bit ABI) has other numbers: allow it.
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mbind, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K,
-               SECCOMP_RET_ERRNO | (static_cast<std::uint32_t>(error) & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
-  sock_fprog filter = {static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
+  // One comparison per call; a match jumps over the rest and the ALLOW to the ERRNO return.
+  for (std::size_t i = 0; i < blocked.size(); ++i) {
+    const auto skip = static_cast<unsigned char>(blocked.size() - i);
+    program.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, blocked[i], skip, 0));
+  }
+  program.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  program.push_back(BPF_STMT(
+      BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (static_cast<std::uint32_t>(error) & SECCOMP_RET_DATA)));
+  sock_fprog filter = {static_cast<unsigned short>(program.size()), program.data()};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return errno;
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter) != 0)
     return errno;
   return 0;
 }
+
+/// Only mbind: a filter narrower than Docker's.
+const std::vector<std::uint32_t> kMbindOnly = {__NR_mbind};
+/// What Docker's default seccomp profile refuses (EPERM) to a container without CAP_SYS_NICE:
+/// get_mempolicy, mbind and set_mempolicy; move_pages and migrate_pages are not allowed at all.
+const std::vector<std::uint32_t> kDockerDefault = {
+    __NR_get_mempolicy, __NR_mbind, __NR_set_mempolicy, __NR_move_pages, __NR_migrate_pages};
 
 /// What the child reported: one "key: value" per line.
 struct ChildReport {
@@ -81,8 +95,10 @@ struct ChildReport {
   }
 };
 
-/// Runs @p body in a forked child whose mbind() fails with @p error; @p body's text comes back.
-ChildReport runWithMbindBlocked(int error, const std::function<std::string()>& body) {
+/// Runs @p body in a forked child in which the @p blocked calls fail with @p error; @p body's
+/// text comes back.
+ChildReport runWithCallsBlocked(const std::vector<std::uint32_t>& blocked, int error,
+                                const std::function<std::string()>& body) {
   int pipeEnds[2];
   if (pipe(pipeEnds) != 0)
     throw std::runtime_error("pipe failed");
@@ -93,7 +109,7 @@ ChildReport runWithMbindBlocked(int error, const std::function<std::string()>& b
     close(pipeEnds[0]);
     std::string text;
     int code = 0;
-    if (const int setupError = blockMbind(error); setupError != 0) {
+    if (const int setupError = blockCalls(blocked, error); setupError != 0) {
       text = std::string("cannot install the seccomp filter: ") + std::strerror(setupError);
       code = kSetupFailed;
     } else {
@@ -138,6 +154,10 @@ std::string bindAndDescribe(std::size_t bytes, int node, mn::BindPolicy policy) 
   const long raw = mbind(probe, page, MPOL_PREFERRED, &mask, sizeof mask * 8 + 1, 0);
   out << "raw mbind: " << raw << " " << errno << "\n";
   munmap(probe, page);
+  // libnuma's own answer depends on its version (newer ones count EPERM as unavailable); the
+  // library's answer must not.
+  out << "numa_available: " << numa_available() << "\n";
+  out << "policy calls available: " << mn::numaPolicyCallsAvailable() << "\n";
 
   std::vector<std::string> warnings;
   mn::NumaBoundHostRange range;
@@ -186,7 +206,11 @@ class MbindBlocked : public testing::Test {
       GTEST_SKIP() << why;
   }
   static ChildReport run(int error, const std::function<std::string()>& body) {
-    ChildReport report = runWithMbindBlocked(error, body);
+    return runBlocking(kMbindOnly, error, body);
+  }
+  static ChildReport runBlocking(const std::vector<std::uint32_t>& blocked, int error,
+                                 const std::function<std::string()>& body) {
+    ChildReport report = runWithCallsBlocked(blocked, error, body);
     if (report.setupFailed) {
       ADD_FAILURE() << report.text;  // seccomp exists on every kernel this project targets
     }
@@ -194,9 +218,16 @@ class MbindBlocked : public testing::Test {
   }
 };
 
+/// The same child, under Docker's default profile: every memory-policy call is refused.
+class PolicyCallsBlocked : public MbindBlocked {};
+
 const char* const kEpermWarning =
-    "mbind to node 0 was refused with EPERM (a seccomp filter blocks it, e.g. a container's "
-    "default profile without CAP_SYS_NICE); the memory stays unbound";
+    "mbind to node 0 was refused with EPERM (a seccomp filter blocks it); the memory stays "
+    "unbound";
+
+const char* const kNumaUnavailable =
+    "NUMA is not available (no NUMA support in the kernel, or the memory-policy system calls are "
+    "refused, e.g. by Docker's default seccomp profile without CAP_SYS_NICE)";
 
 }  // namespace
 
@@ -206,6 +237,8 @@ TEST_F(MbindBlocked, SoftBindContinuesWithOneWarning) {
   });
   SCOPED_TRACE(report.text);
   EXPECT_EQ(report.value("raw mbind"), "-1 " + std::to_string(EPERM));
+  // get_mempolicy still works, so NUMA counts as available and mbind's EPERM is what happens.
+  EXPECT_EQ(report.value("policy calls available"), "1");
   EXPECT_EQ(report.value("state"), "blocked by seccomp (unbound)");
   EXPECT_EQ(report.value("mode"), "0");
   ASSERT_EQ(report.values("warning").size(), 1u);
@@ -287,4 +320,46 @@ TEST_F(MbindBlocked, NoBindNeverCallsMbind) {
   EXPECT_EQ(report.value("state"), "not requested");
   EXPECT_TRUE(report.values("warning").empty());
   EXPECT_EQ(report.value("usable"), "1");
+}
+
+TEST_F(PolicyCallsBlocked, DockersDefaultProfileMeansNumaIsNotAvailableForASoftBind) {
+  // Whatever numa_available() says (libnuma's answer changed in late 2024), the library sees
+  // that the policy calls are refused and does not try mbind at all: one warning, unbound.
+  const ChildReport report = runBlocking(kDockerDefault, EPERM, [] {
+    return bindAndDescribe(kMiB, 0, mn::BindPolicy{true, false});
+  });
+  SCOPED_TRACE(report.text);
+  EXPECT_EQ(report.value("raw mbind"), "-1 " + std::to_string(EPERM));
+  EXPECT_EQ(report.value("policy calls available"), "0");
+  EXPECT_EQ(report.value("state"), "fell back (unbound)");
+  ASSERT_EQ(report.values("warning").size(), 1u);
+  EXPECT_EQ(report.value("warning"), std::string("host memory not bound: ") + kNumaUnavailable +
+                                         "; its pages will land wherever they are first touched");
+  EXPECT_EQ(report.value("reason"), kNumaUnavailable);
+  EXPECT_EQ(report.value("first touch"), "ok");
+  EXPECT_EQ(report.value("usable"), "1");
+  EXPECT_EQ(report.value("warnings after use"), "1");
+}
+
+TEST_F(PolicyCallsBlocked, DockersDefaultProfileIsAnErrorForAStrictBind) {
+  const ChildReport report = runBlocking(kDockerDefault, EPERM, [] {
+    return bindAndDescribe(kMiB, 0, mn::BindPolicy{true, true});
+  });
+  SCOPED_TRACE(report.text);
+  EXPECT_EQ(report.value("policy calls available"), "0");
+  EXPECT_EQ(report.value("exception"),
+            std::string("cannot bind 1.00 MiB strictly: ") + kNumaUnavailable);
+  EXPECT_TRUE(report.values("warning").empty());
+  EXPECT_TRUE(report.values("state").empty());
+}
+
+TEST_F(PolicyCallsBlocked, NodeMemoryIsUnknownRatherThanReadThroughLibnuma) {
+  const ChildReport report = runBlocking(kDockerDefault, EPERM, [] {
+    const mn::NodeMemory node0 = mn::libnumaNodeMemory()(0);
+    return "unknown: " + std::to_string(node0.status == mn::NodeMemory::Status::Unknown) +
+           "\ndetail: " + node0.detail + "\n";
+  });
+  SCOPED_TRACE(report.text);
+  EXPECT_EQ(report.value("unknown"), "1");
+  EXPECT_EQ(report.value("detail"), "NUMA is not available (see numaPolicyCallsAvailable)");
 }

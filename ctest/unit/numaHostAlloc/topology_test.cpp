@@ -1,5 +1,6 @@
-// Which host node is nearest the GPU: bus-id spelling, sysfs parsing and the choice between the
-// CUDA attribute and sysfs, on fake sysfs trees.
+// Which host node is nearest the GPU: sysfs parsing and the choice between the CUDA attribute
+// and sysfs, on fake sysfs trees. (The bus-id spelling, memsamples::sysfsPciName, is Common's and
+// is tested in ctest/unit/common/sysfs_test.cpp.)
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -71,30 +72,6 @@ bool hasNote(const mn::HostNumaNode& found, const std::string& note) {
 }
 
 }  // namespace
-
-TEST(PciBusId, NormalizedToTheSysfsSpelling) {
-  EXPECT_EQ(ms::sysfsPciName("0000:3B:00.0"), "0000:3b:00.0");
-  EXPECT_EQ(ms::sysfsPciName("00000000:3B:00.0"), "0000:3b:00.0");  // 8-digit domain
-  EXPECT_EQ(ms::sysfsPciName("0000:00:06.0"), "0000:00:06.0");
-  EXPECT_EQ(ms::sysfsPciName("0001:AF:1F.7"), "0001:af:1f.7");
-  EXPECT_EQ(ms::sysfsPciName("10000:01:00.1"), "10000:01:00.1");  // wide (VMD) domains
-  EXPECT_EQ(ms::sysfsPciName(" 0000:00:06.0\n"), "0000:00:06.0");
-}
-
-TEST(PciBusId, MalformedIdsAreRejectedWithTheText) {
-  for (const char* bad :
-       {"", "0000:3b:00", "0000-3b-00.0", "zzzz:00:00.0", "0000:3b:00.8", "0000:3b:20.0",
-        "000000000:00:00.0", "0000:3b:00.0.1", "0000:123:00.0", "0000::00.0"}) {
-    try {
-      ms::sysfsPciName(bad);
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const std::invalid_argument& error) {
-      EXPECT_EQ(std::string(error.what()),
-                std::string("malformed PCI bus id '") + bad +
-                    "': expected domain:bus:device.function in hex, e.g. 0000:3b:00.0");
-    }
-  }
-}
 
 TEST(Topology, GpuOnNode1FromSysfs) {
   FakeSysfs sysfs;
@@ -299,4 +276,19 @@ TEST(Topology, SourceNames) {
                "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID");
   EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::Both), "both sources");
   EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::None), "none");
+}
+
+TEST(NodeRowLabel, MarksTheTargetAndTheNearestNode) {
+  // Without --node the target is the nearest node.
+  EXPECT_EQ(mn::nodeRowLabel(0, 0, 0, false), "   <- nearest, the target");
+  EXPECT_EQ(mn::nodeRowLabel(1, 0, 0, false), "");
+  // --node 1 while node 0 is nearest: two different rows, each named for what it is.
+  EXPECT_EQ(mn::nodeRowLabel(1, 1, 0, true), "   <- --node target");
+  EXPECT_EQ(mn::nodeRowLabel(0, 1, 0, true), "   <- nearest");
+  EXPECT_EQ(mn::nodeRowLabel(2, 1, 0, true), "");
+  // --node naming the nearest node anyway.
+  EXPECT_EQ(mn::nodeRowLabel(0, 0, 0, true), "   <- --node target, also the nearest");
+  // No nearest node known (-1): only the target is marked.
+  EXPECT_EQ(mn::nodeRowLabel(1, 1, -1, true), "   <- --node target");
+  EXPECT_EQ(mn::nodeRowLabel(0, 1, -1, true), "");
 }

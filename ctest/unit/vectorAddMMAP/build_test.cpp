@@ -242,6 +242,25 @@ TEST(BuildStripedRange, RejectsAnEmptyLayoutOrNoMappingDeviceBeforeCallingTheDri
   EXPECT_TRUE(driver.log().empty());
 }
 
+TEST(BuildStripedRange, RejectsAFaultOnAStepThatIsNotABuildStep) {
+  // A fault on unmap or address free would never fire: the build would succeed silently.
+  for (const VmmStep step : {VmmStep::Unmap, VmmStep::AddressFree}) {
+    fake::FakeVmmDriver driver;
+    vmm::BuildOptions options;
+    options.fault = vmm::FaultInjection{step, 0};
+    try {
+      vmm::buildStripedRange(driver, layoutOf(2), {0}, options);
+      ADD_FAILURE() << "accepted a fault on " << vmm::stepCallName(step);
+    } catch (const std::invalid_argument& error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string("buildStripedRange: ") + vmm::stepCallName(step) +
+                    " is not a build step; only reserve, create, map, release and access can be "
+                    "injected");
+    }
+    EXPECT_TRUE(driver.log().empty());
+  }
+}
+
 TEST(ReleaseStripedRange, ReportsBothResultsAndTriesBoth) {
   fake::FakeVmmDriver driver;
   const vmm::ReleaseResult result = vmm::releaseStripedRange(driver, 0x7f0000000000ull, 4 * MiB);

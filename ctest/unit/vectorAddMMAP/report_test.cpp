@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "striped_vmm_logic.hpp"
 
@@ -36,8 +38,85 @@ TEST(FormatLayoutTable, OneRowPerStripeWithDeviceAddressOffsetAndSize) {
             "       0       0  0x7f0000000000      0x0           22.0 MiB\n"
             "       1       1  0x7f0001600000      0x1600000     22.0 MiB\n"
             "       2       0  0x7f0002c00000      0x2c00000     22.0 MiB\n"
-            "  64.0 MiB requested, 66.0 MiB reserved and mapped (2.00 MiB of rounding at the end, "
-            "unused)\n");
+            "  67108868 bytes requested, 66.0 MiB reserved and mapped (2097148 bytes of rounding "
+            "at the end, unused)\n");
+}
+
+TEST(FormatLayoutTable, RoundSizesStayShort) {
+  // 60 MiB in 3 stripes of 2 MiB granularity: 60 MiB is already a multiple of 6 MiB.
+  const std::string even = vmm::formatLayoutTable(vmm::planStripes(60 * MiB, 2 * MiB, 3, {0}), 0);
+  EXPECT_NE(even.find("  60.0 MiB requested, 60.0 MiB reserved and mapped\n"), std::string::npos)
+      << even;
+  // 62 MiB: 4 MiB of padding, a whole number of MiB.
+  const std::string padded = vmm::formatLayoutTable(vmm::planStripes(62 * MiB, 2 * MiB, 3, {0}), 0);
+  EXPECT_NE(padded.find("  62.0 MiB requested, 66.0 MiB reserved and mapped (4.00 MiB of "
+                        "rounding at the end, unused)\n"),
+            std::string::npos)
+      << padded;
+  // 4100 bytes: neither the request nor the padding is a whole unit.
+  const std::string odd = vmm::formatLayoutTable(vmm::planStripes(4100, 2 * MiB, 3, {0}), 0);
+  EXPECT_NE(odd.find("  4100 bytes requested, 6.00 MiB reserved and mapped (6287356 bytes of "
+                     "rounding at the end, unused)\n"),
+            std::string::npos)
+      << odd;
+  // Below 1 KiB formatBytes() is exact already.
+  const std::string tiny = vmm::formatLayoutTable(vmm::planStripes(1000, 1024, 1, {0}), 0);
+  EXPECT_NE(tiny.find("  1000 B requested, 1.00 KiB reserved and mapped (24 B of rounding at the "
+                      "end, unused)\n"),
+            std::string::npos)
+      << tiny;
+}
+
+TEST(ReservationProblems, NoneWhenEveryStripeSeesTheRange) {
+  const std::vector<vmm::StripeReservationView> views = {{0, 0x7f0000000000ull, 6 * MiB, ""},
+                                                         {1, 0x7f0000000000ull, 6 * MiB, ""}};
+  EXPECT_TRUE(vmm::reservationProblems(0x7f0000000000ull, 6 * MiB, views).empty());
+  EXPECT_TRUE(vmm::reservationProblems(0x7f0000000000ull, 6 * MiB, {}).empty());
+}
+
+TEST(ReservationProblems, NameTheStripeAndBothRangesExactly) {
+  const std::vector<vmm::StripeReservationView> views = {
+      {0, 0x7f0000000000ull, 6 * MiB, ""},
+      {1, 0x7f0000200000ull, 2 * MiB, ""},      // its own reservation
+      {2, 0x7f0000000000ull, 6 * MiB - 4, ""},  // a size that formatBytes() would round
+      {3, std::nullopt, std::nullopt,
+       "RANGE_START_ADDR: CUDA_ERROR_INVALID_VALUE (invalid argument)"},
+      {4, 0x7f0000000000ull, std::nullopt, ""}};
+  EXPECT_EQ(
+      vmm::reservationProblems(0x7f0000000000ull, 6 * MiB, views),
+      (std::vector<std::string>{
+          "stripe 1 reports the reservation 0x7f0000200000 + 2097152 bytes (RANGE_START_ADDR + "
+          "RANGE_SIZE), not the range's 0x7f0000000000 + 6291456 bytes: the range is not one "
+          "reservation",
+          "stripe 2 reports the reservation 0x7f0000000000 + 6291452 bytes (RANGE_START_ADDR + "
+          "RANGE_SIZE), not the range's 0x7f0000000000 + 6291456 bytes: the range is not one "
+          "reservation",
+          "stripe 3: cuPointerGetAttribute could not report its reservation (RANGE_START_ADDR: "
+          "CUDA_ERROR_INVALID_VALUE (invalid argument))",
+          "stripe 4: cuPointerGetAttribute could not report its reservation (no answer)"}));
+}
+
+TEST(AccessFlagsName, NamesTheThreeFlagsAndNumbersTheRest) {
+  EXPECT_EQ(vmm::accessFlagsName(CU_MEM_ACCESS_FLAGS_PROT_READWRITE), "read-write");
+  EXPECT_EQ(vmm::accessFlagsName(CU_MEM_ACCESS_FLAGS_PROT_READ), "read");
+  EXPECT_EQ(vmm::accessFlagsName(CU_MEM_ACCESS_FLAGS_PROT_NONE), "none");
+  EXPECT_EQ(vmm::accessFlagsName(42), "flags 42");
+}
+
+TEST(AccessProblems, EveryMappingDeviceMustBeReadWrite) {
+  const std::vector<vmm::DeviceAccessView> views = {
+      {0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE, ""},
+      {1, CU_MEM_ACCESS_FLAGS_PROT_NONE, ""},  // not a mapping device: not judged
+      {2, CU_MEM_ACCESS_FLAGS_PROT_READ, ""},
+      {3, std::nullopt, "CUDA_ERROR_INVALID_DEVICE (invalid device ordinal)"}};
+  EXPECT_TRUE(vmm::accessProblems({0}, views).empty());
+  EXPECT_EQ(vmm::accessProblems({0, 2, 3, 5}, views),
+            (std::vector<std::string>{
+                "mapping device 2 has read access (cuMemGetAccess), not the read-write access "
+                "cuMemSetAccess granted",
+                "mapping device 3: cuMemGetAccess failed (CUDA_ERROR_INVALID_DEVICE (invalid "
+                "device ordinal))",
+                "mapping device 5 was not asked (cuMemGetAccess) for its access"}));
 }
 
 TEST(FormatLayoutTable, LongLayoutsAreShortenedWithACount) {
