@@ -501,6 +501,25 @@ class PinnedHostBuffer {
   std::size_t bytes_ = 0;
 };
 
+/**
+ * Host memory that the caller allocated (malloc, mmap, a NUMA-bound range...), page-locked and
+ * mapped for the device with cuMemHostRegister(CU_MEMHOSTREGISTER_DEVICEMAP); unregistered with
+ * cuMemHostUnregister when destroyed. The memory itself stays the caller's and must outlive this.
+ */
+class HostRegistration {
+ public:
+  HostRegistration() = default;
+  /// Registers @p bytes at @p address. @throws CudaError.
+  HostRegistration(void* address, std::size_t bytes);
+  /// The address a kernel uses for the range (cuMemHostGetDevicePointer). @throws CudaError.
+  CUdeviceptr devicePointer() const;
+  /// The registered host address.
+  void* get() const noexcept { return registered_.get(); }
+
+ private:
+  DriverHandle<void*, cuMemHostUnregister> registered_;
+};
+
 /// @}
 
 // ------------------------------------------------------------------------------------------------

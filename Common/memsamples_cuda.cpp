@@ -154,6 +154,18 @@ PinnedHostBuffer::PinnedHostBuffer(std::size_t bytes, unsigned int flags) : byte
   check(cuMemHostAlloc(memory_.out(), bytes, flags), "cuMemHostAlloc");
 }
 
+HostRegistration::HostRegistration(void* address, std::size_t bytes) {
+  // DEVICEMAP: the range also gets a device address, which a kernel can dereference.
+  check(cuMemHostRegister(address, bytes, CU_MEMHOSTREGISTER_DEVICEMAP), "cuMemHostRegister");
+  registered_ = DriverHandle<void*, cuMemHostUnregister>(address);
+}
+
+CUdeviceptr HostRegistration::devicePointer() const {
+  CUdeviceptr pointer = 0;
+  check(cuMemHostGetDevicePointer(&pointer, registered_.get(), 0), "cuMemHostGetDevicePointer");
+  return pointer;
+}
+
 // ------------------------------------------------------------------------------------ measuring
 
 TimingStats timeOnStream(CUstream stream, int warmup, int iterations,

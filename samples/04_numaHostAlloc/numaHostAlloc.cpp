@@ -69,27 +69,6 @@ struct Options {
 
 // ------------------------------------------------------------------------- CUDA owners (RAII)
 
-/// A host range registered with cuMemHostRegister (page-locked, mapped for the device);
-/// cuMemHostUnregister when destroyed, which must happen before the range is unmapped.
-class HostRegistration {
- public:
-  HostRegistration(void* address, std::size_t bytes) {
-    // DEVICEMAP: the range also gets a device address, which a kernel can dereference.
-    ms::check(cuMemHostRegister(address, bytes, CU_MEMHOSTREGISTER_DEVICEMAP), "cuMemHostRegister");
-    registered_ = ms::DriverHandle<void*, cuMemHostUnregister>(address);
-  }
-  /// The address a kernel uses for the range (cuMemHostGetDevicePointer).
-  CUdeviceptr devicePointer() const {
-    CUdeviceptr pointer = 0;
-    ms::check(cuMemHostGetDevicePointer(&pointer, registered_.get(), 0),
-              "cuMemHostGetDevicePointer");
-    return pointer;
-  }
-
- private:
-  ms::DriverHandle<void*, cuMemHostUnregister> registered_;
-};
-
 /// Host memory on one NUMA node from the VMM API: cuMemCreate(HOST_NUMA) mapped at a reserved
 /// address, readable and writable by the device and by the CPU. Every driver result is checked:
 /// release() reports a failed unmap or address free; the destructor (which also runs during
@@ -374,7 +353,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     range.firstTouch();  // strict: throws unless every page is on the node
     const mn::PagePlacement touched = range.placement();
     out << "  placement after first touch: " << touched.summary() << '\n';
-    HostRegistration registration(range.data(), range.mappedBytes());
+    ms::HostRegistration registration(range.data(), range.mappedBytes());
     const mn::PagePlacement pinned = range.placement();
     out << "  placement after cuMemHostRegister: " << pinned.summary() << '\n';
     if (policy.strict) {
@@ -490,7 +469,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     for (const int node : nodes) {
       mn::NumaBoundHostRange range(2 * stride, node, policy, warn);
       range.firstTouch();
-      HostRegistration registration(range.data(), range.mappedBytes());
+      ms::HostRegistration registration(range.data(), range.mappedBytes());
       const double onNode = range.placement().fractionOn(node);
       char* host = static_cast<char*>(range.data());
       rows.emplace_back(node, timeCopies(host, host + stride, work));

@@ -14,18 +14,6 @@ namespace memsamples::resource {
 
 namespace {
 
-/// A host range registered with cuMemHostRegister(DEVICEMAP); unregistered when destroyed.
-class HostRegistration {
- public:
-  HostRegistration(void* address, std::size_t bytes) {
-    check(cuMemHostRegister(address, bytes, CU_MEMHOSTREGISTER_DEVICEMAP), "cuMemHostRegister");
-    registered_ = DriverHandle<void*, cuMemHostUnregister>(address);
-  }
-
- private:
-  DriverHandle<void*, cuMemHostUnregister> registered_;
-};
-
 /// One allocation: the bound range, and its registration, which must end first (members are
 /// destroyed in reverse order: unregister, then unmap).
 struct NumaAllocation {
