@@ -28,6 +28,28 @@ for sample in "$build"/bin/*; do
   [ "$rc" = 0 ] || [ "$rc" = 2 ] || status=1
 done
 
+# The runs the issues name beyond the defaults.
+run_extra() {
+  local log="$1"
+  shift
+  echo "== $*"
+  "$@" 2>&1 | tee "$logs/$log.log"
+  local rc=${PIPESTATUS[0]}
+  echo "exit=$rc"
+  [ "$rc" = 0 ] || status=1
+}
+run_extra vectorAddMMAP.stripes8 "$build/bin/vectorAddMMAP" --stripes 8
+run_extra vectorAddMMAP.rollback "$build/bin/vectorAddMMAP" --rollback-test --stripes 8
+echo "== bad input, as a new user would type it (each: one line, exit 1)"
+for bad in "--device 7" "--device=-1" "--device x" "--size 0" "--size 12Q" "--size 99999999G" \
+  "--bogus" "--json /nonexistent/dir/f.json"; do
+  # shellcheck disable=SC2086
+  "$build/bin/vectorAddDrv" $bad >"$logs/bad.out" 2>&1
+  rc=$?
+  echo "vectorAddDrv $bad -> exit $rc: $(grep -v '^Run ' "$logs/bad.out" | grep -v '^Device\|^Kernels' | head -n 1)"
+  [ "$rc" = 1 ] || status=1
+done
+
 for sample in "$build"/bin/*; do
   [ -x "$sample" ] && [ -f "$sample" ] || continue
   name="$(basename "$sample")"
