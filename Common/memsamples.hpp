@@ -426,6 +426,21 @@ class PrimaryContext {
   CUcontext context_ = nullptr;
 };
 
+/**
+ * Makes a context current for a scope: cuCtxPushCurrent on construction, cuCtxPopCurrent on
+ * destruction, so the context that was current before is current again on every path. For
+ * programs with several contexts (one per GPU): driver calls act on the current context.
+ */
+class ScopedContext {
+ public:
+  /// Pushes @p context onto this thread's context stack. @throws CudaError.
+  explicit ScopedContext(CUcontext context);
+  /// Pops it again (the result is ignored, as in every destructor here).
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+};
+
 /// A module loaded from a fatbin file (cuModuleLoadData / cuModuleUnload).
 class Module {
  public:

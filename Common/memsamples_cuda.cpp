@@ -119,6 +119,14 @@ void PrimaryContext::reset() noexcept {
   context_ = nullptr;
 }
 
+ScopedContext::ScopedContext(CUcontext context) {
+  check(cuCtxPushCurrent(context), "cuCtxPushCurrent");
+}
+ScopedContext::~ScopedContext() {
+  CUcontext popped = nullptr;
+  cuCtxPopCurrent(&popped);
+}
+
 Module::Module(const std::string& fatbinPath) {
   std::ifstream file(fatbinPath, std::ios::binary);
   if (!file)
