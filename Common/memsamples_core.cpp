@@ -204,10 +204,15 @@ std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
                        std::to_string(elementBytes) + " bytes (one element)");
     }
     if (*requested > freeBytes / count) {
-      throw UsageError("--size " + formatBytes(*requested) + " needs " + std::to_string(buffers) +
-                       " buffers but " + std::string(where) + " has only " +
-                       formatBytes(freeBytes) + " free; choose at most " +
-                       formatBytes(freeBytes / count));
+      const std::uint64_t limit = freeBytes / count;
+      // Rounded figures could read "1.00 GiB ... at most 1.00 GiB": then give exact bytes.
+      const bool sameText = formatBytes(*requested) == formatBytes(limit);
+      const auto show = [sameText](std::uint64_t bytes) {
+        return sameText ? std::to_string(bytes) + " bytes" : formatBytes(bytes);
+      };
+      throw UsageError("--size " + show(*requested) + " needs " + std::to_string(buffers) +
+                       " buffers but " + std::string(where) + " has only " + show(freeBytes) +
+                       " free; choose at most " + show(limit));
     }
     return *requested;
   }

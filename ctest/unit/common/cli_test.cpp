@@ -93,6 +93,26 @@ TEST(ChooseBufferBytes, RequestedSizeIsCheckedNotChanged) {
   EXPECT_THROW(ms::chooseBufferBytes(99999999ull << 30, GiB, 100 * GiB, 3, 4), ms::UsageError);
 }
 
+TEST(ChooseBufferBytes, NearMissesShowExactBytes) {
+  constexpr std::uint64_t GiB = 1ull << 30;
+  try {
+    ms::chooseBufferBytes(GiB + 4, GiB, 3 * GiB, 3, 4, "the host");
+    FAIL();
+  } catch (const ms::UsageError& error) {
+    EXPECT_STREQ(error.what(),
+                 "--size 1073741828 bytes needs 3 buffers but the host has only 3221225472 bytes "
+                 "free; choose at most 1073741824 bytes");
+  }
+  try {
+    ms::chooseBufferBytes(2 * GiB, GiB, 3 * GiB, 3, 4);
+    FAIL();
+  } catch (const ms::UsageError& error) {
+    EXPECT_STREQ(error.what(),
+                 "--size 2.00 GiB needs 3 buffers but the device has only 3.00 GiB free; choose "
+                 "at most 1.00 GiB");
+  }
+}
+
 TEST(Devices, FastestIsMostSmsTimesClock) {
   EXPECT_EQ(ms::pickFastestDevice({{132, 1980000}}), 0);
   EXPECT_EQ(ms::pickFastestDevice({{80, 1500000}, {132, 1980000}, {108, 1410000}}), 1);
