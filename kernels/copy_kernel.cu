@@ -4,18 +4,18 @@
  *
  * 05_p2pMemMap compares two ways of moving data between GPUs: a copy engine (cuMemcpyPeerAsync)
  * and this kernel, which runs on one device and reads (or writes) the other device's memory
- * through a peer mapping. It is loaded at run time from copy_kernel.fatbin with
- * cuModuleLoadData, so the entry point is `extern "C"`: cuModuleGetFunction finds it by the
- * plain name `Copy_kernel`.
+ * through a peer mapping (in the loopback run and the local reference: the same device's).
+ * It is loaded at run time from copy_kernel.fatbin with cuModuleLoadData, so the entry point
+ * is `extern "C"`: cuModuleGetFunction finds it by the plain name `Copy_kernel`.
  *
  * It is written like VecAdd_kernel (vectorAdd_kernel.cu), for the same reasons:
  * - **Grid-stride loop.** The host launches enough blocks to fill the GPU (occupancy x SMs); each
  *   thread walks the array with a stride of the whole grid, so one launch configuration fits any
  *   element count.
  * - **16-byte accesses.** When both pointers are 16-byte aligned (cuMemAlloc and cuMemMap ranges
- *   always are), the bulk moves as float4: a quarter of the load/store instructions, and the
- *   widest request a peer link carries per instruction. The last n % 4 elements, and unaligned
- *   pointers, take the scalar loop, so every n and every pointer is correct.
+ *   always are), the bulk moves as float4: a quarter of the load/store instructions of a scalar
+ *   loop. The last n % 4 elements, and unaligned pointers, take the scalar loop, so every n and
+ *   every pointer is correct.
  * - **Bits, not arithmetic.** Values are only loaded and stored, so every bit pattern arrives
  *   unchanged (the sample checks the copies word by word).
  * - **64-bit indexing.** n is `unsigned long long`, so arrays past 2^31 elements are fine.

@@ -69,6 +69,12 @@ std::string formatPairList(const std::vector<DevicePair>& pairs) {
   return text;
 }
 
+std::string formatBothWays(const DevicePair& pair) {
+  const int low = std::min(pair.owner, pair.accessor);
+  const int high = std::max(pair.owner, pair.accessor);
+  return std::to_string(low) + "<->" + std::to_string(high);
+}
+
 std::vector<DevicePair> parsePairList(std::string_view text) {
   if (text.empty())
     throw UsageError("--pairs needs a non-empty value such as 0:1,1:0");
@@ -169,7 +175,71 @@ PairPlan planPairs(const vmm::DeviceTopology& topology, const std::vector<Device
     }
   }
   plan.devices.assign(devices.begin(), devices.end());
+  plan.endpoints = plan.devices;
   return plan;
+}
+
+void checkLoopbackOptions(bool loopback, const std::vector<DevicePair>& requested) {
+  if (loopback && !requested.empty()) {
+    throw UsageError(
+        "--pairs cannot be combined with --loopback: a loopback run tests the one pair N:N of "
+        "the chosen device (pick it with --device N)");
+  }
+}
+
+PairPlan planLoopback(const vmm::DeviceTopology& topology, int device) {
+  checkShape(topology);
+  const int count = topology.deviceCount();
+  if (count < 1)
+    throw WaivedError("--loopback needs 1 GPU; this machine has 0");
+  const int chosen = validateDeviceOrdinal(device, count);
+  PairPlan plan;
+  plan.tested = {{chosen, chosen}};
+  plan.devices = {chosen};
+  plan.bidirectional = {{chosen, chosen}};
+  plan.endpoints = {chosen, chosen};  // the owner's endpoint, then the accessor's
+  plan.loopback = true;
+  return plan;
+}
+
+std::size_t ownerEndpoint(const PairPlan& plan, const DevicePair& pair) {
+  const auto found = std::find(plan.endpoints.begin(), plan.endpoints.end(), pair.owner);
+  if (found == plan.endpoints.end()) {
+    throw std::invalid_argument("ownerEndpoint: the plan has no endpoint on device " +
+                                std::to_string(pair.owner) + " (owner of " + formatPair(pair) +
+                                ")");
+  }
+  return static_cast<std::size_t>(found - plan.endpoints.begin());
+}
+
+std::size_t accessorEndpoint(const PairPlan& plan, const DevicePair& pair) {
+  const auto found = std::find(plan.endpoints.rbegin(), plan.endpoints.rend(), pair.accessor);
+  if (found == plan.endpoints.rend()) {
+    throw std::invalid_argument("accessorEndpoint: the plan has no endpoint on device " +
+                                std::to_string(pair.accessor) + " (accessor of " +
+                                formatPair(pair) + ")");
+  }
+  return static_cast<std::size_t>(plan.endpoints.rend() - found) - 1;
+}
+
+bool needsPeerAccess(const DevicePair& pair) noexcept {
+  return pair.owner != pair.accessor;
+}
+
+std::vector<int> vmmMappingDevices(const DevicePair& pair) {
+  if (pair.owner == pair.accessor)
+    return {pair.owner};
+  return {pair.owner, pair.accessor};
+}
+
+int buffersPerDevice(const PairPlan& plan) {
+  int mostEndpoints = 0;
+  for (const int device : plan.endpoints) {
+    mostEndpoints = std::max(
+        mostEndpoints,
+        static_cast<int>(std::count(plan.endpoints.begin(), plan.endpoints.end(), device)));
+  }
+  return std::max(3, 2 * mostEndpoints);
 }
 
 std::optional<std::string> vmmPathUnavailable(const vmm::DeviceTopology& topology,
@@ -203,8 +273,8 @@ void fillPattern(std::uint32_t* words, std::size_t count, std::uint32_t seed) no
     words[i] = patternWord(seed, i);
 }
 
-std::uint32_t sourceSeed(int ordinal) noexcept {
-  return 0x5EED0000u + static_cast<std::uint32_t>(ordinal);
+std::uint32_t sourceSeed(int endpoint) noexcept {
+  return 0x5EED0000u + static_cast<std::uint32_t>(endpoint);
 }
 
 PatternCheck checkPattern(const std::uint32_t* words, std::size_t count,
@@ -375,6 +445,10 @@ std::string formatAccessMatrix(const vmm::DeviceTopology& topology, const LinkMa
         continue;
       }
       const LinkAttributes& link = links[owner][accessor];
+      if (!link.failure.empty()) {
+        cells[owner][accessor] = "?";
+        continue;
+      }
       const bool access = topology.canAccessPeer[accessor][owner];
       std::string cell =
           access ? "rank " + std::to_string(link.performanceRank) + (link.nativeAtomics ? " A" : "")

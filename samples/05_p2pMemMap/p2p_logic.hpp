@@ -60,14 +60,31 @@ std::string formatPairList(const std::vector<DevicePair>& pairs);
  */
 std::vector<DevicePair> parsePairList(std::string_view text);
 
-/// Which ordered pairs the sample tests, and why the others are not tested.
+/// "0<->1": a pair measured in both directions at once (the unordered pair, lower device first).
+std::string formatBothWays(const DevicePair& pair);
+
+/**
+ * Which ordered pairs the sample tests, why the others are not tested, and the per-device
+ * state it needs for them.
+ *
+ * An **endpoint** is what the sample creates for one side of a transfer: a retain of a device's
+ * primary context, the kernels loaded into it, one stream, a source and a destination buffer.
+ * Normally each device has one endpoint, used as owner and as accessor. A loopback plan (one
+ * device is owner and accessor) has two endpoints on that device, the owner's and the
+ * accessor's: two streams of one context, so that the same-device copies and the "both
+ * directions at once" timing still run two streams against each other.
+ */
 struct PairPlan {
   std::vector<DevicePair> tested;   ///< Pairs with peer access, in the order they run.
   std::vector<DevicePair> lacking;  ///< Candidate pairs without peer access (not tested).
   std::vector<int> devices;         ///< Devices that appear in @ref tested, ascending.
-  /// Pairs whose two directions are both tested, with owner < accessor: each is measured once
+  /// Pairs whose two directions are both tested, with owner <= accessor: each is measured once
   /// more with both directions at the same time.
   std::vector<DevicePair> bidirectional;
+  /// The device of each endpoint, in creation order: @ref devices, or a loopback device twice.
+  std::vector<int> endpoints;
+  /// True for planLoopback()'s plan: owner == accessor, no peer link is involved.
+  bool loopback = false;
 };
 
 /**
@@ -93,6 +110,62 @@ struct PairPlan {
  */
 PairPlan planPairs(const vmm::DeviceTopology& topology, const std::vector<DevicePair>& requested,
                    const std::optional<long long>& device);
+
+/**
+ * Refuses options that make no sense with `--loopback` (checked before any GPU work): `--pairs`,
+ * since a loopback run has exactly one pair, N:N of the chosen device.
+ * @param loopback whether `--loopback` was given.
+ * @param requested `--pairs` as parsed by parsePairList(), or empty.
+ * @throws UsageError naming both options.
+ */
+void checkLoopbackOptions(bool loopback, const std::vector<DevicePair>& requested);
+
+/**
+ * The plan of a `--loopback` run on one device: owner == accessor == @p device. It tests the one
+ * pair `N:N`, in one direction and "both ways", with two endpoints on device N (see PairPlan).
+ * Everything runs without a peer link, so it works on a machine with a single GPU; the figures
+ * it produces are local-memory figures.
+ * @param topology the machine (its size only).
+ * @param device the chosen device (`--device`, or the fastest one).
+ * @throws WaivedError "--loopback needs 1 GPU; this machine has 0" on a machine without any;
+ *         UsageError (validateDeviceOrdinal()) when @p device does not exist;
+ *         std::invalid_argument when @p topology is malformed.
+ */
+PairPlan planLoopback(const vmm::DeviceTopology& topology, int device);
+
+/**
+ * The endpoint (index into PairPlan::endpoints) that plays the owner of @p pair: the first
+ * endpoint on the owner's device.
+ * @throws std::invalid_argument naming the device when no endpoint is on it.
+ */
+std::size_t ownerEndpoint(const PairPlan& plan, const DevicePair& pair);
+
+/**
+ * The endpoint that plays the accessor of @p pair: the last endpoint on the accessor's device.
+ * With one endpoint per device it is that one; in a loopback plan it is the second endpoint,
+ * so owner and accessor use different streams and different buffers.
+ * @throws std::invalid_argument naming the device when no endpoint is on it.
+ */
+std::size_t accessorEndpoint(const PairPlan& plan, const DevicePair& pair);
+
+/**
+ * Whether @p pair needs classic peer access (cuCtxEnablePeerAccess) for the accessor to use the
+ * owner's cuMemAlloc memory: only across devices. On one device both sides use the device's
+ * primary context, which reaches its own allocations anyway, and the driver refuses a context
+ * as its own peer (CUDA_ERROR_INVALID_CONTEXT when peerContext is the current context).
+ */
+bool needsPeerAccess(const DevicePair& pair) noexcept;
+
+/// The devices a VMM range of @p pair is mapped for with cuMemSetAccess: owner and accessor,
+/// each once (only the owner for a loopback pair, whose owner is also its accessor).
+std::vector<int> vmmMappingDevices(const DevicePair& pair);
+
+/**
+ * How many buffers of `--size` the sample may hold on one device at the same time: 3 during
+ * the path tests (A, B and C), 2 per endpoint during the copy measurements (a source and a
+ * destination), so 4 on the device of a loopback plan.
+ */
+int buffersPerDevice(const PairPlan& plan);
 
 /**
  * Why the VMM path cannot run for @p pair, or nothing when it can: both devices must report
@@ -125,8 +198,9 @@ std::uint32_t patternWord(std::uint32_t seed, std::uint64_t index) noexcept;
 /// Writes words 0 .. @p count - 1 of the pattern of @p seed to @p words.
 void fillPattern(std::uint32_t* words, std::size_t count, std::uint32_t seed) noexcept;
 
-/// The seed of the data that device @p ordinal sends: different for every device.
-std::uint32_t sourceSeed(int ordinal) noexcept;
+/// The seed of the data that endpoint @p endpoint (see PairPlan) sends: different for every
+/// endpoint, so also for the two endpoints of a loopback device.
+std::uint32_t sourceSeed(int endpoint) noexcept;
 
 /// Result of comparing a buffer with a pattern, word by word.
 struct PatternCheck {
@@ -206,6 +280,10 @@ struct LinkAttributes {
   int performanceRank = 0;       ///< CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK (lower is faster).
   bool accessSupported = false;  ///< CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED.
   bool nativeAtomics = false;    ///< CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED.
+  /// Why a cuDeviceGetP2PAttribute query failed (e.g. CUDA_ERROR_NOT_SUPPORTED); empty when all
+  /// three answered. The attributes are then unknown: informative only, since the pairs are
+  /// chosen with cuDeviceCanAccessPeer.
+  std::string failure;
 };
 
 /// links[owner][accessor]: the attributes of every ordered pair; the diagonal is unused.
@@ -213,9 +291,10 @@ using LinkMatrix = std::vector<std::vector<LinkAttributes>>;
 
 /**
  * The peer-access matrix as text (formatGrid(), rows = owners, columns = accessors). A cell is
- * "-" on the diagonal, "no" when the accessor cannot access the owner's memory, else
- * "rank R" followed by " A" when atomics are native; " !s" is added when
- * cuDeviceCanAccessPeer and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED disagree.
+ * "-" on the diagonal, "?" when the attribute query failed (LinkAttributes::failure), "no" when
+ * the accessor cannot access the owner's memory, else "rank R" followed by " A" when atomics
+ * are native; " !s" is added when cuDeviceCanAccessPeer and
+ * CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED disagree.
  * @throws std::invalid_argument when @p links does not match @p topology's size.
  */
 std::string formatAccessMatrix(const vmm::DeviceTopology& topology, const LinkMatrix& links);

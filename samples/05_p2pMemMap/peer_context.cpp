@@ -1,6 +1,7 @@
-// The driver half of 05_p2pMemMap: contexts, peer access, buffers, events, concurrent timing.
+// The driver half of 05_p2pMemMap: endpoints, peer access, buffers, events, concurrent timing.
 #include "peer_context.hpp"
 
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -24,23 +25,11 @@ void popQuietly() noexcept {
 
 }  // namespace
 
-// ------------------------------------------------------------------------------------- contexts
-
-CurrentContext::CurrentContext(CUcontext context) {
-  check(cuCtxPushCurrent(context), "cuCtxPushCurrent");
-}
-
-CurrentContext::~CurrentContext() {
-  popQuietly();
-}
-
-// ---------------------------------------------------------------------------------- peer access
-
 // -------------------------------------------------------------------------------------- buffers
 
 ContextBuffer::ContextBuffer(CUcontext context, std::size_t bytes)
     : context_(context), bytes_(bytes) {
-  CurrentContext current(context_);
+  const ScopedContext current(context_);
   check(cuMemAlloc(&pointer_, bytes_), "cuMemAlloc");
 }
 
@@ -56,9 +45,9 @@ ContextBuffer::ContextBuffer(ContextBuffer&& other) noexcept
       pointer_(std::exchange(other.pointer_, 0)),
       bytes_(std::exchange(other.bytes_, 0)) {}
 
-ContextEvent::ContextEvent(CUcontext context) : context_(context) {
-  CurrentContext current(context_);
-  check(cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate");
+ContextEvent::ContextEvent(CUcontext context, unsigned int flags) : context_(context) {
+  const ScopedContext current(context_);
+  check(cuEventCreate(&event_, flags), "cuEventCreate");
 }
 
 ContextEvent::~ContextEvent() {
@@ -76,7 +65,7 @@ ContextEvent::ContextEvent(ContextEvent&& other) noexcept
 PeerDevice::PeerDevice(int ordinal, const std::string& vectorAddFatbin,
                        const std::string& copyFatbin)
     : ordinal_(ordinal), device_(deviceFor(ordinal)), context_(device_) {
-  CurrentContext current(context_.get());
+  const ScopedContext current(context_.get());
   try {
     vectorAddModule_.emplace(vectorAddFatbin);
     copyModule_.emplace(copyFatbin);
@@ -93,11 +82,15 @@ PeerDevice::PeerDevice(int ordinal, const std::string& vectorAddFatbin,
 }
 
 PeerDevice::~PeerDevice() {
-  if (!pushQuietly(context_.get()))
-    return;
+  // The stream and the modules belong to this context: release them with it current. If it
+  // cannot be pushed (the driver is shutting down, say), they are still destroyed, by their
+  // own destructors after this body, with whatever context is current; their release calls
+  // may then fail, and those answers are ignored as everywhere in destructors.
+  const bool pushed = pushQuietly(context_.get());
   releaseInContext();
-  popQuietly();
-  // context_ (a member) is released after this body.
+  if (pushed)
+    popQuietly();
+  // context_ (a member) is released after this body: this object's retain of the context.
 }
 
 void PeerDevice::releaseInContext() noexcept {
@@ -107,22 +100,58 @@ void PeerDevice::releaseInContext() noexcept {
 }
 
 std::size_t PeerDevice::freeBytes() const {
-  CurrentContext current(context_.get());
+  const ScopedContext current(context_.get());
   std::size_t freeBytes = 0, totalBytes = 0;
   check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
   return freeBytes;
 }
 
 void PeerDevice::synchronize() const {
-  CurrentContext current(context_.get());
+  const ScopedContext current(context_.get());
   stream_->synchronize();
+}
+
+CUresult PeerDevice::synchronizeQuietly() const noexcept {
+  if (!stream_)
+    return CUDA_SUCCESS;
+  const CUresult pushed = cuCtxPushCurrent(context_.get());
+  if (pushed != CUDA_SUCCESS)
+    return pushed;
+  const CUresult waited = cuStreamSynchronize(stream_->get());
+  popQuietly();
+  return waited;
+}
+
+// ----------------------------------------------------------------------------------- Endpoints
+
+Endpoints::Endpoints(const PairPlan& plan, const std::string& vectorAddFatbin,
+                     const std::string& copyFatbin)
+    : plan_(plan) {
+  if (plan.endpoints.empty())
+    throw std::invalid_argument("Endpoints: the plan has no endpoints");
+  for (const int ordinal : plan.endpoints)
+    devices_.push_back(std::make_unique<PeerDevice>(ordinal, vectorAddFatbin, copyFatbin));
+}
+
+std::vector<const PeerDevice*> Endpoints::all() const {
+  std::vector<const PeerDevice*> result;
+  for (const std::unique_ptr<PeerDevice>& device : devices_)
+    result.push_back(device.get());
+  return result;
+}
+
+SynchronizeOnExit::~SynchronizeOnExit() {
+  // Every stream is waited for even when one wait fails: a context in an error state runs
+  // nothing more, but the others may still be running.
+  for (const PeerDevice* device : devices_)
+    (void)device->synchronizeQuietly();
 }
 
 // ---------------------------------------------------------------------------------- peer access
 
 PeerAccess::PeerAccess(const PeerDevice& accessor, const PeerDevice& owner)
     : accessor_(accessor), owner_(owner) {
-  CurrentContext onAccessor(accessor_.context());
+  const ScopedContext onAccessor(accessor_.context());
   // The *current* context gains access to the given context's allocations, not the reverse.
   check(cuCtxEnablePeerAccess(owner_.context(), 0), describe("cuCtxEnablePeerAccess").c_str());
   enabled_ = true;
@@ -143,7 +172,7 @@ void PeerAccess::disable() {
   if (!enabled_)
     return;
   enabled_ = false;
-  CurrentContext onAccessor(accessor_.context());
+  const ScopedContext onAccessor(accessor_.context());
   // Kernels and copies still running may use the peer mapping: let them finish first. Disable
   // even if the wait failed (a context in an error state runs nothing more), then report.
   const CUresult waited = cuCtxSynchronize();
@@ -171,11 +200,11 @@ TimingStats timeConcurrently(const PeerDevice& first, const PeerDevice& second, 
                              int iterations, const std::function<void()>& workOnFirst,
                              const std::function<void()>& workOnSecond) {
   const auto onFirst = [&](const std::function<void()>& work) {
-    CurrentContext current(first.context());
+    const ScopedContext current(first.context());
     work();
   };
   const auto onSecond = [&](const std::function<void()>& work) {
-    CurrentContext current(second.context());
+    const ScopedContext current(second.context());
     work();
   };
   for (int i = 0; i < warmup; ++i) {
@@ -187,13 +216,14 @@ TimingStats timeConcurrently(const PeerDevice& first, const PeerDevice& second, 
   second.synchronize();
 
   // An event is recorded on a stream of its own context: starts and stops live in the first
-  // device's context (recorded on its stream), the "second is done" events in the second's.
+  // endpoint's context (recorded on its stream), the "second is done" events in the second's.
+  // Those only order the streams, so they are created without timing (cheaper to record).
   const auto count = static_cast<std::size_t>(iterations);
   std::vector<ContextEvent> starts, stops, secondDone;
   for (std::size_t i = 0; i < count; ++i) {
     starts.emplace_back(first.context());
     stops.emplace_back(first.context());
-    secondDone.emplace_back(second.context());
+    secondDone.emplace_back(second.context(), CU_EVENT_DISABLE_TIMING);
   }
   for (std::size_t i = 0; i < count; ++i) {
     onFirst([&] { check(cuEventRecord(starts[i].get(), first.stream()), "cuEventRecord"); });
@@ -232,19 +262,22 @@ LinkMatrix queryLinkAttributes(int deviceCount) {
         continue;  // CUDA_ERROR_INVALID_DEVICE for a device paired with itself
       const CUdevice src = deviceFor(accessor);
       const CUdevice dst = deviceFor(owner);
-      int rank = 0, access = 0, atomics = 0;
-      check(cuDeviceGetP2PAttribute(&rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, src, dst),
-            "cuDeviceGetP2PAttribute");
-      check(cuDeviceGetP2PAttribute(&access, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, src, dst),
-            "cuDeviceGetP2PAttribute");
-      check(cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, src,
-                                    dst),
-            "cuDeviceGetP2PAttribute");
       LinkAttributes& link =
           links[static_cast<std::size_t>(owner)][static_cast<std::size_t>(accessor)];
-      link.performanceRank = rank;
-      link.accessSupported = access != 0;
-      link.nativeAtomics = atomics != 0;
+      // Informative only (the pairs are chosen with cuDeviceCanAccessPeer): a query the driver
+      // does not answer is recorded and shown as "?", it does not end the run.
+      const auto ask = [&](CUdevice_P2PAttribute attribute, const char* name) {
+        int value = 0;
+        const CUresult result = cuDeviceGetP2PAttribute(&value, attribute, src, dst);
+        if (result != CUDA_SUCCESS && link.failure.empty())
+          link.failure =
+              std::string("cuDeviceGetP2PAttribute(") + name + "): " + describeResult(result);
+        return value;
+      };
+      link.performanceRank = ask(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, "PERFORMANCE_RANK");
+      link.accessSupported = ask(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, "ACCESS_SUPPORTED") != 0;
+      link.nativeAtomics =
+          ask(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, "NATIVE_ATOMIC_SUPPORTED") != 0;
     }
   }
   return links;

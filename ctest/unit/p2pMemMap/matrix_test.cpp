@@ -145,7 +145,7 @@ TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
   // Device 1 can access device 0's memory; device 0 cannot access device 1's.
   const vmm::DeviceTopology topology = machine({"10", "11"});
   p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
-  links[0][1] = {0, true, true};  // owner 0, accessor 1
+  links[0][1] = {0, true, true, ""};  // owner 0, accessor 1
   EXPECT_EQ(p2p::formatAccessMatrix(topology, links),
             "           accessor 0  accessor 1\n"
             "  owner 0           -    rank 0 A\n"
@@ -155,12 +155,33 @@ TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
 TEST(FormatAccessMatrix, FlagsAnAccessSupportedAttributeThatDisagrees) {
   const vmm::DeviceTopology topology = machine({"11", "11"});
   p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
-  links[0][1] = {1, true, false};
-  links[1][0] = {1, false, false};  // cuDeviceCanAccessPeer says yes, the attribute says no
+  links[0][1] = {1, true, false, ""};
+  links[1][0] = {1, false, false, ""};  // cuDeviceCanAccessPeer: yes; the attribute: no
   EXPECT_EQ(p2p::formatAccessMatrix(topology, links),
             "           accessor 0  accessor 1\n"
             "  owner 0           -      rank 1\n"
             "  owner 1   rank 1 !s           -\n");
+}
+
+TEST(FormatAccessMatrix, AFailedAttributeQueryIsAQuestionMark) {
+  // Device 1 can access device 0's memory, but the driver did not answer the attribute query:
+  // the cell is "?" whatever the other fields hold; the other direction is still printed.
+  const vmm::DeviceTopology topology = machine({"11", "11"});
+  p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
+  links[0][1] = {3, true, true,
+                 "cuDeviceGetP2PAttribute(PERFORMANCE_RANK): CUDA_ERROR_NOT_SUPPORTED"};
+  links[1][0] = {1, true, false, ""};
+  EXPECT_EQ(p2p::formatAccessMatrix(topology, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -           ?\n"
+            "  owner 1      rank 1           -\n");
+  // Also where the hardware has no access at all.
+  const vmm::DeviceTopology none = machine({"10", "01"});
+  links[1][0].failure = "cuDeviceGetP2PAttribute(ACCESS_SUPPORTED): CUDA_ERROR_INVALID_VALUE";
+  EXPECT_EQ(p2p::formatAccessMatrix(none, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -           ?\n"
+            "  owner 1           ?           -\n");
 }
 
 TEST(FormatAccessMatrix, OneDeviceIsJustTheDiagonal) {

@@ -83,6 +83,12 @@ TEST(FormatPair, OwnerColonAccessor) {
   EXPECT_EQ(p2p::formatPair({12, 3}), "12:3");
 }
 
+TEST(FormatBothWays, LowerDeviceFirstWhateverTheDirection) {
+  EXPECT_EQ(p2p::formatBothWays({0, 1}), "0<->1");
+  EXPECT_EQ(p2p::formatBothWays({3, 1}), "1<->3");
+  EXPECT_EQ(p2p::formatBothWays({2, 2}), "2<->2");  // a loopback pair
+}
+
 TEST(FormatPairList, CommaSeparatedOrNone) {
   EXPECT_EQ(p2p::formatPairList({}), "(none)");
   EXPECT_EQ(p2p::formatPairList({{0, 1}}), "0:1");
@@ -170,6 +176,9 @@ TEST(PlanPairs, TwoConnectedGpusTestBothDirections) {
   EXPECT_TRUE(plan.lacking.empty());
   EXPECT_EQ(plan.devices, (std::vector<int>{0, 1}));
   EXPECT_EQ(plan.bidirectional, (Pairs{{0, 1}}));
+  // One endpoint per device; not a loopback plan.
+  EXPECT_EQ(plan.endpoints, (std::vector<int>{0, 1}));
+  EXPECT_FALSE(plan.loopback);
 }
 
 TEST(PlanPairs, OneRequestedDirectionHasNoBidirectionalMeasurement) {
@@ -202,6 +211,7 @@ TEST(PlanPairs, DeviceOptionKeepsThePairsInvolvingThatDevice) {
   EXPECT_EQ(plan.lacking, (Pairs{{0, 2}, {1, 2}, {2, 0}, {2, 1}}));
   EXPECT_EQ(plan.devices, (std::vector<int>{2, 3}));
   EXPECT_EQ(plan.bidirectional, (Pairs{{2, 3}}));
+  EXPECT_EQ(plan.endpoints, (std::vector<int>{2, 3}));
 }
 
 TEST(PlanPairs, RequestedPairsAcrossTheIslandsAreListedAsLacking) {
@@ -290,4 +300,109 @@ TEST(VmmPathUnavailable, NamesBothDevicesWhenNeitherHasVmm) {
 
 TEST(VmmPathUnavailable, DeviceOutsideTheTopologyThrows) {
   EXPECT_THROW(p2p::vmmPathUnavailable(twoConnected(), {0, 5}), std::out_of_range);
+}
+
+// ---------------------------------------------------------------------------------- loopback
+
+TEST(CheckLoopbackOptions, RefusesPairsWithLoopback) {
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              p2p::checkLoopbackOptions(true, {{0, 1}});
+            }),
+            "--pairs cannot be combined with --loopback: a loopback run tests the one pair N:N "
+            "of the chosen device (pick it with --device N)");
+}
+
+TEST(CheckLoopbackOptions, AcceptsEachAlone) {
+  EXPECT_NO_THROW(p2p::checkLoopbackOptions(true, {}));
+  EXPECT_NO_THROW(p2p::checkLoopbackOptions(false, {{0, 1}, {1, 0}}));
+  EXPECT_NO_THROW(p2p::checkLoopbackOptions(false, {}));
+}
+
+TEST(PlanLoopback, OneGpuTestsItsOnePairWithTwoEndpoints) {
+  // The machine planPairs() waives is exactly the one --loopback is for.
+  const p2p::PairPlan plan = p2p::planLoopback(oneGpu(), 0);
+  EXPECT_TRUE(plan.loopback);
+  EXPECT_EQ(plan.tested, (Pairs{{0, 0}}));
+  EXPECT_TRUE(plan.lacking.empty());
+  EXPECT_EQ(plan.devices, (std::vector<int>{0}));
+  EXPECT_EQ(plan.bidirectional, (Pairs{{0, 0}}));  // two streams of one device, both ways
+  EXPECT_EQ(plan.endpoints, (std::vector<int>{0, 0}));
+}
+
+TEST(PlanLoopback, UsesTheChosenDeviceOfALargerMachineWhateverItsAccess) {
+  // Peer access plays no part: here no device can access another one, and device 1 has no VMM.
+  const p2p::PairPlan plan = p2p::planLoopback(machine("101", {"100", "010", "001"}), 2);
+  EXPECT_EQ(plan.tested, (Pairs{{2, 2}}));
+  EXPECT_EQ(plan.devices, (std::vector<int>{2}));
+  EXPECT_EQ(plan.endpoints, (std::vector<int>{2, 2}));
+}
+
+TEST(PlanLoopback, NoGpuIsWaived) {
+  EXPECT_EQ(messageOf<ms::WaivedError>([] { p2p::planLoopback(machine("", {}), 0); }),
+            "--loopback needs 1 GPU; this machine has 0");
+}
+
+TEST(PlanLoopback, DeviceMustExist) {
+  EXPECT_EQ(messageOf<ms::UsageError>([] { p2p::planLoopback(twoConnected(), 2); }),
+            "--device 2 is out of range: this machine has 2 CUDA devices (valid: 0..1)");
+  EXPECT_EQ(messageOf<ms::UsageError>([] { p2p::planLoopback(oneGpu(), -1); }),
+            "--device -1 is out of range: this machine has 1 CUDA device (valid: 0)");
+}
+
+TEST(PlanLoopback, MalformedTopologyIsAProgrammingError) {
+  vmm::DeviceTopology broken = oneGpu();
+  broken.canAccessPeer.clear();
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { p2p::planLoopback(broken, 0); }),
+            "device topology: the peer matrix has 0 rows for 1 devices");
+}
+
+// ---------------------------------------------------------------------------------- endpoints
+
+TEST(Endpoints, OneEndpointPerDevicePlaysBothRoles) {
+  const p2p::PairPlan plan = p2p::planPairs(fourPartial(), {}, 2);  // endpoints {2, 3}
+  EXPECT_EQ(p2p::ownerEndpoint(plan, {2, 3}), 0u);
+  EXPECT_EQ(p2p::accessorEndpoint(plan, {2, 3}), 1u);
+  EXPECT_EQ(p2p::ownerEndpoint(plan, {3, 2}), 1u);
+  EXPECT_EQ(p2p::accessorEndpoint(plan, {3, 2}), 0u);
+  // The diagonal's copy runs on the device's one endpoint.
+  EXPECT_EQ(p2p::ownerEndpoint(plan, {3, 3}), 1u);
+  EXPECT_EQ(p2p::accessorEndpoint(plan, {3, 3}), 1u);
+}
+
+TEST(Endpoints, LoopbackOwnerAndAccessorAreDifferentEndpoints) {
+  const p2p::PairPlan plan = p2p::planLoopback(fourPartial(), 1);  // endpoints {1, 1}
+  EXPECT_EQ(p2p::ownerEndpoint(plan, {1, 1}), 0u);
+  EXPECT_EQ(p2p::accessorEndpoint(plan, {1, 1}), 1u);
+}
+
+TEST(Endpoints, DeviceWithoutEndpointThrowsNamingIt) {
+  const p2p::PairPlan plan = p2p::planLoopback(fourPartial(), 1);
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] {
+              p2p::ownerEndpoint(plan, {0, 1});
+            }),
+            "ownerEndpoint: the plan has no endpoint on device 0 (owner of 0:1)");
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] {
+              p2p::accessorEndpoint(plan, {1, 3});
+            }),
+            "accessorEndpoint: the plan has no endpoint on device 3 (accessor of 1:3)");
+}
+
+TEST(NeedsPeerAccess, OnlyAcrossDevices) {
+  EXPECT_TRUE(p2p::needsPeerAccess({0, 1}));
+  EXPECT_TRUE(p2p::needsPeerAccess({1, 0}));
+  EXPECT_FALSE(p2p::needsPeerAccess({2, 2}));  // one context: cuCtxEnablePeerAccess refuses it
+}
+
+TEST(VmmMappingDevices, OwnerAndAccessorEachOnce) {
+  EXPECT_EQ(p2p::vmmMappingDevices({0, 1}), (std::vector<int>{0, 1}));
+  EXPECT_EQ(p2p::vmmMappingDevices({3, 1}), (std::vector<int>{3, 1}));
+  EXPECT_EQ(p2p::vmmMappingDevices({2, 2}), (std::vector<int>{2}));
+}
+
+TEST(BuffersPerDevice, ThreeForThePathsOrTwoPerEndpoint) {
+  EXPECT_EQ(p2p::buffersPerDevice(p2p::planPairs(twoConnected(), {}, std::nullopt)), 3);
+  EXPECT_EQ(p2p::buffersPerDevice(p2p::planPairs(fourPartial(), {}, std::nullopt)), 3);
+  EXPECT_EQ(p2p::buffersPerDevice(p2p::planLoopback(oneGpu(), 0)), 4);
+  p2p::PairPlan empty;
+  EXPECT_EQ(p2p::buffersPerDevice(empty), 3);
 }
