@@ -15,13 +15,27 @@ std::string onDevice(const char* what, int ordinal) {
   return std::string(what) + " (device " + std::to_string(ordinal) + ")";
 }
 
-// The non-stream-ordered resources free at once, so work already queued on the stream must finish
-// first (memory_resource.hpp).
-void waitForStream(CUstream stream) {
-  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+// The device address of page-locked host memory from cuMemHostAlloc(DEVICEMAP), in the current
+// context. (Registered ranges have HostRegistration::devicePointer() instead.)
+CUdeviceptr mappedHostDevicePointer(void* hostPointer) {
+  CUdeviceptr address = 0;
+  check(cuMemHostGetDevicePointer(&address, hostPointer, 0), "cuMemHostGetDevicePointer");
+  return address;
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------------ resource contexts
+
+ResourceContext describeContext(CUcontext context) {
+  if (context == nullptr)
+    throw std::invalid_argument("a context-bound memory resource needs a context (got null)");
+  ResourceContext described;
+  described.context = context;
+  check(cuCtxGetDevice_v2(&described.device, context), "cuCtxGetDevice_v2");
+  described.ordinal = deviceOrdinal(described.device);
+  return described;
+}
 
 // ------------------------------------------------------------------------------------ device pool
 
@@ -31,18 +45,29 @@ DeviceMemoryResource::DeviceMemoryResource(CUdevice device)
     check(cuDeviceGetDefaultMemPool(&pool_, device), "cuDeviceGetDefaultMemPool");
 }
 
+void DeviceMemoryResource::requireOwnDevice(const char* operation) const {
+  const int current = currentContextDevice();
+  if (current != ordinal_) {
+    throw std::logic_error(name() + ": " + operation + " while a context of device " +
+                           std::to_string(current) + " is current; make a context of device " +
+                           std::to_string(ordinal_) + " current first");
+  }
+}
+
 void* DeviceMemoryResource::doAllocate(std::size_t bytes, CUstream stream) {
   if (pool_ == nullptr) {
     throw std::runtime_error(name() +
                              ": this device does not support stream-ordered memory pools "
                              "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
   }
+  requireOwnDevice("allocate");
   CUdeviceptr address = 0;
   check(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream), "cuMemAllocFromPoolAsync");
   return fromDevicePointer(address);
 }
 
 void DeviceMemoryResource::doDeallocate(void* ptr, std::size_t, CUstream stream) {
+  requireOwnDevice("deallocate");
   check(cuMemFreeAsync(toDevicePointer(ptr), stream), "cuMemFreeAsync");
 }
 
@@ -81,13 +106,17 @@ ScopedPoolReleaseThreshold::~ScopedPoolReleaseThreshold() {
 
 // ---------------------------------------------------------------------------------------- managed
 
-ManagedMemoryResource::ManagedMemoryResource(CUdevice device, std::uint64_t budgetBytes)
-    : device_(device),
-      ordinal_(deviceOrdinal(device)),
+ManagedMemoryResource::ManagedMemoryResource(CUcontext context, std::uint64_t budgetBytes)
+    : context_(describeContext(context)),
       budget_(budgetBytes),
-      allocations_(onDevice("managed", ordinal_)) {}
+      allocations_(onDevice("managed", context_.ordinal)) {}
+
+ManagedMemoryResource::~ManagedMemoryResource() {
+  freeRemainingInContext(context_.context, allocations_);
+}
 
 void* ManagedMemoryResource::doAllocate(std::size_t bytes, CUstream) {
+  ScopedContext scope(context_.context);  // the guard reads this context's device
   managed::ManagedBuffer buffer(bytes, &budget_, CU_MEM_ATTACH_GLOBAL);
   void* ptr = fromDevicePointer(buffer.get());
   allocations_.add(ptr, bytes, std::move(buffer));
@@ -95,8 +124,8 @@ void* ManagedMemoryResource::doAllocate(std::size_t bytes, CUstream) {
 }
 
 void ManagedMemoryResource::doDeallocate(void* ptr, std::size_t bytes, CUstream stream) {
-  waitForStream(stream);
-  allocations_.take(ptr, bytes);  // the returned ManagedBuffer frees the memory (cuMemFree)
+  ScopedContext scope(context_.context);
+  synchronizeThenTake(allocations_, ptr, bytes, stream);  // the ManagedBuffer frees it (cuMemFree)
 }
 
 ResourceProperties ManagedMemoryResource::doProperties() const noexcept {
@@ -104,17 +133,20 @@ ResourceProperties ManagedMemoryResource::doProperties() const noexcept {
 }
 
 std::string ManagedMemoryResource::doName() const {
-  return onDevice("managed", ordinal_);
+  return onDevice("managed", context_.ordinal);
 }
 
 // ------------------------------------------------------------------------------------ pinned host
 
-PinnedHostResource::PinnedHostResource(CUdevice device)
-    : device_(device),
-      ordinal_(deviceOrdinal(device)),
-      allocations_(onDevice("pinned host", ordinal_)) {}
+PinnedHostResource::PinnedHostResource(CUcontext context)
+    : context_(describeContext(context)), allocations_(onDevice("pinned host", context_.ordinal)) {}
+
+PinnedHostResource::~PinnedHostResource() {
+  freeRemainingInContext(context_.context, allocations_);
+}
 
 void* PinnedHostResource::doAllocate(std::size_t bytes, CUstream) {
+  ScopedContext scope(context_.context);  // not PORTABLE: pinned for this context only
   PinnedHostBuffer buffer(bytes, CU_MEMHOSTALLOC_DEVICEMAP);
   void* ptr = buffer.get();
   allocations_.add(ptr, bytes, std::move(buffer));
@@ -122,8 +154,8 @@ void* PinnedHostResource::doAllocate(std::size_t bytes, CUstream) {
 }
 
 void PinnedHostResource::doDeallocate(void* ptr, std::size_t bytes, CUstream stream) {
-  waitForStream(stream);
-  allocations_.take(ptr, bytes);  // the returned PinnedHostBuffer frees it (cuMemFreeHost)
+  ScopedContext scope(context_.context);
+  synchronizeThenTake(allocations_, ptr, bytes, stream);  // the buffer frees it (cuMemFreeHost)
 }
 
 ResourceProperties PinnedHostResource::doProperties() const noexcept {
@@ -131,42 +163,48 @@ ResourceProperties PinnedHostResource::doProperties() const noexcept {
 }
 
 CUdeviceptr PinnedHostResource::doKernelAddress(void* ptr) const {
-  CUdeviceptr address = 0;
-  check(cuMemHostGetDevicePointer(&address, ptr, 0), "cuMemHostGetDevicePointer");
-  return address;
+  ScopedContext scope(context_.context);  // the mapping is this context's
+  return mappedHostDevicePointer(ptr);
 }
 
 std::string PinnedHostResource::doName() const {
-  return onDevice("pinned host", ordinal_);
+  return onDevice("pinned host", context_.ordinal);
 }
 
 // -------------------------------------------------------------------------------------------- VMM
 
-StripedVmmResource::StripedVmmResource(CUdevice device, int stripes)
-    : device_(device), ordinal_(deviceOrdinal(device)), allocations_(onDevice("vmm", ordinal_)) {
-  if (deviceAttribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 0) {
+StripedVmmResource::StripedVmmResource(CUcontext context, int stripes)
+    : context_(describeContext(context)), allocations_(onDevice("vmm", context_.ordinal)) {
+  if (deviceAttribute(context_.device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) ==
+      0) {
     throw std::runtime_error(name() + ": the device does not support virtual memory management");
   }
-  backing_ = vmm::discoverBackingDevices(ordinal_, vmm::queryDeviceTopology());
+  backing_ = vmm::discoverBackingDevices(context_.ordinal, vmm::queryDeviceTopology());
   stripes_ = std::max(stripes, static_cast<int>(backing_.size()));
-  granularity_ = vmm::stripedGranularity(backing_, {ordinal_});
+  granularity_ = vmm::stripedGranularity(backing_, {context_.ordinal});
+}
+
+StripedVmmResource::~StripedVmmResource() {
+  freeRemainingInContext(context_.context, allocations_);
 }
 
 void* StripedVmmResource::doAllocate(std::size_t bytes, CUstream) {
   vmm::StripedRangeRequest request;
   request.bytes = bytes;
   request.backingDevices = backing_;
-  request.mappingDevices = {ordinal_};
+  request.mappingDevices = {context_.ordinal};
   request.stripes = stripes_;
-  vmm::StripedVmmRange range(request);
+  ScopedContext scope(context_.context);
+  vmm::StripedVmmRange range(request);  // queries the granularity again (see the class comment)
   void* ptr = fromDevicePointer(range.get());
   allocations_.add(ptr, bytes, std::move(range));
   return ptr;
 }
 
 void StripedVmmResource::doDeallocate(void* ptr, std::size_t bytes, CUstream stream) {
-  waitForStream(stream);
-  allocations_.take(ptr, bytes).release();  // cuMemUnmap + cuMemAddressFree, errors reported
+  ScopedContext scope(context_.context);
+  // release() rather than the destructor: cuMemUnmap and cuMemAddressFree errors are reported.
+  synchronizeThenTake(allocations_, ptr, bytes, stream).release();
 }
 
 ResourceProperties StripedVmmResource::doProperties() const noexcept {
@@ -174,7 +212,8 @@ ResourceProperties StripedVmmResource::doProperties() const noexcept {
 }
 
 std::string StripedVmmResource::doName() const {
-  return "vmm x" + std::to_string(stripes_) + " stripes (device " + std::to_string(ordinal_) + ")";
+  return "vmm x" + std::to_string(stripes_) + " stripes (device " +
+         std::to_string(context_.ordinal) + ")";
 }
 
 // ------------------------------------------------------------------------ the process registry

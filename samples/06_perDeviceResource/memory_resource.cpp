@@ -82,6 +82,15 @@ ResourceAllocation& ResourceAllocation::operator=(ResourceAllocation&& other) no
   return *this;
 }
 
+CUdeviceptr ResourceAllocation::kernelAddress() const {
+  if (resource_ == nullptr) {
+    throw std::logic_error(
+        "ResourceAllocation::kernelAddress: the allocation is empty (default-constructed, moved "
+        "from or released), so it has no address");
+  }
+  return resource_->kernelAddress(ptr_);
+}
+
 void ResourceAllocation::release() {
   if (ptr_ == nullptr)
     return;

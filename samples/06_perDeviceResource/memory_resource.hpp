@@ -20,9 +20,10 @@
  *   streams that uses the memory must be finished by the caller, for every kind of resource.
  * - **isEqual(other)**: memory allocated by one may be deallocated by the other.
  * - **properties()**: host-accessible, device-accessible, stream-ordered.
- * - **kernelAddress(ptr)**: the address a kernel on the resource's device uses for @p ptr. It is
- *   @p ptr itself for device, managed and VMM memory; mapped host memory may have a distinct
- *   device address (cuMemHostGetDevicePointer), which the host-memory resources return.
+ * - **kernelAddress(ptr)**: the address a kernel on the resource's device uses for @p ptr, an
+ *   address that allocate() returned. It is @p ptr itself for device, managed and VMM memory;
+ *   mapped host memory may have a distinct device address (cuMemHostGetDevicePointer), which the
+ *   host-memory resources return.
  * - **ownerDevice()**: the device the resource belongs to (its memory was created for that
  *   device's context), or none for a resource that is not tied to a device (a CPU-only test
  *   resource). The per-device registry refuses to register a resource for another device.
@@ -170,7 +171,9 @@ class ResourceAllocation {
   /// The stream it was allocated on and will be deallocated on.
   CUstream stream() const noexcept { return stream_; }
   /// The address a kernel uses (MemoryResource::kernelAddress()).
-  CUdeviceptr kernelAddress() const { return resource_->kernelAddress(ptr_); }
+  /// @throws std::logic_error when the object is empty (default-constructed, moved from or
+  ///         released); what MemoryResource::kernelAddress() throws.
+  CUdeviceptr kernelAddress() const;
 
   /// Deallocates now; the object is empty afterwards, even when this throws.
   void release();

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "cuda_resources.hpp"  // ResourceContext, synchronizeThenTake, freeRemainingInContext
 #include "memsamples.hpp"
 #include "numa_binding.hpp"
 #include "owned_allocations.hpp"
@@ -14,20 +15,24 @@ namespace memsamples::resource {
 
 namespace {
 
-/// One allocation: the bound range, and its registration, which must end first (members are
-/// destroyed in reverse order: unregister, then unmap).
+/// One allocation: the bound range, its registration, which must end first (members are
+/// destroyed in reverse order: unregister, then unmap), and the device address the registration
+/// gave it (read once, in the resource's context).
 struct NumaAllocation {
   numa::NumaBoundHostRange range;
   HostRegistration registration;
+  CUdeviceptr kernelAddress = 0;
 };
 
 class NumaHostResource final : public MemoryResource {
  public:
-  NumaHostResource(int ordinal, int node, std::function<void(const std::string&)> warn)
-      : ordinal_(ordinal),
+  NumaHostResource(const ResourceContext& context, int node,
+                   std::function<void(const std::string&)> warn)
+      : context_(context),
         node_(node),
         warn_(std::move(warn)),
-        allocations_("numa host (device " + std::to_string(ordinal) + ")") {}
+        allocations_("numa host (device " + std::to_string(context.ordinal) + ")") {}
+  ~NumaHostResource() override { freeRemainingInContext(context_.context, allocations_); }
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
@@ -35,31 +40,36 @@ class NumaHostResource final : public MemoryResource {
     const numa::BindPolicy policy{true, false};
     numa::NumaBoundHostRange range(bytes, node_, policy,
                                    [this](const std::string& text) { warnOnce(text); });
-    // Registration pins every page: the pages are allocated now, under the binding.
+    // Registration pins every page: the pages are allocated now, under the binding. It is not
+    // PORTABLE: the range is pinned and mapped for this resource's context only.
+    ScopedContext scope(context_.context);
     HostRegistration registration(range.data(), range.mappedBytes());
+    const CUdeviceptr kernelAddress = registration.devicePointer();
     void* ptr = range.data();
-    allocations_.add(ptr, bytes, NumaAllocation{std::move(range), std::move(registration)});
+    allocations_.add(ptr, bytes,
+                     NumaAllocation{std::move(range), std::move(registration), kernelAddress});
     return ptr;
   }
 
   void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
-    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    allocations_.take(ptr, bytes);  // unregistered, then unmapped
+    ScopedContext scope(context_.context);
+    synchronizeThenTake(allocations_, ptr, bytes, stream);  // unregistered, then unmapped
   }
 
   ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
 
+  // Read at allocation; no driver call, so no context is needed here.
   CUdeviceptr doKernelAddress(void* ptr) const override {
-    CUdeviceptr address = 0;
-    check(cuMemHostGetDevicePointer(&address, ptr, 0), "cuMemHostGetDevicePointer");
-    return address;
+    return allocations_.inspect(ptr, "kernelAddress", [](const NumaAllocation& allocation) {
+      return allocation.kernelAddress;
+    });
   }
 
-  std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
+  std::optional<int> doOwnerDevice() const noexcept override { return context_.ordinal; }
 
   std::string doName() const override {
     const std::string where = node_ >= 0 ? "node " + std::to_string(node_) : "unbound";
-    return "numa host " + where + " (device " + std::to_string(ordinal_) + ")";
+    return "numa host " + where + " (device " + std::to_string(context_.ordinal) + ")";
   }
 
   // Every allocation repeats the same decision, so each distinct warning is passed on once.
@@ -69,7 +79,7 @@ class NumaHostResource final : public MemoryResource {
       warn_(text);
   }
 
-  int ordinal_;
+  ResourceContext context_;
   int node_;
   std::function<void(const std::string&)> warn_;
   std::mutex warnMutex_;
@@ -79,11 +89,12 @@ class NumaHostResource final : public MemoryResource {
 
 }  // namespace
 
-NumaResourceResult makeNumaHostResource(CUdevice device,
+NumaResourceResult makeNumaHostResource(CUcontext context,
                                         std::function<void(const std::string&)> warn) {
+  const ResourceContext owner = describeContext(context);
   char busId[64] = {};
-  check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
-  const int attributeNode = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+  check(cuDeviceGetPCIBusId(busId, sizeof busId, owner.device), "cuDeviceGetPCIBusId");
+  const int attributeNode = deviceAttribute(owner.device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
   const numa::HostNumaNode nearest =
       numa::findNearestHostNode(attributeNode, busId, numa::libnumaNodeMemory());
 
@@ -93,8 +104,7 @@ NumaResourceResult makeNumaHostResource(CUdevice device,
                                        : "no known node (memory stays unbound)";
   for (const std::string& note : nearest.notes)
     result.description += "; " + note;
-  result.resource =
-      std::make_unique<NumaHostResource>(deviceOrdinal(device), nearest.node, std::move(warn));
+  result.resource = std::make_unique<NumaHostResource>(owner, nearest.node, std::move(warn));
   return result;
 }
 

@@ -33,16 +33,18 @@ struct NumaResourceResult {
  * The node is 04's findNearestHostNode() of CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and the device's
  * sysfs `numa_node`; the binding is soft (MPOL_PREFERRED | MPOL_F_STATIC_NODES): when it cannot
  * be done the memory is used unbound and one warning per distinct cause goes to @p warn. Each
- * allocation is mmap + mbind + madvise, then cuMemHostRegister(DEVICEMAP), which pins the pages
- * (and so places them under the binding); kernelAddress() is cuMemHostGetDevicePointer.
- * deallocate synchronizes the stream, unregisters and unmaps.
+ * allocation is mmap + mbind + madvise, then cuMemHostRegister(DEVICEMAP) in @p context, which
+ * pins the pages (and so places them under the binding); the registration's device address
+ * (HostRegistration::devicePointer) is read then and is what kernelAddress() returns.
+ * deallocate synchronizes the stream, unregisters and unmaps, in @p context.
  *
- * @param device the GPU whose nearest node the memory is bound to and whose context registers it.
+ * @param context the context that registers the memory; its device is the GPU whose nearest node
+ *        the memory is bound to. Must outlive the resource.
  * @param warn receives warnings, from whichever thread allocates, one call at a time; it must
  *        outlive the resource. May be empty.
- * @throws CudaError from the attribute and bus-id queries.
+ * @throws CudaError from the context, attribute and bus-id queries.
  */
-NumaResourceResult makeNumaHostResource(CUdevice device,
+NumaResourceResult makeNumaHostResource(CUcontext context,
                                         std::function<void(const std::string&)> warn);
 
 }  // namespace memsamples::resource

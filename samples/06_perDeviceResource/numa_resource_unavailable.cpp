@@ -3,7 +3,7 @@
 
 namespace memsamples::resource {
 
-NumaResourceResult makeNumaHostResource(CUdevice, std::function<void(const std::string&)>) {
+NumaResourceResult makeNumaHostResource(CUcontext, std::function<void(const std::string&)>) {
   NumaResourceResult result;
   result.unavailableReason =
       "this build has no NUMA support: libnuma was not found at configure time "

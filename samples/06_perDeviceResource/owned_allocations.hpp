@@ -20,7 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-#include <utility>
+#include <utility>  // std::declval, std::move
 
 namespace memsamples::resource {
 
@@ -54,10 +54,8 @@ class OwnedAllocations {
   Owner take(void* ptr, std::size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto found = entries_.find(ptr);
-    if (found == entries_.end()) {
-      throw std::invalid_argument(resourceName_ + ": deallocate of " + text(ptr) +
-                                  ", which this resource did not allocate (or freed already)");
-    }
+    if (found == entries_.end())
+      throw unknown("deallocate", ptr);
     if (found->second.bytes != bytes) {
       throw std::invalid_argument(resourceName_ + ": deallocate of " + text(ptr) + " with " +
                                   std::to_string(bytes) + " bytes, but it was allocated with " +
@@ -66,6 +64,32 @@ class OwnedAllocations {
     Owner owner = std::move(found->second.owner);
     entries_.erase(found);
     return owner;
+  }
+
+  /**
+   * Calls @p read with the owner of @p ptr, under the table's lock, and returns its answer: for
+   * what a resource recorded at allocation time (e.g. a device address). @p read must be short
+   * and must not use this table.
+   * @throws std::invalid_argument naming @p operation when @p ptr is not in the table.
+   */
+  template <typename Read>
+  auto inspect(void* ptr, const char* operation, Read&& read) const
+      -> decltype(read(std::declval<const Owner&>())) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = entries_.find(ptr);
+    if (found == entries_.end())
+      throw unknown(operation, ptr);
+    return read(static_cast<const Owner&>(found->second.owner));
+  }
+
+  /// Frees every allocation still in the table now (the owners are destroyed after the lock is
+  /// released); for a resource destructor that must free in a particular context.
+  void clear() noexcept {
+    std::unordered_map<void*, Entry> entries;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      entries.swap(entries_);
+    }
   }
 
   /// How many allocations are outstanding.
@@ -86,6 +110,10 @@ class OwnedAllocations {
     std::ostringstream out;
     out << ptr;
     return out.str();
+  }
+  std::invalid_argument unknown(const char* operation, void* ptr) const {
+    return std::invalid_argument(resourceName_ + ": " + operation + " of " + text(ptr) +
+                                 ", which this resource did not allocate (or freed already)");
   }
 
   std::string resourceName_;

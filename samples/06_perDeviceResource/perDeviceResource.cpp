@@ -11,7 +11,11 @@
  * the lifetime rules). The steps:
  *
  * 1. **cuInit**, pick the device (`--device N` or the fastest), make a context
- *    (**cuCtxCreate**), load `vectorAdd_kernel.fatbin`, create a stream.
+ *    (**cuCtxCreate**), load `vectorAdd_kernel.fatbin`, create a stream. With two or more GPUs,
+ *    the same for every device (step 5 uses them all), and the vector size is chosen from the
+ *    *smallest* free memory of the devices used (**cuMemGetInfo** in each context). Each context
+ *    is made current only for the code that uses it (**cuCtxPushCurrent** / **cuCtxPopCurrent**,
+ *    ms::ScopedContext); the chosen device's context is current for the whole run.
  * 2. **The registry, live.** The process-wide registry is made on first use with
  *    **cuDeviceGetCount** devices. getCurrentDeviceResource() (current device =
  *    **cuCtxGetDevice**) returns the initial resource, the device's default memory pool
@@ -23,28 +27,37 @@
  *    **cuMemAllocManaged** behind the free-memory guard and a budget), pinned mapped host memory
  *    (**cuMemHostAlloc** DEVICEMAP), host memory bound to the GPU's nearest NUMA node (04's
  *    NumaBoundHostRange + **cuMemHostRegister**), and striped VMM ranges (02's StripedVmmRange:
- *    **cuMemAddressReserve**, **cuMemCreate**, **cuMemMap**, **cuMemSetAccess**). A kind this
- *    machine cannot provide is left out with the reason.
+ *    **cuMemAddressReserve**, **cuMemCreate**, **cuMemMap**, **cuMemSetAccess**). Each is given
+ *    its device's context (**cuCtxGetDevice_v2** names the device) and pushes it around its own
+ *    driver calls. A kind this machine cannot provide is left out with the reason.
  * 4. **Each kind in turn on the device.** A ScopedResourceOverride sets it for the device; then
- *    `--threads` host threads make the context current (**cuCtxSetCurrent**), ask
- *    getCurrentDeviceResource() (every thread must get the kind just set), allocate A, B and C
- *    and a few scratch buffers each, which they fill and free at once. The main thread fills A
- *    and B (directly for host-accessible memory, else through **cuMemcpyHtoDAsync**), launches
- *    the kernel on each resource's kernel address (**cuMemHostGetDevicePointer** for mapped
- *    host memory), reads C back and compares every element exactly. The override ends, and the
+ *    `--threads` host threads push the context, ask getCurrentDeviceResource() (every thread must
+ *    get the kind just set), allocate A, B and C and a few scratch buffers each, which they fill
+ *    and free at once. The main thread fills A and B (directly for host-accessible memory, else
+ *    through **cuMemcpyHtoDAsync**), launches the kernel on each resource's kernel address
+ *    (**cuMemHostGetDevicePointer** for mapped host memory), reads C back and compares every
+ *    element exactly. Every kind but the pool is also used from a thread that has no current
+ *    context (**cuCtxGetCurrent** answers null): it must push its own. The override ends, and the
  *    registry must answer the initial resource again.
- * 5. **A different resource per device** (2 or more GPUs): device i gets the kind
- *    `kinds[(i + 1) % n]`; one thread per device makes that device's context current, sets
- *    the resource with setCurrentDeviceResource(), allocates through getCurrentDeviceResource()
- *    (which must answer *its* device's resource while the other threads set theirs), runs the
- *    vector add on its device, verifies and resets.
- * 6. **Latency.** For each kind and for 4 KiB, 64 KiB and `--large-size`: the median host time
- *    of allocate and of deallocate over many repetitions (steady_clock). For the stream-ordered
- *    pool both include a **cuStreamSynchronize**, so that they count the work, not just the
- *    enqueue. The pool is measured twice: with its release threshold as it is (default 0: freed
- *    memory goes back to the system at every synchronization) and with the threshold at its
- *    maximum (**cuMemPoolSetAttribute**; freed memory stays in the pool). Every row is compared
- *    with the device pool at the same size.
+ * 5. **A different resource per device** (2 or more GPUs): first, another device's pool used
+ *    while this device's context is current must throw std::logic_error. Then device i gets the
+ *    kind `kinds[(i + 1) % n]`; one thread per device pushes that device's context, sets the
+ *    resource for the current device (a ScopedResourceOverride, which stands for
+ *    setCurrentDeviceResource() and restores the previous resource on every path), allocates
+ *    through getCurrentDeviceResource() (which must answer *its* device's resource while the
+ *    other threads set theirs), runs the vector add on its device, verifies, and
+ *    resetCurrentDeviceResource().
+ * 6. **Latency**, measured the same way for every kind, with the host clock (steady_clock; these
+ *    are host-side calls): for 4 KiB, 64 KiB and `--large-size`, batches of N allocations: the N
+ *    allocate calls back to back, then one **cuStreamSynchronize**; then the N deallocate calls,
+ *    then one cuStreamSynchronize. Reported per allocation (batch time / N, median over the
+ *    batches): the calls alone and the calls with the synchronize, next to an idle-stream
+ *    synchronize and a **cuMemGetInfo** (the managed guard) measured in the same run. For the
+ *    stream-ordered pool the calls only enqueue, so the "+sync" columns are the ones that count
+ *    the work; the ratio column compares those. The pool is measured twice: with its release
+ *    threshold as it is (default 0: freed memory goes back to the system at every
+ *    synchronization) and with the threshold at its maximum (**cuMemPoolSetAttribute**; freed
+ *    memory stays in the pool).
  * 7. The verdict: PASS when every vector add is exact and every registry answer was the expected
  *    one. Every resource is released on every path (RAII), and the registry is left as it was.
  */
@@ -58,6 +71,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -127,102 +141,86 @@ class WarningLog {
   std::vector<std::string> lines_;
 };
 
-// Everything one device needs for the vector add. The destructor makes the context current first,
-// so that the stream, module and staging memory are released in their own context, and the
-// context itself last (members are destroyed after the destructor's body, in reverse order).
+// Everything one device needs for the vector add, made and released in the device's own context.
+// The constructor leaves the calling thread's current context as it found it: cuCtxCreate pushes
+// the new context, which is popped again once the module and stream exist. Code that uses the
+// device pushes its context for a scope (ms::ScopedContext).
 class DeviceSetup {
  public:
   explicit DeviceSetup(CUdevice device)
-      : device_(device),
-        ordinal_(ms::deviceOrdinal(device)),
-        context_(device),
-        module_(ms::locateFatbin(ms::kVectorAddFatbin)),
-        kernel_(module_.function(ms::kVectorAddKernel)),
-        grid_(ms::residentGridSize(kernel_, device, ms::kVectorAddBlockSize)) {}
-  ~DeviceSetup() { cuCtxSetCurrent(context_.get()); }
+      : device_(device), ordinal_(ms::deviceOrdinal(device)), context_(device) {
+    CUcontext created = nullptr;
+    ms::check(cuCtxPopCurrent(&created), "cuCtxPopCurrent");
+    if (created != context_.get())
+      throw std::logic_error("cuCtxCreate did not leave its new context on top of the stack");
+    ms::ScopedContext scope(context_.get());
+    auto objects = std::make_unique<ContextObjects>();  // released in scope if the next throw
+    kernel_ = objects->module.function(ms::kVectorAddKernel);
+    grid_ = ms::residentGridSize(kernel_, device, ms::kVectorAddBlockSize);
+    objects_ = std::move(objects);
+  }
+  // The stream, module and staging memory go in their own context, the context itself last.
+  ~DeviceSetup() {
+    try {
+      ms::ScopedContext scope(context_.get());
+      objects_.reset();
+    } catch (...) {
+      // The push failed: the member destructors release the objects instead (their release
+      // calls take the handles; answers are ignored, as in every destructor here).
+    }
+  }
   DeviceSetup(const DeviceSetup&) = delete;
   DeviceSetup& operator=(const DeviceSetup&) = delete;
 
   CUdevice device() const noexcept { return device_; }
   int ordinal() const noexcept { return ordinal_; }
-  const ms::Context& context() const noexcept { return context_; }
+  CUcontext context() const noexcept { return context_.get(); }
   CUfunction kernel() const noexcept { return kernel_; }
   unsigned int grid() const noexcept { return grid_; }
-  CUstream stream() const noexcept { return stream_.get(); }
-  void synchronize() const { stream_.synchronize(); }
+  CUstream stream() const noexcept { return objects_->stream.get(); }
+  void synchronize() const { objects_->stream.synchronize(); }
+  // The device's free memory now (cuMemGetInfo answers for the current context's device).
+  std::uint64_t freeMemory() const {
+    ms::ScopedContext scope(context_.get());
+    std::size_t freeBytes = 0, totalBytes = 0;
+    ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    return freeBytes;
+  }
   // Pinned host copies of A, B and C for resources whose memory the CPU cannot touch; made once
-  // the vector size is known.
+  // the vector size is known, pinned for this context (the copies run in it).
   void allocateStaging(std::uint64_t vectorBytes) {
-    staging_ = ms::PinnedHostBuffer(3 * vectorBytes);
+    ms::ScopedContext scope(context_.get());
+    objects_->staging = ms::PinnedHostBuffer(3 * vectorBytes);
     vectorBytes_ = vectorBytes;
   }
   float* staging(int vector) const noexcept {
-    return staging_.as<float>() + static_cast<std::size_t>(vector) * (vectorBytes_ / sizeof(float));
+    return objects_->staging.as<float>() +
+           static_cast<std::size_t>(vector) * (vectorBytes_ / sizeof(float));
   }
 
  private:
+  struct ContextObjects {
+    ms::Module module{ms::locateFatbin(ms::kVectorAddFatbin)};
+    ms::Stream stream;
+    ms::PinnedHostBuffer staging;
+  };
+
   CUdevice device_;
   int ordinal_;
-  ms::Context context_;  // current on this thread from here on
-  ms::Module module_;
-  CUfunction kernel_;
-  unsigned int grid_;
-  ms::Stream stream_;
-  ms::PinnedHostBuffer staging_;
+  ms::Context context_;
+  std::unique_ptr<ContextObjects> objects_;  // made and released with context_ pushed
+  CUfunction kernel_ = nullptr;
+  unsigned int grid_ = 0;
   std::uint64_t vectorBytes_ = 0;
 };
 
-// One resource of one device, ready to be registered.
+// One resource of one device, ready to be registered. The owned resources free what they still
+// hold in their own context when destroyed, so a vector of these needs no special order.
 struct KindResource {
   mr::ResourceKind kind = mr::ResourceKind::Device;
   mr::MemoryResource* resource = nullptr;     // the one used
   std::unique_ptr<mr::MemoryResource> owned;  // null for the device pool (owned by the registry)
   std::string detail;                         // what was chosen: node, stripes, budget...
-};
-
-// A device's resources; released with that device's context current (see DeviceSetup).
-class DeviceResources {
- public:
-  explicit DeviceResources(const DeviceSetup& setup) : setup_(setup) {}
-  ~DeviceResources() {
-    cuCtxSetCurrent(setup_.context().get());
-    kinds.clear();
-  }
-  DeviceResources(const DeviceResources&) = delete;
-  DeviceResources& operator=(const DeviceResources&) = delete;
-  std::vector<KindResource> kinds;
-
- private:
-  const DeviceSetup& setup_;
-};
-
-// setCurrentDeviceResource() for the lifetime of the object; restore() resets and returns what was
-// removed. Used by step 2 and by the per-device threads of step 5, whose context decides
-// "current".
-class CurrentDeviceOverride {
- public:
-  explicit CurrentDeviceOverride(mr::MemoryResource& resource)
-      : previous_(mr::setCurrentDeviceResource(&resource)) {}
-  ~CurrentDeviceOverride() {
-    try {
-      restore();
-    } catch (...) {
-      // The context is current and the device valid: resetting cannot fail in practice.
-    }
-  }
-  CurrentDeviceOverride(const CurrentDeviceOverride&) = delete;
-  CurrentDeviceOverride& operator=(const CurrentDeviceOverride&) = delete;
-  mr::MemoryResource* previous() const noexcept { return previous_; }
-  mr::MemoryResource* restore() {
-    if (restored_)
-      return nullptr;
-    restored_ = true;
-    return mr::resetCurrentDeviceResource();
-  }
-
- private:
-  mr::MemoryResource* previous_;
-  bool restored_ = false;
 };
 
 // ------------------------------------------------------------------- step 3: the resources
@@ -264,8 +262,8 @@ std::string unavailableReason(mr::ResourceKind kind, CUdevice device) {
   return {};
 }
 
-// Makes the resource of @p kind for the device of @p setup (its context must be current).
-// Returns a KindResource without resource, and the reason in @p whyNot, when it cannot be made.
+// Makes the resource of @p kind for the device of @p setup, bound to its context. Returns a
+// KindResource without resource, and the reason in @p whyNot, when it cannot be made.
 KindResource makeKindResource(mr::ResourceKind kind, const DeviceSetup& setup,
                               const Options& options, WarningLog& warnings, std::string& whyNot) {
   KindResource made;
@@ -283,19 +281,18 @@ KindResource makeKindResource(mr::ResourceKind kind, const DeviceSetup& setup,
       break;
     }
     case mr::ResourceKind::Managed: {
-      std::size_t freeBytes = 0, totalBytes = 0;
-      ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-      made.owned = std::make_unique<mr::ManagedMemoryResource>(setup.device(), freeBytes);
+      const std::uint64_t freeBytes = setup.freeMemory();
+      made.owned = std::make_unique<mr::ManagedMemoryResource>(setup.context(), freeBytes);
       made.detail = "budget " + ms::formatBytes(freeBytes) + " (the free memory now)";
       break;
     }
     case mr::ResourceKind::Pinned:
-      made.owned = std::make_unique<mr::PinnedHostResource>(setup.device());
+      made.owned = std::make_unique<mr::PinnedHostResource>(setup.context());
       made.detail = "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)";
       break;
     case mr::ResourceKind::Numa: {
       mr::NumaResourceResult numa = mr::makeNumaHostResource(
-          setup.device(), [&warnings](const std::string& text) { warnings.add(text); });
+          setup.context(), [&warnings](const std::string& text) { warnings.add(text); });
       if (!numa.resource) {
         whyNot = numa.unavailableReason;
         return made;
@@ -305,7 +302,7 @@ KindResource makeKindResource(mr::ResourceKind kind, const DeviceSetup& setup,
       break;
     }
     case mr::ResourceKind::Vmm: {
-      auto vmm = std::make_unique<mr::StripedVmmResource>(setup.device(), options.vmmStripes);
+      auto vmm = std::make_unique<mr::StripedVmmResource>(setup.context(), options.vmmStripes);
       made.detail = "backing devices " + ms::vmm::formatDeviceList(vmm->backingDevices()) +
                     ", granularity " + ms::formatBytes(vmm->granularity());
       made.owned = std::move(vmm);
@@ -352,7 +349,7 @@ void releaseAll(Vectors& vectors) {
 }
 
 /**
- * @p threads host threads make @p setup's context current and allocate through
+ * @p threads host threads push @p setup's context and allocate through
  * getCurrentDeviceResource(): thread t allocates vectors t, t + threads, ... of A, B, C and
  * kScratchPerThread scratch buffers that it fills and frees again at once (stream-ordered frees
  * follow the fill in the stream; the others synchronize the stream first).
@@ -366,7 +363,7 @@ Vectors allocateFromThreads(const DeviceSetup& setup, const mr::MemoryResource& 
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       try {
-        setup.context().makeCurrent();
+        ms::ScopedContext scope(setup.context());  // "current device" = this context's device
         mr::MemoryResource* resource = mr::getCurrentDeviceResource();
         if (resource != &expected) {
           throw std::runtime_error("thread " + std::to_string(t) +
@@ -388,6 +385,36 @@ Vectors allocateFromThreads(const DeviceSetup& setup, const mr::MemoryResource& 
   }
   joinAll(workers, errors);
   return Vectors{std::move(vectors[0]), std::move(vectors[1]), std::move(vectors[2])};
+}
+
+/**
+ * Allocates, asks the kernel address of, and frees kScratchBytes of @p resource on a new thread
+ * that has no current context at all: a context-bound resource must push its own context. Not
+ * for the device pool, which needs a current context of its device (the failing cuCtxGetDevice
+ * would count as an error under compute-sanitizer).
+ * @return true when the thread really had no current context and everything worked.
+ */
+bool usableWithoutCurrentContext(mr::MemoryResource& resource) {
+  bool hadNoContext = false;
+  std::exception_ptr error;
+  std::thread worker([&] {
+    try {
+      CUcontext current = nullptr;
+      ms::check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+      hadNoContext = current == nullptr;
+      // The null stream: deallocate synchronizes the resource's context's legacy stream.
+      mr::ResourceAllocation allocation(resource, kScratchBytes, nullptr);
+      if (allocation.kernelAddress() == 0)
+        throw std::runtime_error(resource.name() + ": kernel address 0");
+      allocation.release();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  worker.join();
+  if (error)
+    std::rethrow_exception(error);
+  return hadNoContext;
 }
 
 // Fills A and B, runs C = A + B on the vectors' kernel addresses and compares C exactly.
@@ -421,54 +448,96 @@ ms::VectorAddCheck addAndVerify(const DeviceSetup& setup, const Vectors& vectors
 
 // --------------------------------------------------------------------------- step 6: latency
 
+// Host time on purpose, not CUDA events: what is measured are host-side API calls (most of them
+// synchronous), and a stream-ordered allocation's enqueue has no GPU work an event could bracket.
 using Clock = std::chrono::steady_clock;
 
-double millisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+double millisecondsBetween(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double, std::milli>(end - start).count();
 }
 
-mr::LatencyRow measureLatency(const std::string& label, mr::MemoryResource& resource,
-                              std::uint64_t bytes, int warmup, int repetitions, CUstream stream) {
-  const bool streamOrdered = resource.properties().streamOrdered;
-  std::vector<double> allocateMs, freeMs;
+void synchronizeStream(CUstream stream) {
+  ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+// Median host time of one call of @p call, after @p warmup untimed calls: the baselines.
+template <typename Call>
+ms::TimingStats timeHostCall(int warmup, int repetitions, Call&& call) {
+  std::vector<double> times;
   for (int i = 0; i < warmup + repetitions; ++i) {
     const Clock::time_point start = Clock::now();
-    mr::ResourceAllocation allocation(resource, static_cast<std::size_t>(bytes), stream);
-    if (streamOrdered)
-      ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    const double allocated = millisecondsSince(start);
-    const Clock::time_point freeing = Clock::now();
-    allocation.release();
-    if (streamOrdered)
-      ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    const double freed = millisecondsSince(freeing);
-    if (i >= warmup) {
-      allocateMs.push_back(allocated);
-      freeMs.push_back(freed);
+    call();
+    const Clock::time_point end = Clock::now();
+    if (i >= warmup)
+      times.push_back(millisecondsBetween(start, end));
+  }
+  return ms::summarizeTimings(std::move(times));
+}
+
+/**
+ * The latency of @p resource at @p bytes, measured the same way for every kind: per batch, the N
+ * allocate calls back to back, one cuStreamSynchronize, the N deallocate calls, one
+ * cuStreamSynchronize (@p warmup untimed batches first). Every time is per allocation (batch
+ * time / N); the row holds the medians over the batches. The stream is idle before each batch.
+ */
+mr::LatencyRow measureLatency(const std::string& label, mr::MemoryResource& resource,
+                              std::uint64_t bytes, int warmup, const mr::LatencyBatches& plan,
+                              CUstream stream) {
+  const double perAllocation = 1.0 / plan.batchSize;
+  std::vector<mr::ResourceAllocation> batch(static_cast<std::size_t>(plan.batchSize));
+  std::vector<double> allocateMs, allocateSyncMs, freeMs, freeSyncMs;
+  for (int b = 0; b < warmup + plan.batches; ++b) {
+    const Clock::time_point start = Clock::now();
+    for (mr::ResourceAllocation& allocation : batch)
+      allocation = mr::ResourceAllocation(resource, static_cast<std::size_t>(bytes), stream);
+    const Clock::time_point allocated = Clock::now();
+    synchronizeStream(stream);
+    const Clock::time_point allocatedSynced = Clock::now();
+    for (mr::ResourceAllocation& allocation : batch)
+      allocation.release();
+    const Clock::time_point freed = Clock::now();
+    synchronizeStream(stream);
+    const Clock::time_point freedSynced = Clock::now();
+    if (b >= warmup) {
+      allocateMs.push_back(millisecondsBetween(start, allocated) * perAllocation);
+      allocateSyncMs.push_back(millisecondsBetween(start, allocatedSynced) * perAllocation);
+      freeMs.push_back(millisecondsBetween(allocatedSynced, freed) * perAllocation);
+      freeSyncMs.push_back(millisecondsBetween(allocatedSynced, freedSynced) * perAllocation);
     }
   }
   mr::LatencyRow row;
   row.resource = label;
   row.bytes = bytes;
-  row.allocate = ms::summarizeTimings(allocateMs);
-  row.deallocate = ms::summarizeTimings(freeMs);
+  row.batchSize = plan.batchSize;
+  row.allocate = ms::summarizeTimings(std::move(allocateMs));
+  row.allocateSync = ms::summarizeTimings(std::move(allocateSyncMs));
+  row.deallocate = ms::summarizeTimings(std::move(freeMs));
+  row.deallocateSync = ms::summarizeTimings(std::move(freeSyncMs));
   return row;
 }
 
+// The table's row labels say what a row includes beyond the bare allocation; the lines under the
+// table explain them.
 const char* rowLabel(mr::ResourceKind kind) {
   switch (kind) {
     case mr::ResourceKind::Device:
       return kReferenceRow;
     case mr::ResourceKind::Managed:
-      return "managed";
+      return "managed: guard + alloc, untouched";
     case mr::ResourceKind::Pinned:
       return "pinned host";
     case mr::ResourceKind::Numa:
       return "numa host";
     case mr::ResourceKind::Vmm:
-      return "vmm striped";
+      return "vmm striped + granularity query";
   }
   return "?";
+}
+
+std::string microseconds(const ms::TimingStats& stats) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << stats.medianMs * 1000.0 << " us";
+  return text.str();
 }
 
 // ------------------------------------------------------------------------------------ the run
@@ -498,21 +567,55 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     throw ms::WaivedError("device " + std::to_string(ordinal) + " has " + whyNoPool +
                           ": its initial resource cannot allocate");
 
-  // One setup per device that takes part; its context is current on this thread once made.
+  // One setup per device that takes part: the chosen one, and with 2+ GPUs every device (step 5
+  // runs the vector add on all of them). Their buffers all have the same size, so it is chosen
+  // from the smallest free memory among them.
   std::vector<std::unique_ptr<DeviceSetup>> setups(static_cast<std::size_t>(deviceCount));
   setups[static_cast<std::size_t>(ordinal)] = std::make_unique<DeviceSetup>(device);
   DeviceSetup& setup = *setups[static_cast<std::size_t>(ordinal)];
-  std::size_t freeBytes = 0, totalBytes = 0;
-  ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  const std::uint64_t bytes =
-      ms::chooseBufferBytes(options.sizeBytes, kDefaultVectorBytes, freeBytes, 3, sizeof(float));
-  setup.allocateStaging(bytes);
+  if (deviceCount >= 2) {
+    for (int d = 0; d < deviceCount; ++d) {
+      auto& slot = setups[static_cast<std::size_t>(d)];
+      if (!slot) {
+        CUdevice handle = 0;
+        ms::check(cuDeviceGet(&handle, d), "cuDeviceGet");
+        slot = std::make_unique<DeviceSetup>(handle);
+      }
+    }
+  }
+  std::vector<mr::DeviceFreeMemory> freeMemory;
+  for (const auto& slot : setups) {
+    if (slot)
+      freeMemory.push_back({slot->ordinal(), slot->freeMemory()});
+  }
+  const mr::DeviceFreeMemory smallest = mr::smallestFreeMemory(freeMemory);
+  const std::string sizedFor = freeMemory.size() == 1
+                                   ? "the device"
+                                   : "device " + std::to_string(smallest.device) +
+                                         " (the least free memory of the " +
+                                         std::to_string(freeMemory.size()) + " devices used)";
+  const std::uint64_t bytes = ms::chooseBufferBytes(options.sizeBytes, kDefaultVectorBytes,
+                                                    smallest.freeBytes, 3, sizeof(float), sizedFor);
+  for (const auto& slot : setups) {
+    if (slot)
+      slot->allocateStaging(bytes);
+  }
+  // The chosen device's context is current for the rest of the run (popped before the setups
+  // are destroyed, which are declared earlier).
+  ms::ScopedContext current(setup.context());
   out << "Vectors: " << bytes / sizeof(float) << " floats (" << ms::formatBytes(bytes)
-      << ") each, allocated by " << options.threads << " host threads\n";
+      << ") each, allocated by " << options.threads << " host threads";
+  if (freeMemory.size() > 1) {
+    out << "; sized for the smallest free memory of the " << freeMemory.size() << " devices used ("
+        << ms::formatBytes(smallest.freeBytes) << " on device " << smallest.device << ")";
+  }
+  out << '\n';
   json.set("device", ordinal)
       .set("deviceName", ms::deviceName(device))
       .set("deviceCount", deviceCount)
       .set("bytesPerVector", static_cast<std::uint64_t>(bytes))
+      .set("sizedForDevice", smallest.device)
+      .set("sizedForFreeBytes", smallest.freeBytes)
       .set("threads", options.threads);
 
   // 2. The registry, live, on the current device.
@@ -528,18 +631,22 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   checks.expect(mr::getPerDeviceResource(ordinal) == initial,
                 "getPerDeviceResource(ordinal) must equal getCurrentDeviceResource()");
   {
-    // The override calls setCurrentDeviceResource() now and resetCurrentDeviceResource() in
-    // restore() (or, on an error, in its destructor, so that `demo` is never left registered).
-    mr::PinnedHostResource demo(device);
-    CurrentDeviceOverride override(demo);
+    // A ScopedResourceOverride of the current device is setCurrentDeviceResource() with a
+    // guarantee: when it ends it puts the previous resource back on the device it captured, also
+    // on an error, so `demo` (declared first, destroyed last) is never left registered.
+    mr::PinnedHostResource demo(setup.context());
+    mr::ScopedResourceOverride override(registry, demo);
     mr::MemoryResource* previous = override.previous();
     mr::MemoryResource* now = mr::getCurrentDeviceResource();
-    mr::MemoryResource* removed = override.restore();
+    mr::MemoryResource* removed = mr::resetCurrentDeviceResource();
     out << "  setCurrentDeviceResource(&pinned) -> returned " << previous->name()
-        << " (the previous one)\n"
+        << " (the previous one; called by a ScopedResourceOverride, which captured device "
+        << override.device() << ")\n"
         << "  getCurrentDeviceResource()        -> " << now->name() << '\n'
         << "  resetCurrentDeviceResource()      -> returned " << removed->name() << "; now "
         << mr::getCurrentDeviceResource()->name() << '\n';
+    checks.expect(override.device() == ordinal,
+                  "the override must be for the current device, " + std::to_string(ordinal));
     checks.expect(previous == initial, "setCurrentDeviceResource must return the initial resource");
     checks.expect(now == &demo, "getCurrentDeviceResource must return the resource just set");
     checks.expect(removed == &demo,
@@ -560,7 +667,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 
   // 3. The resources of the device.
   out << "\n[3] Resources of device " << ordinal << '\n';
-  DeviceResources resources(setup);
+  std::vector<KindResource> resources;
   ms::JsonArray kindsJson;
   for (const mr::ResourceKind kind : kinds) {
     std::string whyNot;
@@ -584,7 +691,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
         << made.resource->name() << std::setw(26)
         << mr::describeProperties(made.resource->properties()) << made.detail << '\n'
         << std::right;
-    resources.kinds.push_back(std::move(made));
+    resources.push_back(std::move(made));
   }
 
   // 4. Each kind in turn on this device, from several threads.
@@ -592,7 +699,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
       << " threads allocate A, B, C and " << kScratchPerThread << " x "
       << ms::formatBytes(kScratchBytes) << " scratch each via getCurrentDeviceResource()\n";
   std::uint32_t seed = 606;
-  for (const KindResource& entry : resources.kinds) {
+  for (const KindResource& entry : resources) {
     mr::ScopedResourceOverride override(registry, ordinal, *entry.resource);
     Vectors vectors = allocateFromThreads(setup, *entry.resource, bytes, options.threads);
     const ms::VectorAddCheck verified = addAndVerify(setup, vectors, ++seed);
@@ -604,8 +711,13 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
         << entry.resource->name() << ": "
         << (verified.mismatches == 0
                 ? "all " + std::to_string(bytes / sizeof(float)) + " elements exact"
-                : ms::describeMismatch(verified))
-        << '\n';
+                : ms::describeMismatch(verified));
+    if (entry.kind != mr::ResourceKind::Device) {
+      const bool contextFree = usableWithoutCurrentContext(*entry.resource);
+      checks.expect(contextFree, label + ": the thread without a context had one current");
+      out << "; used from a thread without a current context: " << (contextFree ? "ok" : "FAILED");
+    }
+    out << '\n';
     kindsJson.addRaw(ms::JsonObject()
                          .set("kind", mr::kindName(entry.kind))
                          .set("available", true)
@@ -625,36 +737,47 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     out << "\n[5] A different resource per device: skipped (this machine has one device)\n";
   } else {
     std::vector<mr::ResourceKind> available;
-    for (const KindResource& entry : resources.kinds)
+    for (const KindResource& entry : resources)
       available.push_back(entry.kind);
     const std::vector<mr::ResourceKind> assignment =
         mr::assignKindsToDevices(available, deviceCount);
     out << "\n[5] A different resource per device, one thread per device "
            "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n";
-    std::vector<std::unique_ptr<DeviceResources>> perDevice(static_cast<std::size_t>(deviceCount));
+    // One resource per device, bound to that device's context (made in step 1).
+    std::vector<KindResource> perDevice(static_cast<std::size_t>(deviceCount));
     for (int d = 0; d < deviceCount; ++d) {
-      auto& slot = setups[static_cast<std::size_t>(d)];
-      if (!slot) {
-        CUdevice handle = 0;
-        ms::check(cuDeviceGet(&handle, d), "cuDeviceGet");
-        slot = std::make_unique<DeviceSetup>(handle);
-        slot->allocateStaging(bytes);
-      }
-      slot->context().makeCurrent();
-      perDevice[static_cast<std::size_t>(d)] = std::make_unique<DeviceResources>(*slot);
+      const DeviceSetup& slot = *setups[static_cast<std::size_t>(d)];
       mr::ResourceKind kind = assignment[static_cast<std::size_t>(d)];
       std::string whyNot;
-      KindResource made = makeKindResource(kind, *slot, options, warnings, whyNot);
+      KindResource made = makeKindResource(kind, slot, options, warnings, whyNot);
       if (!made.resource) {
         out << "  device " << d << ": " << mr::kindName(kind) << " is not available (" << whyNot
             << "); it keeps the device pool\n";
-        made = makeKindResource(mr::ResourceKind::Device, *slot, options, warnings, whyNot);
+        made = makeKindResource(mr::ResourceKind::Device, slot, options, warnings, whyNot);
         if (!made.resource)
           throw ms::WaivedError("device " + std::to_string(d) + " has " + whyNot);
       }
-      perDevice[static_cast<std::size_t>(d)]->kinds.push_back(std::move(made));
+      perDevice[static_cast<std::size_t>(d)] = std::move(made);
     }
-    setup.context().makeCurrent();
+
+    // The device pool of another device, used while this device's context is current, is refused
+    // before any driver call is made (cuCtxGetDevice succeeds; nothing fails on purpose).
+    const int other = (ordinal + 1) % deviceCount;
+    if (unavailableReason(mr::ResourceKind::Device,
+                          setups[static_cast<std::size_t>(other)]->device())
+            .empty()) {
+      std::string refusal;
+      try {
+        mr::ResourceAllocation wrong(*registry.initial(other), kScratchBytes, setup.stream());
+      } catch (const std::logic_error& error) {
+        refusal = error.what();
+      }
+      checks.expect(!refusal.empty(), "the device pool of device " + std::to_string(other) +
+                                          " must refuse to allocate while device " +
+                                          std::to_string(ordinal) + "'s context is current");
+      out << "  device pool of device " << other << " used with device " << ordinal
+          << "'s context current -> std::logic_error: " << refusal << '\n';
+    }
 
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(deviceCount));
     std::vector<std::string> results(static_cast<std::size_t>(deviceCount));
@@ -665,10 +788,15 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
         const std::size_t index = static_cast<std::size_t>(d);
         try {
           const DeviceSetup& mine = *setups[index];
-          mr::MemoryResource& resource = *perDevice[index]->kinds.front().resource;
+          mr::MemoryResource& resource = *perDevice[index].resource;
           Checks& local = threadChecks[index];
-          mine.context().makeCurrent();
-          CurrentDeviceOverride override(resource);
+          ms::ScopedContext scope(mine.context());  // this thread's current device is d
+          // setCurrentDeviceResource(&resource), undone on every path (the device is captured
+          // now); resetCurrentDeviceResource() below is the normal way back.
+          mr::ScopedResourceOverride override(registry, resource);
+          local.expect(
+              override.device() == d,
+              "device " + std::to_string(d) + ": the current device must be " + std::to_string(d));
           local.expect(override.previous() == registry.initial(d),
                        "device " + std::to_string(d) +
                            ": setCurrentDeviceResource must return the initial resource");
@@ -685,7 +813,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
           mine.synchronize();
           local.expect(verified.mismatches == 0,
                        "device " + std::to_string(d) + ": " + ms::describeMismatch(verified));
-          local.expect(override.restore() == &resource,
+          local.expect(mr::resetCurrentDeviceResource() == &resource,
                        "device " + std::to_string(d) +
                            ": resetCurrentDeviceResource must return the resource it removed");
           results[index] = got->name() + ": " +
@@ -702,61 +830,100 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
       out << "  device " << d << ": " << results[index] << '\n';
       perDeviceJson.addRaw(ms::JsonObject()
                                .set("device", d)
-                               .set("kind", mr::kindName(perDevice[index]->kinds.front().kind))
+                               .set("kind", mr::kindName(perDevice[index].kind))
                                .set("result", results[index])
                                .dump());
       checks.expect(registry.get(d) == registry.initial(d),
                     "device " + std::to_string(d) + " must be back on its initial resource");
     }
-    perDevice.clear();  // each with its own context current
-    setup.context().makeCurrent();
   }
   json.set("perDevice", perDeviceJson);
 
-  // 6. Latency of each kind on this device.
+  // 6. Latency of each kind on this device, every row measured the same way.
   if (!options.noLatency) {
     const std::vector<std::uint64_t> sizes =
         mr::latencySizes(options.largeBytes.value_or(kDefaultLargeBytes));
     const int warmup = options.common.warmup;
+    // As many repetitions as a small row has allocations (10 x --iterations).
+    const int baselineRepetitions = mr::latencyRepetitions(1, options.common.iterations);
     out << "\n[6] Allocate / free latency on device " << ordinal
-        << ": median host time (steady_clock) of " << options.common.iterations * 10
-        << " repetitions up to 1 MiB, " << options.common.iterations
-        << " above; the stream-ordered pool rows include cuStreamSynchronize\n";
+        << ": host time (steady_clock), every row measured the same way\n"
+           "  per batch: N allocate calls, one cuStreamSynchronize, N deallocate calls, one "
+           "cuStreamSynchronize\n"
+           "  times are per allocation (batch time / N), median over the batches; 'alloc' and "
+           "'free' are the N calls alone, '+sync' includes the one synchronize\n"
+           "  the device pool only enqueues (stream-ordered), so its '+sync' columns count the "
+           "work; the other kinds allocate at once,\n"
+           "  and their deallocate synchronizes the stream itself, once per call; the ratio "
+           "compares alloc+sync\n";
+    // Baselines from this run, for reading the table: an idle-stream synchronize, and the
+    // managed guard's cuMemGetInfo (this context's device, as in ManagedBuffer).
+    const ms::TimingStats syncBaseline =
+        timeHostCall(warmup, baselineRepetitions, [&] { synchronizeStream(setup.stream()); });
+    const ms::TimingStats guardBaseline = timeHostCall(warmup, baselineRepetitions, [] {
+      std::size_t freeBytes = 0, totalBytes = 0;
+      ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    });
+    out << "  baselines (median of " << baselineRepetitions
+        << "): cuStreamSynchronize of the idle stream " << microseconds(syncBaseline)
+        << "; cuMemGetInfo (the managed guard) " << microseconds(guardBaseline) << '\n';
+
     std::vector<mr::LatencyRow> rows;
-    for (const KindResource& entry : resources.kinds) {
+    bool hasManaged = false, hasVmm = false;
+    for (const KindResource& entry : resources) {
+      hasManaged = hasManaged || entry.kind == mr::ResourceKind::Managed;
+      hasVmm = hasVmm || entry.kind == mr::ResourceKind::Vmm;
       mr::ScopedResourceOverride override(registry, ordinal, *entry.resource);
       mr::MemoryResource& resource = *mr::getCurrentDeviceResource();
-      for (const std::uint64_t size : sizes) {
-        rows.push_back(measureLatency(rowLabel(entry.kind), resource, size, warmup,
-                                      mr::latencyRepetitions(size, options.common.iterations),
-                                      setup.stream()));
-      }
+      const auto measureAll = [&](const std::string& label) {
+        for (const std::uint64_t size : sizes) {
+          const mr::LatencyBatches plan =
+              mr::planLatencyBatches(size, mr::latencyRepetitions(size, options.common.iterations));
+          rows.push_back(measureLatency(label, resource, size, warmup, plan, setup.stream()));
+        }
+      };
+      measureAll(rowLabel(entry.kind));
       if (entry.kind == mr::ResourceKind::Device) {
         const auto& pool = dynamic_cast<const mr::DeviceMemoryResource&>(resource);
         mr::ScopedPoolReleaseThreshold keep(pool.pool(), std::numeric_limits<std::uint64_t>::max());
-        for (const std::uint64_t size : sizes) {
-          rows.push_back(measureLatency("device pool, keeps memory", resource, size, warmup,
-                                        mr::latencyRepetitions(size, options.common.iterations),
-                                        setup.stream()));
-        }
+        measureAll("device pool, keeps memory");
       }
     }
     out << mr::formatLatencyTable(rows, kReferenceRow);
-    out << "  'device pool' frees to the system at each synchronization (release threshold as "
-           "found); 'keeps memory' sets the threshold to the maximum, so freed memory is reused\n";
+    if (!rows.empty() && rows.front().resource == kReferenceRow) {
+      out << "  device pool: release threshold as found (0: freed memory goes back to the system "
+             "at each synchronization); keeps memory: threshold at its maximum, freed memory "
+             "stays in the pool\n";
+    }
+    if (hasManaged) {
+      out << "  managed: 03's ManagedBuffer, i.e. its free-memory guard (one cuMemGetInfo per "
+             "allocation, see the baseline) + cuMemAllocManaged; no page is touched, so no page "
+             "is created: not the cost of managed memory in use\n";
+    }
+    if (hasVmm) {
+      out << "  vmm: every allocation also queries cuMemGetAllocationGranularity again (02's "
+             "StripedVmmRange, once per backing and mapping device)\n";
+    }
     ms::JsonArray latencyJson;
     for (const mr::LatencyRow& row : rows) {
       ms::JsonObject entry;
       entry.set("resource", row.resource)
           .set("bytes", row.bytes)
-          .set("repetitions", row.allocate.samples)
-          .set("allocateMedianUs", row.allocate.medianMs * 1000.0)
-          .set("freeMedianUs", row.deallocate.medianMs * 1000.0);
+          .set("batchSize", row.batchSize)
+          .set("batches", row.allocate.samples)
+          .set("allocateUs", row.allocate.medianMs * 1000.0)
+          .set("allocateWithSyncUs", row.allocateSync.medianMs * 1000.0)
+          .set("freeUs", row.deallocate.medianMs * 1000.0)
+          .set("freeWithSyncUs", row.deallocateSync.medianMs * 1000.0);
       if (const auto ratio = mr::allocateRatio(rows, row, kReferenceRow))
-        entry.set("allocateOverDevicePool", *ratio);
+        entry.set("allocateWithSyncOverDevicePool", *ratio);
       latencyJson.addRaw(entry.dump());
     }
-    json.set("latency", latencyJson);
+    json.set("latency", latencyJson)
+        .set("latencyBaselines", ms::JsonObject()
+                                     .set("streamSynchronizeUs", syncBaseline.medianMs * 1000.0)
+                                     .set("memGetInfoUs", guardBaseline.medianMs * 1000.0)
+                                     .set("repetitions", baselineRepetitions));
   }
 
   // 7. Verdict.

@@ -121,6 +121,10 @@ ScopedResourceOverride::ScopedResourceOverride(PerDeviceResourceRegistry& regist
                                                MemoryResource& resource)
     : registry_(registry), device_(device), previous_(registry.set(device, &resource)) {}
 
+ScopedResourceOverride::ScopedResourceOverride(PerDeviceResourceRegistry& registry,
+                                               MemoryResource& resource)
+    : ScopedResourceOverride(registry, registry.currentDevice(), resource) {}
+
 ScopedResourceOverride::~ScopedResourceOverride() {
   try {
     registry_.set(device_, previous_);

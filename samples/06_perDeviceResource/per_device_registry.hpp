@@ -32,8 +32,9 @@
  * pointer. A resource must outlive every use of it, which includes the time it is registered:
  * set another one or reset the device (ScopedResourceOverride does it) before destroying it, and
  * make sure no thread still uses a pointer it got earlier. The initial resources live as long as
- * the registry. A resource belongs to its device: register it only for that device and use it
- * only while that device's context is current.
+ * the registry. A resource belongs to its device: register it only for that device (the
+ * sample's driver-backed resources then act in that device's context themselves, see
+ * cuda_resources.hpp).
  */
 #pragma once
 
@@ -128,6 +129,10 @@ class PerDeviceResourceRegistry {
  * when destroyed (also during unwinding). The usual way to honour the lifetime contract:
  * declare it after the resource, so it is destroyed first.
  *
+ * The device is fixed at construction: either given, or the current device at that moment (the
+ * form that stands for setCurrentDeviceResource()). The destructor restores that device's slot
+ * even when the current device has changed since, and asks nothing again.
+ *
  * Overrides nest like scopes. An override that ends while another thread has set something else
  * for the same device in the meantime still puts back *its* previous resource: share a device's
  * slot between threads only with care.
@@ -136,14 +141,17 @@ class ScopedResourceOverride {
  public:
   /// registry.set(device, &resource). @throws what set() throws (nothing is changed then).
   ScopedResourceOverride(PerDeviceResourceRegistry& registry, int device, MemoryResource& resource);
-  /// Puts back the previous resource.
+  /// The same for the current device, asked once (registry.currentDevice()): the scoped form of
+  /// setCurrent(). @throws what currentDevice() and set() throw (nothing is changed then).
+  ScopedResourceOverride(PerDeviceResourceRegistry& registry, MemoryResource& resource);
+  /// Puts back the previous resource of device(), whatever the current device is by then.
   ~ScopedResourceOverride();
   ScopedResourceOverride(const ScopedResourceOverride&) = delete;
   ScopedResourceOverride& operator=(const ScopedResourceOverride&) = delete;
 
   /// The resource that was current before (and will be again).
   MemoryResource* previous() const noexcept { return previous_; }
-  /// The device.
+  /// The device whose resource is overridden, fixed at construction.
   int device() const noexcept { return device_; }
 
  private:

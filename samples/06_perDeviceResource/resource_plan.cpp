@@ -1,4 +1,5 @@
-// Resource kinds, the per-device assignment, the latency sizes and the latency table.
+// Resource kinds, the per-device assignment, the latency sizes, batches and table, and the device
+// with the least free memory.
 #include "resource_plan.hpp"
 
 #include <algorithm>
@@ -98,13 +99,30 @@ int latencyRepetitions(std::uint64_t bytes, int iterations) {
   return bytes <= kSmallLimit ? iterations * kSmallFactor : iterations;
 }
 
+LatencyBatches planLatencyBatches(std::uint64_t bytes, int repetitions,
+                                  std::uint64_t maxBatchBytes) {
+  if (bytes == 0)
+    throw std::invalid_argument("planLatencyBatches: the allocation size must be at least 1 byte");
+  if (repetitions < 1) {
+    throw std::invalid_argument("planLatencyBatches: at least 1 repetition is required (got " +
+                                std::to_string(repetitions) + ")");
+  }
+  const std::uint64_t fitting = std::max<std::uint64_t>(1, maxBatchBytes / bytes);
+  const std::uint64_t limit = std::min<std::uint64_t>(kMaxLatencyBatch, fitting);
+  const std::uint64_t wanted = std::max(1, repetitions / kTargetLatencyBatches);
+  LatencyBatches plan;
+  plan.batchSize = static_cast<int>(std::min<std::uint64_t>(wanted, limit));
+  plan.batches = std::max(1, repetitions / plan.batchSize);
+  return plan;
+}
+
 std::optional<double> allocateRatio(const std::vector<LatencyRow>& rows, const LatencyRow& row,
                                     const std::string& referenceResource) {
   for (const LatencyRow& reference : rows) {
     if (reference.resource == referenceResource && reference.bytes == row.bytes) {
-      if (reference.allocate.medianMs <= 0)
+      if (reference.allocateSync.medianMs <= 0)
         return std::nullopt;
-      return row.allocate.medianMs / reference.allocate.medianMs;
+      return row.allocateSync.medianMs / reference.allocateSync.medianMs;
     }
   }
   return std::nullopt;
@@ -116,15 +134,20 @@ std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
   for (const LatencyRow& row : rows)
     nameWidth = std::max(nameWidth, row.resource.size());
   const int width = static_cast<int>(nameWidth);
+  const auto microseconds = [](const TimingStats& stats) { return stats.medianMs * 1000.0; };
   std::ostringstream out;
   out << std::left << std::setw(width) << "resource" << std::right << std::setw(11) << "size"
-      << std::setw(14) << "allocate us" << std::setw(11) << "free us" << std::setw(6) << "reps"
-      << "   allocate / " << referenceResource << '\n';
+      << std::setw(13) << "N x batches" << std::setw(11) << "alloc us" << std::setw(10)
+      << "+sync us" << std::setw(10) << "free us" << std::setw(10) << "+sync us"
+      << "   alloc+sync / " << referenceResource << '\n';
   for (const LatencyRow& row : rows) {
+    const std::string batches =
+        std::to_string(row.batchSize) + " x " + std::to_string(row.allocate.samples);
     out << std::left << std::setw(width) << row.resource << std::right << std::setw(11)
-        << formatBytes(row.bytes) << std::fixed << std::setprecision(1) << std::setw(14)
-        << row.allocate.medianMs * 1000.0 << std::setw(11) << row.deallocate.medianMs * 1000.0
-        << std::setw(6) << row.allocate.samples << "   ";
+        << formatBytes(row.bytes) << std::setw(13) << batches << std::fixed << std::setprecision(1)
+        << std::setw(11) << microseconds(row.allocate) << std::setw(10)
+        << microseconds(row.allocateSync) << std::setw(10) << microseconds(row.deallocate)
+        << std::setw(10) << microseconds(row.deallocateSync) << "   ";
     const std::optional<double> ratio = allocateRatio(rows, row, referenceResource);
     if (ratio)
       out << std::setprecision(2) << *ratio << 'x';
@@ -133,6 +156,15 @@ std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
     out << '\n';
   }
   return out.str();
+}
+
+DeviceFreeMemory smallestFreeMemory(const std::vector<DeviceFreeMemory>& devices) {
+  if (devices.empty())
+    throw std::invalid_argument("smallestFreeMemory: no devices");
+  return *std::min_element(devices.begin(), devices.end(),
+                           [](const DeviceFreeMemory& a, const DeviceFreeMemory& b) {
+                             return a.freeBytes < b.freeBytes;
+                           });
 }
 
 }  // namespace memsamples::resource

@@ -2,7 +2,8 @@
  * @file resource_plan.hpp
  * @brief The CUDA-free decisions of 06_perDeviceResource: which resource kinds exist and how they
  *        are named on the command line, which kind each device gets, which sizes the latency
- *        benchmark measures and how often, and the latency table.
+ *        benchmark measures, how often and in which batches, the latency table, and which
+ *        device's free memory limits the vector size.
  *
  * Part of `perDeviceResource_logic`; unit tested in ctest/unit/perDeviceResource/.
  */
@@ -67,25 +68,71 @@ std::vector<std::uint64_t> latencySizes(std::uint64_t largeBytes);
  */
 int latencyRepetitions(std::uint64_t bytes, int iterations);
 
-/// The measured latency of one resource at one size.
-struct LatencyRow {
-  std::string resource;     ///< The resource's label in the table.
-  std::uint64_t bytes = 0;  ///< The allocation size.
-  TimingStats allocate;     ///< allocate (+ stream sync for stream-ordered resources), ms.
-  TimingStats deallocate;   ///< deallocate (+ stream sync), ms.
+/// The most allocations of one latency batch (see planLatencyBatches()).
+inline constexpr int kMaxLatencyBatch = 10;
+/// How many batches planLatencyBatches() aims for, so that the median has several samples.
+inline constexpr int kTargetLatencyBatches = 5;
+/// The most memory one latency batch keeps allocated at once (1 GiB).
+inline constexpr std::uint64_t kLatencyBatchBytes = std::uint64_t{1} << 30;
+
+/**
+ * How the latency of one size is measured: @c batches batches of @c batchSize allocations. Every
+ * resource is timed the same way (the sample's step 6): the batch's allocate calls back to back,
+ * then one cuStreamSynchronize; then its deallocate calls, then one cuStreamSynchronize.
+ */
+struct LatencyBatches {
+  int batchSize = 1;  ///< N: allocations per batch, all alive at once.
+  int batches = 1;    ///< Timed batches; the table shows the median over them.
 };
 
-/// allocate median of @p row over the one of the row of @p referenceResource at the same size;
-/// nullopt when there is no such row or its median is 0.
+/**
+ * Splits @p repetitions allocations of @p bytes into batches: N = repetitions /
+ * kTargetLatencyBatches, at least 1 and at most kMaxLatencyBatch and @p maxBatchBytes / @p bytes
+ * (so a batch never holds more than @p maxBatchBytes, unless one allocation is larger); then as
+ * many whole batches as fit in @p repetitions (at least one). Examples with the defaults:
+ * 200 x 4 KiB -> 20 batches of 10; 20 x 64 MiB -> 5 batches of 4.
+ * @throws std::invalid_argument for 0 bytes or fewer than 1 repetition.
+ */
+LatencyBatches planLatencyBatches(std::uint64_t bytes, int repetitions,
+                                  std::uint64_t maxBatchBytes = kLatencyBatchBytes);
+
+/// The measured latency of one resource at one size. Every time is *per allocation*: the time of
+/// one batch divided by its N, median over the batches (TimingStats::samples = batches).
+struct LatencyRow {
+  std::string resource;        ///< The resource's label in the table.
+  std::uint64_t bytes = 0;     ///< The allocation size.
+  int batchSize = 1;           ///< N, allocations per batch.
+  TimingStats allocate;        ///< The N allocate calls / N, ms (the enqueue when stream-ordered).
+  TimingStats allocateSync;    ///< (The N allocate calls + one cuStreamSynchronize) / N, ms.
+  TimingStats deallocate;      ///< The N deallocate calls / N, ms.
+  TimingStats deallocateSync;  ///< (The N deallocate calls + one cuStreamSynchronize) / N, ms.
+};
+
+/// allocateSync median of @p row over the one of the row of @p referenceResource at the same
+/// size (both measured the same way); nullopt when there is no such row or its median is 0.
 std::optional<double> allocateRatio(const std::vector<LatencyRow>& rows, const LatencyRow& row,
                                     const std::string& referenceResource);
 
 /**
- * The latency table: one line per row with the resource, the size, median allocate and
- * deallocate times in microseconds and the allocate ratio against @p referenceResource at the
- * same size ("n/a" when it has no row of that size).
+ * The latency table: one line per row with the resource, the size, N x batches, the median
+ * allocate, allocate + sync, deallocate and deallocate + sync times per allocation in
+ * microseconds, and the allocate + sync ratio against @p referenceResource at the same size
+ * ("n/a" when it has no row of that size).
  */
 std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
                                const std::string& referenceResource);
+
+/// The free memory of one device (a CUDA-free record of a cuMemGetInfo answer).
+struct DeviceFreeMemory {
+  int device = 0;               ///< The device ordinal.
+  std::uint64_t freeBytes = 0;  ///< Its free memory in bytes.
+};
+
+/**
+ * The device with the least free memory of @p devices (the first one on a tie): every device
+ * that takes part allocates buffers of the same size, so the size must fit the smallest.
+ * @throws std::invalid_argument when @p devices is empty.
+ */
+DeviceFreeMemory smallestFreeMemory(const std::vector<DeviceFreeMemory>& devices);
 
 }  // namespace memsamples::resource

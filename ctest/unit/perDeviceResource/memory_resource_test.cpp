@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "memory_resource.hpp"
@@ -159,4 +160,25 @@ TEST(ResourceAllocation, KernelAddressComesFromTheResource) {
   MallocResource mapped("mapped", std::nullopt, {true, true, false});
   mr::ResourceAllocation allocation(mapped, 8, nullptr);
   EXPECT_EQ(allocation.kernelAddress(), mr::toDevicePointer(allocation.get()));
+}
+
+TEST(ResourceAllocation, KernelAddressOfAnEmptyAllocationIsALogicError) {
+  const std::string expected =
+      "ResourceAllocation::kernelAddress: the allocation is empty (default-constructed, moved "
+      "from or released), so it has no address";
+  mr::ResourceAllocation empty;
+  try {
+    empty.kernelAddress();
+    FAIL() << "kernelAddress of an empty allocation must throw";
+  } catch (const std::logic_error& error) {
+    EXPECT_EQ(error.what(), expected);
+  }
+  MallocResource mapped("mapped", std::nullopt, {true, true, false});
+  mr::ResourceAllocation first(mapped, 8, nullptr);
+  mr::ResourceAllocation second(std::move(first));
+  // NOLINTNEXTLINE(bugprone-use-after-move): the moved-from object is empty by contract
+  EXPECT_THROW(first.kernelAddress(), std::logic_error);
+  second.release();
+  EXPECT_THROW(second.kernelAddress(), std::logic_error);
+  EXPECT_EQ(mapped.outstanding(), 0);
 }

@@ -117,6 +117,47 @@ TEST(OwnedAllocations, WhatIsLeftIsFreedWithTheTable) {
   EXPECT_EQ(frees.load(), 2);
 }
 
+TEST(OwnedAllocations, InspectReadsTheOwnerAndKeepsIt) {
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("numa host node 0 (device 0)");
+  table.add(address(0x1000), 8, FakeOwner(7, &frees));
+  EXPECT_EQ(table.inspect(address(0x1000), "kernelAddress",
+                          [](const FakeOwner& owner) { return owner.id(); }),
+            7);
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(frees.load(), 0);
+}
+
+TEST(OwnedAllocations, InspectOfAnUnknownPointerNamesTheOperation) {
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("numa host node 0 (device 0)");
+  table.add(address(0x1000), 8, FakeOwner(1, &frees));
+  bool called = false;
+  const std::string message = messageOf<std::invalid_argument>([&] {
+    table.inspect(address(0x2000), "kernelAddress", [&](const FakeOwner&) { called = true; });
+  });
+  EXPECT_NE(message.find("numa host node 0 (device 0): kernelAddress of 0x2000, which this "
+                         "resource did not allocate (or freed already)"),
+            std::string::npos)
+      << message;
+  EXPECT_FALSE(called);
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(OwnedAllocations, ClearFreesEverythingNowAndTheTableStaysUsable) {
+  std::atomic<int> frees{0};
+  mr::OwnedAllocations<FakeOwner> table("vmm (device 0)");
+  table.add(address(0x1000), 8, FakeOwner(1, &frees));
+  table.add(address(0x2000), 8, FakeOwner(2, &frees));
+  table.clear();
+  EXPECT_EQ(frees.load(), 2);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_THROW(table.take(address(0x1000), 8), std::invalid_argument);
+  table.add(address(0x1000), 8, FakeOwner(3, &frees));  // the same address may come back
+  EXPECT_EQ(table.take(address(0x1000), 8).id(), 3);
+  EXPECT_EQ(frees.load(), 3);
+}
+
 TEST(OwnedAllocations, ManyThreadsAddAndTakeAtOnce) {
   constexpr int kThreads = 8;
   constexpr int kPerThread = 2000;

@@ -296,3 +296,46 @@ TEST(ScopedResourceOverride, ARefusedResourceChangesNothing) {
   EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, 9, other), std::out_of_range);
   EXPECT_EQ(fixture.registry.get(0)->name(), "initial 0");
 }
+
+TEST(ScopedResourceOverride, TheCurrentDeviceFormCapturesTheDeviceOnce) {
+  Fixture fixture(2);
+  MallocResource a("a", 1);
+  mr::MemoryResource* initial0 = fixture.registry.get(0);
+  mr::MemoryResource* initial1 = fixture.registry.get(1);
+  fixture.current = 1;
+  {
+    mr::ScopedResourceOverride override(fixture.registry, a);
+    EXPECT_EQ(override.device(), 1);
+    EXPECT_EQ(override.previous(), initial1);
+    EXPECT_EQ(fixture.registry.getCurrent(), &a);
+    fixture.current = 0;  // the thread moves to another device before the override ends
+  }
+  // Device 1 got its previous resource back; device 0 was never touched.
+  EXPECT_EQ(fixture.registry.get(1), initial1);
+  EXPECT_EQ(fixture.registry.get(0), initial0);
+}
+
+TEST(ScopedResourceOverride, TheCurrentDeviceFormRestoresThePreviousResourceNotTheInitialOne) {
+  Fixture fixture(1);
+  MallocResource a("a", 0), b("b", 0);
+  fixture.registry.set(0, &a);
+  {
+    mr::ScopedResourceOverride override(fixture.registry, b);
+    EXPECT_EQ(override.previous(), &a);
+    EXPECT_EQ(fixture.registry.getCurrent(), &b);
+  }
+  EXPECT_EQ(fixture.registry.getCurrent(), &a);
+  fixture.registry.reset(0);
+}
+
+TEST(ScopedResourceOverride, TheCurrentDeviceFormChangesNothingWhenTheDeviceIsBad) {
+  Fixture fixture(1);
+  MallocResource a("a", 0), other("other", 1);
+  fixture.current = 4;
+  EXPECT_EQ(messageOf<std::out_of_range>(
+                [&] { mr::ScopedResourceOverride override(fixture.registry, a); }),
+            messageOf<std::out_of_range>([&] { fixture.registry.currentDevice(); }));
+  fixture.current = 0;
+  EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, other), std::invalid_argument);
+  EXPECT_EQ(fixture.registry.get(0)->name(), "initial 0");
+}
