@@ -40,6 +40,7 @@ run_extra() {
 }
 run_extra vectorAddMMAP.stripes8 "$build/bin/vectorAddMMAP" --stripes 8
 run_extra vectorAddMMAP.rollback "$build/bin/vectorAddMMAP" --rollback-test --stripes 8
+run_extra p2pMemMap.loopback "$build/bin/p2pMemMap" --loopback
 echo "== bad input, as a new user would type it (each: one line, exit 1)"
 for bad in "--device 7" "--device=-1" "--device x" "--size 0" "--size 12Q" "--size 99999999G" \
   "--bogus" "--json /nonexistent/dir/f.json"; do
@@ -68,5 +69,13 @@ for sample in "$build"/bin/*; do
     [ "$rc" = 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$logs/$name.memcheck.log" || status=1
   fi
 done
+echo "== compute-sanitizer memcheck: p2pMemMap --loopback"
+compute-sanitizer --tool memcheck --leak-check full "$build/bin/p2pMemMap" --loopback --size 16M \
+  --iterations 2 --warmup 1 >"$logs/p2pMemMap.loopback.memcheck.log" 2>&1
+rc=$?
+echo "exit=$rc"
+grep -E "LEAK SUMMARY|ERROR SUMMARY" "$logs/p2pMemMap.loopback.memcheck.log"
+{ [ "$rc" = 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$logs/p2pMemMap.loopback.memcheck.log"; } || status=1
 rm -rf "$build"
+echo "gpu_validation: $([ "$status" = 0 ] && echo PASSED || echo FAILED)"
 exit $status
