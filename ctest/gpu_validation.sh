@@ -21,6 +21,7 @@ status=0
 for sample in "$build"/bin/*; do
   [ -x "$sample" ] && [ -f "$sample" ] || continue
   name="$(basename "$sample")"
+  [[ "$name" == memsamples_* ]] && continue  # the build's own tools, not samples
   echo "== $name (default size)"
   "$sample" 2>&1 | tee "$logs/$name.log"
   rc=${PIPESTATUS[0]}
@@ -54,6 +55,7 @@ done
 for sample in "$build"/bin/*; do
   [ -x "$sample" ] && [ -f "$sample" ] || continue
   name="$(basename "$sample")"
+  [[ "$name" == memsamples_* ]] && continue  # the build's own tools, not samples
   echo "== compute-sanitizer memcheck: $name"
   args=()
   help="$("$sample" --help)"
