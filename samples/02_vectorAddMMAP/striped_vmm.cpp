@@ -171,4 +171,25 @@ DeviceTopology queryDeviceTopology() {
   return topology;
 }
 
+std::vector<DeviceAccessView> readDeviceAccess(const StripedVmmRange& range,
+                                               const std::vector<int>& devices) {
+  std::vector<DeviceAccessView> views;
+  for (const int device : devices) {
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device;
+    unsigned long long flags = 0;
+    const CUresult queried = cuMemGetAccess(&flags, &location, range.get());
+    DeviceAccessView view;
+    view.device = device;
+    if (queried == CUDA_SUCCESS) {
+      view.flags = flags;
+    } else {
+      view.failure = describeResult(queried);
+    }
+    views.push_back(view);
+  }
+  return views;
+}
+
 }  // namespace memsamples::vmm

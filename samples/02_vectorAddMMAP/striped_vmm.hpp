@@ -149,4 +149,9 @@ std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
  */
 DeviceTopology queryDeviceTopology();
 
+/// cuMemGetAccess on @p range for each of @p devices (ordinals); a failed query is recorded in
+/// its view, not thrown, so that a report can show it next to the others.
+std::vector<DeviceAccessView> readDeviceAccess(const StripedVmmRange& range,
+                                               const std::vector<int>& devices);
+
 }  // namespace memsamples::vmm

@@ -55,6 +55,7 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <numeric>
 
 #include "memsamples.hpp"
 #include "striped_vmm.hpp"
@@ -197,24 +198,13 @@ DriverView describePointer(const vmm::StripedVmmRange& range, int deviceCount, s
       << (result.oneReservation ? "yes" : "NO") << '\n';
 
   out << "Access (cuMemGetAccess):";
-  std::vector<vmm::DeviceAccessView> accessViews;
+  std::vector<int> allDevices(static_cast<std::size_t>(deviceCount));
+  std::iota(allDevices.begin(), allDevices.end(), 0);
+  const std::vector<vmm::DeviceAccessView> accessViews = vmm::readDeviceAccess(range, allDevices);
   ms::JsonArray access;
-  for (int device = 0; device < deviceCount; ++device) {
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = device;  // an ordinal
-    unsigned long long flags = 0;
-    const CUresult queried = cuMemGetAccess(&flags, &location, range.get());
-    vmm::DeviceAccessView view;
-    view.device = device;
-    if (queried == CUDA_SUCCESS)
-      view.flags = flags;
-    else
-      view.failure = ms::describeResult(queried);
-    accessViews.push_back(view);
-    const std::string text =
-        queried == CUDA_SUCCESS ? vmm::accessFlagsName(flags) : ms::describeResult(queried);
-    out << (device > 0 ? "," : "") << " device " << device << " " << text;
+  for (const vmm::DeviceAccessView& view : accessViews) {
+    const std::string text = view.flags ? vmm::accessFlagsName(*view.flags) : view.failure;
+    out << (view.device > 0 ? "," : "") << " device " << view.device << " " << text;
     access.add(text);
   }
   out << '\n';

@@ -209,27 +209,6 @@ PathResult runLocalReference(Run& run, const p2p::PeerDevice& accessor) {
   return addOnAccessor(run, accessor, accessor, a.get(), b.get(), c.get());
 }
 
-// cuMemGetAccess for each of @p devices on @p range; a failed query is recorded, not thrown.
-std::vector<vmm::DeviceAccessView> readAccess(const vmm::StripedVmmRange& range,
-                                              const std::vector<int>& devices) {
-  std::vector<vmm::DeviceAccessView> views;
-  for (const int device : devices) {
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = device;  // an ordinal
-    unsigned long long flags = 0;
-    const CUresult queried = cuMemGetAccess(&flags, &location, range.get());
-    vmm::DeviceAccessView view;
-    view.device = device;
-    if (queried == CUDA_SUCCESS)
-      view.flags = flags;
-    else
-      view.failure = ms::describeResult(queried);
-    views.push_back(view);
-  }
-  return views;
-}
-
 // Step 6: memory created on the owner, mapped for owner and accessor by cuMemSetAccess.
 PathResult runVmmPath(Run& run, const vmm::DeviceTopology& topology, const p2p::DevicePair& pair) {
   if (const std::optional<std::string> reason = p2p::vmmPathUnavailable(topology, pair)) {
@@ -258,7 +237,7 @@ PathResult runVmmPath(Run& run, const vmm::DeviceTopology& topology, const p2p::
   // What the driver says: the owner and the accessor each have read-write on all three ranges.
   std::vector<RangeAccess> access;
   for (const auto& [name, range] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}}) {
-    RangeAccess seen{name, readAccess(*range, request.mappingDevices)};
+    RangeAccess seen{name, vmm::readDeviceAccess(*range, request.mappingDevices)};
     for (const std::string& problem : vmm::accessProblems(range->mappingDevices(), seen.views)) {
       run.failures.push_back("pair " + p2p::formatPair(pair) + ", VMM path, range " + name + ": " +
                              problem);

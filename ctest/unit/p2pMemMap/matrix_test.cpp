@@ -8,21 +8,13 @@
 #include <string>
 
 #include "p2p_logic.hpp"
+#include "test_support.hpp"
 
 namespace p2p = memsamples::p2p;
+using memsamples::test::messageOf;
 namespace vmm = memsamples::vmm;
 
 namespace {
-
-template <typename Error>
-std::string messageOf(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no exception of the expected type)";
-}
 
 // access rows are accessors (canAccessPeer[b][a]: b can access a's memory).
 vmm::DeviceTopology machine(const std::vector<std::string>& access) {

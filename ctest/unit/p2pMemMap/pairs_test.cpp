@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "p2p_logic.hpp"
+#include "test_support.hpp"
 
 namespace ms = memsamples;
+using memsamples::test::messageOf;
 namespace p2p = memsamples::p2p;
 namespace vmm = memsamples::vmm;
 
@@ -48,16 +50,6 @@ vmm::DeviceTopology fourPartial() {
 // Device 1 can access device 0's memory, device 0 cannot access device 1's.
 vmm::DeviceTopology asymmetric() {
   return machine("11", {"10", "11"});
-}
-
-template <typename Error>
-std::string messageOf(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no exception of the expected type)";
 }
 
 std::string waiverOf(const vmm::DeviceTopology& topology, const Pairs& requested = {},

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "owned_allocations.hpp"
+#include "test_support.hpp"
 
 namespace mr = memsamples::resource;
+using memsamples::test::messageOf;
 
 namespace {
 
@@ -39,16 +41,6 @@ class FakeOwner {
 
 void* address(std::uintptr_t value) {
   return reinterpret_cast<void*>(value);
-}
-
-template <typename Exception, typename Call>
-std::string messageOf(Call&& call) {
-  try {
-    call();
-  } catch (const Exception& error) {
-    return error.what();
-  }
-  return "(no exception)";
 }
 
 }  // namespace

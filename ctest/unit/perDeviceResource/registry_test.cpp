@@ -9,8 +9,10 @@
 
 #include "per_device_registry.hpp"
 #include "test_resources.hpp"
+#include "test_support.hpp"
 
 namespace mr = memsamples::resource;
+using memsamples::test::messageOf;
 using mr::testing::MallocResource;
 
 namespace {
@@ -32,16 +34,6 @@ struct Fixture {
   int current = 0;
   mr::PerDeviceResourceRegistry registry;
 };
-
-template <typename Exception, typename Call>
-std::string messageOf(Call&& call) {
-  try {
-    call();
-  } catch (const Exception& error) {
-    return error.what();
-  }
-  return "(no exception)";
-}
 
 }  // namespace
 

@@ -6,22 +6,14 @@
 
 #include "memsamples.hpp"
 #include "resource_plan.hpp"
+#include "test_support.hpp"
 
 namespace mr = memsamples::resource;
 using memsamples::TimingStats;
+using memsamples::test::messageOf;
 using Kind = mr::ResourceKind;
 
 namespace {
-
-template <typename Exception, typename Call>
-std::string messageOf(Call&& call) {
-  try {
-    call();
-  } catch (const Exception& error) {
-    return error.what();
-  }
-  return "(no exception)";
-}
 
 TimingStats median(double ms, int samples) {
   TimingStats stats;

@@ -5,8 +5,10 @@
 #include <string>
 
 #include "striped_vmm_logic.hpp"
+#include "test_support.hpp"
 
 namespace vmm = memsamples::vmm;
+using memsamples::test::messageOf;
 
 namespace {
 
@@ -14,16 +16,6 @@ constexpr std::uint64_t KiB = 1ull << 10;
 constexpr std::uint64_t MiB = 1ull << 20;
 constexpr std::uint64_t GiB = 1ull << 30;
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-
-template <typename Error, typename Call>
-std::string messageOf(Call&& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no exception)";
-}
 
 }  // namespace
 
