@@ -50,7 +50,8 @@ TEST(DriverHandle, MoveAssignReleasesThePreviousHandle) {
   target = std::move(source);
   EXPECT_EQ(released, std::vector<int>{10});
   EXPECT_EQ(target.get(), 20);
-  target = std::move(target);  // self-move keeps the handle
+  FakeHandle& sameObject = target;
+  target = std::move(sameObject);  // self-move keeps the handle
   EXPECT_EQ(target.get(), 20);
   target.reset();
   EXPECT_EQ(released, (std::vector<int>{10, 20}));
