@@ -120,6 +120,10 @@ std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint6
 /// Parses a decimal integer in [@p min, @p max]. @throws UsageError naming @p what.
 long long parseInteger(std::string_view text, std::string_view what, long long min, long long max);
 
+/// Splits @p text at every comma, keeping empty items ("a,,b" gives "a", "", "b"; "" gives one
+/// empty item) so that each list parser reports an empty entry in its own words.
+std::vector<std::string_view> splitCommaList(std::string_view text);
+
 /// Parses a comma-separated list of integers in [@p min, @p max], e.g. `0,1,3`; no duplicates.
 std::vector<int> parseIntegerList(std::string_view text, std::string_view what, int min, int max);
 

@@ -155,22 +155,29 @@ std::uint64_t parseSize(std::string_view text, std::string_view what, std::uint6
   return bytes;
 }
 
-std::vector<int> parseIntegerList(std::string_view text, std::string_view what, int min, int max) {
-  std::vector<int> values;
-  std::set<int> seen;
+std::vector<std::string_view> splitCommaList(std::string_view text) {
+  std::vector<std::string_view> items;
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (comma == std::string_view::npos) {
+      items.push_back(text.substr(start));
+      return items;
+    }
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+}
+
+std::vector<int> parseIntegerList(std::string_view text, std::string_view what, int min, int max) {
+  std::vector<int> values;
+  std::set<int> seen;
+  for (const std::string_view item : splitCommaList(text)) {
     const int value = static_cast<int>(parseInteger(item, what, min, max));
     if (!seen.insert(value).second) {
       throw UsageError(std::string(what) + " lists " + std::to_string(value) + " twice");
     }
     values.push_back(value);
-    if (comma == std::string_view::npos)
-      break;
-    start = comma + 1;
   }
   return values;
 }
@@ -481,10 +488,7 @@ std::vector<int> parseIdList(std::string_view list) {
     }
     return value;
   };
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const std::string_view item = list.substr(start, comma - start);
+  for (const std::string_view item : splitCommaList(list)) {
     const std::size_t dash = item.find('-');
     const int first = number(item.substr(0, dash));
     const int last = dash == std::string_view::npos ? first : number(item.substr(dash + 1));
@@ -493,7 +497,6 @@ std::vector<int> parseIdList(std::string_view list) {
     }
     for (int id = first; id <= last; ++id)
       ids.push_back(id);
-    start = comma + 1;
   }
   return ids;
 }

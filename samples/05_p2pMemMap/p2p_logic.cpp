@@ -79,11 +79,7 @@ std::vector<DevicePair> parsePairList(std::string_view text) {
   if (text.empty())
     throw UsageError("--pairs needs a non-empty value such as 0:1,1:0");
   std::vector<DevicePair> pairs;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  for (const std::string_view item : splitCommaList(text)) {
     const std::size_t colon = item.find(':');
     if (colon == std::string_view::npos || item.find(':', colon + 1) != std::string_view::npos) {
       throw UsageError("invalid pair " + quoted(item) +
@@ -100,9 +96,6 @@ std::vector<DevicePair> parsePairList(std::string_view text) {
       throw UsageError("--pairs lists " + formatPair(pair) + " twice");
     }
     pairs.push_back(pair);
-    if (comma == std::string_view::npos)
-      break;
-    start = comma + 1;
   }
   return pairs;
 }

@@ -36,11 +36,7 @@ std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_
   if (text.empty())
     throw UsageError(prefix + "the list of resources is empty");
   std::vector<ResourceKind> kinds;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view name = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  for (const std::string_view name : splitCommaList(text)) {
     if (name.empty())
       throw UsageError(prefix + "empty entry in '" + std::string(text) + "'");
     std::optional<ResourceKind> found;
@@ -57,9 +53,6 @@ std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_
     if (std::find(kinds.begin(), kinds.end(), *found) != kinds.end())
       throw UsageError(prefix + "'" + std::string(name) + "' is listed twice");
     kinds.push_back(*found);
-    if (comma == std::string_view::npos)
-      break;
-    start = comma + 1;
   }
   return kinds;
 }

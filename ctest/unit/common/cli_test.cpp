@@ -227,3 +227,11 @@ TEST(CommandLine, HelpStopsAndListsOptions) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected;
   }
 }
+
+TEST(SplitCommaList, KeepsEveryItemIncludingEmptyOnes) {
+  using Items = std::vector<std::string_view>;
+  EXPECT_EQ(ms::splitCommaList("0,1,3"), (Items{"0", "1", "3"}));
+  EXPECT_EQ(ms::splitCommaList("a"), (Items{"a"}));
+  EXPECT_EQ(ms::splitCommaList(""), (Items{""}));
+  EXPECT_EQ(ms::splitCommaList("a,,b,"), (Items{"a", "", "b", ""}));
+}

@@ -5,23 +5,12 @@
 #include <string>
 
 #include "striped_vmm_logic.hpp"
+#include "test_support.hpp"
 
 namespace ms = memsamples;
+using memsamples::test::messageOf;
 namespace vmm = memsamples::vmm;
 using vmm::VmmStep;
-
-namespace {
-
-std::string usageMessage(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const ms::UsageError& error) {
-    return error.what();
-  }
-  return "(no UsageError)";
-}
-
-}  // namespace
 
 TEST(ParseFaultInjection, ReadsEveryStep) {
   EXPECT_EQ(vmm::parseFaultInjection("reserve"), (vmm::FaultInjection{VmmStep::Reserve, 0}));
@@ -37,23 +26,23 @@ TEST(ParseFaultInjection, ReadsEveryStep) {
 TEST(ParseFaultInjection, RejectsEverythingElseNamingTheOption) {
   const std::string forms =
       "expected reserve, create:K, map:K, release:K or access (K = stripe index)";
-  EXPECT_EQ(usageMessage([] { vmm::parseFaultInjection("unmap:1"); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::parseFaultInjection("unmap:1"); }),
             "invalid value 'unmap:1' for --inject-failure: " + forms);
-  EXPECT_EQ(usageMessage([] { vmm::parseFaultInjection("Map:1"); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::parseFaultInjection("Map:1"); }),
             "invalid value 'Map:1' for --inject-failure: " + forms);
-  EXPECT_EQ(usageMessage([] { vmm::parseFaultInjection(""); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::parseFaultInjection(""); }),
             "invalid value '' for --inject-failure: " + forms);
-  EXPECT_EQ(usageMessage([] { vmm::parseFaultInjection("access:1"); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::parseFaultInjection("access:1"); }),
             "--inject-failure access:1: access happens once per range; only index 0 exists");
-  EXPECT_EQ(usageMessage([] { vmm::parseFaultInjection("reserve:2"); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::parseFaultInjection("reserve:2"); }),
             "--inject-failure reserve:2: reserve happens once per range; only index 0 exists");
   for (const char* bad : {"map:", "map:x", "map:-1", "map:1:2", "create:99999999999"}) {
-    const std::string message = usageMessage([&] { vmm::parseFaultInjection(bad); });
+    const std::string message = messageOf<ms::UsageError>([&] { vmm::parseFaultInjection(bad); });
     EXPECT_EQ(message.rfind("--inject-failure ", 0) == 0 ||
                   message.find(" for --inject-failure ") != std::string::npos,
               true)
         << bad << ": " << message;
-    EXPECT_NE(message, "(no UsageError)") << bad;
+    EXPECT_NE(message, "(no exception)") << bad;
   }
 }
 
@@ -67,11 +56,11 @@ TEST(ValidateFaultInjection, TheStripeMustExist) {
   EXPECT_NO_THROW(vmm::validateFaultInjection({VmmStep::Map, 7}, 8));
   EXPECT_NO_THROW(vmm::validateFaultInjection({VmmStep::SetAccess, 0}, 1));
   EXPECT_NO_THROW(vmm::validateFaultInjection({VmmStep::Reserve, 0}, 1));
-  EXPECT_EQ(usageMessage([] {
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
               vmm::validateFaultInjection({VmmStep::Map, 8}, 8);
             }),
             "--inject-failure map:8 names stripe 8, but the range has 8 stripes (valid: 0..7)");
-  EXPECT_EQ(usageMessage([] {
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
               vmm::validateFaultInjection({VmmStep::Create, 1}, 1);
             }),
             "--inject-failure create:1 names stripe 1, but the range has 1 stripe (valid: 0)");

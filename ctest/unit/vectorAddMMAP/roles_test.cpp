@@ -6,8 +6,10 @@
 #include <string>
 
 #include "striped_vmm_logic.hpp"
+#include "test_support.hpp"
 
 namespace ms = memsamples;
+using memsamples::test::messageOf;
 namespace vmm = memsamples::vmm;
 
 namespace {
@@ -32,15 +34,6 @@ vmm::DeviceTopology oneGpu() {
 }
 vmm::DeviceTopology fourConnected() {
   return topology("1111", {"1111", "1111", "1111", "1111"});
-}
-
-std::string usageMessage(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const ms::UsageError& error) {
-    return error.what();
-  }
-  return "(no UsageError)";
 }
 
 }  // namespace
@@ -100,11 +93,11 @@ TEST(ResolveDeviceRoles, KeepsTheGivenListsInTheirOrder) {
 }
 
 TEST(ResolveDeviceRoles, ADeviceThatDoesNotExistNamesTheDeviceCount) {
-  EXPECT_EQ(usageMessage([] {
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
               vmm::resolveDeviceRoles(0, {0, 1}, {}, oneGpu());
             }),
             "--backing lists device 1, but this machine has 1 CUDA device (valid: 0)");
-  EXPECT_EQ(usageMessage([] {
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
               vmm::resolveDeviceRoles(0, {}, {0, 7}, fourConnected());
             }),
             "--mapping lists device 7, but this machine has 4 CUDA devices (valid: 0..3)");
@@ -112,12 +105,12 @@ TEST(ResolveDeviceRoles, ADeviceThatDoesNotExistNamesTheDeviceCount) {
 
 TEST(ResolveDeviceRoles, DevicesWithoutVmmAreRefused) {
   const auto machine = topology("10", {"11", "11"});
-  EXPECT_EQ(usageMessage([&] {
+  EXPECT_EQ(messageOf<ms::UsageError>([&] {
               vmm::resolveDeviceRoles(0, {0, 1}, {}, machine);
             }),
             "--backing lists device 1, which does not support virtual memory management "
             "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
-  EXPECT_EQ(usageMessage([&] {
+  EXPECT_EQ(messageOf<ms::UsageError>([&] {
               vmm::resolveDeviceRoles(0, {}, {0, 1}, machine);
             }),
             "--mapping lists device 1, which does not support virtual memory management "
@@ -125,7 +118,7 @@ TEST(ResolveDeviceRoles, DevicesWithoutVmmAreRefused) {
 }
 
 TEST(ResolveDeviceRoles, TheKernelDeviceMustMap) {
-  EXPECT_EQ(usageMessage([] {
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
               vmm::resolveDeviceRoles(0, {}, {1, 2}, fourConnected());
             }),
             "--mapping 1,2 does not include device 0, where the kernel runs; add it (e.g. "
@@ -136,7 +129,7 @@ TEST(ResolveDeviceRoles, EveryMappingDeviceMustReachEveryBackingDevice) {
   // 1 can reach 0, but 0 cannot reach 1: with backing {0, 1}, mapping device 0 cannot map
   // stripe 1.
   const auto machine = topology("11", {"10", "11"});
-  EXPECT_EQ(usageMessage([&] {
+  EXPECT_EQ(messageOf<ms::UsageError>([&] {
               vmm::resolveDeviceRoles(0, {0, 1}, {}, machine);
             }),
             "device 0 cannot access the memory of device 1 (cuDeviceCanAccessPeer = 0), so it "
@@ -153,10 +146,11 @@ TEST(ResolveStripeCount, DefaultsToOnePerBackingDeviceAndRefusesTooFew) {
   EXPECT_EQ(vmm::resolveStripeCount(0, 4), 4);
   EXPECT_EQ(vmm::resolveStripeCount(8, 1), 8);
   EXPECT_EQ(vmm::resolveStripeCount(2, 2), 2);
-  EXPECT_EQ(usageMessage([] { vmm::resolveStripeCount(1, 2); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::resolveStripeCount(1, 2); }),
             "--stripes 1 is fewer than the 2 backing devices: every backing device needs at "
             "least one stripe (use --backing to name fewer devices)");
-  EXPECT_EQ(usageMessage([] { vmm::resolveStripeCount(-1, 2); }), "--stripes -1 is negative");
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::resolveStripeCount(-1, 2); }),
+            "--stripes -1 is negative");
 }
 
 TEST(FormatDeviceList, CommaSeparated) {
