@@ -2,19 +2,23 @@
  * @file memsamples.hpp
  * @brief The one helper header every CUDA Memory Sample includes.
  *
- * It holds what the samples would otherwise each write again, and nothing that hides the lesson:
+ * It holds what every sample needs and no sample teaches; the driver calls of a technique are
+ * written in the sample that teaches it, where a reader looks for them:
  *
  * - **Outcome and errors.** Failures are C++ exceptions that travel up to runSample(), the only
  *   place that prints them and turns them into an exit code (0 PASS, 1 FAIL, 2 WAIVED). No helper
  *   calls `exit()`, so every RAII owner on the way up releases its GPU resource first.
- * - **Driver-call checking.** check() names the call, `file:line`, the CUresult name and string.
- * - **RAII owners** for contexts (created or primary), modules, streams, events, device and
- *   pinned host allocations.
+ * - **Driver-call checking.** `check(cuMemAlloc(...), "cuMemAlloc")` names the call, `file:line`,
+ *   the CUresult name and string; checkDriverInit() turns "no usable driver" into WAIVED.
+ * - **Owners, not creators.** DriverHandle and its aliases (OwnedContext, OwnedDeviceMemory...)
+ *   release a handle that the sample created with its own driver call: `check(cuMemAlloc(
+ *   buffer.out(), bytes), "cuMemAlloc")`. Nothing here allocates a sample's memory for it.
  * - **Command line** parsing shared by all samples (`--device`, `--size` with K/M/G suffixes,
  *   `--iterations`, `--json`, `--quiet`) with range checks and one clear line per mistake.
  * - **Device selection** (`--device N` or the device with the most SMs x clock), **fatbin lookup**
  *   (next to the executable, never relative to the current directory), **timing** with CUDA
- *   events (median after warm-up) and a small **JSON** result writer.
+ *   events (median after warm-up), the vector-add inputs and their exact check, and a small
+ *   **JSON** result writer.
  *
  * Functions whose names describe pure logic (parsing, paths, statistics, JSON) never touch the
  * driver and are unit tested on machines without a GPU.
@@ -247,12 +251,17 @@ int validateDeviceOrdinal(long long requested, int deviceCount);
 bool isUnusableDriverResult(CUresult result);
 
 /**
- * Calls cuInit(0). A machine without a usable driver or device is not a failure of the sample:
- * the results isUnusableDriverResult() accepts become WaivedError, any other is a CudaError.
+ * Checks what `cuInit(0)` returned, as `check()` does, except that a machine without a usable
+ * driver or device is not a failure of the sample: the results isUnusableDriverResult() accepts
+ * become WaivedError (exit 2, "WAIVED: no usable CUDA device: ..."). Usage:
+ * `checkDriverInit(cuInit(0));`
+ * @throws WaivedError or CudaError.
  */
-void initDriver();
+void checkDriverInit(CUresult initResult, const char* file = __builtin_FILE(),
+                     int line = __builtin_LINE());
 
-/// The requested device (validated), or the fastest one. Requires initDriver().
+/// The requested device (validated), or the fastest one (cuDeviceGetCount, cuDeviceGet,
+/// cuDeviceGetAttribute). Requires cuInit.
 CUdevice selectDevice(const std::optional<long long>& requested);
 
 /**
@@ -314,8 +323,10 @@ double theoreticalPeakGBps(CUdevice device);
 /// @}
 
 // ------------------------------------------------------------------------------------------------
-/// @name RAII owners of driver objects
+/// @name Owners of driver objects
 /// Each owns exactly one object, is movable and not copyable, and releases it in its destructor.
+/// The sample writes the call that creates the object; the owner only takes over its release:
+/// `OwnedDeviceMemory a; check(cuMemAlloc(a.out(), bytes), "cuMemAlloc");`.
 /// @{
 
 /**
@@ -366,19 +377,21 @@ class DriverHandle {
   Handle handle_{};
 };
 
-/// A CUDA context created on one device and made current (cuCtxCreate / cuCtxDestroy).
-class Context {
- public:
-  /// Creates a context on @p device and makes it current on the calling thread.
-  explicit Context(CUdevice device);
-  /// The raw handle.
-  CUcontext get() const noexcept { return context_.get(); }
-  /// Makes this context current on the calling thread.
-  void makeCurrent() const;
-
- private:
-  DriverHandle<CUcontext, cuCtxDestroy> context_;
-};
+/// A context from cuCtxCreate, destroyed with cuCtxDestroy.
+using OwnedContext = DriverHandle<CUcontext, cuCtxDestroy>;
+/// A module from cuModuleLoadData, unloaded with cuModuleUnload.
+using OwnedModule = DriverHandle<CUmodule, cuModuleUnload>;
+/// A stream from cuStreamCreate, destroyed with cuStreamDestroy.
+using OwnedStream = DriverHandle<CUstream, cuStreamDestroy>;
+/// An event from cuEventCreate, destroyed with cuEventDestroy.
+using OwnedEvent = DriverHandle<CUevent, cuEventDestroy>;
+/// Device memory from cuMemAlloc, freed with cuMemFree.
+using OwnedDeviceMemory = DriverHandle<CUdeviceptr, cuMemFree>;
+/// Page-locked host memory from cuMemHostAlloc, freed with cuMemFreeHost.
+using OwnedPinnedHostMemory = DriverHandle<void*, cuMemFreeHost>;
+/// A cuMemHostRegister registration of the caller's host memory, undone with
+/// cuMemHostUnregister (the memory itself stays the caller's and must outlive the owner).
+using OwnedHostRegistration = DriverHandle<void*, cuMemHostUnregister>;
 
 /**
  * The primary context of a device, retained for this object's lifetime
@@ -445,100 +458,6 @@ class ScopedContext {
   ScopedContext& operator=(const ScopedContext&) = delete;
 };
 
-/// A module loaded from a fatbin file (cuModuleLoadData / cuModuleUnload).
-class Module {
- public:
-  /// Reads @p fatbinPath and loads it into the current context.
-  explicit Module(const std::string& fatbinPath);
-  /// The raw handle.
-  CUmodule get() const noexcept { return module_.get(); }
-  /// The `extern "C"` kernel called @p name. @throws CudaError if the module has none.
-  CUfunction function(const char* name) const;
-
- private:
-  DriverHandle<CUmodule, cuModuleUnload> module_;
-};
-
-/// A non-blocking stream (cuStreamCreate / cuStreamDestroy).
-class Stream {
- public:
-  Stream();
-  /// The raw handle.
-  CUstream get() const noexcept { return stream_.get(); }
-  /// Blocks until all work on the stream has finished. @throws CudaError.
-  void synchronize() const;
-
- private:
-  DriverHandle<CUstream, cuStreamDestroy> stream_;
-};
-
-/// A timing event (cuEventCreate / cuEventDestroy).
-class Event {
- public:
-  Event();
-  /// The raw handle.
-  CUevent get() const noexcept { return event_.get(); }
-
- private:
-  DriverHandle<CUevent, cuEventDestroy> event_;
-};
-
-/// Device memory from cuMemAlloc, freed with cuMemFree.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  /// Allocates @p bytes in the current context. @throws CudaError.
-  explicit DeviceBuffer(std::size_t bytes);
-  /// The device address.
-  CUdeviceptr get() const noexcept { return memory_.get(); }
-  /// The allocation's size in bytes.
-  std::size_t size() const noexcept { return bytes_; }
-
- private:
-  DriverHandle<CUdeviceptr, cuMemFree> memory_;
-  std::size_t bytes_ = 0;
-};
-
-/// Page-locked host memory from cuMemHostAlloc, freed with cuMemFreeHost.
-class PinnedHostBuffer {
- public:
-  PinnedHostBuffer() = default;
-  /// Allocates @p bytes with cuMemHostAlloc @p flags (e.g. CU_MEMHOSTALLOC_DEVICEMAP).
-  explicit PinnedHostBuffer(std::size_t bytes, unsigned int flags = 0);
-  /// The host address.
-  void* get() const noexcept { return memory_.get(); }
-  /// The host address as an array of T.
-  template <typename T>
-  T* as() const noexcept {
-    return static_cast<T*>(memory_.get());
-  }
-  /// The allocation's size in bytes.
-  std::size_t size() const noexcept { return bytes_; }
-
- private:
-  DriverHandle<void*, cuMemFreeHost> memory_;
-  std::size_t bytes_ = 0;
-};
-
-/**
- * Host memory that the caller allocated (malloc, mmap, a NUMA-bound range...), page-locked and
- * mapped for the device with cuMemHostRegister(CU_MEMHOSTREGISTER_DEVICEMAP); unregistered with
- * cuMemHostUnregister when destroyed. The memory itself stays the caller's and must outlive this.
- */
-class HostRegistration {
- public:
-  HostRegistration() = default;
-  /// Registers @p bytes at @p address. @throws CudaError.
-  HostRegistration(void* address, std::size_t bytes);
-  /// The address a kernel uses for the range (cuMemHostGetDevicePointer). @throws CudaError.
-  CUdeviceptr devicePointer() const;
-  /// The registered host address.
-  void* get() const noexcept { return registered_.get(); }
-
- private:
-  DriverHandle<void*, cuMemHostUnregister> registered_;
-};
-
 /// @}
 
 // ------------------------------------------------------------------------------------------------
@@ -573,6 +492,12 @@ std::string executablePath();
 
 /// findFatbin() for this executable and the CUDA_MEMORY_SAMPLES_FATBIN_DIR override.
 std::string locateFatbin(const std::string& fileName);
+
+/**
+ * The whole content of the file at @p path, e.g. a fatbin for cuModuleLoadData.
+ * @throws std::runtime_error naming the path and the reason when it cannot be read or is empty.
+ */
+std::vector<char> readBinaryFile(const std::string& path);
 
 /// @}
 
@@ -661,13 +586,9 @@ class JsonObject {
 // ------------------------------------------------------------------------------------------------
 /// @name The vector-add workload shared by the samples
 /// Every sample moves data through the same kernel, `VecAdd_kernel` in vectorAdd_kernel.fatbin,
-/// so that its results are comparable across allocation techniques.
+/// so that its results are comparable across allocation techniques. Each sample launches it
+/// itself; these are the host-side inputs and the exact check.
 /// @{
-
-/// File name of the fatbin that holds `VecAdd_kernel`.
-inline constexpr const char* kVectorAddFatbin = "vectorAdd_kernel.fatbin";
-/// Name of the vector-add entry point in that fatbin.
-inline constexpr const char* kVectorAddKernel = "VecAdd_kernel";
 
 /// Fills @p a and @p b with reproducible pseudo-random values in [-1, 1) derived from @p seed.
 void fillVectorAddInputs(float* a, float* b, std::size_t count, std::uint32_t seed);
@@ -689,13 +610,6 @@ VectorAddCheck checkVectorAdd(const float* a, const float* b, const float* c, st
 
 /// "Mismatch at element 5: expected 1.25, got 0 (3 wrong in total)"; empty when all matched.
 std::string describeMismatch(const VectorAddCheck& check);
-
-/// Launches `VecAdd_kernel(a, b, c, count)` on @p stream with @p gridSize blocks of 256 threads.
-void launchVectorAdd(CUfunction kernel, unsigned int gridSize, CUdeviceptr a, CUdeviceptr b,
-                     CUdeviceptr c, std::size_t count, CUstream stream);
-
-/// Threads per block used by launchVectorAdd().
-inline constexpr int kVectorAddBlockSize = 256;
 
 /// @}
 

@@ -550,6 +550,18 @@ std::string executablePath() {
   return path;
 }
 
+std::vector<char> readBinaryFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad())
+    throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  if (bytes.empty())
+    throw std::runtime_error(path + " is empty");
+  return bytes;
+}
+
 std::string locateFatbin(const std::string& fileName) {
   const char* overrideDir = std::getenv(kFatbinDirVariable);
   return findFatbin(fileName, executablePath(), overrideDir ? overrideDir : "");

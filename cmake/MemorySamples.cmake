@@ -146,8 +146,14 @@ if(NOT TARGET memsamples_core)
   memsamples_warnings(memsamples_core)
   add_library(memsamples::core ALIAS memsamples_core)
 
+  # check() and describeResult() on their own, without libcuda: a unit test links a sample's
+  # driver code with them against fake cu* functions (a link seam, see ctest/unit/vectorAddMMAP).
+  add_library(memsamples_check STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_check.cpp")
+  target_link_libraries(memsamples_check PUBLIC memsamples_core)
+  memsamples_warnings(memsamples_check)
+
   add_library(memsamples_common STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_cuda.cpp")
-  target_link_libraries(memsamples_common PUBLIC memsamples_core CUDA::cuda_driver)
+  target_link_libraries(memsamples_common PUBLIC memsamples_check CUDA::cuda_driver)
   memsamples_warnings(memsamples_common)
   add_library(memsamples::common ALIAS memsamples_common)
 

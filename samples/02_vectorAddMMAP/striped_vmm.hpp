@@ -1,87 +1,112 @@
 /**
  * @file striped_vmm.hpp
- * @brief One contiguous range of device addresses, backed by several physical allocations
- *        (stripes) that may live on different GPUs: cuMemAddressReserve, cuMemCreate, cuMemMap,
- *        cuMemRelease, cuMemSetAccess; freed with cuMemUnmap and cuMemAddressFree.
+ * @brief One contiguous range of device addresses backed by several physical allocations
+ *        (stripes) that may live on different GPUs. The whole driver sequence is one function,
+ *        mapStripedRange(); StripedVmmRange owns its result.
  *
- * The layout of a range of N stripes over D backing devices:
+ * The layout of a range of N stripes over the backing devices `backing[0..D-1]`:
  *
  * @verbatim
-     get()                                                               get() + size()
-     v                                                                                v
-     +--------------------+--------------------+-- ... --+--------------------+
-     |      stripe 0      |      stripe 1      |         |     stripe N-1     |
-     | backing[0]         | backing[1 % D]     |         | backing[(N-1) % D] |
-     +--------------------+--------------------+-- ... --+--------------------+
-     |<-- stripeBytes --->|<-- stripeBytes --->|         |<-- stripeBytes --->|
-     |<------------------------ requestedBytes ------------------------->|pad|
-     |<------------------------ size() = roundedBytes --------------------->|
+     base                                                                   base + roundedBytes
+     v                                                                                       v
+     +--------------------+--------------------+-- ... --+------------------------+---------+
+     |      stripe 0      |      stripe 1      |         |       stripe N-1       |(padding)|
+     |  on backing[0]     |  on backing[1 % D] |         |  on backing[(N-1) % D] |         |
+     +--------------------+--------------------+-- ... --+------------------------+---------+
+     |<-- stripeBytes --->|<-- stripeBytes --->|         |<------ stripeBytes ----------->|
+     |<----------------------- requestedBytes ------------------------------>|
    @endverbatim
  *
- * - **granularity** = the largest CU_MEM_ALLOC_GRANULARITY_MINIMUM of every backing and mapping
- *   device, so that every device accepts every stripe size and offset.
- * - **roundedBytes** = requestedBytes rounded up to a multiple of `N x granularity`; each stripe
- *   is `roundedBytes / N`, a multiple of the granularity. The padding at the end is mapped (so
- *   that the range is uniform) but not used.
- * - Each stripe is one cuMemCreate (pinned memory on its device) mapped at `get() + i x
- *   stripeBytes`; its handle is released right after mapping, so the mapping is the only
- *   reference and cuMemUnmap frees the memory.
- * - One cuMemSetAccess gives every mapping device read-write access to the whole range. That is
- *   all a peer device needs: VMM mappings carry their own access rights, so no
- *   cuCtxEnablePeerAccess is involved (it applies to cuMemAlloc memory only). The hardware must
- *   still allow the access (cuDeviceCanAccessPeer).
- *
- * The CUDA-free planning and the build-with-rollback algorithm are in striped_vmm_logic.hpp.
+ * - **granularity**: the largest CU_MEM_ALLOC_GRANULARITY_MINIMUM of the backing and mapping
+ *   devices; cuMemCreate sizes and cuMemMap offsets must be multiples of it on every device.
+ * - **roundedBytes**: requestedBytes rounded up to a multiple of `N x granularity`, so every
+ *   stripe has the same size, a multiple of the granularity. The padding is mapped, never used.
+ * - Stripe i is one cuMemCreate on `backing[i % D]`, mapped at `base + i x stripeBytes`.
  */
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <vector>
 
-#include "striped_vmm_logic.hpp"
+#include "device_roles.hpp"
 
 namespace memsamples::vmm {
 
-/// What StripedVmmRange should build.
-struct StripedRangeRequest {
-  std::uint64_t bytes = 0;              ///< Usable size; rounded up (see the file's diagram).
-  std::vector<int> backingDevices;      ///< Devices that hold the stripes (round robin).
-  std::vector<int> mappingDevices;      ///< Devices given read-write access; not empty.
-  int stripes = 0;                      ///< Physical allocations; 0: one per backing device.
-  CUdeviceptr addressHint = 0;          ///< Preferred start address (0: anywhere).
-  std::optional<FaultInjection> fault;  ///< Test only: make one build call fail.
-  StepTimes* times = nullptr;           ///< When not null, filled with the time of each step.
+/// One physical allocation (cuMemCreate) of a striped range and where it is mapped.
+struct Stripe {
+  int device = 0;            ///< Ordinal of the device whose memory backs this stripe.
+  std::uint64_t offset = 0;  ///< Where the stripe starts, from the start of the range.
+  std::uint64_t bytes = 0;   ///< Size of the stripe (the same for every stripe).
+};
+
+/// How a range of virtual addresses is cut into stripes. See planStripes().
+struct StripeLayout {
+  std::uint64_t requestedBytes = 0;  ///< What the caller asked for.
+  std::uint64_t granularity = 0;     ///< The allocation granularity the layout respects.
+  std::uint64_t roundedBytes = 0;    ///< Reserved and mapped: a multiple of stripes x granularity.
+  std::uint64_t stripeBytes = 0;     ///< roundedBytes / stripe count.
+  std::vector<Stripe> stripes;       ///< In address order; stripe i starts at i x stripeBytes.
 };
 
 /**
- * Owns one striped VMM range: movable, not copyable; the destructor unmaps the whole range
- * (which frees the stripes' memory) and frees the addresses.
+ * Plans a striped range (see the diagram above); no driver call.
  *
- * Construction either builds everything or, on any failure, undoes exactly what it had created
- * and throws VmmStepError naming the step and the stripe (see buildStripedRange()).
- * Requires a current context and driver initialization.
+ * Stripe i is backed by `backingDevices[i % backingDevices.size()]`, so several stripes may live
+ * on one device: with one GPU, `stripeCount = 8` still gives eight physical allocations.
+ * @param bytes the size the caller needs; at least 1.
+ * @param granularity from stripedGranularity(); at least 1.
+ * @param stripeCount how many physical allocations, in [1, 65536].
+ * @param backingDevices the devices that hold the memory, in the order they receive stripes.
+ * @throws std::invalid_argument for a zero size, granularity or stripe count, or no device;
+ *         std::overflow_error when the rounded size does not fit in 64 bits (it never wraps).
+ */
+StripeLayout planStripes(std::uint64_t bytes, std::uint64_t granularity, int stripeCount,
+                         const std::vector<int>& backingDevices);
+
+/// The largest of @p perDevice (granularities are powers of two, so it is a multiple of all).
+/// @throws std::invalid_argument when @p perDevice is empty or holds a zero.
+std::uint64_t combinedGranularity(const std::vector<std::uint64_t>& perDevice);
+
+/// cuMemGetAllocationGranularity (minimum) for pinned memory on each backing and mapping
+/// device, combined with combinedGranularity(). @throws CudaError.
+std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
+                                 const std::vector<int>& mappingDevices);
+
+/**
+ * Builds the range @p layout describes and returns its base address:
+ * cuMemAddressReserve; per stripe cuMemCreate, cuMemMap, cuMemRelease; one cuMemSetAccess giving
+ * every device in @p mappingDevices read-write access. Requires a current context.
+ *
+ * If a call fails, what was built is undone before the error leaves (mapped stripes unmapped, an
+ * unreleased handle released, the addresses freed), and the CudaError names the call, this
+ * file's line, the stripe, and what the rollback did.
+ * @throws CudaError; std::invalid_argument for a layout without stripes or no mapping device.
+ */
+CUdeviceptr mapStripedRange(const StripeLayout& layout, const std::vector<int>& mappingDevices);
+
+/**
+ * Frees a range from mapStripedRange(): one cuMemUnmap over all stripes (each stripe's memory
+ * is freed with its only mapping), then cuMemAddressFree. Both calls are made even when the
+ * first fails. @throws CudaError naming the first call that failed.
+ */
+void unmapStripedRange(CUdeviceptr base, std::uint64_t roundedBytes);
+
+/**
+ * Owns one range from mapStripedRange(): the constructor builds it, the destructor unmaps and
+ * frees it (ignoring the driver's answer, as every destructor here does). Movable, not copyable.
  */
 class StripedVmmRange {
  public:
-  /// An empty range (get() == 0).
+  /// An empty owner (get() == 0).
   StripedVmmRange() = default;
-  /**
-   * Builds the range described by @p request.
-   * @throws VmmStepError when a driver call fails (after the rollback); CudaError when the
-   *         granularity query fails; std::invalid_argument / std::overflow_error for an empty
-   *         device list, a zero size or a size that overflows when rounded.
-   */
-  explicit StripedVmmRange(const StripedRangeRequest& request);
-  /// Unmaps and frees the range; errors are ignored (see release() to see them).
+  /// mapStripedRange(@p layout, @p mappingDevices). @throws what that throws.
+  StripedVmmRange(StripeLayout layout, std::vector<int> mappingDevices);
   ~StripedVmmRange();
   /// Takes over @p other's range; @p other is left empty.
   StripedVmmRange(StripedVmmRange&& other) noexcept;
-  /// Frees this range (errors ignored, as in the destructor), then takes over @p other's;
-  /// @p other is left empty.
+  /// Frees this range now, then takes over @p other's; @p other is left empty.
   StripedVmmRange& operator=(StripedVmmRange&& other) noexcept;
   StripedVmmRange(const StripedVmmRange&) = delete;
   StripedVmmRange& operator=(const StripedVmmRange&) = delete;
@@ -90,15 +115,11 @@ class StripedVmmRange {
   CUdeviceptr get() const noexcept { return base_; }
   /// Reserved and mapped bytes (the rounded size).
   std::uint64_t size() const noexcept { return layout_.roundedBytes; }
-  /// The bytes that were asked for.
-  std::uint64_t requestedBytes() const noexcept { return layout_.requestedBytes; }
-  /// Granularity, stripe size and the device and offset of every stripe.
+  /// The stripes and their devices.
   const StripeLayout& layout() const noexcept { return layout_; }
   /// The devices that were given read-write access.
   const std::vector<int>& mappingDevices() const noexcept { return mapping_; }
-
-  /// Unmaps and frees the range now; the object is empty afterwards, even when this throws.
-  /// @throws CudaError naming cuMemUnmap or cuMemAddressFree.
+  /// unmapStripedRange() now; the owner is empty afterwards, even when this throws.
   void release();
 
  private:
@@ -107,51 +128,11 @@ class StripedVmmRange {
   std::vector<int> mapping_;
 };
 
-/// VmmDriver that calls the CUDA driver. Stripes are pinned device memory (cuMemCreate with
-/// CU_MEM_ALLOCATION_TYPE_PINNED and CU_MEM_LOCATION_TYPE_DEVICE).
-class CudaVmmDriver final : public VmmDriver {
- public:
-  /// cuMemAddressReserve.
-  CUresult reserve(CUdeviceptr* base, std::uint64_t bytes, std::uint64_t alignment,
-                   CUdeviceptr hint) override;
-  /// cuMemCreate of pinned memory on @p device.
-  CUresult create(CUmemGenericAllocationHandle* handle, std::uint64_t bytes, int device) override;
-  /// cuMemMap at offset 0 of the handle.
-  CUresult map(CUdeviceptr address, std::uint64_t bytes,
-               CUmemGenericAllocationHandle handle) override;
-  /// cuMemRelease.
-  CUresult release(CUmemGenericAllocationHandle handle) override;
-  /// One cuMemSetAccess with a read-write CUmemAccessDesc per device.
-  CUresult setAccess(CUdeviceptr base, std::uint64_t bytes,
-                     const std::vector<int>& devices) override;
-  /// cuMemUnmap.
-  CUresult unmap(CUdeviceptr address, std::uint64_t bytes) override;
-  /// cuMemAddressFree.
-  CUresult addressFree(CUdeviceptr base, std::uint64_t bytes) override;
-  /// memsamples::describeResult().
-  std::string describe(CUresult result) override;
-};
-
-/// The allocation properties of every stripe: pinned memory located on device @p device.
-CUmemAllocationProp pinnedDeviceProperties(int device);
-
-/// CU_MEM_ALLOC_GRANULARITY_MINIMUM for pinned memory on @p device. @throws CudaError.
-std::uint64_t minimumGranularity(int device);
-
-/// combinedGranularity() of minimumGranularity() over every backing and mapping device.
-std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
-                                 const std::vector<int>& mappingDevices);
-
 /**
- * Reads the machine's DeviceTopology: every device's
- * CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED and the cuDeviceCanAccessPeer matrix.
+ * What the driver says about this machine's devices: per device
+ * CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, and the cuDeviceCanAccessPeer matrix.
  * Requires cuInit. @throws CudaError.
  */
 DeviceTopology queryDeviceTopology();
-
-/// cuMemGetAccess on @p range for each of @p devices (ordinals); a failed query is recorded in
-/// its view, not thrown, so that a report can show it next to the others.
-std::vector<DeviceAccessView> readDeviceAccess(const StripedVmmRange& range,
-                                               const std::vector<int>& devices);
 
 }  // namespace memsamples::vmm
