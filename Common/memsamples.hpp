@@ -367,6 +367,9 @@ class DriverHandle {
     reset();
     return &handle_;
   }
+  /// Gives the handle up without releasing it, e.g. to a call that frees it and whose answer is
+  /// checked; the owner becomes empty.
+  Handle disown() noexcept { return std::exchange(handle_, Handle{}); }
   /// Releases the handle now; the owner becomes empty.
   void reset() noexcept {
     if (handle_ != Handle{})

@@ -75,7 +75,11 @@ std::pair<std::size_t, std::size_t> granularity(CUmemLocationType type, int id) 
 
 DeviceReport queryDevice(CUdevice device, int ordinal, const Options& options) {
   DeviceReport report;
-  const auto attribute = [device](CUdevice_attribute a) { return ms::deviceAttribute(device, a); };
+  const auto attribute = [device](CUdevice_attribute which) {
+    int value = 0;
+    ms::check(cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
+    return value;
+  };
   const auto add = [&report](const std::string& label, const std::string& value) {
     report.rows.emplace_back(label, value);
   };
@@ -88,13 +92,15 @@ DeviceReport queryDevice(CUdevice device, int ordinal, const Options& options) {
   const int major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   const int minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   const int sms = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  add("Name", ms::deviceName(device));
+  char name[256] = {};
+  ms::check(cuDeviceGetName(name, sizeof name, device), "cuDeviceGetName");
+  add("Name", name);
   add("Compute capability", std::to_string(major) + "." + std::to_string(minor));
   add("Multiprocessors", std::to_string(sms));
   add("Global memory", ms::formatBytes(totalBytes));
   add("PCI bus id", busId);
   report.json.set("ordinal", ordinal)
-      .set("name", ms::deviceName(device))
+      .set("name", name)
       .set("computeCapability", std::to_string(major) + "." + std::to_string(minor))
       .set("multiprocessors", sms)
       .set("totalBytes", static_cast<std::uint64_t>(totalBytes))
@@ -174,7 +180,7 @@ DeviceReport queryDevice(CUdevice device, int ordinal, const Options& options) {
 
 ms::Verdict runQuery(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
-  ms::initDriver();
+  ms::checkDriverInit(cuInit(0));
   int driverVersion = 0;
   ms::check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion");
   int count = 0;

@@ -2,41 +2,38 @@
  * @file vectorAddDrv.cpp
  * @brief The baseline: C = A + B with the CUDA driver API, verified exactly and measured.
  *
- * Every other sample in the collection changes one thing about this program (where the memory
- * comes from) and keeps the rest, so read this one first. It walks through the driver API in the
- * order a program must use it:
+ * Every other sample changes one thing about this program (where the memory comes from) and
+ * keeps the rest, so read this one first. It uses the driver API in the order a program must:
  *
  * 1. **cuInit** loads the driver; **cuDeviceGet** picks a device (`--device N`, or the one with
  *    the most SMs x clock).
  * 2. **cuCtxCreate** makes a context: the device's address space and the owner of everything
  *    allocated below. It becomes current on this thread.
- * 3. **cuModuleLoadData** loads `vectorAdd_kernel.fatbin`, found next to the executable. The
- *    fatbin carries machine code (SASS) for each architecture it was built for and PTX for the
- *    newest, which the driver compiles for GPUs newer than the toolkit.
- *    **cuModuleGetFunction** finds `VecAdd_kernel` by its `extern "C"` name.
- * 4. **cuMemAlloc** three times: device memory for A, B and C.
- * 5. **cuMemcpyHtoDAsync** copies the inputs from page-locked host memory (cuMemHostAlloc), which
- *    the copy engine reads directly, at full PCIe/NVLink speed and truly asynchronously.
- * 6. **cuLaunchKernel** runs the grid-stride kernel on a stream; **cuMemcpyDtoHAsync** brings C
- *    back; **cuStreamSynchronize** waits for both.
- * 7. Every element is compared exactly with A + B on the CPU.
- * 8. **Measured:** the kernel's bandwidth (it reads A and B and writes C: 3 x size bytes) next
- *    to a device-to-device cuMemcpyDtoDAsync in the same run (read + write: 2 x size bytes) and
- *    the theoretical peak (memory clock x 2 x bus width). Timings are CUDA events, median of
- *    `--iterations` after `--warmup`.
- * 9. Cleanup is automatic: each resource is an RAII owner, released in reverse order of creation
- *    on every path, the error paths included (memory, then module, then context).
+ * 3. **cuModuleLoadData** loads `vectorAdd_kernel.fatbin`, found next to the executable: SASS for
+ *    each architecture it was built for and PTX for the newest, which the driver compiles for
+ *    newer GPUs. **cuModuleGetFunction** finds `VecAdd_kernel` by its `extern "C"` name.
+ * 4. **cuMemAlloc** A, B and C on the device; **cuMemHostAlloc** their page-locked host copies,
+ *    which the copy engine reads directly, at full link speed and truly asynchronously.
+ * 5. **cuStreamCreate**, **cuMemcpyHtoDAsync** the inputs, **cuLaunchKernel** with a
+ *    `kernelParams` array, **cuMemcpyDtoHAsync** the result, **cuStreamSynchronize**.
+ * 6. Every element of C is compared exactly with A + B on the CPU.
+ * 7. **Measured** (vectorAddDrv_measure.cpp): the kernel's bandwidth next to a device-to-device
+ *    copy and the theoretical peak, all from this run.
+ * 8. The owners release everything in reverse order of creation, on the error paths too: the
+ *    stream, host and device memory, the module, the context last.
  */
-#include <iomanip>
 #include <iostream>
+#include <vector>
 
 #include "memsamples.hpp"
+#include "vectorAddDrv_measure.hpp"
 
 namespace ms = memsamples;
 
 namespace {
 
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // 256 Mi floats per vector
+constexpr int kBlockSize = 256;                      // threads per block of VecAdd_kernel
 
 struct Options {
   ms::CommonOptions common;
@@ -46,19 +43,27 @@ struct Options {
 ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
 
-  // 1. Driver and device.
-  ms::initDriver();
+  // 1. The driver, and a device.
+  ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
   out << "Device " << ms::deviceOrdinal(device) << ": " << ms::deviceName(device) << '\n';
 
-  // 2. Context; 3. module and kernel.
-  ms::Context context(device);
-  const std::string fatbinPath = ms::locateFatbin(ms::kVectorAddFatbin);
-  ms::Module module(fatbinPath);
-  const CUfunction kernel = module.function(ms::kVectorAddKernel);
+  // [context-and-module]
+  // 2. A context on the device, current on this thread from now on.
+  ms::OwnedContext context;
+  ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+
+  // 3. The kernel, from the fatbin that the build put next to this executable.
+  const std::string fatbinPath = ms::locateFatbin("vectorAdd_kernel.fatbin");
+  const std::vector<char> fatbin = ms::readBinaryFile(fatbinPath);
+  ms::OwnedModule module;
+  ms::check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+  CUfunction vecAdd = nullptr;
+  ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
+  // [context-and-module]
   out << "Kernels: " << fatbinPath << '\n';
 
-  // 4. Device memory for three vectors, sized to what is free.
+  // 4. Three vectors, sized to what the device has free.
   std::size_t freeBytes = 0, totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
   const std::uint64_t bytes =
@@ -66,76 +71,65 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   const std::size_t count = bytes / sizeof(float);
   out << "Vectors: " << count << " floats (" << ms::formatBytes(bytes) << ") each\n";
 
-  ms::DeviceBuffer a(bytes), b(bytes), c(bytes);
+  // [allocate]
+  ms::OwnedDeviceMemory a, b, c;
+  ms::check(cuMemAlloc(a.out(), bytes), "cuMemAlloc");
+  ms::check(cuMemAlloc(b.out(), bytes), "cuMemAlloc");
+  ms::check(cuMemAlloc(c.out(), bytes), "cuMemAlloc");
+  ms::OwnedPinnedHostMemory pinnedA, pinnedB, pinnedC;
+  ms::check(cuMemHostAlloc(pinnedA.out(), bytes, 0), "cuMemHostAlloc");
+  ms::check(cuMemHostAlloc(pinnedB.out(), bytes, 0), "cuMemHostAlloc");
+  ms::check(cuMemHostAlloc(pinnedC.out(), bytes, 0), "cuMemHostAlloc");
+  // [allocate]
+  float* hostA = static_cast<float*>(pinnedA.get());
+  float* hostB = static_cast<float*>(pinnedB.get());
+  float* hostC = static_cast<float*>(pinnedC.get());
+  ms::fillVectorAddInputs(hostA, hostB, count, 2024);
 
-  // 5. Inputs from pinned host memory.
-  ms::PinnedHostBuffer hostA(bytes), hostB(bytes), hostC(bytes);
-  ms::fillVectorAddInputs(hostA.as<float>(), hostB.as<float>(), count, 2024);
-  ms::Stream stream;
-  ms::check(cuMemcpyHtoDAsync(a.get(), hostA.get(), bytes, stream.get()), "cuMemcpyHtoDAsync");
-  ms::check(cuMemcpyHtoDAsync(b.get(), hostB.get(), bytes, stream.get()), "cuMemcpyHtoDAsync");
+  // 5. Inputs in, kernel, result out: one stream, so each step waits for the one before.
+  ms::OwnedStream stream;
+  ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
+  ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
 
-  // 6. Kernel, result back.
-  const unsigned int grid = ms::residentGridSize(kernel, device, ms::kVectorAddBlockSize);
-  ms::launchVectorAdd(kernel, grid, a.get(), b.get(), c.get(), count, stream.get());
-  ms::check(cuMemcpyDtoHAsync(hostC.get(), c.get(), bytes, stream.get()), "cuMemcpyDtoHAsync");
-  stream.synchronize();
+  // [launch]
+  // Enough blocks to fill every SM once; the kernel's grid-stride loop covers any count.
+  const unsigned int grid = ms::residentGridSize(vecAdd, device, kBlockSize);
+  // cuLaunchKernel copies each argument from its pointer with the size of the kernel's
+  // parameter, so each value must have exactly that type: CUdeviceptr for `const float*` (both
+  // 64 bits) and unsigned long long n, not a 32-bit int, whose bytes would run out.
+  CUdeviceptr deviceA = a.get(), deviceB = b.get(), deviceC = c.get();
+  unsigned long long n = count;
+  void* kernelParams[] = {&deviceA, &deviceB, &deviceC, &n};
+  ms::check(
+      cuLaunchKernel(vecAdd, grid, 1, 1, kBlockSize, 1, 1, 0, stream.get(), kernelParams, nullptr),
+      "cuLaunchKernel");
+  // [launch]
 
-  // 7. Exact verification.
-  const ms::VectorAddCheck firstCheck =
-      ms::checkVectorAdd(hostA.as<float>(), hostB.as<float>(), hostC.as<float>(), count);
+  // [copy-back]
+  ms::check(cuMemcpyDtoHAsync(hostC, c.get(), bytes, stream.get()), "cuMemcpyDtoHAsync");
+  ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
+  // [copy-back]
 
-  // 8. Bandwidth: the device-to-device copy first (it overwrites C), the kernel last, and C is
-  // checked once more so that the timed launches are verified too.
-  const int warmup = options.common.warmup;
-  const int iterations = options.common.iterations;
-  const ms::TimingStats copy = ms::timeOnStream(stream.get(), warmup, iterations, [&] {
-    ms::check(cuMemcpyDtoDAsync(c.get(), a.get(), bytes, stream.get()), "cuMemcpyDtoDAsync");
-  });
-  const ms::TimingStats add = ms::timeOnStream(stream.get(), warmup, iterations, [&] {
-    ms::launchVectorAdd(kernel, grid, a.get(), b.get(), c.get(), count, stream.get());
-  });
-  ms::check(cuMemcpyDtoHAsync(hostC.get(), c.get(), bytes, stream.get()), "cuMemcpyDtoHAsync");
-  stream.synchronize();
-  const ms::VectorAddCheck timedCheck =
-      ms::checkVectorAdd(hostA.as<float>(), hostB.as<float>(), hostC.as<float>(), count);
-  const ms::VectorAddCheck& verified = firstCheck.mismatches > 0 ? firstCheck : timedCheck;
+  // 6. Exact check: float addition is correctly rounded on the GPU and the CPU alike.
+  const ms::VectorAddCheck firstRun = ms::checkVectorAdd(hostA, hostB, hostC, count);
 
-  const double kernelGBps = ms::gigabytesPerSecond(3.0 * static_cast<double>(bytes), add.medianMs);
-  const double copyGBps = ms::gigabytesPerSecond(2.0 * static_cast<double>(bytes), copy.medianMs);
-  const double peakGBps = ms::theoreticalPeakGBps(device);
+  // 7. Bandwidth against a copy and the peak; C is checked again after the timed launches.
+  const VectorAddRun run{vecAdd, grid, kBlockSize, stream.get(), a.get(), b.get(), c.get(), count};
+  const ms::VectorAddCheck timedRuns =
+      measureVectorAdd(run, device, options.common, hostA, hostB, hostC, out, report.json());
 
-  out << std::fixed << std::setprecision(1);
-  out << "Kernel  VecAdd     " << std::setw(8) << kernelGBps << " GB/s  (median "
-      << std::setprecision(3) << add.medianMs << " ms, reads A and B, writes C)\n";
-  out << std::setprecision(1) << "Copy    DtoD       " << std::setw(8) << copyGBps
-      << " GB/s  (median " << std::setprecision(3) << copy.medianMs
-      << " ms, read + write counted)\n";
-  out << std::setprecision(1) << "Peak    theoretical" << std::setw(8) << peakGBps
-      << " GB/s  (memory clock x 2 x bus width)\n";
-  out << std::setprecision(3) << "Ratio   kernel / DtoD copy = " << kernelGBps / copyGBps
-      << ", kernel / peak = " << kernelGBps / peakGBps << ", copy / peak = " << copyGBps / peakGBps
-      << '\n';
-
+  const ms::VectorAddCheck& verified = firstRun.mismatches > 0 ? firstRun : timedRuns;
   if (verified.mismatches > 0)
     out << ms::describeMismatch(verified) << '\n';
-
-  ms::JsonObject& json = report.json();
-  json.set("device", ms::deviceOrdinal(device))
+  report.json()
+      .set("device", ms::deviceOrdinal(device))
       .set("deviceName", ms::deviceName(device))
       .set("bytesPerVector", static_cast<std::uint64_t>(bytes))
       .set("elements", static_cast<std::uint64_t>(count))
-      .set("iterations", iterations)
-      .set("warmup", warmup)
-      .set("kernelMedianMs", add.medianMs)
-      .set("kernelGBps", kernelGBps)
-      .set("copyDtoDMedianMs", copy.medianMs)
-      .set("copyDtoDGBps", copyGBps)
-      .set("theoreticalPeakGBps", peakGBps)
-      .set("kernelOverCopy", kernelGBps / copyGBps)
-      .set("kernelOverPeak", kernelGBps / peakGBps)
-      .set("copyOverPeak", copyGBps / peakGBps)
       .set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
+  // 8. The owners release in reverse order of declaration: stream, pinned and device memory,
+  // module, and the context last, because everything else belongs to it.
   return verified.mismatches == 0 ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 

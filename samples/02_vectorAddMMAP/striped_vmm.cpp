@@ -38,8 +38,8 @@ std::string rollBack(CUdeviceptr base, const StripeLayout& layout, std::size_t m
     done += plural(unmapped, "stripe", "stripes") + " unmapped, ";
   for (std::size_t i = 0; i < mappedStripes; ++i) {
     if (unmapResults[i] != CUDA_SUCCESS)
-      problems += "; cuMemUnmap of stripe " + std::to_string(i) + ": " +
-                  describeResult(unmapResults[i]);
+      problems +=
+          "; cuMemUnmap of stripe " + std::to_string(i) + ": " + describeResult(unmapResults[i]);
   }
   if (unreleasedHandle && released == CUDA_SUCCESS)
     done += "1 handle released, ";
@@ -66,7 +66,7 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout, const std::vector<int>& 
   check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
         "cuMemAddressReserve");
 
-  std::size_t mapped = 0;                     // stripes [0, mapped) are mapped
+  std::size_t mapped = 0;                        // stripes [0, mapped) are mapped
   std::size_t building = layout.stripes.size();  // the stripe being built, if any
   CUmemGenericAllocationHandle handle{};
   bool handleHeld = false;  // created, not yet released
@@ -98,12 +98,11 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout, const std::vector<int>& 
     check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
           "cuMemSetAccess");
   } catch (const CudaError& error) {
-    const std::string stripe =
-        building < layout.stripes.size()
-            ? " (stripe " + std::to_string(building) + " of " +
-                  std::to_string(layout.stripes.size()) + ", on device " +
-                  std::to_string(layout.stripes[building].device) + ")"
-            : "";
+    const std::string stripe = building < layout.stripes.size()
+                                   ? " (stripe " + std::to_string(building) + " of " +
+                                         std::to_string(layout.stripes.size()) + ", on device " +
+                                         std::to_string(layout.stripes[building].device) + ")"
+                                   : "";
     const std::string undone =
         rollBack(base, layout, mapped, handleHeld ? &handle : nullptr, unmapResults);
     throw CudaError(error.result(), error.what() + stripe + "; " + undone);
@@ -166,8 +165,9 @@ void StripedVmmRange::release() {
 StripeLayout planStripes(std::uint64_t bytes, std::uint64_t granularity, int stripeCount,
                          const std::vector<int>& backingDevices) {
   if (bytes == 0)
-    throw std::invalid_argument("planStripes: a size of 0 bytes was requested; a range needs at "
-                                "least 1 byte");
+    throw std::invalid_argument(
+        "planStripes: a size of 0 bytes was requested; a range needs at "
+        "least 1 byte");
   if (granularity == 0)
     throw std::invalid_argument("planStripes: the granularity is 0");
   if (stripeCount < 1 || stripeCount > kMaxStripes) {
@@ -224,9 +224,9 @@ std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
     properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     properties.location.id = device;
     std::size_t granularity = 0;
-    check(cuMemGetAllocationGranularity(&granularity, &properties,
-                                        CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          "cuMemGetAllocationGranularity");
+    check(
+        cuMemGetAllocationGranularity(&granularity, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
     granularities.push_back(granularity);
   }
   return combinedGranularity(granularities);

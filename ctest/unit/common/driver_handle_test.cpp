@@ -66,3 +66,13 @@ TEST(DriverHandle, OutReleasesBeforeTheDriverWritesAgain) {
   EXPECT_EQ(released, std::vector<int>{5});
   EXPECT_EQ(owner.get(), 6);
 }
+
+TEST(DriverHandle, DisownGivesTheHandleUpWithoutReleasingIt) {
+  released.clear();
+  {
+    FakeHandle owner(9);
+    EXPECT_EQ(owner.disown(), 9);
+    EXPECT_EQ(owner.get(), 0);
+  }
+  EXPECT_TRUE(released.empty());
+}

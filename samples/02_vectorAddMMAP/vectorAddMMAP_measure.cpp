@@ -1,0 +1,152 @@
+// 02_vectorAddMMAP's measurements (see vectorAddMMAP_measure.hpp).
+#include "vectorAddMMAP_measure.hpp"
+
+#include <chrono>
+#include <iomanip>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "striped_vmm.hpp"
+
+namespace ms = memsamples;
+namespace vmm = memsamples::vmm;
+
+namespace {
+
+constexpr int kBandwidthRounds = 3;  // interleaved VMM / cuMemAlloc rounds
+constexpr int kCostRepetitions = 5;  // builds per stripe count
+constexpr int kCostStripeCounts[] = {1, 2, 8, 64};
+
+ms::TimingStats timeKernel(const VectorAddRun& run, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                           const ms::CommonOptions& options) {
+  unsigned long long n = run.count;
+  void* kernelParams[] = {&a, &b, &c, &n};
+  return ms::timeOnStream(run.stream, options.warmup, options.iterations, [&] {
+    ms::check(cuLaunchKernel(run.kernel, run.grid, 1, 1, run.block, 1, 1, 0, run.stream,
+                             kernelParams, nullptr),
+              "cuLaunchKernel");
+  });
+}
+
+ms::VectorAddCheck fetchAndCheck(const VectorAddRun& run, CUdeviceptr c, const float* hostA,
+                                 const float* hostB, float* hostC) {
+  ms::check(cuMemcpyDtoHAsync(hostC, c, run.count * sizeof(float), run.stream),
+            "cuMemcpyDtoHAsync");
+  ms::check(cuStreamSynchronize(run.stream), "cuStreamSynchronize");
+  return ms::checkVectorAdd(hostA, hostB, hostC, run.count);
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+double median(std::vector<double> values) {
+  return ms::summarizeTimings(std::move(values)).medianMs;
+}
+
+}  // namespace
+
+ms::VectorAddCheck compareWithCuMemAlloc(const VectorAddRun& run, CUdevice device,
+                                         int remoteStripes, const ms::CommonOptions& options,
+                                         const float* hostA, const float* hostB, float* hostC,
+                                         std::ostream& out, ms::JsonObject& json) {
+  const std::size_t bytes = run.count * sizeof(float);
+  ms::OwnedDeviceMemory refA, refB, refC;
+  ms::check(cuMemAlloc(refA.out(), bytes), "cuMemAlloc");
+  ms::check(cuMemAlloc(refB.out(), bytes), "cuMemAlloc");
+  ms::check(cuMemAlloc(refC.out(), bytes), "cuMemAlloc");
+  ms::check(cuMemcpyDtoDAsync(refA.get(), run.a, bytes, run.stream), "cuMemcpyDtoDAsync");
+  ms::check(cuMemcpyDtoDAsync(refB.get(), run.b, bytes, run.stream), "cuMemcpyDtoDAsync");
+
+  ms::TimingStats onVmm{}, onMemAlloc{};
+  for (int round = 0; round < kBandwidthRounds; ++round) {
+    const ms::TimingStats vmmRound = timeKernel(run, run.a, run.b, run.c, options);
+    const ms::TimingStats allocRound = timeKernel(run, refA.get(), refB.get(), refC.get(), options);
+    if (round == 0 || vmmRound.medianMs < onVmm.medianMs)
+      onVmm = vmmRound;
+    if (round == 0 || allocRound.medianMs < onMemAlloc.medianMs)
+      onMemAlloc = allocRound;
+  }
+  const ms::VectorAddCheck vmmCheck = fetchAndCheck(run, run.c, hostA, hostB, hostC);
+  const ms::VectorAddCheck referenceCheck = fetchAndCheck(run, refC.get(), hostA, hostB, hostC);
+
+  const double moved = 3.0 * static_cast<double>(bytes);
+  const double vmmGBps = ms::gigabytesPerSecond(moved, onVmm.medianMs);
+  const double allocGBps = ms::gigabytesPerSecond(moved, onMemAlloc.medianMs);
+  const double peakGBps = ms::theoreticalPeakGBps(device);
+  out << std::fixed << std::setprecision(1);
+  out << "Kernel  on VMM range  " << std::setw(8) << vmmGBps << " GB/s  (median "
+      << std::setprecision(3) << onVmm.medianMs << " ms, reads A and B, writes C)\n";
+  out << std::setprecision(1) << "Kernel  on cuMemAlloc " << std::setw(8) << allocGBps
+      << " GB/s  (median " << std::setprecision(3) << onMemAlloc.medianMs
+      << " ms, same kernel, same size, same run)\n";
+  out << std::setprecision(1) << "Peak    theoretical   " << std::setw(8) << peakGBps
+      << " GB/s  (memory clock x 2 x bus width)\n";
+  // Stripes on other GPUs are read and written over the peer link: then the ratio measures the
+  // link (see 05_p2pMemMap), not the mapping.
+  const std::string expectation =
+      remoteStripes == 0 ? "expected about 1: a mapping costs nothing once built"
+                         : std::to_string(remoteStripes) +
+                               " stripes live on other GPUs, so the peer link bounds it";
+  out << std::setprecision(3) << "Ratio   VMM / cuMemAlloc = " << vmmGBps / allocGBps << " ("
+      << expectation << "), VMM / peak = " << vmmGBps / peakGBps << '\n';
+  json.set("iterations", options.iterations)
+      .set("warmup", options.warmup)
+      .set("vmmKernelMedianMs", onVmm.medianMs)
+      .set("vmmKernelGBps", vmmGBps)
+      .set("cuMemAllocKernelMedianMs", onMemAlloc.medianMs)
+      .set("cuMemAllocKernelGBps", allocGBps)
+      .set("vmmOverCuMemAlloc", vmmGBps / allocGBps)
+      .set("stripesOnOtherDevices", remoteStripes)
+      .set("theoreticalPeakGBps", peakGBps)
+      .set("vmmOverPeak", vmmGBps / peakGBps);
+  return vmmCheck.mismatches > 0 ? vmmCheck : referenceCheck;
+}
+
+void reportMappingCost(const vmm::DeviceRoles& roles, std::uint64_t granularity,
+                       std::uint64_t bytes, std::ostream& out, ms::JsonObject& json) {
+  out << "Mapping cost of a " << ms::formatBytes(bytes) << " range (host time, median of "
+      << kCostRepetitions << ", ms per GiB mapped):\n"
+      << "  stripes     build      free   cuMemAlloc  cuMemFree   build+free / cuMemAlloc+Free\n";
+  ms::JsonArray rows;
+  for (const int stripes : kCostStripeCounts) {
+    const vmm::StripeLayout layout = vmm::planStripes(bytes, granularity, stripes, roles.backing);
+    std::vector<double> build, release, alloc, free;
+    for (int repetition = 0; repetition < kCostRepetitions; ++repetition) {
+      auto start = std::chrono::steady_clock::now();
+      vmm::StripedVmmRange range(layout, roles.mapping);
+      build.push_back(millisecondsSince(start));
+      start = std::chrono::steady_clock::now();
+      range.release();
+      release.push_back(millisecondsSince(start));
+
+      ms::OwnedDeviceMemory reference;
+      start = std::chrono::steady_clock::now();
+      ms::check(cuMemAlloc(reference.out(), layout.roundedBytes), "cuMemAlloc");
+      alloc.push_back(millisecondsSince(start));
+      start = std::chrono::steady_clock::now();
+      ms::check(cuMemFree(reference.disown()), "cuMemFree");
+      free.push_back(millisecondsSince(start));
+    }
+    const double perGiB =
+        static_cast<double>(1ull << 30) / static_cast<double>(layout.roundedBytes);
+    const double buildMs = median(build) * perGiB, freeMs = median(release) * perGiB;
+    const double allocMs = median(alloc) * perGiB, cuFreeMs = median(free) * perGiB;
+    const double ratio = (buildMs + freeMs) / (allocMs + cuFreeMs);
+    out << std::fixed << std::setprecision(3) << "  " << std::setw(7) << stripes << std::setw(10)
+        << buildMs << std::setw(10) << freeMs << std::setw(13) << allocMs << std::setw(11)
+        << cuFreeMs << std::setw(12) << std::setprecision(2) << ratio << '\n';
+    ms::JsonObject row;
+    row.set("stripes", stripes)
+        .set("bytes", layout.roundedBytes)
+        .set("buildMsPerGiB", buildMs)
+        .set("freeMsPerGiB", freeMs)
+        .set("cuMemAllocMsPerGiB", allocMs)
+        .set("cuMemFreeMsPerGiB", cuFreeMs)
+        .set("vmmOverCuMemAlloc", ratio);
+    rows.addRaw(row.dump());
+  }
+  json.set("mappingCost", rows);
+}
