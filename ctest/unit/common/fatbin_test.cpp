@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "memsamples.hpp"
 #include "temp_dir.hpp"
@@ -78,4 +79,33 @@ TEST(Fatbin, CurrentDirectoryIsIgnored) {
   ASSERT_EQ(chdir(dir.path().c_str()), 0);
   EXPECT_THROW(ms::findFatbin("k.fatbin", "/nonexistent/bin/sample", ""), std::runtime_error);
   ASSERT_EQ(chdir(previous), 0);
+}
+
+TEST(ReadBinaryFile, ReturnsEveryByteIncludingZeros) {
+  TempDir dir;
+  const std::string path = dir.path() + "/k.fatbin";
+  const std::string content("\x7f" "ELF\0\0\x01", 7);
+  std::ofstream(path, std::ios::binary) << content;
+  const std::vector<char> bytes = ms::readBinaryFile(path);
+  EXPECT_EQ(std::string(bytes.begin(), bytes.end()), content);
+}
+
+TEST(ReadBinaryFile, AMissingOrEmptyFileIsAnErrorNamingThePath) {
+  TempDir dir;
+  try {
+    ms::readBinaryFile(dir.path() + "/missing.fatbin");
+    FAIL() << "no error for a missing file";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot open " + dir.path() + "/missing.fatbin"),
+              std::string::npos)
+        << error.what();
+  }
+  std::ofstream(dir.path() + "/empty.fatbin").flush();
+  try {
+    ms::readBinaryFile(dir.path() + "/empty.fatbin");
+    FAIL() << "no error for an empty file";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("empty.fatbin is empty"), std::string::npos)
+        << error.what();
+  }
 }
