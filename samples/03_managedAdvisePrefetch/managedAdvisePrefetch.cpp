@@ -70,6 +70,7 @@ constexpr std::uint64_t kDefaultRangeBytes = 64ull << 10;
 constexpr std::array<int, 3> kDefaultBatchCounts = {16, 256, 4096};
 constexpr std::uint32_t kPoison = 0xFFFFFFFFu;  // a NaN: never equal to A + B
 constexpr unsigned char kSpanPattern = 0x5A;
+constexpr int kBlockSize = 256;  // threads per block of every VecAdd_kernel launch
 
 struct Options {
   ms::CommonOptions common;
@@ -170,6 +171,22 @@ void expectRange(const Session& s, const std::string& label, CUdeviceptr ptr, st
            << mm::describeRangeAttributes(one) << (asAdvised && consistent ? "" : "  <- MISMATCH")
            << '\n';
   }
+}
+
+/// VecAdd_kernel(a, b, c, count) on the session's stream, with a grid that fills the device.
+void launchVectorAdd(const Session& s, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                     std::size_t count) {
+  unsigned long long n = count;  // the kernel's parameter types, exactly
+  void* args[] = {&a, &b, &c, &n};
+  ms::check(cuLaunchKernel(s.kernel, s.grid, 1, 1, kBlockSize, 1, 1, 0, s.stream, args, nullptr),
+            "cuLaunchKernel");
+}
+
+/// A timing event in the current context.
+ms::OwnedEvent createEvent() {
+  ms::OwnedEvent event;
+  ms::check(cuEventCreate(event.out(), CU_EVENT_DEFAULT), "cuEventCreate");
+  return event;
 }
 
 void poison(CUdeviceptr ptr, std::size_t bytes, CUstream stream) {
@@ -358,7 +375,7 @@ void prefetchRoundTrip(const Session& s, const mm::ManagedBuffer& a, const mm::M
   mm::ExpectedRange onGpu;
   onGpu.lastPrefetch = gpu;
   expectRange(s, "A after prefetch to " + mm::describeLocation(gpu), a.get(), a.size(), onGpu);
-  ms::launchVectorAdd(s.kernel, s.grid, a.get(), b.get(), c.get(), count, s.stream);
+  launchVectorAdd(s, a.get(), b.get(), c.get(), count);
   mm::prefetchAsync(c.get(), c.size(), mm::hostLocation(), s.stream);
   ms::check(cuStreamSynchronize(s.stream), "cuStreamSynchronize");
   mm::ExpectedRange onHost;
@@ -429,7 +446,7 @@ void batchPrefetchSplitWork(const Session& s, const mm::ManagedBuffer& a,
   // concurrent managed access lets both touch the same allocations at once.
   mm::prefetchBatchAsync(batch, s.stream);
   const std::size_t gpuElements = chunks[kDeviceChunks].offset / sizeof(float);
-  ms::launchVectorAdd(s.kernel, s.grid, a.get(), b.get(), c.get(), gpuElements, s.stream);
+  launchVectorAdd(s, a.get(), b.get(), c.get(), gpuElements);
   const float* x = a.as<float>();
   const float* y = b.as<float>();
   float* z = c.as<float>();
@@ -486,7 +503,7 @@ void discardAndPrefetch(const Session& s, const mm::ManagedBuffer& a, const mm::
           return;
         }
       }
-      ms::Event start, stop;
+      ms::OwnedEvent start = createEvent(), stop = createEvent();
       ms::check(cuEventRecord(start.get(), s.stream), "cuEventRecord");
       mm::prefetchAsync(c.get(), c.size(), gpu, s.stream);
       ms::check(cuEventRecord(stop.get(), s.stream), "cuEventRecord");
@@ -504,8 +521,7 @@ void discardAndPrefetch(const Session& s, const mm::ManagedBuffer& a, const mm::
       << "  Discarded pages hold nothing worth keeping, so the driver may populate them on the "
          "GPU instead of copying them.\n";
   // The discarded C now holds indeterminate values; the kernel overwrites all of it.
-  ms::launchVectorAdd(s.kernel, s.grid, a.get(), b.get(), c.get(), c.size() / sizeof(float),
-                      s.stream);
+  launchVectorAdd(s, a.get(), b.get(), c.get(), c.size() / sizeof(float));
   ms::check(cuStreamSynchronize(s.stream), "cuStreamSynchronize");
   mm::ExpectedRange onGpu;
   onGpu.lastPrefetch = gpu;
@@ -548,7 +564,7 @@ void measureKernels(const Session& s, const Options& options, const mm::ManagedB
   const CUmemLocation gpu = mm::deviceLocation(s.ordinal);
   const CUmemLocation host = mm::hostLocation();
   const auto kernel = [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) {
-    ms::launchVectorAdd(s.kernel, s.grid, x, y, z, count, s.stream);
+    launchVectorAdd(s, x, y, z, count);
   };
   out << "\n[8a] Kernel C = A + B on " << ms::formatBytes(bytes)
       << " vectors (3 x size bytes per launch)\n";
@@ -559,7 +575,7 @@ void measureKernels(const Session& s, const Options& options, const mm::ManagedB
   std::vector<double> pagingMs;
   for (int rep = -1; rep < options.migrationIterations; ++rep) {  // rep -1: warm-up
     prefetchAll({&a, &b, &c}, host, s.stream);
-    ms::Event start, stop;
+    ms::OwnedEvent start = createEvent(), stop = createEvent();
     ms::check(cuEventRecord(start.get(), s.stream), "cuEventRecord");
     kernel(a.get(), b.get(), c.get());
     ms::check(cuEventRecord(stop.get(), s.stream), "cuEventRecord");
@@ -583,7 +599,9 @@ void measureKernels(const Session& s, const Options& options, const mm::ManagedB
   verifyOnHost(s, a, b, c, "(b) result");
 
   // (c) The reference: ordinary device memory.
-  ms::DeviceBuffer da(bytes), db(bytes), dc(bytes);
+  ms::OwnedDeviceMemory da, db, dc;
+  for (ms::OwnedDeviceMemory* buffer : {&da, &db, &dc})
+    ms::check(cuMemAlloc(buffer->out(), bytes), "cuMemAlloc");
   ms::check(cuMemcpyAsync(da.get(), a.get(), bytes, s.stream), "cuMemcpyAsync");
   ms::check(cuMemcpyAsync(db.get(), b.get(), bytes, s.stream), "cuMemcpyAsync");
   poison(dc.get(), bytes, s.stream);
@@ -655,7 +673,9 @@ void measurePrefetchThroughput(const Session& s, const Options& options, const m
   const int warmup = options.common.warmup;
   const int iterations = options.common.iterations;
   const std::size_t total = static_cast<std::size_t>(warmup + iterations);
-  std::vector<ms::Event> marks(3 * total);
+  std::vector<ms::OwnedEvent> marks(3 * total);
+  for (ms::OwnedEvent& mark : marks)
+    mark = createEvent();
   // A known start: A entirely on the GPU. The step before left it on the host, where the first
   // GPU -> host prefetch would move nothing and, with --warmup 0, time a no-op.
   mm::prefetchAsync(a.get(), bytes, gpu, s.stream);
@@ -683,9 +703,11 @@ void measurePrefetchThroughput(const Session& s, const Options& options, const m
   const double prefetchDown =
       ms::gigabytesPerSecond(static_cast<double>(bytes), ms::summarizeTimings(toHostMs).medianMs);
 
-  ms::PinnedHostBuffer pinned(bytes);
+  ms::OwnedPinnedHostMemory pinned;
+  ms::check(cuMemHostAlloc(pinned.out(), bytes, 0), "cuMemHostAlloc");
   std::memset(pinned.get(), 1, bytes);
-  ms::DeviceBuffer target(bytes);
+  ms::OwnedDeviceMemory target;
+  ms::check(cuMemAlloc(target.out(), bytes), "cuMemAlloc");
   const ms::TimingStats copyUp = ms::timeOnStream(s.stream, warmup, iterations, [&] {
     ms::check(cuMemcpyHtoDAsync(target.get(), pinned.get(), bytes, s.stream), "cuMemcpyHtoDAsync");
   });
@@ -739,7 +761,9 @@ void measureBatchVersusSingle(const Session& s, const Options& options,
     const mm::PrefetchBatch& batch = builder.batch();
 
     const std::size_t total = static_cast<std::size_t>(warmup + iterations);
-    std::vector<ms::Event> marks(4 * total);
+    std::vector<ms::OwnedEvent> marks(4 * total);
+    for (ms::OwnedEvent& mark : marks)
+      mark = createEvent();
     std::vector<double> batchHostMs, singlesHostMs;
     for (std::size_t i = 0; i < total; ++i) {
       mm::prefetchAsync(span.get(), span.size(), host, s.stream);
@@ -819,7 +843,7 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
     counts.assign(kDefaultBatchCounts.begin(), kDefaultBatchCounts.end());
 
   // 1. Driver, device, capabilities.
-  ms::initDriver();
+  ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
   const int ordinal = ms::deviceOrdinal(device);
   out << "Device " << ordinal << ": " << ms::deviceName(device) << '\n';
@@ -843,17 +867,21 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
         "on every device");
   }
 
-  ms::Context context(device);
-  const std::string fatbinPath = ms::locateFatbin(ms::kVectorAddFatbin);
-  ms::Module module(fatbinPath);
-  ms::Stream stream;  // a created stream: cuMemPrefetchBatchAsync refuses the legacy NULL one
+  ms::OwnedContext context;
+  ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+  const std::vector<char> fatbin = ms::readBinaryFile(ms::locateFatbin("vectorAdd_kernel.fatbin"));
+  ms::OwnedModule module;
+  ms::check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+  // A created stream: cuMemPrefetchBatchAsync refuses the legacy NULL one.
+  ms::OwnedStream stream;
+  ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
   Session s;
   s.device = device;
   s.ordinal = ordinal;
   s.accessedBySlots = support.deviceCount + 1;
-  s.kernel = module.function(ms::kVectorAddKernel);
-  s.grid = ms::residentGridSize(s.kernel, device, ms::kVectorAddBlockSize);
+  ms::check(cuModuleGetFunction(&s.kernel, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
+  s.grid = ms::residentGridSize(s.kernel, device, kBlockSize);
   s.stream = stream.get();
   s.out = &out;
   s.checks = &checks;

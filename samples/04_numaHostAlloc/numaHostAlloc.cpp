@@ -58,6 +58,7 @@ namespace {
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // per vector; each host range holds three
 constexpr int kVectors = 3;                          // A, B, C
 constexpr std::size_t kMaxTableNodes = 8;
+constexpr int kBlockSize = 256;  // threads per block of the VecAdd_kernel launches
 
 struct Options {
   ms::CommonOptions common;
@@ -212,9 +213,13 @@ SourceResult measureSource(std::string name, const HostVectors& vectors, const W
   result.copiesVerified = std::memcmp(vectors.cpu(2), vectors.cpu(0), work.bytes) == 0;
 
   // Zero-copy: the kernel reads A and B and writes C across the bus, in place.
+  CUdeviceptr a = vectors.gpu(0), b = vectors.gpu(1), c = vectors.gpu(2);
+  unsigned long long n = work.count;  // the kernel's parameter types, exactly
+  void* args[] = {&a, &b, &c, &n};
   result.kernel = ms::timeOnStream(work.stream, work.warmup, work.iterations, [&] {
-    ms::launchVectorAdd(work.kernel, work.grid, vectors.gpu(0), vectors.gpu(1), vectors.gpu(2),
-                        work.count, work.stream);
+    ms::check(cuLaunchKernel(work.kernel, work.grid, 1, 1, kBlockSize, 1, 1, 0, work.stream, args,
+                             nullptr),
+              "cuLaunchKernel");
   });
   result.kernelGBps =
       ms::gigabytesPerSecond(3.0 * static_cast<double>(work.bytes), result.kernel.medianMs);
@@ -278,13 +283,17 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
       options.sizeBytes, kDefaultBytes, hostAvailableBytes(), kVectors, sizeof(float), "the host");
 
   // 1. Driver, device, context, kernel.
-  ms::initDriver();
+  ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
   const int ordinal = ms::deviceOrdinal(device);  // a CUdevice is a handle, not an ordinal
   out << "Device " << ordinal << ": " << ms::deviceName(device) << '\n';
-  ms::Context context(device);
-  ms::Module module(ms::locateFatbin(ms::kVectorAddFatbin));
-  const CUfunction kernel = module.function(ms::kVectorAddKernel);
+  ms::OwnedContext context;
+  ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+  const std::vector<char> fatbin = ms::readBinaryFile(ms::locateFatbin("vectorAdd_kernel.fatbin"));
+  ms::OwnedModule module;
+  ms::check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+  CUfunction kernel = nullptr;
+  ms::check(cuModuleGetFunction(&kernel, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
 
   // 2. Topology: the driver's and the kernel's answer.
   char busId[64] = {};
@@ -324,11 +333,13 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   out << "Vectors: " << count << " floats (" << ms::formatBytes(bytes)
       << ") each; every host source holds A, B and C (" << ms::formatBytes(hostBytes) << ")\n";
 
-  ms::Stream stream;
-  ms::DeviceBuffer scratch(bytes);
+  ms::OwnedStream stream;
+  ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  ms::OwnedDeviceMemory scratch;
+  ms::check(cuMemAlloc(scratch.out(), bytes), "cuMemAlloc");
   Workload work;
   work.kernel = kernel;
-  work.grid = ms::residentGridSize(kernel, device, ms::kVectorAddBlockSize);
+  work.grid = ms::residentGridSize(kernel, device, kBlockSize);
   work.stream = stream.get();
   work.scratch = scratch.get();
   work.bytes = bytes;
@@ -353,7 +364,10 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     range.firstTouch();  // strict: throws unless every page is on the node
     const mn::PagePlacement touched = range.placement();
     out << "  placement after first touch: " << touched.summary() << '\n';
-    ms::HostRegistration registration(range.data(), range.mappedBytes());
+    // DEVICEMAP: the range also gets a device address, which a kernel can dereference.
+    ms::check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
+              "cuMemHostRegister");
+    const ms::OwnedHostRegistration registration(range.data());
     const mn::PagePlacement pinned = range.placement();
     out << "  placement after cuMemHostRegister: " << pinned.summary() << '\n';
     if (policy.strict) {
@@ -363,8 +377,10 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
         placementOk = false;
       }
     }
-    const HostVectors vectors{static_cast<char*>(range.data()), registration.devicePointer(),
-                              stride};
+    CUdeviceptr devicePointer = 0;
+    ms::check(cuMemHostGetDevicePointer(&devicePointer, range.data(), 0),
+              "cuMemHostGetDevicePointer");
+    const HostVectors vectors{static_cast<char*>(range.data()), devicePointer, stride};
     results.push_back(measureSource("mbind + cuMemHostRegister", vectors, work));
     bindJson.set("state", mn::bindStateName(range.state()))
         .set("mode", mn::describeMbindMode(range.mode()))
@@ -408,11 +424,12 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   // 5. The reference: cuMemHostAlloc, placed by the driver.
   {
     out << "\n[3] cuMemHostAlloc (reference)\n";
-    ms::PinnedHostBuffer pinned(hostBytes, CU_MEMHOSTALLOC_DEVICEMAP);
+    ms::OwnedPinnedHostMemory pinned;
+    ms::check(cuMemHostAlloc(pinned.out(), hostBytes, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
     CUdeviceptr devicePointer = 0;
     ms::check(cuMemHostGetDevicePointer(&devicePointer, pinned.get(), 0),
               "cuMemHostGetDevicePointer");
-    const HostVectors vectors{pinned.as<char>(), devicePointer, stride};
+    const HostVectors vectors{static_cast<char*>(pinned.get()), devicePointer, stride};
     results.push_back(measureSource("cuMemHostAlloc (reference)", vectors, work));
     out << "  placement: " << mn::pagesPerNode(pinned.get(), hostBytes).summary() << '\n';
   }
@@ -469,7 +486,9 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     for (const int node : nodes) {
       mn::NumaBoundHostRange range(2 * stride, node, policy, warn);
       range.firstTouch();
-      ms::HostRegistration registration(range.data(), range.mappedBytes());
+      ms::check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
+                "cuMemHostRegister");
+      const ms::OwnedHostRegistration registration(range.data());
       const double onNode = range.placement().fractionOn(node);
       char* host = static_cast<char*>(range.data());
       rows.emplace_back(node, timeCopies(host, host + stride, work));

@@ -115,9 +115,9 @@ struct Run {
   const p2p::Endpoints& endpoints;
   std::uint64_t bytes = 0;
   std::size_t count = 0;  // floats (and 32-bit words) per buffer
-  ms::PinnedHostBuffer& hostA;
-  ms::PinnedHostBuffer& hostB;
-  ms::PinnedHostBuffer& scratch;  // read-backs and pattern uploads
+  ms::OwnedPinnedHostMemory& hostA;
+  ms::OwnedPinnedHostMemory& hostB;
+  ms::OwnedPinnedHostMemory& scratch;  // read-backs and pattern uploads
   int verifiedTransfers = 0;
   std::vector<std::string> failures;
 };
@@ -127,7 +127,7 @@ struct Run {
 // What cuMemGetAccess said about one VMM range, for each device it was asked about.
 struct RangeAccess {
   std::string range;  // "A", "B" or "C"
-  std::vector<vmm::DeviceAccessView> views;
+  std::vector<p2p::DeviceAccessView> views;
 };
 
 struct PathResult {
@@ -149,8 +149,9 @@ ms::VectorAddCheck readBackSum(Run& run, const p2p::PeerDevice& owner, CUdevicep
   }
   owner.synchronize();
   ++run.verifiedTransfers;
-  return ms::checkVectorAdd(run.hostA.as<float>(), run.hostB.as<float>(), run.scratch.as<float>(),
-                            run.count);
+  return ms::checkVectorAdd(static_cast<const float*>(run.hostA.get()),
+                            static_cast<const float*>(run.hostB.get()),
+                            static_cast<const float*>(run.scratch.get()), run.count);
 }
 
 void clearOnOwner(const Run& run, const p2p::PeerDevice& owner, CUdeviceptr c) {
@@ -177,9 +178,12 @@ PathResult addOnAccessor(Run& run, const p2p::PeerDevice& owner, const p2p::Peer
               "cuMemcpyHtoDAsync");
   }
   owner.synchronize();  // the accessor's kernels run on another stream: they must see the inputs
+  unsigned long long n = run.count;  // the kernel's parameter types, exactly
+  void* args[] = {&a, &b, &c, &n};
   const auto launch = [&] {
-    ms::launchVectorAdd(accessor.vectorAdd(), accessor.vectorAddGrid(), a, b, c, run.count,
-                        accessor.stream());
+    ms::check(cuLaunchKernel(accessor.vectorAdd(), accessor.vectorAddGrid(), 1, 1,
+                             p2p::kVectorAddBlockSize, 1, 1, 0, accessor.stream(), args, nullptr),
+              "cuLaunchKernel");
   };
   PathResult result;
   result.ran = true;
@@ -218,13 +222,14 @@ PathResult runVmmPath(Run& run, const vmm::DeviceTopology& topology, const p2p::
   }
   const p2p::PeerDevice& owner = run.endpoints.owner(pair);
   const p2p::PeerDevice& accessor = run.endpoints.accessor(pair);
-  vmm::StripedRangeRequest request;
-  request.bytes = run.bytes;
-  request.backingDevices = {owner.ordinal()};
-  request.mappingDevices = p2p::vmmMappingDevices(pair);  // {A, B}, or {A} for a loopback pair
+  const std::vector<int> backing = {owner.ordinal()};
+  const std::vector<int> mapping = p2p::vmmMappingDevices(pair);  // {A, B}, or {A} (loopback)
   const auto build = [&] {
     const ms::ScopedContext onOwner(owner.context());
-    return vmm::StripedVmmRange(request);  // reserve, create on the owner, map, set access
+    // One stripe on the owner: reserve, create on the owner, map, set access.
+    return vmm::StripedVmmRange(
+        vmm::planStripes(run.bytes, vmm::stripedGranularity(backing, mapping), 1, backing),
+        mapping);
   };
   const vmm::StripedVmmRange a = build();
   const vmm::StripedVmmRange b = build();
@@ -237,8 +242,8 @@ PathResult runVmmPath(Run& run, const vmm::DeviceTopology& topology, const p2p::
   // What the driver says: the owner and the accessor each have read-write on all three ranges.
   std::vector<RangeAccess> access;
   for (const auto& [name, range] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}}) {
-    RangeAccess seen{name, vmm::readDeviceAccess(*range, request.mappingDevices)};
-    for (const std::string& problem : vmm::accessProblems(range->mappingDevices(), seen.views)) {
+    RangeAccess seen{name, p2p::readDeviceAccess(range->get(), mapping)};
+    for (const std::string& problem : p2p::accessProblems(range->mappingDevices(), seen.views)) {
       run.failures.push_back("pair " + p2p::formatPair(pair) + ", VMM path, range " + name + ": " +
                              problem);
     }
@@ -308,11 +313,11 @@ ms::JsonObject pathJson(const PathResult& result) {
   if (!result.access.empty()) {
     ms::JsonArray access;
     for (const RangeAccess& range : result.access) {
-      for (const vmm::DeviceAccessView& view : range.views) {
+      for (const p2p::DeviceAccessView& view : range.views) {
         ms::JsonObject item;
         item.set("range", range.range)
             .set("device", view.device)
-            .set("access", view.flags ? vmm::accessFlagsName(*view.flags) : view.failure);
+            .set("access", view.flags ? p2p::accessFlagsName(*view.flags) : view.failure);
         access.addRaw(item.dump());
       }
     }
@@ -427,7 +432,7 @@ void verifyDestination(Run& run, const p2p::PeerDevice& holder, CUdeviceptr dest
   }
   holder.synchronize();
   const p2p::PatternCheck result =
-      p2p::checkPattern(run.scratch.as<std::uint32_t>(), run.count, seed);
+      p2p::checkPattern(static_cast<const std::uint32_t*>(run.scratch.get()), run.count, seed);
   ++run.verifiedTransfers;
   if (!result.passed())
     run.failures.push_back(what + ": " + p2p::describePatternCheck(result));
@@ -486,7 +491,7 @@ Bandwidth measureBandwidth(Run& run, int deviceCount) {
   for (std::size_t index = 0; index < run.endpoints.size(); ++index) {
     const p2p::PeerDevice& endpoint = run.endpoints.at(index);
     const TransferBuffers& own = buffers.emplace_back(endpoint.context(), run.bytes);
-    p2p::fillPattern(run.scratch.as<std::uint32_t>(), run.count,
+    p2p::fillPattern(static_cast<std::uint32_t*>(run.scratch.get()), run.count,
                      p2p::sourceSeed(static_cast<int>(index)));
     {
       const ms::ScopedContext onDevice(endpoint.context());
@@ -732,7 +737,7 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   p2p::checkLoopbackOptions(options.loopback, requested);
 
   // 1. Driver and devices; 2. the peer-access matrix. Queries only: nothing is allocated.
-  ms::initDriver();
+  ms::checkDriverInit(cuInit(0));
   const vmm::DeviceTopology topology = vmm::queryDeviceTopology();
   const int deviceCount = topology.deviceCount();
   const p2p::LinkMatrix links = p2p::queryLinkAttributes(deviceCount);
@@ -807,7 +812,7 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   }
 
   // 4. One context per device, with the kernels and a stream per endpoint.
-  const std::string vectorAddFatbin = ms::locateFatbin(ms::kVectorAddFatbin);
+  const std::string vectorAddFatbin = ms::locateFatbin(p2p::kVectorAddFatbin);
   const std::string copyFatbin = ms::locateFatbin(p2p::kCopyFatbin);
   out << "Kernels: " << vectorAddFatbin << ", " << copyFatbin << '\n';
   const p2p::Endpoints endpoints(plan, vectorAddFatbin, copyFatbin);
@@ -825,13 +830,14 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
       << " floats) each\n";
   // PORTABLE: pinned for every context, not only the current one, so that each device's copy
   // engine reads and writes it directly.
-  ms::PinnedHostBuffer hostA(bytes, CU_MEMHOSTALLOC_PORTABLE);
-  ms::PinnedHostBuffer hostB(bytes, CU_MEMHOSTALLOC_PORTABLE);
-  ms::PinnedHostBuffer scratch(bytes, CU_MEMHOSTALLOC_PORTABLE);
+  ms::OwnedPinnedHostMemory hostA, hostB, scratch;
+  for (ms::OwnedPinnedHostMemory* buffer : {&hostA, &hostB, &scratch})
+    ms::check(cuMemHostAlloc(buffer->out(), bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
   // Declared after the host buffers: no copy still uses them when they are freed.
   const p2p::SynchronizeOnExit drain(endpoints.all());
   Run run{options, plan, endpoints, bytes, bytes / sizeof(float), hostA, hostB, scratch, 0, {}};
-  ms::fillVectorAddInputs(hostA.as<float>(), hostB.as<float>(), run.count, 2024);
+  ms::fillVectorAddInputs(static_cast<float*>(hostA.get()), static_cast<float*>(hostB.get()),
+                          run.count, 2024);
 
   // 5. to 7. The reference, the VMM path and the classic path on every pair.
   runPathTests(run, topology, out, json);

@@ -252,6 +252,43 @@ std::optional<std::string> vmmPathUnavailable(const vmm::DeviceTopology& topolog
              "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
 }
 
+// ------------------------------------------------------------------------------- VMM access
+
+std::string accessFlagsName(unsigned long long flags) {
+  switch (flags) {
+    case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+      return "read-write";
+    case CU_MEM_ACCESS_FLAGS_PROT_READ:
+      return "read";
+    case CU_MEM_ACCESS_FLAGS_PROT_NONE:
+      return "none";
+    default:
+      return "flags " + std::to_string(flags);
+  }
+}
+
+std::vector<std::string> accessProblems(const std::vector<int>& mappingDevices,
+                                        const std::vector<DeviceAccessView>& views) {
+  std::vector<std::string> problems;
+  for (const int device : mappingDevices) {
+    const std::string who = "mapping device " + std::to_string(device);
+    const auto view = std::find_if(views.begin(), views.end(), [device](const DeviceAccessView& v) {
+      return v.device == device;
+    });
+    if (view == views.end()) {
+      problems.push_back(who + " was not asked (cuMemGetAccess) for its access");
+    } else if (!view->flags) {
+      problems.push_back(who + ": cuMemGetAccess failed (" +
+                         (view->failure.empty() ? "no answer" : view->failure) + ")");
+    } else if (*view->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      problems.push_back(who + " has " + accessFlagsName(*view->flags) +
+                         " access (cuMemGetAccess), not the read-write access cuMemSetAccess "
+                         "granted");
+    }
+  }
+  return problems;
+}
+
 // ------------------------------------------------------------------------------------- patterns
 
 std::uint32_t patternWord(std::uint32_t seed, std::uint64_t index) noexcept {

@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "device_roles.hpp"
 #include "memsamples.hpp"
-#include "striped_vmm_logic.hpp"
 
 /// The logic of 05_p2pMemMap (peer access, VMM peer mappings, peer bandwidth).
 namespace memsamples::p2p {
@@ -175,6 +175,33 @@ int buffersPerDevice(const PairPlan& plan);
  */
 std::optional<std::string> vmmPathUnavailable(const vmm::DeviceTopology& topology,
                                               const DevicePair& pair);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name The access rights of a VMM range, read back
+/// cuMemSetAccess grants them; cuMemGetAccess (readDeviceAccess() in peer_context.hpp) says what
+/// each device really got, and these judge the answers.
+/// @{
+
+/// What cuMemGetAccess reported for one device.
+struct DeviceAccessView {
+  int device = 0;  ///< The device ordinal asked about.
+  std::optional<unsigned long long>
+      flags;            ///< The CUmemAccess_flags; nullopt when the call failed.
+  std::string failure;  ///< Why the call failed; empty when it answered.
+};
+
+/// "read-write", "read", "none" or "flags N": a CUmemAccess_flags value for people.
+std::string accessFlagsName(unsigned long long flags);
+
+/**
+ * One line per mapping device whose access is not read-write: another flag value, a failed
+ * cuMemGetAccess, or no answer for it in @p views at all. Devices that are not mapping devices
+ * are not judged (they were never granted anything).
+ */
+std::vector<std::string> accessProblems(const std::vector<int>& mappingDevices,
+                                        const std::vector<DeviceAccessView>& views);
 
 /// @}
 

@@ -1,4 +1,5 @@
-// The driver half of 05_p2pMemMap: endpoints, peer access, buffers, events, concurrent timing.
+// The driver half of 05_p2pMemMap: endpoints, peer access, buffers, events, concurrent timing,
+// and what the driver reports about links and VMM access rights.
 #include "peer_context.hpp"
 
 #include <stdexcept>
@@ -21,6 +22,15 @@ bool pushQuietly(CUcontext context) noexcept {
 void popQuietly() noexcept {
   CUcontext popped = nullptr;
   (void)cuCtxPopCurrent(&popped);
+}
+
+// Loads the fatbin at @p path into @p module (in the current context); returns its kernel @p name.
+CUfunction loadKernel(OwnedModule& module, const std::string& path, const char* name) {
+  const std::vector<char> fatbin = readBinaryFile(path);
+  check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+  CUfunction kernel = nullptr;
+  check(cuModuleGetFunction(&kernel, module.get(), name), "cuModuleGetFunction");
+  return kernel;
 }
 
 }  // namespace
@@ -67,13 +77,11 @@ PeerDevice::PeerDevice(int ordinal, const std::string& vectorAddFatbin,
     : ordinal_(ordinal), device_(deviceFor(ordinal)), context_(device_) {
   const ScopedContext current(context_.get());
   try {
-    vectorAddModule_.emplace(vectorAddFatbin);
-    copyModule_.emplace(copyFatbin);
-    vectorAdd_ = vectorAddModule_->function(kVectorAddKernel);
-    copy_ = copyModule_->function(kCopyKernel);
+    vectorAdd_ = loadKernel(vectorAddModule_, vectorAddFatbin, kVectorAddKernel);
+    copy_ = loadKernel(copyModule_, copyFatbin, kCopyKernel);
     vectorAddGrid_ = residentGridSize(vectorAdd_, device_, kVectorAddBlockSize);
     copyGrid_ = residentGridSize(copy_, device_, kCopyBlockSize);
-    stream_.emplace();
+    check(cuStreamCreate(stream_.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   } catch (...) {
     // A throwing constructor runs no destructor: unload what was loaded, still in this context.
     releaseInContext();
@@ -108,16 +116,16 @@ std::size_t PeerDevice::freeBytes() const {
 
 void PeerDevice::synchronize() const {
   const ScopedContext current(context_.get());
-  stream_->synchronize();
+  check(cuStreamSynchronize(stream_.get()), "cuStreamSynchronize");
 }
 
 CUresult PeerDevice::synchronizeQuietly() const noexcept {
-  if (!stream_)
+  if (stream_.get() == nullptr)
     return CUDA_SUCCESS;
   const CUresult pushed = cuCtxPushCurrent(context_.get());
   if (pushed != CUDA_SUCCESS)
     return pushed;
-  const CUresult waited = cuStreamSynchronize(stream_->get());
+  const CUresult waited = cuStreamSynchronize(stream_.get());
   popQuietly();
   return waited;
 }
@@ -252,6 +260,27 @@ TimingStats timeConcurrently(const PeerDevice& first, const PeerDevice& second, 
 }
 
 // ------------------------------------------------------------------------------------- queries
+
+std::vector<DeviceAccessView> readDeviceAccess(CUdeviceptr address,
+                                               const std::vector<int>& devices) {
+  std::vector<DeviceAccessView> views;
+  for (const int device : devices) {
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device;
+    unsigned long long flags = 0;
+    const CUresult queried = cuMemGetAccess(&flags, &location, address);
+    DeviceAccessView view;
+    view.device = device;
+    if (queried == CUDA_SUCCESS) {
+      view.flags = flags;
+    } else {
+      view.failure = describeResult(queried);
+    }
+    views.push_back(view);
+  }
+  return views;
+}
 
 LinkMatrix queryLinkAttributes(int deviceCount) {
   const auto count = static_cast<std::size_t>(deviceCount);

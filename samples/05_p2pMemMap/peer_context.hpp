@@ -28,15 +28,14 @@
 
 #include "memsamples.hpp"
 #include "p2p_logic.hpp"
-#include "striped_vmm_logic.hpp"
 
 namespace memsamples::p2p {
 
 /**
  * cuMemAlloc memory of one context, freed (cuMemFree) with that context current.
  *
- * Why not memsamples::DeviceBuffer: that owner frees with whatever context is current when it
- * dies, which is right in a one-context program. Here several contexts are alive and the one on
+ * Why not memsamples::OwnedDeviceMemory: that owner frees with whatever context is current when
+ * it dies, which is right in a one-context program. Here several contexts are alive and the one on
  * top of the stack at destruction time is often another device's (an owner outlives the
  * ScopedContext that was current when it was made, e.g. when it is unwound by an exception), so
  * this owner remembers its context and pushes it for the release.
@@ -64,7 +63,7 @@ class ContextBuffer {
 
 /**
  * An event of one context (cuEventCreate / cuEventDestroy, each with that context current).
- * Not memsamples::Event for the same reason as ContextBuffer: it must be destroyed in its own
+ * Not memsamples::OwnedEvent for the same reason as ContextBuffer: it must be destroyed in its own
  * context, whichever is current when it dies; and it takes creation flags.
  */
 class ContextEvent {
@@ -118,12 +117,12 @@ class PeerDevice {
   /// The device's primary context.
   CUcontext context() const noexcept { return context_.get(); }
   /// The device's stream (in its context).
-  CUstream stream() const noexcept { return stream_->get(); }
+  CUstream stream() const noexcept { return stream_.get(); }
   /// VecAdd_kernel in this context.
   CUfunction vectorAdd() const noexcept { return vectorAdd_; }
   /// Copy_kernel in this context.
   CUfunction copy() const noexcept { return copy_; }
-  /// Blocks of 256 threads that fill this device with VecAdd_kernel.
+  /// Blocks of kVectorAddBlockSize threads that fill this device with VecAdd_kernel.
   unsigned int vectorAddGrid() const noexcept { return vectorAddGrid_; }
   /// Blocks of kCopyBlockSize threads that fill this device with Copy_kernel.
   unsigned int copyGrid() const noexcept { return copyGrid_; }
@@ -140,9 +139,9 @@ class PeerDevice {
   int ordinal_;
   CUdevice device_ = 0;
   memsamples::PrimaryContext context_;
-  std::optional<Module> vectorAddModule_;
-  std::optional<Module> copyModule_;
-  std::optional<Stream> stream_;
+  OwnedModule vectorAddModule_;
+  OwnedModule copyModule_;
+  OwnedStream stream_;
   CUfunction vectorAdd_ = nullptr;
   CUfunction copy_ = nullptr;
   unsigned int vectorAddGrid_ = 0;
@@ -238,6 +237,13 @@ class SynchronizeOnExit {
   std::vector<const PeerDevice*> devices_;
 };
 
+/// File name of the fatbin that holds `VecAdd_kernel` (kernels/vectorAdd_kernel.cu).
+inline constexpr const char* kVectorAddFatbin = "vectorAdd_kernel.fatbin";
+/// Name of the vector-add entry point in that fatbin.
+inline constexpr const char* kVectorAddKernel = "VecAdd_kernel";
+/// Threads per block of VecAdd_kernel launches.
+inline constexpr int kVectorAddBlockSize = 256;
+
 /// File name of the fatbin that holds `Copy_kernel` (kernels/copy_kernel.cu).
 inline constexpr const char* kCopyFatbin = "copy_kernel.fatbin";
 /// Name of the copy entry point in that fatbin.
@@ -248,6 +254,14 @@ inline constexpr int kCopyBlockSize = 256;
 /// Launches `Copy_kernel(dst, src, count)` (count in floats) on @p device's stream; the caller
 /// makes @p device's context current. @throws CudaError.
 void launchCopy(const PeerDevice& device, CUdeviceptr dst, CUdeviceptr src, std::size_t count);
+
+/**
+ * cuMemGetAccess on the VMM range at @p address for each of @p devices (ordinals): the rights
+ * each device really has. A failed query is recorded in its view, not thrown, so that a report
+ * can show it next to the others.
+ */
+std::vector<DeviceAccessView> readDeviceAccess(CUdeviceptr address,
+                                               const std::vector<int>& devices);
 
 /**
  * Times two pieces of work that run at the same time on two endpoints' streams (two devices, or

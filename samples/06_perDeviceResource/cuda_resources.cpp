@@ -16,7 +16,7 @@ std::string onDevice(const char* what, int ordinal) {
 }
 
 // The device address of page-locked host memory from cuMemHostAlloc(DEVICEMAP), in the current
-// context. (Registered ranges have HostRegistration::devicePointer() instead.)
+// context. (numa_resource.cpp asks the same for its registered ranges, at allocation.)
 CUdeviceptr mappedHostDevicePointer(void* hostPointer) {
   CUdeviceptr address = 0;
   check(cuMemHostGetDevicePointer(&address, hostPointer, 0), "cuMemHostGetDevicePointer");
@@ -147,7 +147,8 @@ PinnedHostResource::~PinnedHostResource() {
 
 void* PinnedHostResource::doAllocate(std::size_t bytes, CUstream) {
   ScopedContext scope(context_.context);  // not PORTABLE: pinned for this context only
-  PinnedHostBuffer buffer(bytes, CU_MEMHOSTALLOC_DEVICEMAP);
+  OwnedPinnedHostMemory buffer;
+  check(cuMemHostAlloc(buffer.out(), bytes, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
   void* ptr = buffer.get();
   allocations_.add(ptr, bytes, std::move(buffer));
   return ptr;
@@ -189,13 +190,12 @@ StripedVmmResource::~StripedVmmResource() {
 }
 
 void* StripedVmmResource::doAllocate(std::size_t bytes, CUstream) {
-  vmm::StripedRangeRequest request;
-  request.bytes = bytes;
-  request.backingDevices = backing_;
-  request.mappingDevices = {context_.ordinal};
-  request.stripes = stripes_;
+  const std::vector<int> mapping = {context_.ordinal};
   ScopedContext scope(context_.context);
-  vmm::StripedVmmRange range(request);  // queries the granularity again (see the class comment)
+  // Queries the granularity again rather than use granularity_ (see the class comment).
+  vmm::StripedVmmRange range(
+      vmm::planStripes(bytes, vmm::stripedGranularity(backing_, mapping), stripes_, backing_),
+      mapping);
   void* ptr = fromDevicePointer(range.get());
   allocations_.add(ptr, bytes, std::move(range));
   return ptr;

@@ -188,9 +188,9 @@ class ManagedMemoryResource final : public MemoryResource {
 
 /**
  * Page-locked host memory mapped into the device's address space: cuMemHostAlloc with
- * CU_MEMHOSTALLOC_DEVICEMAP (Common's PinnedHostBuffer). Not PORTABLE: it is pinned for the
- * context that allocated it, which is what "belongs to its device" means for host memory.
- * kernelAddress() is cuMemHostGetDevicePointer in that context.
+ * CU_MEMHOSTALLOC_DEVICEMAP. Not PORTABLE: it is pinned for the context that allocated it,
+ * which is what "belongs to its device" means for host memory. kernelAddress() is
+ * cuMemHostGetDevicePointer in that context.
  */
 class PinnedHostResource final : public MemoryResource {
  public:
@@ -209,7 +209,7 @@ class PinnedHostResource final : public MemoryResource {
   std::string doName() const override;
 
   ResourceContext context_;
-  OwnedAllocations<PinnedHostBuffer> allocations_;
+  OwnedAllocations<OwnedPinnedHostMemory> allocations_;
 };
 
 /**
@@ -217,9 +217,10 @@ class PinnedHostResource final : public MemoryResource {
  * per backing device) on the device and on every peer it can access that supports VMM
  * (vmm::discoverBackingDevices), mapped read-write for the device only. Sizes are rounded up to
  * stripes x granularity (2 MiB x stripes on an H200), so small allocations waste a lot: VMM is
- * for large, long-lived buffers. Each allocation also repeats StripedVmmRange's granularity query
- * (one cuMemGetAllocationGranularity per backing and per mapping device): 02's class has no way
- * to be given the granularity read here, so the latency table includes those queries.
+ * for large, long-lived buffers. Each allocation also queries the granularity again
+ * (vmm::stripedGranularity: one cuMemGetAllocationGranularity per backing and per mapping
+ * device) instead of reusing the one read here, so the latency table's "vmm striped +
+ * granularity query" row still measures what it says.
  */
 class StripedVmmResource final : public MemoryResource {
  public:

@@ -20,7 +20,7 @@ namespace {
 /// gave it (read once, in the resource's context).
 struct NumaAllocation {
   numa::NumaBoundHostRange range;
-  HostRegistration registration;
+  OwnedHostRegistration registration;
   CUdeviceptr kernelAddress = 0;
 };
 
@@ -43,8 +43,11 @@ class NumaHostResource final : public MemoryResource {
     // Registration pins every page: the pages are allocated now, under the binding. It is not
     // PORTABLE: the range is pinned and mapped for this resource's context only.
     ScopedContext scope(context_.context);
-    HostRegistration registration(range.data(), range.mappedBytes());
-    const CUdeviceptr kernelAddress = registration.devicePointer();
+    check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
+          "cuMemHostRegister");
+    OwnedHostRegistration registration(range.data());
+    CUdeviceptr kernelAddress = 0;
+    check(cuMemHostGetDevicePointer(&kernelAddress, range.data(), 0), "cuMemHostGetDevicePointer");
     void* ptr = range.data();
     allocations_.add(ptr, bytes,
                      NumaAllocation{std::move(range), std::move(registration), kernelAddress});

@@ -35,7 +35,7 @@ struct NumaResourceResult {
  * be done the memory is used unbound and one warning per distinct cause goes to @p warn. Each
  * allocation is mmap + mbind + madvise, then cuMemHostRegister(DEVICEMAP) in @p context, which
  * pins the pages (and so places them under the binding); the registration's device address
- * (HostRegistration::devicePointer) is read then and is what kernelAddress() returns.
+ * (cuMemHostGetDevicePointer) is read then and is what kernelAddress() returns.
  * deallocate synchronizes the stream, unregisters and unmaps, in @p context.
  *
  * @param context the context that registers the memory; its device is the GPU whose nearest node

@@ -93,6 +93,7 @@ constexpr std::uint64_t kDefaultLargeBytes = 64ull << 20;
 constexpr std::size_t kScratchBytes = 64 << 10;  // per scratch allocation of step 4
 constexpr int kScratchPerThread = 8;
 constexpr const char* kReferenceRow = "device pool";
+constexpr int kBlockSize = 256;  // threads per block of the VecAdd_kernel launches
 
 struct Options {
   ms::CommonOptions common;
@@ -147,16 +148,21 @@ class WarningLog {
 // device pushes its context for a scope (ms::ScopedContext).
 class DeviceSetup {
  public:
-  explicit DeviceSetup(CUdevice device)
-      : device_(device), ordinal_(ms::deviceOrdinal(device)), context_(device) {
+  explicit DeviceSetup(CUdevice device) : device_(device), ordinal_(ms::deviceOrdinal(device)) {
+    ms::check(cuCtxCreate(context_.out(), nullptr, 0, device), "cuCtxCreate");
     CUcontext created = nullptr;
     ms::check(cuCtxPopCurrent(&created), "cuCtxPopCurrent");
     if (created != context_.get())
       throw std::logic_error("cuCtxCreate did not leave its new context on top of the stack");
     ms::ScopedContext scope(context_.get());
     auto objects = std::make_unique<ContextObjects>();  // released in scope if the next throw
-    kernel_ = objects->module.function(ms::kVectorAddKernel);
-    grid_ = ms::residentGridSize(kernel_, device, ms::kVectorAddBlockSize);
+    const std::vector<char> fatbin =
+        ms::readBinaryFile(ms::locateFatbin("vectorAdd_kernel.fatbin"));
+    ms::check(cuModuleLoadData(objects->module.out(), fatbin.data()), "cuModuleLoadData");
+    ms::check(cuStreamCreate(objects->stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    ms::check(cuModuleGetFunction(&kernel_, objects->module.get(), "VecAdd_kernel"),
+              "cuModuleGetFunction");
+    grid_ = ms::residentGridSize(kernel_, device, kBlockSize);
     objects_ = std::move(objects);
   }
   // The stream, module and staging memory go in their own context, the context itself last.
@@ -178,7 +184,9 @@ class DeviceSetup {
   CUfunction kernel() const noexcept { return kernel_; }
   unsigned int grid() const noexcept { return grid_; }
   CUstream stream() const noexcept { return objects_->stream.get(); }
-  void synchronize() const { objects_->stream.synchronize(); }
+  void synchronize() const {
+    ms::check(cuStreamSynchronize(objects_->stream.get()), "cuStreamSynchronize");
+  }
   // The device's free memory now (cuMemGetInfo answers for the current context's device).
   std::uint64_t freeMemory() const {
     ms::ScopedContext scope(context_.get());
@@ -190,24 +198,24 @@ class DeviceSetup {
   // the vector size is known, pinned for this context (the copies run in it).
   void allocateStaging(std::uint64_t vectorBytes) {
     ms::ScopedContext scope(context_.get());
-    objects_->staging = ms::PinnedHostBuffer(3 * vectorBytes);
+    ms::check(cuMemHostAlloc(objects_->staging.out(), 3 * vectorBytes, 0), "cuMemHostAlloc");
     vectorBytes_ = vectorBytes;
   }
   float* staging(int vector) const noexcept {
-    return objects_->staging.as<float>() +
+    return static_cast<float*>(objects_->staging.get()) +
            static_cast<std::size_t>(vector) * (vectorBytes_ / sizeof(float));
   }
 
  private:
   struct ContextObjects {
-    ms::Module module{ms::locateFatbin(ms::kVectorAddFatbin)};
-    ms::Stream stream;
-    ms::PinnedHostBuffer staging;
+    ms::OwnedModule module;
+    ms::OwnedStream stream;
+    ms::OwnedPinnedHostMemory staging;
   };
 
   CUdevice device_;
   int ordinal_;
-  ms::Context context_;
+  ms::OwnedContext context_;
   std::unique_ptr<ContextObjects> objects_;  // made and released with context_ pushed
   CUfunction kernel_ = nullptr;
   unsigned int grid_ = 0;
@@ -438,8 +446,13 @@ ms::VectorAddCheck addAndVerify(const DeviceSetup& setup, const Vectors& vectors
     ms::check(cuMemsetD32Async(vectors.c.kernelAddress(), kNaNBits, count, stream),
               "cuMemsetD32Async");
   }
-  ms::launchVectorAdd(setup.kernel(), setup.grid(), vectors.a.kernelAddress(),
-                      vectors.b.kernelAddress(), vectors.c.kernelAddress(), count, stream);
+  CUdeviceptr x = vectors.a.kernelAddress(), y = vectors.b.kernelAddress(),
+              z = vectors.c.kernelAddress();
+  unsigned long long n = count;  // the kernel's parameter types, exactly
+  void* args[] = {&x, &y, &z, &n};
+  ms::check(cuLaunchKernel(setup.kernel(), setup.grid(), 1, 1, kBlockSize, 1, 1, 0, stream, args,
+                           nullptr),
+            "cuLaunchKernel");
   if (!hostAccessible)
     ms::check(cuMemcpyDtoHAsync(c, vectors.c.kernelAddress(), bytes, stream), "cuMemcpyDtoHAsync");
   setup.synchronize();
@@ -554,7 +567,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
                  : mr::allResourceKinds();
 
   // 1. Driver, device, context, kernel, stream.
-  ms::initDriver();
+  ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
   const int ordinal = ms::deviceOrdinal(device);
   int deviceCount = 0;
