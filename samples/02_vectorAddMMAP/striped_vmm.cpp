@@ -98,13 +98,14 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout, const std::vector<int>& 
     check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
           "cuMemSetAccess");
   } catch (const CudaError& error) {
+    // Undo first: building the message below allocates, and may throw.
+    const std::string undone =
+        rollBack(base, layout, mapped, handleHeld ? &handle : nullptr, unmapResults);
     const std::string stripe = building < layout.stripes.size()
                                    ? " (stripe " + std::to_string(building) + " of " +
                                          std::to_string(layout.stripes.size()) + ", on device " +
                                          std::to_string(layout.stripes[building].device) + ")"
                                    : "";
-    const std::string undone =
-        rollBack(base, layout, mapped, handleHeld ? &handle : nullptr, unmapResults);
     throw CudaError(error.result(), error.what() + stripe + "; " + undone);
   } catch (...) {  // std::bad_alloc: undo all the same
     (void)rollBack(base, layout, mapped, handleHeld ? &handle : nullptr, unmapResults);
