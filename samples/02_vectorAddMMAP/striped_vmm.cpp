@@ -31,26 +31,31 @@ std::string rollBack(CUdeviceptr base, const StripeLayout& layout, std::size_t m
   const CUresult released = unreleasedHandle ? cuMemRelease(*unreleasedHandle) : CUDA_SUCCESS;
   const CUresult freed = cuMemAddressFree(base, layout.roundedBytes);
 
-  std::string done, problems;
+  std::vector<std::string> done;
+  std::string problems;
   const std::size_t unmapped = static_cast<std::size_t>(
       std::count(unmapResults.begin(), unmapResults.begin() + mappedStripes, CUDA_SUCCESS));
   if (unmapped > 0)
-    done += plural(unmapped, "stripe", "stripes") + " unmapped, ";
+    done.push_back(plural(unmapped, "stripe", "stripes") + " unmapped");
   for (std::size_t i = 0; i < mappedStripes; ++i) {
     if (unmapResults[i] != CUDA_SUCCESS)
       problems +=
           "; cuMemUnmap of stripe " + std::to_string(i) + ": " + describeResult(unmapResults[i]);
   }
   if (unreleasedHandle && released == CUDA_SUCCESS)
-    done += "1 handle released, ";
+    done.push_back("1 handle released");
   if (released != CUDA_SUCCESS)
     problems += "; cuMemRelease: " + describeResult(released);
   if (freed == CUDA_SUCCESS)
-    done += "address range freed";
+    done.push_back("address range freed");
   else
     problems += "; cuMemAddressFree: " + describeResult(freed);
-  return "rolled back: " + (done.empty() ? "nothing to undo" : done) +
-         (problems.empty() ? "" : "; rollback problems" + problems);
+  std::string summary = "rolled back: ";
+  for (std::size_t i = 0; i < done.size(); ++i)
+    summary += (i > 0 ? ", " : "") + done[i];
+  if (done.empty())
+    summary += "nothing";
+  return summary + (problems.empty() ? "" : "; rollback problems" + problems);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "striped_vmm_logic.hpp"
+#include "striped_vmm.hpp"
 #include "test_support.hpp"
 
 namespace vmm = memsamples::vmm;

@@ -5,7 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "striped_vmm_logic.hpp"
+#include "device_roles.hpp"
+#include "memsamples.hpp"
 #include "test_support.hpp"
 
 namespace ms = memsamples;

@@ -1,0 +1,148 @@
+/**
+ * @file owner_test.cpp
+ * @brief unmapStripedRange() and the StripedVmmRange owner against the fake driver: every way a
+ *        range ends leaves the machine clean, and a failed free says which call failed.
+ */
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "fake_cuda_driver.hpp"
+#include "striped_test_support.hpp"
+#include "striped_vmm.hpp"
+
+namespace vmm = memsamples::vmm;
+using namespace striped_test;
+
+namespace {
+using UnmapStripedRange = FakeDriverTest;
+using StripedVmmRangeOwner = FakeDriverTest;
+}  // namespace
+
+TEST_F(UnmapStripedRange, OneUnmapOfTheWholeRangeThenTheAddressFree) {
+  const vmm::StripeLayout layout = layoutOf(8);
+  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  const std::size_t built = fake::callLog().size();
+  vmm::unmapStripedRange(base, layout.roundedBytes);
+  EXPECT_EQ(std::vector<std::string>(fake::callLog().begin() + static_cast<long>(built),
+                                     fake::callLog().end()),
+            (std::vector<std::string>{"cuMemUnmap", "cuMemAddressFree"}));
+  EXPECT_TRUE(machineIsClean());
+}
+
+TEST_F(UnmapStripedRange, AFailedUnmapIsReportedAndTheAddressFreeIsStillTried) {
+  const vmm::StripeLayout layout = layoutOf(2);
+  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  fake::failCall("cuMemUnmap", 1);
+  const memsamples::CudaError error =
+      cudaErrorOf([&] { vmm::unmapStripedRange(base, layout.roundedBytes); });
+  EXPECT_EQ(withoutLine(error.what()),
+            "cuMemUnmap failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  EXPECT_EQ(fake::callCount("cuMemAddressFree"), 1);
+}
+
+TEST_F(UnmapStripedRange, AFailedAddressFreeIsReported) {
+  const vmm::StripeLayout layout = layoutOf(2);
+  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  fake::failCall("cuMemAddressFree", 1, CUDA_ERROR_INVALID_VALUE);
+  const memsamples::CudaError error =
+      cudaErrorOf([&] { vmm::unmapStripedRange(base, layout.roundedBytes); });
+  EXPECT_EQ(withoutLine(error.what()),
+            "cuMemAddressFree failed at striped_vmm.cpp:N: CUDA_ERROR_INVALID_VALUE (invalid "
+            "argument)");
+  EXPECT_EQ(fake::leftovers().describe(),
+            "1 reservations, 0 mappings, 0 unreleased handles, 0 bytes of physical memory");
+}
+
+TEST_F(StripedVmmRangeOwner, OwnsTheRangeItBuiltAndFreesItWhenDestroyed) {
+  fake::reset({{fake::Device{}, fake::Device{}}, {}});
+  {
+    const vmm::StripedVmmRange range(layoutOf(4, {0, 1}, 10 * MiB), {1, 0});
+    EXPECT_NE(range.get(), 0u);
+    EXPECT_EQ(range.size(), 16 * MiB);
+    EXPECT_EQ(range.layout().stripes.size(), 4u);
+    EXPECT_EQ(range.mappingDevices(), (std::vector<int>{1, 0}));
+    EXPECT_EQ(fake::deviceMappedAt(range.get() + 4 * MiB), 1);
+    EXPECT_EQ(fake::leftovers().physicalBytes, 16 * MiB);
+  }
+  EXPECT_TRUE(machineIsClean());
+}
+
+TEST_F(StripedVmmRangeOwner, AFailedConstructionLeavesNothing) {
+  fake::failCall("cuMemMap", 3);
+  EXPECT_THROW(vmm::StripedVmmRange(layoutOf(4), {0}), memsamples::CudaError);
+  EXPECT_TRUE(machineIsClean());
+}
+
+TEST_F(StripedVmmRangeOwner, MoveConstructionTransfersTheRange) {
+  {
+    vmm::StripedVmmRange first(layoutOf(2), {0});
+    const CUdeviceptr base = first.get();
+    const vmm::StripedVmmRange second(std::move(first));
+    EXPECT_EQ(second.get(), base);
+    EXPECT_EQ(second.size(), 64 * MiB);
+    EXPECT_EQ(first.get(), 0u);  // NOLINT(bugprone-use-after-move): the moved-from state is tested
+    EXPECT_EQ(first.size(), 0u);
+    EXPECT_EQ(fake::leftovers().reservations, 1u);
+  }
+  EXPECT_TRUE(machineIsClean());
+  EXPECT_EQ(fake::callCount("cuMemUnmap"), 1);  // the empty owner freed nothing
+}
+
+TEST_F(StripedVmmRangeOwner, MoveAssignmentFreesTheOldRangeAtOnce) {
+  {
+    vmm::StripedVmmRange target(layoutOf(2), {0});
+    vmm::StripedVmmRange source(layoutOf(4), {0});
+    const CUdeviceptr oldBase = target.get();
+    const CUdeviceptr newBase = source.get();
+    target = std::move(source);
+    EXPECT_EQ(target.get(), newBase);
+    EXPECT_EQ(target.layout().stripes.size(), 4u);
+    EXPECT_EQ(source.get(), 0u);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(fake::deviceMappedAt(oldBase), -1);
+    EXPECT_EQ(fake::deviceMappedAt(newBase), 0);
+    EXPECT_EQ(fake::leftovers().reservations, 1u);
+
+    vmm::StripedVmmRange& alias = target;  // self-assignment must keep the range
+    target = std::move(alias);
+    EXPECT_EQ(target.get(), newBase);
+    EXPECT_EQ(fake::leftovers().reservations, 1u);
+  }
+  EXPECT_TRUE(machineIsClean());
+}
+
+TEST_F(StripedVmmRangeOwner, ReleaseFreesNowAndLeavesAnEmptyOwner) {
+  vmm::StripedVmmRange range(layoutOf(2), {0});
+  range.release();
+  EXPECT_EQ(range.get(), 0u);
+  EXPECT_EQ(range.size(), 0u);
+  EXPECT_TRUE(range.mappingDevices().empty());
+  EXPECT_TRUE(machineIsClean());
+  const std::size_t calls = fake::callLog().size();
+  range.release();  // nothing left to free: no driver call
+  EXPECT_EQ(fake::callLog().size(), calls);
+}
+
+TEST_F(StripedVmmRangeOwner, AFailedReleaseThrowsAndStillEmptiesTheOwner) {
+  {
+    vmm::StripedVmmRange range(layoutOf(2), {0});
+    fake::failCall("cuMemUnmap", 1);
+    const memsamples::CudaError error = cudaErrorOf([&] { range.release(); });
+    EXPECT_EQ(withoutLine(error.what()),
+              "cuMemUnmap failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+    EXPECT_EQ(range.get(), 0u);
+  }
+  // The destructor of the emptied owner does not try again.
+  EXPECT_EQ(fake::callCount("cuMemUnmap"), 1);
+  EXPECT_EQ(fake::callCount("cuMemAddressFree"), 1);
+}
+
+TEST_F(StripedVmmRangeOwner, TheDestructorIgnoresAFailedUnmapAndStillTriesTheAddressFree) {
+  {
+    const vmm::StripedVmmRange range(layoutOf(2), {0});
+    fake::failCall("cuMemUnmap", 1);
+  }
+  EXPECT_EQ(fake::callCount("cuMemAddressFree"), 1);
+  EXPECT_EQ(fake::leftovers().mappings, 2u);  // the driver kept what it could not unmap
+}
