@@ -529,8 +529,17 @@ TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
 /// Bytes per second in GB/s, with 1 GB = 1e9 bytes.
 double gigabytesPerSecond(double bytes, double milliseconds);
 
-/// Occupancy-sized grid for a grid-stride kernel: enough resident blocks to fill every SM.
+/// Occupancy-sized grid for a grid-stride kernel: enough resident blocks to fill every SM
+/// (cuOccupancyMaxActiveBlocksPerMultiprocessor x multiprocessors).
 unsigned int residentGridSize(CUfunction kernel, CUdevice device, int threadsPerBlock);
+
+/**
+ * The blocks a kernel needs to give every one of @p items its own slot when each block takes
+ * @p itemsPerBlock: the ceiling of the division, at least 1 (a launch needs a block), at most
+ * 2^31 - 1 (the largest gridDim.x); a grid-stride loop in the kernel covers what the cap leaves.
+ * @throws std::invalid_argument when @p itemsPerBlock is 0.
+ */
+unsigned int blocksToCover(std::uint64_t items, std::uint64_t itemsPerBlock);
 
 /// @}
 
@@ -592,6 +601,19 @@ class JsonObject {
 /// so that its results are comparable across allocation techniques. Each sample launches it
 /// itself; these are the host-side inputs and the exact check.
 /// @{
+
+/// A VecAdd_kernel launch as a sample set it up (C = A + B on device buffers), for its
+/// measurements to repeat. The sample writes the launch itself; this only carries its settings.
+struct VectorAddLaunch {
+  CUfunction kernel = nullptr;  ///< `VecAdd_kernel`.
+  unsigned int grid = 0;        ///< Blocks per launch.
+  unsigned int block = 0;       ///< Threads per block.
+  CUstream stream = nullptr;    ///< Where the launches and copies go.
+  CUdeviceptr a = 0;            ///< Input A: count floats on the device.
+  CUdeviceptr b = 0;            ///< Input B.
+  CUdeviceptr c = 0;            ///< Output C = A + B.
+  std::size_t count = 0;        ///< Elements per vector.
+};
 
 /// Fills @p a and @p b with reproducible pseudo-random values in [-1, 1) derived from @p seed.
 void fillVectorAddInputs(float* a, float* b, std::size_t count, std::uint32_t seed);

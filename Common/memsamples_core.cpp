@@ -582,6 +582,14 @@ TimingStats summarizeTimings(std::vector<double> timesMs) {
   return stats;
 }
 
+unsigned int blocksToCover(std::uint64_t items, std::uint64_t itemsPerBlock) {
+  if (itemsPerBlock == 0)
+    throw std::invalid_argument("blocksToCover: a block must take at least one item");
+  constexpr std::uint64_t kMaxGridX = (1ull << 31) - 1;
+  const std::uint64_t blocks = items / itemsPerBlock + (items % itemsPerBlock != 0 ? 1 : 0);
+  return static_cast<unsigned int>(std::clamp<std::uint64_t>(blocks, 1, kMaxGridX));
+}
+
 double gigabytesPerSecond(double bytes, double milliseconds) {
   if (milliseconds <= 0)
     return std::numeric_limits<double>::quiet_NaN();

@@ -10,7 +10,7 @@ namespace {
 constexpr int kRounds = 3;  // interleaved copy / kernel timing rounds
 }  // namespace
 
-ms::VectorAddCheck measureVectorAdd(const VectorAddRun& run, CUdevice device,
+ms::VectorAddCheck measureVectorAdd(const ms::VectorAddLaunch& run, CUdevice device,
                                     const ms::CommonOptions& options, const float* hostA,
                                     const float* hostB, float* hostC, std::ostream& out,
                                     ms::JsonObject& json) {

@@ -12,16 +12,6 @@
 
 #include "memsamples.hpp"
 
-/// A VecAdd_kernel launch as the lesson set it up: C = A + B on device buffers of @p count floats.
-struct VectorAddRun {
-  CUfunction kernel;    ///< `VecAdd_kernel`.
-  unsigned int grid;    ///< Blocks per launch.
-  unsigned int block;   ///< Threads per block.
-  CUstream stream;      ///< Where the launches and copies go.
-  CUdeviceptr a, b, c;  ///< Device buffers of count floats each; A and B hold the inputs.
-  std::size_t count;    ///< Elements per vector.
-};
-
 /**
  * Times a cuMemcpyDtoDAsync of A into C (read + write: 2 x size bytes) and the kernel (reads A
  * and B, writes C: 3 x size bytes) with CUDA events, median of `--iterations` after `--warmup`,
@@ -31,7 +21,7 @@ struct VectorAddRun {
  * @return the check of C after the timed launches.
  * @throws CudaError.
  */
-memsamples::VectorAddCheck measureVectorAdd(const VectorAddRun& run, CUdevice device,
+memsamples::VectorAddCheck measureVectorAdd(const memsamples::VectorAddLaunch& run, CUdevice device,
                                             const memsamples::CommonOptions& options,
                                             const float* hostA, const float* hostB, float* hostC,
                                             std::ostream& out, memsamples::JsonObject& json);

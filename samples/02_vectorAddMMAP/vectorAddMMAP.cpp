@@ -180,7 +180,7 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
   ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
 
-  const unsigned int grid = ms::residentGridSize(vecAdd, device, kBlockSize);
+  const unsigned int grid = ms::blocksToCover(count, 4 * kBlockSize);  // a float4 per thread
   CUdeviceptr deviceA = a.get(), deviceB = b.get(), deviceC = c.get();
   unsigned long long n = count;  // exactly the kernel's parameter types, as in 01
   void* kernelParams[] = {&deviceA, &deviceB, &deviceC, &n};
@@ -195,7 +195,8 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   const auto remoteStripes =
       std::count_if(layout.stripes.begin(), layout.stripes.end(),
                     [&](const vmm::Stripe& s) { return s.device != ordinal; });
-  const VectorAddRun run{vecAdd, grid, kBlockSize, stream.get(), a.get(), b.get(), c.get(), count};
+  const ms::VectorAddLaunch run{vecAdd,  grid,    kBlockSize, stream.get(),
+                                a.get(), b.get(), c.get(),    count};
   const ms::VectorAddCheck timedRuns = compareWithCuMemAlloc(
       run, device, static_cast<int>(remoteStripes), options.common, hostA, hostB, hostC, out, json);
   reportMappingCost(roles, granularity, bytes, out, json);

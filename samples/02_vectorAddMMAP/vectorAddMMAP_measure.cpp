@@ -18,8 +18,8 @@ constexpr int kBandwidthRounds = 3;  // interleaved VMM / cuMemAlloc rounds
 constexpr int kCostRepetitions = 5;  // builds per stripe count
 constexpr int kCostStripeCounts[] = {1, 2, 8, 64};
 
-ms::TimingStats timeKernel(const VectorAddRun& run, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-                           const ms::CommonOptions& options) {
+ms::TimingStats timeKernel(const ms::VectorAddLaunch& run, CUdeviceptr a, CUdeviceptr b,
+                           CUdeviceptr c, const ms::CommonOptions& options) {
   unsigned long long n = run.count;
   void* kernelParams[] = {&a, &b, &c, &n};
   return ms::timeOnStream(run.stream, options.warmup, options.iterations, [&] {
@@ -29,7 +29,7 @@ ms::TimingStats timeKernel(const VectorAddRun& run, CUdeviceptr a, CUdeviceptr b
   });
 }
 
-ms::VectorAddCheck fetchAndCheck(const VectorAddRun& run, CUdeviceptr c, const float* hostA,
+ms::VectorAddCheck fetchAndCheck(const ms::VectorAddLaunch& run, CUdeviceptr c, const float* hostA,
                                  const float* hostB, float* hostC) {
   ms::check(cuMemcpyDtoHAsync(hostC, c, run.count * sizeof(float), run.stream),
             "cuMemcpyDtoHAsync");
@@ -48,7 +48,7 @@ double median(std::vector<double> values) {
 
 }  // namespace
 
-ms::VectorAddCheck compareWithCuMemAlloc(const VectorAddRun& run, CUdevice device,
+ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevice device,
                                          int remoteStripes, const ms::CommonOptions& options,
                                          const float* hostA, const float* hostB, float* hostC,
                                          std::ostream& out, ms::JsonObject& json) {

@@ -15,16 +15,6 @@
 #include "device_roles.hpp"
 #include "memsamples.hpp"
 
-/// A VecAdd_kernel launch as the lesson set it up: C = A + B on the VMM ranges.
-struct VectorAddRun {
-  CUfunction kernel;    ///< `VecAdd_kernel`.
-  unsigned int grid;    ///< Blocks per launch.
-  unsigned int block;   ///< Threads per block.
-  CUstream stream;      ///< Where the launches and copies go.
-  CUdeviceptr a, b, c;  ///< The VMM ranges; A and B hold the inputs.
-  std::size_t count;    ///< Elements per vector.
-};
-
 /**
  * Runs the kernel on the VMM ranges and on three cuMemAlloc buffers of the same size (the inputs
  * copied over), in interleaved rounds of CUDA-event timings (median of `--iterations` after
@@ -35,8 +25,8 @@ struct VectorAddRun {
  * @return the first failed check, else the check of the VMM result.
  * @throws CudaError.
  */
-memsamples::VectorAddCheck compareWithCuMemAlloc(const VectorAddRun& run, CUdevice device,
-                                                 int remoteStripes,
+memsamples::VectorAddCheck compareWithCuMemAlloc(const memsamples::VectorAddLaunch& run,
+                                                 CUdevice device, int remoteStripes,
                                                  const memsamples::CommonOptions& options,
                                                  const float* hostA, const float* hostB,
                                                  float* hostC, std::ostream& out,

@@ -54,3 +54,13 @@ TEST(VectorAdd, CheckFindsEveryWrongElement) {
   EXPECT_EQ(result.expected, a[3] + b[3]);
   EXPECT_EQ(result.actual, c[3]);
 }
+
+TEST(BlocksToCover, CeilingAtLeastOneAtMostTheLargestGrid) {
+  EXPECT_EQ(ms::blocksToCover(0, 1024), 1u);
+  EXPECT_EQ(ms::blocksToCover(1, 1024), 1u);
+  EXPECT_EQ(ms::blocksToCover(1024, 1024), 1u);
+  EXPECT_EQ(ms::blocksToCover(1025, 1024), 2u);
+  EXPECT_EQ(ms::blocksToCover(1ull << 28, 1024), 1u << 18);  // 1 GiB of floats, a float4 a thread
+  EXPECT_EQ(ms::blocksToCover(UINT64_MAX, 1), (1u << 31) - 1);
+  EXPECT_THROW(ms::blocksToCover(10, 0), std::invalid_argument);
+}

@@ -1,0 +1,328 @@
+// The lesson-shape rules of one sample folder; see lesson_shape.hpp.
+#include "lesson_shape.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace memsamples::lesson_shape {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kHeading = "## Demonstrated API calls";
+
+bool isIdentifierChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+bool startsWith(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string trimLeft(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t\n");
+  return first == std::string::npos ? std::string() : text.substr(first);
+}
+
+std::string trimRight(const std::string& text) {
+  const std::size_t last = text.find_last_not_of(" \t\r\n");
+  return last == std::string::npos ? std::string() : text.substr(0, last + 1);
+}
+
+// A markdown heading of level 1 or 2 ends the section; `###` and deeper stay inside it.
+bool isTopHeading(const std::string& line) {
+  return startsWith(line, "# ") || startsWith(line, "## ") || line == "#" || line == "##";
+}
+
+// The `cu...` name a code span stands for: `cuMemAlloc` or `cuMemAlloc(...)`; else "".
+std::string callNameOf(const std::string& span) {
+  const std::string content = trimRight(trimLeft(span));
+  std::size_t end = 0;
+  while (end < content.size() && isIdentifierChar(content[end]))
+    ++end;
+  const std::string name = content.substr(0, end);
+  if (!startsWith(name, "cu") || (end < content.size() && content[end] != '('))
+    return "";
+  return name;
+}
+
+// Every code span of @p text, as CommonMark reads them: a run of N backticks up to the next run
+// of exactly N backticks; an opening run without a closing one is literal text.
+std::vector<std::string> codeSpans(const std::string& text) {
+  std::vector<std::string> spans;
+  std::size_t i = 0;
+  while ((i = text.find('`', i)) != std::string::npos) {
+    const std::size_t open = i;
+    while (i < text.size() && text[i] == '`')
+      ++i;
+    const std::size_t ticks = i - open;
+    std::size_t close = i;
+    bool closed = false;
+    while ((close = text.find('`', close)) != std::string::npos) {
+      std::size_t run = close;
+      while (run < text.size() && text[run] == '`')
+        ++run;
+      if (run - close == ticks) {
+        closed = true;
+        break;
+      }
+      close = run;
+    }
+    if (!closed)
+      continue;  // literal backticks; go on after them
+    spans.push_back(text.substr(i, close - i));
+    i = close + ticks;
+  }
+  return spans;
+}
+
+// The token of identifier characters (and digit separators, dots) that ends just before @p pos.
+std::string tokenBefore(const std::string& code, std::size_t pos) {
+  std::size_t start = pos;
+  while (start > 0 &&
+         (isIdentifierChar(code[start - 1]) || code[start - 1] == '.' || code[start - 1] == '\''))
+    --start;
+  return code.substr(start, pos - start);
+}
+
+void blank(std::string& out, std::size_t from, std::size_t to) {
+  for (std::size_t k = from; k < to && k < out.size(); ++k) {
+    if (out[k] != '\n')
+      out[k] = ' ';
+  }
+}
+
+// Where a quoted literal that opens at @p open (a " or ') ends: after its closing quote, or at
+// the end of its line when it is not closed there.
+std::size_t quotedEnd(const std::string& code, std::size_t open) {
+  const char quote = code[open];
+  std::size_t k = open + 1;
+  while (k < code.size() && code[k] != quote && code[k] != '\n')
+    k += code[k] == '\\' ? 2 : 1;
+  return std::min(k < code.size() && code[k] == quote ? k + 1 : k, code.size());
+}
+
+// Where a raw string literal whose `"` is at @p open ends (after `)delim"`), or npos when the
+// text after the quote is not a raw-string opening.
+std::size_t rawStringEnd(const std::string& code, std::size_t open) {
+  const std::size_t paren = code.find('(', open + 1);
+  if (paren == std::string::npos || paren - open - 1 > 16)
+    return std::string::npos;
+  const std::string delimiter = code.substr(open + 1, paren - open - 1);
+  if (delimiter.find_first_of(" \\)\t\n\"") != std::string::npos)
+    return std::string::npos;
+  const std::size_t close = code.find(")" + delimiter + "\"", paren + 1);
+  return close == std::string::npos ? code.size() : close + delimiter.size() + 2;
+}
+
+std::string readFile(const fs::path& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "samples/01_vectorAddDrv/" and "samples/./01_vectorAddDrv" -> "samples/01_vectorAddDrv".
+fs::path normalizedFolder(const std::string& folder) {
+  fs::path path = fs::path(folder).lexically_normal();
+  return path.filename().empty() ? path.parent_path() : path;
+}
+
+}  // namespace
+
+ApiSection parseApiSection(const std::string& readme) {
+  ApiSection section;
+  std::istringstream lines(readme);
+  std::string line;
+  std::string beforeVia;
+  bool inSection = false;
+  bool fenced = false;
+  bool viaSeen = false;
+  while (std::getline(lines, line)) {
+    line = trimRight(line);
+    if (!inSection) {
+      if (line == kHeading) {
+        inSection = true;
+        section.found = true;
+      }
+      continue;
+    }
+    const std::string text = trimLeft(line);
+    if (startsWith(text, "```") || startsWith(text, "~~~")) {
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced)
+      continue;
+    if (isTopHeading(line))
+      break;
+    if (startsWith(text, "Via ")) {
+      viaSeen = true;
+      section.hasViaCommon = section.hasViaCommon || startsWith(text, "Via Common:");
+    }
+    if (!viaSeen)
+      beforeVia += line + "\n";
+  }
+  for (const std::string& span : codeSpans(beforeVia)) {
+    const std::string name = callNameOf(span);
+    if (!name.empty() && std::find(section.folderCalls.begin(), section.folderCalls.end(), name) ==
+                             section.folderCalls.end())
+      section.folderCalls.push_back(name);
+  }
+  return section;
+}
+
+std::string stripCommentsAndStrings(const std::string& code) {
+  std::string out = code;
+  std::size_t i = 0;
+  while (i < code.size()) {
+    const char c = code[i];
+    const char next = i + 1 < code.size() ? code[i + 1] : '\0';
+    std::size_t end = i + 1;
+    if (c == '/' && next == '/') {
+      end = i;  // to the end of the line, lines joined by a trailing backslash included
+      while (end < code.size() && code[end] != '\n')
+        end += code[end] == '\\' && end + 1 < code.size() ? 2 : 1;
+    } else if (c == '/' && next == '*') {
+      const std::size_t close = code.find("*/", i + 2);
+      end = close == std::string::npos ? code.size() : close + 2;
+    } else if (c == '"') {
+      const std::string prefix = tokenBefore(code, i);
+      const bool raw =
+          prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR";
+      const std::size_t rawEnd = raw ? rawStringEnd(code, i) : std::string::npos;
+      end = rawEnd != std::string::npos ? rawEnd : quotedEnd(code, i);
+    } else if (c == '\'') {
+      const std::string token = tokenBefore(code, i);
+      const bool digitSeparator =
+          !token.empty() && std::isdigit(static_cast<unsigned char>(token[0])) != 0;
+      if (digitSeparator) {
+        ++i;
+        continue;
+      }
+      end = quotedEnd(code, i);
+    } else {
+      ++i;
+      continue;
+    }
+    blank(out, i, end);
+    i = end;
+  }
+  return out;
+}
+
+bool containsCall(const std::string& code, const std::string& name) {
+  if (name.empty())
+    return false;
+  for (std::size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1)) {
+    if (at > 0 && isIdentifierChar(code[at - 1]))
+      continue;
+    std::size_t k = at + name.size();
+    while (k < code.size() && std::isspace(static_cast<unsigned char>(code[k])) != 0)
+      ++k;
+    if (k < code.size() && code[k] == '(')
+      return true;
+  }
+  return false;
+}
+
+std::size_t countLines(const std::string& text) {
+  const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  return newlines + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+std::string lessonFileName(const std::string& folderName) {
+  std::size_t digits = 0;
+  while (digits < folderName.size() &&
+         std::isdigit(static_cast<unsigned char>(folderName[digits])) != 0)
+    ++digits;
+  const bool numbered = digits > 0 && digits < folderName.size() && folderName[digits] == '_';
+  return (numbered ? folderName.substr(digits + 1) : folderName) + ".cpp";
+}
+
+std::size_t lessonLineLimit(const std::string& folderName) {
+  return folderName == "01_vectorAddDrv" ? 220 : 350;
+}
+
+Report checkCalls(const std::string& folderArgument) {
+  Report report;
+  const std::string folder = normalizedFolder(folderArgument).string();
+  const fs::path readmePath = fs::path(folder) / "README.md";
+  const std::string readme = readmePath.string();
+  bool ok = false;
+  const std::string text = readFile(readmePath, ok);
+  if (!ok) {
+    report.problems.push_back(readme + ": cannot be read (every sample folder has a README.md)");
+    return report;
+  }
+  const ApiSection section = parseApiSection(text);
+  if (!section.found) {
+    report.problems.push_back(readme + ": has no \"" + kHeading + "\" section");
+    return report;
+  }
+  if (!section.hasViaCommon) {
+    report.problems.push_back(readme + ": its \"" + kHeading +
+                              "\" section has no line starting with \"Via Common:\" (the calls "
+                              "Common makes for the sample are listed there)");
+  }
+
+  std::vector<fs::path> files;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".cu"))
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::string code;
+  for (const fs::path& file : files) {
+    bool read = false;
+    code += stripCommentsAndStrings(readFile(file, read)) + "\n";
+    if (!read)
+      report.problems.push_back(file.string() + ": cannot be read");
+  }
+  for (const std::string& call : section.folderCalls) {
+    if (!containsCall(code, call)) {
+      report.problems.push_back(readme + ": `" + call +
+                                "` is listed as a call of the folder, but no *.cpp, *.hpp or "
+                                "*.cu file in " +
+                                folder +
+                                " calls it outside comments and strings (write the call "
+                                "there, or list it on a \"Via ...\" line)");
+    }
+  }
+  report.summary = readme + ": " + std::to_string(section.folderCalls.size()) +
+                   " calls listed for the folder, checked against " + std::to_string(files.size()) +
+                   " source files of " + folder;
+  return report;
+}
+
+Report checkLines(const std::string& folder) {
+  Report report;
+  const fs::path dir = normalizedFolder(folder);
+  const std::string name = dir.filename().string();
+  const fs::path lessonPath = dir / lessonFileName(name);
+  const std::string lesson = lessonPath.string();
+  const std::size_t limit = lessonLineLimit(name);
+  bool ok = false;
+  const std::size_t lines = countLines(readFile(lessonPath, ok));
+  if (!ok) {
+    report.problems.push_back(lesson + ": the lesson file of " + name +
+                              " cannot be read (a sample folder NN_name holds name.cpp)");
+    return report;
+  }
+  if (lines > limit) {
+    report.problems.push_back(lesson + ": " + std::to_string(lines) + " lines, over the limit of " +
+                              std::to_string(limit) +
+                              " for a lesson file (tutorial header included)");
+  }
+  report.summary =
+      lesson + ": " + std::to_string(lines) + " lines (limit " + std::to_string(limit) + ")";
+  return report;
+}
+
+}  // namespace memsamples::lesson_shape

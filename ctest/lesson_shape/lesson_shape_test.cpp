@@ -1,0 +1,256 @@
+// Unit tests of the lesson-shape checker: README parsing, comment and string stripping, call
+// matching, and the two checks on a scratch sample folder.
+#include "lesson_shape.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/temp_dir.hpp"
+
+namespace ls = memsamples::lesson_shape;
+using Calls = std::vector<std::string>;
+
+// ------------------------------------------------------------------ README "Demonstrated API
+// calls"
+
+TEST(ApiSection, CallsBeforeViaAreTheFolderCalls) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "# 01_x\n\n## Application flow\n1. `cuNotListed` here\n\n"
+      "## Demonstrated API calls\n"
+      "`cuMemCreate`, `cuMemMap` (twice: `cuMemMap`),\n`cuMemSetAccess`.\n"
+      "Via Common: `cuInit`, `cuCtxCreate`.\n"
+      "Via 02_vectorAddMMAP: `cuMemRelease`.\n\n## Build\n`cuAfterTheSection`\n");
+  EXPECT_TRUE(section.found);
+  EXPECT_TRUE(section.hasViaCommon);
+  EXPECT_EQ(section.folderCalls, (Calls{"cuMemCreate", "cuMemMap", "cuMemSetAccess"}));
+}
+
+TEST(ApiSection, OnlyBacktickedNamesStartingWithCuCount) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "## Demonstrated API calls\n"
+      "cuPlainWord, `cuMemAdvise` (`_v2`), `CU_MEM_ACCESS_FLAGS_PROT_READWRITE`, `mbind`,\n"
+      "`cuMemCreate(CU_MEM_LOCATION_TYPE_HOST_NUMA)`, `cuda.h`, ``cuDouble``, `cu Spaced`,\n"
+      "`cuLast` and an unclosed ` tick\nVia Common: `cuInit`\n");
+  EXPECT_EQ(section.folderCalls, (Calls{"cuMemAdvise", "cuMemCreate", "cuDouble", "cuLast"}));
+}
+
+TEST(ApiSection, CodeSpanMayWrapALine) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "## Demonstrated API calls\nsee `cuMemMap\n` and `cuMemUnmap`\n"
+      "Via Common: -\n");
+  EXPECT_EQ(section.folderCalls, (Calls{"cuMemMap", "cuMemUnmap"}));
+}
+
+TEST(ApiSection, MissingSectionOrViaCommon) {
+  EXPECT_FALSE(ls::parseApiSection("# x\n## Demonstrated API call\n`cuInit`\n").found);
+  const ls::ApiSection noCommon =
+      ls::parseApiSection("## Demonstrated API calls\n`cuInit`\nVia 02_vectorAddMMAP: `cuA`\n");
+  EXPECT_TRUE(noCommon.found);
+  EXPECT_FALSE(noCommon.hasViaCommon);
+  EXPECT_EQ(noCommon.folderCalls, (Calls{"cuInit"}));
+  // "Via Common:" is a line of its own, not words inside another line or another section.
+  EXPECT_FALSE(ls::parseApiSection("## Demonstrated API calls\n`cuA`, and Via Common: `cuB`\n")
+                   .hasViaCommon);
+  EXPECT_FALSE(ls::parseApiSection("## Demonstrated API calls\n`cuA`\n## Next\nVia Common: `cuB`\n")
+                   .hasViaCommon);
+}
+
+TEST(ApiSection, IndentedViaLineAndSubheadingsStayInside) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "## Demonstrated API calls  \r\n### Driver\n`cuA`\n  Via Common: `cuB`\n`cuC`\n");
+  EXPECT_TRUE(section.hasViaCommon);
+  EXPECT_EQ(section.folderCalls, (Calls{"cuA"}));
+}
+
+TEST(ApiSection, FencedCodeIsSkipped) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "## Demonstrated API calls\n```\n## not a heading `cuInFence`\nVia nothing\n```\n`cuA`\n"
+      "Via Common: `cuB`\n");
+  EXPECT_TRUE(section.hasViaCommon);
+  EXPECT_EQ(section.folderCalls, (Calls{"cuA"}));
+}
+
+// ------------------------------------------------------------------ comments and strings
+
+TEST(Strip, CommentsAndStringsBecomeSpacesLinesKept) {
+  const std::string code =
+      "a(); // cuA(\n"
+      "b(); /* cuB(\n cuC( */ c();\n"
+      "s = \"cuD( // not a comment\"; d();\n";
+  const std::string stripped = ls::stripCommentsAndStrings(code);
+  EXPECT_EQ(stripped.size(), code.size());
+  const auto spaces = [](std::size_t n) { return std::string(n, ' '); };
+  EXPECT_EQ(stripped, "a(); " + spaces(7) + "\n" +                  // "// cuA("
+                          "b(); " + spaces(7) + "\n" + spaces(8) +  // "/* cuB(", " cuC( */"
+                          " c();\n" +                               //
+                          "s = " + spaces(23) + "; d();\n");        // the string literal
+}
+
+TEST(Strip, EscapesAndCharacterLiterals) {
+  const std::string stripped =
+      ls::stripCommentsAndStrings("x(\"say \\\"cuA(\\\" \\\\\"); q = '\"'; e = '\\''; cuB(1);\n");
+  EXPECT_FALSE(ls::containsCall(stripped, "cuA"));
+  EXPECT_TRUE(ls::containsCall(stripped, "cuB"));
+  EXPECT_NE(stripped.find("x("), std::string::npos);
+}
+
+TEST(Strip, DigitSeparatorsAreNotCharacterLiterals) {
+  const std::string stripped =
+      ls::stripCommentsAndStrings("n = 1'000'000; cuA(n); c = u8'x'; m = 0x1'F; cuB(m);\n");
+  EXPECT_TRUE(ls::containsCall(stripped, "cuA"));
+  EXPECT_TRUE(ls::containsCall(stripped, "cuB"));
+}
+
+TEST(Strip, RawStrings) {
+  const std::string stripped = ls::stripCommentsAndStrings(
+      "a = R\"(cuA( \" */ )\"; cuB();\n"
+      "b = R\"x(cuC( )\" still inside )x\"; cuD();\n"
+      "c = u8R\"(cuE()\"; d = LR\"--(cuF()--\"; cuG();\n");
+  for (const char* inside : {"cuA", "cuC", "cuE", "cuF"})
+    EXPECT_FALSE(ls::containsCall(stripped, inside)) << inside;
+  for (const char* outside : {"cuB", "cuD", "cuG"})
+    EXPECT_TRUE(ls::containsCall(stripped, outside)) << outside;
+}
+
+TEST(Strip, QuotesAndSlashesInsideCommentsDoNotOpenAnything) {
+  const std::string stripped = ls::stripCommentsAndStrings(
+      "/* it's \" open */ cuA(); // don't \"\n cuB(); /* // */ cuC();\n");
+  EXPECT_TRUE(ls::containsCall(stripped, "cuA"));
+  EXPECT_TRUE(ls::containsCall(stripped, "cuB"));
+  EXPECT_TRUE(ls::containsCall(stripped, "cuC"));
+}
+
+TEST(Strip, UnterminatedLiteralsAndComments) {
+  EXPECT_EQ(ls::stripCommentsAndStrings("a = \"open\ncuA();"), "a =      \ncuA();");
+  EXPECT_EQ(ls::stripCommentsAndStrings("cuA(); /* open\ncuB();"), "cuA();        \n      ");
+  // A line comment continued by a trailing backslash goes on on the next line.
+  EXPECT_FALSE(ls::containsCall(ls::stripCommentsAndStrings("// a \\\ncuA();\ncuB();"), "cuA"));
+}
+
+// ------------------------------------------------------------------ call matching
+
+TEST(ContainsCall, WholeNameFollowedByParenthesis) {
+  EXPECT_TRUE(ls::containsCall("ms::check(cuMemAlloc(a.out(), n), \"cuMemAlloc\");", "cuMemAlloc"));
+  EXPECT_TRUE(ls::containsCall("cuMemAlloc (a, n);", "cuMemAlloc"));
+  EXPECT_TRUE(ls::containsCall("check(cuMemAlloc\n    (a, n));", "cuMemAlloc"));
+  EXPECT_FALSE(ls::containsCall("cuMemAllocManaged(&p, n, 0);", "cuMemAlloc"));
+  EXPECT_TRUE(ls::containsCall("cuMemAllocManaged(&p, n, 0);", "cuMemAllocManaged"));
+  EXPECT_FALSE(ls::containsCall("mycuMemAlloc(&p, n);", "cuMemAlloc"));
+  EXPECT_FALSE(ls::containsCall("auto f = &cuMemAlloc;", "cuMemAlloc"));
+  EXPECT_FALSE(ls::containsCall("cuMemAlloc_v2(&p, n);", "cuMemAlloc"));
+  EXPECT_FALSE(ls::containsCall("", "cuMemAlloc"));
+  EXPECT_TRUE(ls::containsCall("cuMemAllocManaged(&p); cuMemAlloc(&q);", "cuMemAlloc"));
+}
+
+TEST(ContainsCall, MacrosAreCode) {
+  EXPECT_TRUE(ls::containsCall("#define ALLOC(p, n) cuMemAlloc(p, n)\n", "cuMemAlloc"));
+  EXPECT_TRUE(ls::containsCall("CHECK(cuMemAlloc(&p, n));", "cuMemAlloc"));
+  const std::string stripped = ls::stripCommentsAndStrings("#define NAME \"cuMemAlloc(\"\n");
+  EXPECT_FALSE(ls::containsCall(stripped, "cuMemAlloc"));
+}
+
+// ------------------------------------------------------------------ names, limits, lines
+
+TEST(Lesson, FileNameAndLimit) {
+  EXPECT_EQ(ls::lessonFileName("01_vectorAddDrv"), "vectorAddDrv.cpp");
+  EXPECT_EQ(ls::lessonFileName("02_vectorAddMMAP"), "vectorAddMMAP.cpp");
+  EXPECT_EQ(ls::lessonFileName("123_x_y"), "x_y.cpp");
+  EXPECT_EQ(ls::lessonFileName("plain"), "plain.cpp");
+  EXPECT_EQ(ls::lessonLineLimit("01_vectorAddDrv"), 220u);
+  EXPECT_EQ(ls::lessonLineLimit("02_vectorAddMMAP"), 350u);
+}
+
+TEST(Lesson, CountLines) {
+  EXPECT_EQ(ls::countLines(""), 0u);
+  EXPECT_EQ(ls::countLines("a"), 1u);
+  EXPECT_EQ(ls::countLines("a\n"), 1u);
+  EXPECT_EQ(ls::countLines("a\n\nb"), 3u);
+}
+
+// ------------------------------------------------------------------ the checks on a folder
+
+namespace {
+
+class SampleFolder : public ::testing::Test {
+ protected:
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(std::filesystem::path(folder_) / name) << text;
+  }
+  memsamples::test::TempDir dir_;
+  std::string folder_ = dir_.path() + "/02_demo";
+  void SetUp() override { std::filesystem::create_directories(folder_); }
+};
+
+}  // namespace
+
+TEST_F(SampleFolder, CallsPassWhenEveryFolderCallIsCalled) {
+  write("README.md",
+        "## Demonstrated API calls\n`cuMemCreate`, `cuMemMap`.\n"
+        "Via Common: `cuInit`.\n");
+  write("demo.cpp", "void f() { check(cuMemCreate(&h, n, &p, 0), \"cuMemCreate\"); }\n");
+  write("helper.hpp", "inline void g() { cuMemMap(b, n, 0, h, 0); }\n");
+  const ls::Report report = ls::checkCalls(folder_);
+  EXPECT_TRUE(report.problems.empty()) << report.problems.front();
+  EXPECT_NE(report.summary.find("2 calls"), std::string::npos) << report.summary;
+}
+
+TEST_F(SampleFolder, CallsNamesReadmeCallAndFolder) {
+  write("README.md", "## Demonstrated API calls\n`cuMemAlloc`, `cuMemMap`\n");
+  write("demo.cpp",
+        "// cuMemMap(\nvoid f() { cuMemAllocManaged(&p, n, 1); log(\"cuMemMap(\"); }\n");
+  write("notes.txt", "cuMemMap(b);\n");  // not code
+  const ls::Report report = ls::checkCalls(folder_);
+  ASSERT_EQ(report.problems.size(), 3u);
+  const std::string readme = folder_ + "/README.md";
+  EXPECT_EQ(report.problems[0].rfind(readme + ": ", 0), 0u) << report.problems[0];
+  EXPECT_NE(report.problems[0].find("no line starting with \"Via Common:\""), std::string::npos);
+  EXPECT_EQ(report.problems[1],
+            readme +
+                ": `cuMemAlloc` is listed as a call of the folder, but no *.cpp, *.hpp or "
+                "*.cu file in " +
+                folder_ +
+                " calls it outside comments and strings (write "
+                "the call there, or list it on a \"Via ...\" line)");
+  EXPECT_NE(report.problems[2].find("`cuMemMap`"), std::string::npos);
+}
+
+TEST_F(SampleFolder, CallsFindKernelsInCuFiles) {
+  write("README.md", "## Demonstrated API calls\n`cuKernelThing`\nVia Common: `cuInit`\n");
+  write("k.cu", "__global__ void k() { cuKernelThing(); }\n");
+  EXPECT_TRUE(ls::checkCalls(folder_).problems.empty());
+}
+
+TEST_F(SampleFolder, CallsWithoutSectionOrReadme) {
+  ls::Report report = ls::checkCalls(folder_);
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_NE(report.problems[0].find("README.md: cannot be read"), std::string::npos);
+  write("README.md", "# demo\n## Application flow\n`cuInit`\n");
+  report = ls::checkCalls(folder_);
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0],
+            folder_ + "/README.md: has no \"## Demonstrated API calls\" section");
+}
+
+TEST_F(SampleFolder, LinesWithinAndOverTheLimit) {
+  write("demo.cpp", std::string(350, '\n'));
+  ls::Report report = ls::checkLines(folder_ + "/");
+  EXPECT_TRUE(report.problems.empty());
+  EXPECT_EQ(report.summary, folder_ + "/demo.cpp: 350 lines (limit 350)");
+  write("demo.cpp", std::string(351, '\n'));
+  report = ls::checkLines(folder_);
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0], folder_ +
+                                    "/demo.cpp: 351 lines, over the limit of 350 for a "
+                                    "lesson file (tutorial header included)");
+}
+
+TEST_F(SampleFolder, LinesOfAMissingLessonFile) {
+  const ls::Report report = ls::checkLines(folder_);
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0].rfind(folder_ + "/demo.cpp: the lesson file of 02_demo", 0), 0u)
+      << report.problems[0];
+}

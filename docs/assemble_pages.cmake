@@ -1,0 +1,82 @@
+# Assembles one Doxygen page per sample (run by the `docs` target before Doxygen, so the site
+# always shows the READMEs as they are now):
+#
+#   <PAGES_DIR>/NN_name.md = samples/NN_name/README.md      (flow, concepts, API list, real output)
+#                          + docs/samples/NN_name.md         ("The code": \snippet blocks pulled
+#                                                              from the sample's sources, diagrams)
+#                          + links to the previous and the next lesson
+#   <PAGES_DIR>/lessons.md = the page `lessons`: every sample page as a \subpage, in folder order
+#
+# The README's title line gets the page label `sample_NN_name` (the main page links to it), and a
+# link to another sample's README becomes a link to that sample's page.
+# The READMEs themselves are excluded from Doxygen's INPUT, so each sample has exactly one page.
+# (Doxygen's \includedoc would avoid this step, but up to at least 1.9.4 it drops headings and
+# merges paragraphs of a markdown file.)
+#
+#   cmake -DMEMSAMPLES_ROOT=<repo> -DPAGES_DIR=<dir> -P assemble_pages.cmake
+cmake_minimum_required(VERSION 3.25)
+foreach(var MEMSAMPLES_ROOT PAGES_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "assemble_pages.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+
+file(REMOVE_RECURSE "${PAGES_DIR}")
+file(MAKE_DIRECTORY "${PAGES_DIR}")
+file(GLOB folders LIST_DIRECTORIES true "${MEMSAMPLES_ROOT}/samples/*")
+list(SORT folders)
+set(names "")
+foreach(dir IN LISTS folders)
+  if(IS_DIRECTORY "${dir}" AND EXISTS "${dir}/README.md")
+    get_filename_component(name "${dir}" NAME)
+    list(APPEND names "${name}")
+  endif()
+endforeach()
+
+list(LENGTH names count)
+set(index 0)
+set(lessons "")
+foreach(name IN LISTS names)
+  set(readme "${MEMSAMPLES_ROOT}/samples/${name}/README.md")
+  file(READ "${readme}" page)
+  if(NOT page MATCHES "^# ")
+    message(FATAL_ERROR "${readme}: the first line must be the title, `# ${name} — ...`")
+  endif()
+  string(REGEX REPLACE "^# ([^\n]*)" "# \\1 {#sample_${name}}" page "${page}")
+  string(REGEX REPLACE "\\]\\(\\.\\./([0-9][0-9]_[A-Za-z0-9]+)/(README\\.md)?\\)"
+         "](@ref sample_\\1)" page "${page}")
+  set(code "${MEMSAMPLES_ROOT}/docs/samples/${name}.md")
+  if(EXISTS "${code}")
+    file(READ "${code}" code_part)
+    string(APPEND page "\n${code_part}")
+  endif()
+
+  # The course reads in order: every page ends with a link to the lessons before and after it.
+  set(links "")
+  if(index GREATER 0)
+    math(EXPR before "${index} - 1")
+    list(GET names ${before} previous)
+    string(APPEND links "Previous lesson: @ref sample_${previous}")
+  endif()
+  math(EXPR after "${index} + 1")
+  if(after LESS count)
+    list(GET names ${after} next)
+    if(links)
+      string(APPEND links " <br>\n")
+    endif()
+    string(APPEND links "Next lesson: @ref sample_${next}")
+  endif()
+  string(APPEND page "\n<hr>\n${links} <br>\nAll lessons: @ref lessons\n")
+  file(WRITE "${PAGES_DIR}/${name}.md" "${page}")
+  math(EXPR index "${index} + 1")
+  string(APPEND lessons "${index}. @subpage sample_${name}\n")
+endforeach()
+
+# The lessons as one ordered tree (Related Pages, and the path shown above each lesson's title).
+file(WRITE "${PAGES_DIR}/lessons.md" "# The lessons, in order {#lessons}
+
+The main page says what each lesson teaches and what it changes from the one before. Each page
+below is the sample's README followed, where it has one, by **The code**: its key parts, shown
+from the source files themselves.
+
+${lessons}")
