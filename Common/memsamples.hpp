@@ -12,7 +12,9 @@
  *   the CUresult name and string; checkDriverInit() turns "no usable driver" into WAIVED.
  * - **Owners, not creators.** DriverHandle and its aliases (OwnedContext, OwnedDeviceMemory...)
  *   release a handle that the sample created with its own driver call: `check(cuMemAlloc(
- *   buffer.out(), bytes), "cuMemAlloc")`. Nothing here allocates a sample's memory for it.
+ *   buffer.out(), bytes), "cuMemAlloc")`. Nothing here allocates a sample's memory for it. The
+ *   two exceptions are scaffolding for programs with several devices, a lesson of no sample:
+ *   PrimaryContext (retains a device's primary context) and ScopedContext (pushes one).
  * - **Command line** parsing shared by all samples (`--device`, `--size` with K/M/G suffixes,
  *   `--iterations`, `--json`, `--quiet`) with range checks and one clear line per mistake.
  * - **Device selection** (`--device N` or the device with the most SMs x clock), **fatbin lookup**
@@ -384,8 +386,13 @@ class DriverHandle {
 using OwnedContext = DriverHandle<CUcontext, cuCtxDestroy>;
 /// A module from cuModuleLoadData, unloaded with cuModuleUnload.
 using OwnedModule = DriverHandle<CUmodule, cuModuleUnload>;
-/// A stream from cuStreamCreate, destroyed with cuStreamDestroy.
-using OwnedStream = DriverHandle<CUstream, cuStreamDestroy>;
+/// How OwnedStream releases: cuStreamSynchronize, then cuStreamDestroy, whose answer is returned.
+/// cuStreamDestroy alone returns while queued work still runs; when an error unwinds a sample,
+/// that work must finish before the owners declared earlier free the memory it uses.
+CUresult drainAndDestroyStream(CUstream stream) noexcept;
+/// A stream from cuStreamCreate; its queued work is waited for, then it is destroyed. Declare it
+/// after the memory its work uses, so that it is released first.
+using OwnedStream = DriverHandle<CUstream, drainAndDestroyStream>;
 /// An event from cuEventCreate, destroyed with cuEventDestroy.
 using OwnedEvent = DriverHandle<CUevent, cuEventDestroy>;
 /// Device memory from cuMemAlloc, freed with cuMemFree.

@@ -89,6 +89,12 @@ void PrimaryContext::reset() noexcept {
 ScopedContext::ScopedContext(CUcontext context) {
   check(cuCtxPushCurrent(context), "cuCtxPushCurrent");
 }
+CUresult drainAndDestroyStream(CUstream stream) noexcept {
+  // Its answer is ignored: a failure of queued work is the caller's to report, where it waits.
+  (void)cuStreamSynchronize(stream);
+  return cuStreamDestroy(stream);
+}
+
 ScopedContext::~ScopedContext() {
   CUcontext popped = nullptr;
   cuCtxPopCurrent(&popped);

@@ -5,8 +5,8 @@
  * Every other sample changes one thing about this program (where the memory comes from) and
  * keeps the rest, so read this one first. It uses the driver API in the order a program must:
  *
- * 1. **cuInit** loads the driver; **cuDeviceGet** picks a device (`--device N`, or the one with
- *    the most SMs x clock).
+ * 1. **cuInit** loads the driver; Common's selectDevice() picks a device with cuDeviceGet
+ *    (`--device N`, or the one with the most SMs x clock).
  * 2. **cuCtxCreate** makes a context: the device's address space and the owner of everything
  *    allocated below. It becomes current on this thread.
  * 3. **cuModuleLoadData** loads `vectorAdd_kernel.fatbin`, found next to the executable: SASS for
@@ -125,12 +125,7 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   const ms::VectorAddCheck& verified = firstRun.mismatches > 0 ? firstRun : timedRuns;
   if (verified.mismatches > 0)
     out << ms::describeMismatch(verified) << '\n';
-  report.json()
-      .set("device", ms::deviceOrdinal(device))
-      .set("deviceName", ms::deviceName(device))
-      .set("bytesPerVector", static_cast<std::uint64_t>(bytes))
-      .set("elements", static_cast<std::uint64_t>(count))
-      .set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
+  report.json().set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
   // 8. The owners release in reverse order of declaration: stream, pinned and device memory,
   // module, and the context last, because everything else belongs to it.
   return verified.mismatches == 0 ? ms::Verdict::Pass : ms::Verdict::Fail;

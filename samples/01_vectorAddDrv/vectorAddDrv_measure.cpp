@@ -54,7 +54,11 @@ ms::VectorAddCheck measureVectorAdd(const ms::VectorAddLaunch& run, CUdevice dev
   out << std::setprecision(3) << "Ratio   kernel / DtoD copy = " << kernelGBps / copyGBps
       << ", kernel / peak = " << kernelGBps / peakGBps << ", copy / peak = " << copyGBps / peakGBps
       << '\n';
-  json.set("iterations", options.iterations)
+  json.set("device", ms::deviceOrdinal(device))
+      .set("deviceName", ms::deviceName(device))
+      .set("bytesPerVector", static_cast<std::uint64_t>(bytes))
+      .set("elements", static_cast<std::uint64_t>(run.count))
+      .set("iterations", options.iterations)
       .set("warmup", options.warmup)
       .set("kernelMedianMs", add.medianMs)
       .set("kernelGBps", kernelGBps)

@@ -16,7 +16,8 @@
  * Times a cuMemcpyDtoDAsync of A into C (read + write: 2 x size bytes) and the kernel (reads A
  * and B, writes C: 3 x size bytes) with CUDA events, median of `--iterations` after `--warmup`,
  * in three interleaved rounds of which each side keeps its fastest,
- * prints GB/s and the ratios kernel / copy, kernel / peak, copy / peak, and adds them to @p json.
+ * prints GB/s and the ratios kernel / copy, kernel / peak, copy / peak, and adds them, the
+ * device and the sizes to @p json.
  * The kernel runs last, so C holds A + B again: it is copied to @p hostC and checked.
  * @return the check of C after the timed launches.
  * @throws CudaError.

@@ -25,9 +25,12 @@ std::string plural(std::size_t count, const char* one, const char* many) {
 std::string rollBack(CUdeviceptr base, const StripeLayout& layout, std::size_t mappedStripes,
                      const CUmemGenericAllocationHandle* unreleasedHandle,
                      std::vector<CUresult>& unmapResults) {
+  // Stripe by stripe, exactly as each was mapped, so that a failure names its stripe.
   for (std::size_t i = mappedStripes; i-- > 0;) {
     unmapResults[i] = cuMemUnmap(base + layout.stripes[i].offset, layout.stripes[i].bytes);
   }
+  // A handle whose cuMemRelease failed during the build is tried once more: until a release
+  // succeeds, it keeps its memory alive even after the unmap.
   const CUresult released = unreleasedHandle ? cuMemRelease(*unreleasedHandle) : CUDA_SUCCESS;
   const CUresult freed = cuMemAddressFree(base, layout.roundedBytes);
 
@@ -66,7 +69,8 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout, const std::vector<int>& 
     throw std::invalid_argument("mapStripedRange: the layout has no stripe or no device maps it");
   std::vector<CUresult> unmapResults(layout.stripes.size());  // for a rollback, made up front
 
-  // Addresses only: nothing backs them yet.
+  // Addresses only: nothing backs them yet. Aligned to the granularity, so that every stripe's
+  // offset is a valid cuMemMap address.
   CUdeviceptr base = 0;
   check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
         "cuMemAddressReserve");
@@ -136,9 +140,11 @@ StripedVmmRange::StripedVmmRange(StripeLayout layout, std::vector<int> mappingDe
       mapping_(std::move(mappingDevices)) {}
 
 StripedVmmRange::~StripedVmmRange() {
-  if (base_ != 0) {
-    (void)cuMemUnmap(base_, layout_.roundedBytes);
-    (void)cuMemAddressFree(base_, layout_.roundedBytes);
+  try {
+    release();
+  } catch (...) {
+    // A destructor also runs while an earlier error unwinds the stack; a second error from the
+    // teardown would only hide that first one.
   }
 }
 
@@ -224,6 +230,8 @@ std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
   std::vector<int> devices = backingDevices;
   devices.insert(devices.end(), mappingDevices.begin(), mappingDevices.end());
   std::vector<std::uint64_t> granularities;
+  // The minimum is what cuMemCreate and cuMemMap require; the recommended granularity is a
+  // performance hint (the same 2 MiB on the H200).
   for (const int device : devices) {
     CUmemAllocationProp properties{};
     properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;

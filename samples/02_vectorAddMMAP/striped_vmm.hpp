@@ -7,21 +7,24 @@
  * The layout of a range of N stripes over the backing devices `backing[0..D-1]`:
  *
  * @verbatim
-     base                                                                   base + roundedBytes
-     v                                                                                       v
-     +--------------------+--------------------+-- ... --+------------------------+---------+
-     |      stripe 0      |      stripe 1      |         |       stripe N-1       |(padding)|
-     |  on backing[0]     |  on backing[1 % D] |         |  on backing[(N-1) % D] |         |
-     +--------------------+--------------------+-- ... --+------------------------+---------+
-     |<-- stripeBytes --->|<-- stripeBytes --->|         |<------ stripeBytes ----------->|
-     |<----------------------- requestedBytes ------------------------------>|
+     base                                                               base + roundedBytes
+     v                                                                                    v
+     +--------------------+--------------------+-- ... --+--------------------------------+
+     |      stripe 0      |      stripe 1      |         |           stripe N-1           |
+     |   on backing[0]    | on backing[1 % D]  |         |    on backing[(N-1) % D]       |
+     +--------------------+--------------------+-- ... --+--------------------------------+
+     |<-- stripeBytes --->|<-- stripeBytes --->|         |<--------- stripeBytes -------->|
+     |<----------------------- requestedBytes ------------------------->|<-- padding -->|
    @endverbatim
  *
  * - **granularity**: the largest CU_MEM_ALLOC_GRANULARITY_MINIMUM of the backing and mapping
  *   devices; cuMemCreate sizes and cuMemMap offsets must be multiples of it on every device.
  * - **roundedBytes**: requestedBytes rounded up to a multiple of `N x granularity`, so every
- *   stripe has the same size, a multiple of the granularity. The padding is mapped, never used.
+ *   stripe has the same size, a multiple of the granularity. The padding at the end is mapped
+ *   but never used; for a tiny size and many stripes it fills whole stripes.
  * - Stripe i is one cuMemCreate on `backing[i % D]`, mapped at `base + i x stripeBytes`.
+ * - *Mapping devices* are the devices given access with cuMemSetAccess (the word NVIDIA's
+ *   samples use); *backing devices* hold the physical memory.
  */
 #pragma once
 

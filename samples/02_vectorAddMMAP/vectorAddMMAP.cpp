@@ -10,10 +10,11 @@
  *
  * 1. **cuInit** and the device, as in 01; the device must report
  *    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, else the sample is WAIVED.
- * 2. **Which devices take part** (device_roles.hpp). *Backing* devices hold the memory: this
- *    device and every peer it can access (**cuDeviceCanAccessPeer**) that supports VMM itself.
- *    *Mapping* devices may access the range: this one. `--backing` and `--mapping` choose both.
- *    The granularity is the largest **cuMemGetAllocationGranularity** of those devices.
+ * 2. **Which devices take part.** queryDeviceTopology() asks the driver about every device
+ *    (**cuDeviceCanAccessPeer**, the VMM attribute) and device_roles.cpp decides: *backing*
+ *    devices hold the memory, this device and every peer it can access that supports VMM itself;
+ *    *mapping* devices may access the range, this one. `--backing` and `--mapping` choose both.
+ *    stripedGranularity() takes the largest **cuMemGetAllocationGranularity** of those devices.
  * 3. **cuCtxCreate**, **cuModuleLoadData**, **cuModuleGetFunction**, as in 01.
  * 4. **The allocation**, mapStripedRange() in striped_vmm.cpp, one function, for A, B and C:
  *    **cuMemAddressReserve** (addresses only), then per stripe **cuMemCreate** (physical memory on
@@ -22,12 +23,13 @@
  *    mapping device. No cuCtxEnablePeerAccess: a VMM mapping carries its own access rights. If a
  *    call fails half-way, what was built is undone and the error names the call and the stripe.
  * 5. **What the driver sees**, asked from inside every stripe: **cuPointerGetAttributes** gives
- *    one reservation (so one pointer for the kernel) and the stripe's device;
+ *    the whole range (so one pointer for the kernel) and the stripe's own device;
  *    **cuMemGetAccess** gives read-write for every mapping device. Anything else FAILs the run.
  * 6. Inputs in, **cuLaunchKernel**, result out, exact check: as in 01.
  * 7. **Measured** (vectorAddMMAP_measure.cpp): the same kernel on cuMemAlloc buffers in the same
- *    run (VMM / cuMemAlloc should be about 1), and the host time of building and freeing a range
- *    of 1, 2, 8 and 64 stripes next to cuMemAlloc + cuMemFree of the same size.
+ *    run (VMM / cuMemAlloc is about 1 when every stripe is on this GPU; stripes on a peer are
+ *    bound by the link), and the host time of building and freeing a range of 1, 2, 8 and 64
+ *    stripes next to cuMemAlloc + cuMemFree of the same size.
  * 8. **Cleanup**: each StripedVmmRange is freed with one **cuMemUnmap** of the whole range (each
  *    stripe's memory goes with its only mapping) and **cuMemAddressFree**.
  */
@@ -123,12 +125,14 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   // [allocate-ranges]
 
   // [driver-view]
-  // 5. From inside every stripe of A, the driver must see one reservation, the whole range (so
-  // the kernel's one pointer reaches every stripe), and the device the stripe was created on.
+  // 5. From inside every stripe of A, the driver must see the whole range (so the kernel's one
+  // pointer reaches every stripe), the device the stripe was created on, and read-write access
+  // for every mapping device.
   std::vector<std::string> problems;
-  out << "  stripe  device  address         reservation seen from inside\n";
+  out << "  stripe  device  address         range seen from inside\n";
   for (std::size_t i = 0; i < layout.stripes.size(); ++i) {
     const vmm::Stripe& stripe = layout.stripes[i];
+    const CUdeviceptr address = a.get() + stripe.offset;
     CUdeviceptr rangeStart = 0;
     std::size_t rangeSize = 0;
     int deviceOrdinal = -1;
@@ -136,34 +140,30 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
                                         CU_POINTER_ATTRIBUTE_RANGE_SIZE,
                                         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void* values[] = {&rangeStart, &rangeSize, &deviceOrdinal};
-    ms::check(cuPointerGetAttributes(3, attributes, values, a.get() + stripe.offset),
-              "cuPointerGetAttributes");
-    if (i < 4 || i + 1 == layout.stripes.size()) {
-      out << std::setw(8) << i << std::setw(8) << deviceOrdinal << "  0x" << std::hex << std::left
-          << std::setw(14) << a.get() + stripe.offset << "0x" << rangeStart << std::dec
-          << std::right << " + " << ms::formatBytes(rangeSize) << '\n';
-    } else if (i == 4) {
-      out << "     ...\n";
-    }
+    ms::check(cuPointerGetAttributes(3, attributes, values, address), "cuPointerGetAttributes");
     if (rangeStart != a.get() || rangeSize != a.size() || deviceOrdinal != stripe.device) {
       problems.push_back("stripe " + std::to_string(i) + " reports device " +
-                         std::to_string(deviceOrdinal) + " and a reservation of " +
+                         std::to_string(deviceOrdinal) + " and a range of " +
                          std::to_string(rangeSize) + " bytes; expected device " +
                          std::to_string(stripe.device) + " and the whole range");
     }
+    for (const int mapper : roles.mapping) {
+      CUmemLocation location{};
+      location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      location.id = mapper;
+      unsigned long long flags = 0;
+      ms::check(cuMemGetAccess(&flags, &location, address), "cuMemGetAccess");
+      if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+        problems.push_back("stripe " + std::to_string(i) + ": device " + std::to_string(mapper) +
+                           " has access flags " + std::to_string(flags) + ", not read-write");
+      }
+    }
+    printStripe(out, i, deviceOrdinal, address, rangeStart, rangeSize, layout.stripes.size());
   }
-  // Access was granted per device: every mapping device must report read-write.
-  for (const int mapper : roles.mapping) {
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = mapper;
-    unsigned long long flags = 0;
-    ms::check(cuMemGetAccess(&flags, &location, a.get()), "cuMemGetAccess");
-    out << "Access of device " << mapper << ": "
-        << (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "read-write" : "NOT read-write") << '\n';
-    if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
-      problems.push_back("device " + std::to_string(mapper) + " lacks read-write access");
-  }
+  out << "Read-write access for device" << (roles.mapping.size() > 1 ? "s " : " ")
+      << vmm::formatDeviceList(roles.mapping)
+      << " in every stripe (cuMemGetAccess): " << (problems.empty() ? "yes" : "see FAILED below")
+      << '\n';
   // [driver-view]
 
   // 6. Inputs in, kernel, result out: as in 01, with the ranges' base addresses as pointers.
@@ -206,25 +206,8 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
     out << ms::describeMismatch(verified) << '\n';
   for (const std::string& problem : problems)
     out << "FAILED: " << problem << '\n';
-  ms::JsonArray backingJson, mappingJson, problemsJson;
-  for (const int d : roles.backing)
-    backingJson.add(d);
-  for (const int d : roles.mapping)
-    mappingJson.add(d);
-  for (const std::string& problem : problems)
-    problemsJson.add(problem);
-  json.set("device", ordinal)
-      .set("deviceName", ms::deviceName(device))
-      .set("backingDevices", backingJson)
-      .set("mappingDevices", mappingJson)
-      .set("stripes", stripes)
-      .set("granularity", granularity)
-      .set("bytesPerVector", static_cast<std::uint64_t>(bytes))
-      .set("reservedBytesPerVector", layout.roundedBytes)
-      .set("stripeBytes", layout.stripeBytes)
-      .set("elements", static_cast<std::uint64_t>(count))
-      .set("driverViewProblems", problemsJson)
-      .set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
+  recordRun(json, ordinal, ms::deviceName(device), roles, layout, problems);
+  json.set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
   // 8. Cleanup: the owners unmap C, B and A and free their addresses, after the stream, the
   // host memory and before the module and the context.
   return verified.mismatches == 0 && problems.empty() ? ms::Verdict::Pass : ms::Verdict::Fail;

@@ -4,10 +4,9 @@
 #include <chrono>
 #include <iomanip>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
-
-#include "striped_vmm.hpp"
 
 namespace ms = memsamples;
 namespace vmm = memsamples::vmm;
@@ -15,7 +14,7 @@ namespace vmm = memsamples::vmm;
 namespace {
 
 constexpr int kBandwidthRounds = 3;  // interleaved VMM / cuMemAlloc rounds
-constexpr int kCostRepetitions = 5;  // builds per stripe count
+constexpr int kCostRepetitions = 7;  // timed builds per stripe count, after one untimed
 constexpr int kCostStripeCounts[] = {1, 2, 8, 64};
 
 ms::TimingStats timeKernel(const ms::VectorAddLaunch& run, CUdeviceptr a, CUdeviceptr b,
@@ -61,16 +60,24 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
   ms::check(cuMemcpyDtoDAsync(refB.get(), run.b, bytes, run.stream), "cuMemcpyDtoDAsync");
 
   ms::TimingStats onVmm{}, onMemAlloc{};
-  for (int round = 0; round < kBandwidthRounds; ++round) {
-    const ms::TimingStats vmmRound = timeKernel(run, run.a, run.b, run.c, options);
-    const ms::TimingStats allocRound = timeKernel(run, refA.get(), refB.get(), refC.get(), options);
-    if (round == 0 || vmmRound.medianMs < onVmm.medianMs)
-      onVmm = vmmRound;
-    if (round == 0 || allocRound.medianMs < onMemAlloc.medianMs)
-      onMemAlloc = allocRound;
+  ms::VectorAddCheck vmmCheck, referenceCheck;
+  try {
+    for (int round = 0; round < kBandwidthRounds; ++round) {
+      const ms::TimingStats vmmRound = timeKernel(run, run.a, run.b, run.c, options);
+      const ms::TimingStats allocRound =
+          timeKernel(run, refA.get(), refB.get(), refC.get(), options);
+      if (round == 0 || vmmRound.medianMs < onVmm.medianMs)
+        onVmm = vmmRound;
+      if (round == 0 || allocRound.medianMs < onMemAlloc.medianMs)
+        onMemAlloc = allocRound;
+    }
+    vmmCheck = fetchAndCheck(run, run.c, hostA, hostB, hostC);
+    referenceCheck = fetchAndCheck(run, refC.get(), hostA, hostB, hostC);
+  } catch (...) {
+    // Launches may still be queued on the references: they finish before the buffers go.
+    (void)cuStreamSynchronize(run.stream);
+    throw;
   }
-  const ms::VectorAddCheck vmmCheck = fetchAndCheck(run, run.c, hostA, hostB, hostC);
-  const ms::VectorAddCheck referenceCheck = fetchAndCheck(run, refC.get(), hostA, hostB, hostC);
 
   const double moved = 3.0 * static_cast<double>(bytes);
   const double vmmGBps = ms::gigabytesPerSecond(moved, onVmm.medianMs);
@@ -89,7 +96,8 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
   const std::string expectation =
       remoteStripes == 0 ? "expected about 1: a mapping costs nothing once built"
                          : std::to_string(remoteStripes) +
-                               " stripes live on other GPUs, so the peer link bounds it";
+                               (remoteStripes == 1 ? " stripe lives" : " stripes live") +
+                               " on other GPUs, so the peer link bounds it";
   out << std::setprecision(3) << "Ratio   VMM / cuMemAlloc = " << vmmGBps / allocGBps << " ("
       << expectation << "), VMM / peak = " << vmmGBps / peakGBps << '\n';
   json.set("iterations", options.iterations)
@@ -107,46 +115,91 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
 
 void reportMappingCost(const vmm::DeviceRoles& roles, std::uint64_t granularity,
                        std::uint64_t bytes, std::ostream& out, ms::JsonObject& json) {
-  out << "Mapping cost of a " << ms::formatBytes(bytes) << " range (host time, median of "
-      << kCostRepetitions << ", ms per GiB mapped):\n"
-      << "  stripes     build      free   cuMemAlloc  cuMemFree   build+free / cuMemAlloc+Free\n";
+  out << "Mapping cost of a " << ms::formatBytes(bytes) << " vector (host time, median of "
+      << kCostRepetitions << ", ms per range):\n"
+      << "  stripes     mapped     build      free   cuMemAlloc  cuMemFree   VMM / cuMemAlloc\n";
   ms::JsonArray rows;
   for (const int stripes : kCostStripeCounts) {
     const vmm::StripeLayout layout = vmm::planStripes(bytes, granularity, stripes, roles.backing);
     std::vector<double> build, release, alloc, free;
-    for (int repetition = 0; repetition < kCostRepetitions; ++repetition) {
+    // Repetition 0 is not timed: the first build of a shape pays for driver bookkeeping.
+    for (int repetition = 0; repetition <= kCostRepetitions; ++repetition) {
       auto start = std::chrono::steady_clock::now();
       vmm::StripedVmmRange range(layout, roles.mapping);
-      build.push_back(millisecondsSince(start));
+      const double buildMs = millisecondsSince(start);
       start = std::chrono::steady_clock::now();
       range.release();
-      release.push_back(millisecondsSince(start));
+      const double releaseMs = millisecondsSince(start);
 
       ms::OwnedDeviceMemory reference;
       start = std::chrono::steady_clock::now();
       ms::check(cuMemAlloc(reference.out(), layout.roundedBytes), "cuMemAlloc");
-      alloc.push_back(millisecondsSince(start));
+      const double allocMs = millisecondsSince(start);
       start = std::chrono::steady_clock::now();
       ms::check(cuMemFree(reference.disown()), "cuMemFree");
-      free.push_back(millisecondsSince(start));
+      const double freeMs = millisecondsSince(start);
+      if (repetition > 0) {
+        build.push_back(buildMs);
+        release.push_back(releaseMs);
+        alloc.push_back(allocMs);
+        free.push_back(freeMs);
+      }
     }
-    const double perGiB =
-        static_cast<double>(1ull << 30) / static_cast<double>(layout.roundedBytes);
-    const double buildMs = median(build) * perGiB, freeMs = median(release) * perGiB;
-    const double allocMs = median(alloc) * perGiB, cuFreeMs = median(free) * perGiB;
+    const double buildMs = median(build), freeMs = median(release);
+    const double allocMs = median(alloc), cuFreeMs = median(free);
     const double ratio = (buildMs + freeMs) / (allocMs + cuFreeMs);
-    out << std::fixed << std::setprecision(3) << "  " << std::setw(7) << stripes << std::setw(10)
-        << buildMs << std::setw(10) << freeMs << std::setw(13) << allocMs << std::setw(11)
-        << cuFreeMs << std::setw(12) << std::setprecision(2) << ratio << '\n';
+    out << std::fixed << std::setprecision(3) << "  " << std::setw(7) << stripes << std::setw(11)
+        << ms::formatBytes(layout.roundedBytes) << std::setw(10) << buildMs << std::setw(10)
+        << freeMs << std::setw(13) << allocMs << std::setw(11) << cuFreeMs << std::setw(19)
+        << std::setprecision(2) << ratio << '\n';
     ms::JsonObject row;
     row.set("stripes", stripes)
         .set("bytes", layout.roundedBytes)
-        .set("buildMsPerGiB", buildMs)
-        .set("freeMsPerGiB", freeMs)
-        .set("cuMemAllocMsPerGiB", allocMs)
-        .set("cuMemFreeMsPerGiB", cuFreeMs)
+        .set("buildMs", buildMs)
+        .set("freeMs", freeMs)
+        .set("cuMemAllocMs", allocMs)
+        .set("cuMemFreeMs", cuFreeMs)
         .set("vmmOverCuMemAlloc", ratio);
     rows.addRaw(row.dump());
   }
   json.set("mappingCost", rows);
+}
+
+void printStripe(std::ostream& out, std::size_t stripe, int deviceOrdinal, CUdeviceptr address,
+                 CUdeviceptr rangeStart, std::size_t rangeSize, std::size_t stripeCount) {
+  if (stripe == 4 && stripeCount > 5)
+    out << "     ...\n";
+  if (stripe >= 4 && stripe + 1 != stripeCount)
+    return;
+  std::ostringstream row;
+  row << std::setw(8) << stripe << std::setw(8) << deviceOrdinal << "  0x" << std::hex << std::left
+      << std::setw(14) << address << "0x" << rangeStart << std::dec << std::right << " + "
+      << ms::formatBytes(rangeSize) << '\n';
+  out << row.str();
+}
+
+void recordRun(ms::JsonObject& json, int ordinal, const std::string& deviceName,
+               const vmm::DeviceRoles& roles, const vmm::StripeLayout& layout,
+               const std::vector<std::string>& problems) {
+  ms::JsonArray backing, mapping, stripes, problemList;
+  for (const int device : roles.backing)
+    backing.add(device);
+  for (const int device : roles.mapping)
+    mapping.add(device);
+  for (const vmm::Stripe& stripe : layout.stripes)
+    stripes.add(stripe.device);
+  for (const std::string& problem : problems)
+    problemList.add(problem);
+  json.set("device", ordinal)
+      .set("deviceName", deviceName)
+      .set("backingDevices", backing)
+      .set("mappingDevices", mapping)
+      .set("stripes", static_cast<int>(layout.stripes.size()))
+      .set("stripeDevices", stripes)
+      .set("granularity", layout.granularity)
+      .set("bytesPerVector", layout.requestedBytes)
+      .set("reservedBytesPerVector", layout.roundedBytes)
+      .set("stripeBytes", layout.stripeBytes)
+      .set("elements", layout.requestedBytes / sizeof(float))
+      .set("driverViewProblems", problemList);
 }

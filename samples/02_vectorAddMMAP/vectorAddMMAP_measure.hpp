@@ -1,8 +1,9 @@
 /**
  * @file vectorAddMMAP_measure.hpp
- * @brief What 02_vectorAddMMAP measures, against references from the same run: the kernel on
- *        the VMM ranges vs on cuMemAlloc buffers, and the host time of building and freeing a
- *        striped range vs cuMemAlloc + cuMemFree.
+ * @brief What 02_vectorAddMMAP measures and reports, against references from the same run: the
+ *        kernel on the VMM ranges vs on cuMemAlloc buffers, and the host time of building and
+ *        freeing a striped range vs cuMemAlloc + cuMemFree; plus the table and JSON fields of
+ *        the run.
  */
 #pragma once
 
@@ -11,9 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <string>
+#include <vector>
 
 #include "device_roles.hpp"
 #include "memsamples.hpp"
+#include "striped_vmm.hpp"
 
 /**
  * Runs the kernel on the VMM ranges and on three cuMemAlloc buffers of the same size (the inputs
@@ -34,9 +38,22 @@ memsamples::VectorAddCheck compareWithCuMemAlloc(const memsamples::VectorAddLaun
 
 /**
  * The host time of building (mapStripedRange) and freeing (unmapStripedRange) a range of
- * @p bytes with 1, 2, 8 and 64 stripes over @p roles, median of 5 each, in ms per GiB, next to
- * cuMemAlloc + cuMemFree of the same size measured the same way. These are synchronous driver
- * calls, so a host clock is the right instrument. @throws CudaError.
+ * @p bytes with 1, 2, 8 and 64 stripes over @p roles, in ms per range (median of 7 after one
+ * untimed build), next to cuMemAlloc + cuMemFree of the same rounded size measured the same way.
+ * These are synchronous driver calls, so a host clock is the right instrument.
+ * @throws CudaError.
  */
 void reportMappingCost(const memsamples::vmm::DeviceRoles& roles, std::uint64_t granularity,
                        std::uint64_t bytes, std::ostream& out, memsamples::JsonObject& json);
+
+/// One row of the stripe table: the stripe, the device the driver reports for it, its address
+/// and the range the driver sees from inside it. Rows 0-3 and the last one are printed, with
+/// "..." once in between, so a range of 64 stripes stays readable.
+void printStripe(std::ostream& out, std::size_t stripe, int deviceOrdinal, CUdeviceptr address,
+                 CUdeviceptr rangeStart, std::size_t rangeSize, std::size_t stripeCount);
+
+/// The run's devices, stripes, sizes and driver-view problems as JSON fields.
+void recordRun(memsamples::JsonObject& json, int ordinal, const std::string& deviceName,
+               const memsamples::vmm::DeviceRoles& roles,
+               const memsamples::vmm::StripeLayout& layout,
+               const std::vector<std::string>& problems);
