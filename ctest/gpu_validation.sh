@@ -77,10 +77,27 @@ for name in memoryQueryDrv vectorAddDrv vectorAddMMAP; do
     [ "$name" = memoryQueryDrv ] || args=(--size 16M --iterations 2 --warmup 1)
     compute-sanitizer --tool "$tool" "$build/bin/$name" "${args[@]}" >"$logs/$name.$tool.log" 2>&1
     rc=$?
-    echo "== compute-sanitizer $tool: $name exit=$rc $(grep -E "ERROR SUMMARY" "$logs/$name.$tool.log")"
-    { [ "$rc" = 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$logs/$name.$tool.log"; } || status=1
+    # racecheck ends with "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
+    echo "== compute-sanitizer $tool: $name exit=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/$name.$tool.log")"
+    { [ "$rc" = 0 ] && grep -qE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)" \
+      "$logs/$name.$tool.log"; } || status=1
   done
 done
+# An error path under memcheck: the preload library fails the 4th cuMemMap (stripe 3 of A), the
+# run must fail with the rollback message and leave nothing behind.
+shim="$build/ctest/libmemsamples_fail_nth_call.so"
+if [ -f "$shim" ]; then
+  LD_PRELOAD="$shim" MEMSAMPLES_FAIL_CALL=cuMemMap:4 compute-sanitizer --tool memcheck \
+    --leak-check full "$build/bin/vectorAddMMAP" --size 16M --stripes 8 >"$logs/vectorAddMMAP.failedMap.memcheck.log" 2>&1
+  rc=$?
+  echo "== memcheck, cuMemMap:4 failed on purpose: vectorAddMMAP exit=$rc"
+  grep -E "failed at|LEAK SUMMARY|ERROR SUMMARY" "$logs/vectorAddMMAP.failedMap.memcheck.log"
+  { [ "$rc" = 1 ] && grep -q "ERROR SUMMARY: 0 errors" "$logs/vectorAddMMAP.failedMap.memcheck.log" &&
+    grep -q "rolled back: 3 stripes unmapped, 1 handle released, address range freed" \
+      "$logs/vectorAddMMAP.failedMap.memcheck.log"; } || status=1
+else
+  echo "no $shim: the error path under memcheck was not run"; status=1
+fi
 echo "== compute-sanitizer memcheck: p2pMemMap --loopback"
 compute-sanitizer --tool memcheck --leak-check full "$build/bin/p2pMemMap" --loopback --size 16M \
   --iterations 2 --warmup 1 >"$logs/p2pMemMap.loopback.memcheck.log" 2>&1

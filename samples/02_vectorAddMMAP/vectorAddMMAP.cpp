@@ -115,8 +115,9 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
                          " free; use fewer stripes or a smaller --size");
   }
   out << "Vectors: " << count << " floats (" << ms::formatBytes(bytes) << ") each, "
-      << ms::formatBytes(layout.roundedBytes) << " mapped in " << stripes << " stripes of "
-      << ms::formatBytes(layout.stripeBytes) << '\n';
+      << ms::formatBytes(layout.roundedBytes) << " mapped in " << stripes
+      << (stripes == 1 ? " stripe of " : " stripes of ") << ms::formatBytes(layout.stripeBytes)
+      << '\n';
 
   // [allocate-ranges]
   const vmm::StripedVmmRange a(layout, roles.mapping);
