@@ -1,5 +1,5 @@
-# The striped VMM range of 02_vectorAddMMAP as libraries, so that 05_p2pMemMap and
-# 06_perDeviceResource can reuse them by including this file, also when configured on their own:
+# The striped VMM range of 02_vectorAddMMAP as libraries, so that 06_perDeviceResource can reuse
+# it as a resource kind by including this file, also when configured on its own:
 #   include(${CMAKE_CURRENT_LIST_DIR}/../02_vectorAddMMAP/StripedVmm.cmake)
 #   target_link_libraries(<target> PRIVATE vectorAddMMAP_vmm)
 #

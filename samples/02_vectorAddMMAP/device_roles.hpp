@@ -6,7 +6,7 @@
  *
  * Plain logic on a DeviceTopology (queryDeviceTopology() in striped_vmm.hpp reads it from the
  * driver), so that every machine shape, one GPU, peers without access, a device without VMM, can
- * be tested on a computer without a GPU. 05_p2pMemMap plans its device pairs from the same data.
+ * be tested on a computer without a GPU.
  */
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-/// The striped virtual-memory allocator of sample 02 (reused by samples 05 and 06).
+/// The striped virtual-memory allocator of sample 02 (reused by sample 06 as a resource kind).
 namespace memsamples::vmm {
 
 /// What the driver says about the devices of this machine, as plain data.

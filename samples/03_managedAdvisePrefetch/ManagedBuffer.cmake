@@ -4,8 +4,9 @@
 #   include(${CMAKE_CURRENT_LIST_DIR}/../03_managedAdvisePrefetch/ManagedBuffer.cmake)
 #   target_link_libraries(<target> PRIVATE managedAdvisePrefetch_buffer)
 #
-#   managedAdvisePrefetch_logic   CUDA-free: batch validation, attribute expectations, chunking,
-#                                 the managed-memory guard and budget (unit tested on any machine)
+#   managedAdvisePrefetch_logic   CUDA-free: 03's rules (support, sizes, batch validation,
+#                                 attribute expectations, chunking) and ManagedBuffer's guard and
+#                                 budget (unit tested on any machine)
 #   managedAdvisePrefetch_buffer  the real driver: ManagedBuffer (cuMemAllocManaged / cuMemFree)
 include_guard(GLOBAL)
 include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/MemorySamples.cmake)

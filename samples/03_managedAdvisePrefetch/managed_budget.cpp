@@ -1,4 +1,7 @@
-// The CUDA-free half of managed_buffer.hpp: the free-memory guard and the budget.
+/**
+ * @file managed_budget.cpp
+ * @brief The CUDA-free half of managed_buffer.hpp: the free-memory guard and the budget.
+ */
 #include "managed_buffer.hpp"
 
 #include <string>

@@ -1,4 +1,7 @@
-// ManagedBuffer: cuMemAllocManaged behind the free-memory guard and an optional budget.
+/**
+ * @file managed_buffer.cpp
+ * @brief ManagedBuffer: cuMemAllocManaged behind the free-memory guard and an optional budget.
+ */
 #include "managed_buffer.hpp"
 
 #include <utility>

@@ -15,7 +15,9 @@
  * the one that would exceed it.
  *
  * The guard and the budget are CUDA-free (managed_budget.cpp, unit tested); ManagedBuffer itself
- * (managed_buffer.cpp) talks to the driver.
+ * (managed_buffer.cpp) talks to the driver. It is 06_perDeviceResource's managed resource, not
+ * 03's lesson: managedAdvisePrefetch.cpp writes its cuMemAllocManaged calls itself and checks the
+ * sum of its allocations against the free memory once (planManagedSizes in managed_logic.hpp).
  */
 #pragma once
 

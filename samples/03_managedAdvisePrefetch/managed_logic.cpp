@@ -1,8 +1,14 @@
-// The CUDA-free rules of 03_managedAdvisePrefetch (see managed_logic.hpp). No cu* call here.
+/**
+ * @file managed_logic.cpp
+ * @brief The CUDA-free rules of 03_managedAdvisePrefetch (see managed_logic.hpp). No cu* call
+ *        here.
+ */
 #include "managed_logic.hpp"
 
 #include <algorithm>
 #include <sstream>
+
+#include "memsamples.hpp"
 
 namespace memsamples::managed {
 namespace {
@@ -82,8 +88,8 @@ bool knownLocationType(CUmemLocationType type) {
   }
 }
 
-// The rules shared by prefetch and discard batches, each written once: the count (rules 1 and 2
-// of prefetchBatchProblem), the ranges themselves (rule 6) and the stream (rule 8).
+// Groups of the rules of prefetchBatchProblem: the count (rules 1 and 2), the ranges themselves
+// (rule 6) and the stream (rule 8).
 
 /// Rules 1 and 2: at least one range, and as many sizes as starts.
 std::string countProblem(const std::vector<CUdeviceptr>& dptrs,
@@ -123,6 +129,77 @@ std::string streamProblem(CUstream stream) {
 }
 
 }  // namespace
+
+// -------------------------------------------------------------------------- support and sizes
+
+std::string describeSupport(const ManagedSupport& s) {
+  return "managed memory " + std::to_string(s.managedMemory) + ", concurrent managed access " +
+         std::to_string(s.concurrentManagedAccess) + ", pageable memory access " +
+         std::to_string(s.pageableMemoryAccess) +
+         ", direct host access to GPU-resident managed memory " +
+         std::to_string(s.directManagedAccessFromHost) + ", host NUMA id " +
+         std::to_string(s.hostNumaId);
+}
+
+std::string waiverReason(const ManagedSupport& support, int ordinal) {
+  if (!support.managedMemory) {
+    return "device " + std::to_string(ordinal) +
+           " cannot allocate managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)";
+  }
+  if (support.concurrentManagedAccess && support.firstDeviceWithoutConcurrentAccess < 0)
+    return {};
+  const int which =
+      support.concurrentManagedAccess ? support.firstDeviceWithoutConcurrentAccess : ordinal;
+  return "device " + std::to_string(which) +
+         " has no concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0, "
+         "e.g. Windows or an old GPU): prefetching to a GPU and cuMemPrefetchBatchAsync need it "
+         "on every device";
+}
+
+void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint64_t rangeBytes) {
+  if (vectorBytes && *vectorBytes % sizeof(float) != 0) {
+    throw UsageError("--size " + std::to_string(*vectorBytes) + " is not a multiple of " +
+                     std::to_string(sizeof(float)) + " bytes (one element)");
+  }
+  if (rangeBytes % 4096 != 0) {
+    throw UsageError("--range-size " + std::to_string(rangeBytes) +
+                     " is not a multiple of 4 KiB: the driver widens every range to whole "
+                     "pages, so the ranges would no longer be separate");
+  }
+}
+
+ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
+                              std::uint64_t defaultBytes, std::uint64_t minBytes,
+                              std::uint64_t rangeBytes, const std::vector<int>& batchCounts,
+                              std::uint64_t freeBytes) {
+  if (batchCounts.empty())
+    throw std::invalid_argument("planManagedSizes: no batch counts");
+  const int largestCount = *std::max_element(batchCounts.begin(), batchCounts.end());
+  ManagedSizes sizes;
+  sizes.spanBytes = static_cast<std::uint64_t>(largestCount) * 2 * rangeBytes;
+  if (sizes.spanBytes >= freeBytes / 2) {
+    throw UsageError("the batch benchmark span (" + std::to_string(largestCount) + " x 2 x " +
+                     formatBytes(rangeBytes) + " = " + formatBytes(sizes.spanBytes) +
+                     ") would take half of the " + formatBytes(freeBytes) +
+                     " free; lower --range-size or --batch-counts");
+  }
+  sizes.vectorBytes =
+      chooseBufferBytes(vectorBytes, defaultBytes, freeBytes - sizes.spanBytes, 6, sizeof(float));
+  if (sizes.vectorBytes < minBytes) {
+    throw std::runtime_error("only " + formatBytes(freeBytes) +
+                             " of device memory is free: too "
+                             "little for six " +
+                             formatBytes(minBytes) + " vectors");
+  }
+  return sizes;
+}
+
+std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
+                          std::uint64_t totalBytes) {
+  return "Vectors: " + formatBytes(sizes.vectorBytes) + " each (3 managed + 3 cuMemAlloc), " +
+         "batch span " + formatBytes(sizes.spanBytes) + "; " + formatBytes(freeBytes) + " of " +
+         formatBytes(totalBytes) + " free";
+}
 
 // ------------------------------------------------------------------------------------ locations
 
@@ -199,25 +276,6 @@ std::string legacyLocationName(int value) {
   return "unknown location " + std::to_string(value);
 }
 
-std::string adviceName(CUmem_advise advice) {
-  switch (advice) {
-    case CU_MEM_ADVISE_SET_READ_MOSTLY:
-      return "CU_MEM_ADVISE_SET_READ_MOSTLY";
-    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
-      return "CU_MEM_ADVISE_UNSET_READ_MOSTLY";
-    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
-      return "CU_MEM_ADVISE_SET_PREFERRED_LOCATION";
-    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
-      return "CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION";
-    case CU_MEM_ADVISE_SET_ACCESSED_BY:
-      return "CU_MEM_ADVISE_SET_ACCESSED_BY";
-    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
-      return "CU_MEM_ADVISE_UNSET_ACCESSED_BY";
-    default:
-      return "CUmem_advise " + std::to_string(static_cast<long long>(advice));
-  }
-}
-
 // -------------------------------------------------------------------------------- batch prefetch
 
 PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t bytes,
@@ -285,16 +343,59 @@ void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
     throw BatchPrefetchError("cuMemPrefetchBatchAsync: " + problem);
 }
 
-std::string discardBatchProblem(const std::vector<CUdeviceptr>& dptrs,
-                                const std::vector<std::size_t>& sizes, CUstream stream) {
-  if (std::string problem = countProblem(dptrs, sizes); !problem.empty())
-    return problem;
-  if (std::string problem = rangeContentProblem(dptrs, sizes); !problem.empty())
-    return problem;
-  return streamProblem(stream);
+CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range) {
+  if (range >= batch.dptrs.size() || batch.locationStarts.empty()) {
+    throw std::out_of_range("destinationOf: the batch has no range " + str(range) + " (" +
+                            str(batch.dptrs.size()) + " ranges)");
+  }
+  // The last group that starts at or before the range holds it.
+  const auto after =
+      std::upper_bound(batch.locationStarts.begin(), batch.locationStarts.end(), range);
+  return batch.locations.at(static_cast<std::size_t>(after - batch.locationStarts.begin()) - 1);
+}
+
+std::string describeBatch(const PrefetchBatch& batch) {
+  std::string text = str(batch.dptrs.size()) + " ranges; prefetchLocs = {";
+  for (std::size_t k = 0; k < batch.locations.size(); ++k)
+    text += (k ? ", " : "") + describeLocation(batch.locations[k]);
+  text += "}, prefetchLocIdxs = {";
+  for (std::size_t k = 0; k < batch.locationStarts.size(); ++k)
+    text += (k ? ", " : "") + str(batch.locationStarts[k]);
+  return text + "}, numPrefetchLocs = " + str(batch.locations.size());
 }
 
 // ------------------------------------------------------------------------------ range attributes
+
+RangeAttributeQuery rangeAttributeQuery(RangeAttributes& a, int accessedBySlots) {
+  a.accessedBy.assign(static_cast<std::size_t>(accessedBySlots < 1 ? 1 : accessedBySlots),
+                      CU_DEVICE_INVALID);
+  RangeAttributeQuery query;
+  const auto ask = [&query](CUmem_range_attribute attribute, void* data, std::size_t bytes) {
+    query.data.push_back(data);
+    query.sizes.push_back(bytes);
+    query.asked.push_back(attribute);
+  };
+  ask(CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, &a.readMostly, sizeof a.readMostly);
+  ask(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, &a.preferredLocation, sizeof a.preferredLocation);
+  ask(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, &a.preferredLocationType,
+      sizeof a.preferredLocationType);
+  ask(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, &a.preferredLocationId,
+      sizeof a.preferredLocationId);
+  ask(CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, a.accessedBy.data(), a.accessedBy.size() * sizeof(int));
+  ask(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, &a.lastPrefetchLocation,
+      sizeof a.lastPrefetchLocation);
+  ask(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, &a.lastPrefetchLocationType,
+      sizeof a.lastPrefetchLocationType);
+  ask(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID, &a.lastPrefetchLocationId,
+      sizeof a.lastPrefetchLocationId);
+  return query;
+}
+
+ExpectedRange prefetchedTo(const CUmemLocation& destination) {
+  ExpectedRange expected;
+  expected.lastPrefetch = destination;
+  return expected;
+}
 
 std::string describeRangeAttributes(const RangeAttributes& a) {
   std::ostringstream text;
@@ -354,6 +455,81 @@ std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& indivi
   return out;
 }
 
+// --------------------------------------------------------------------------- pointer attributes
+
+std::vector<AttributeMismatch> comparePointerAttributes(const PointerAttributes& got,
+                                                        const PointerAttributes& inside,
+                                                        CUdeviceptr ptr, std::size_t bytes,
+                                                        int ordinal) {
+  std::vector<AttributeMismatch> out;
+  const auto expect = [&out](bool ok, const char* attribute, std::string expected,
+                             std::string found) {
+    if (!ok)
+      out.push_back({attribute, std::move(expected), std::move(found)});
+  };
+  const auto span = [](CUdeviceptr start, std::size_t size) {
+    return "[" + hex(start) + ", " + hex(start + size) + ")";
+  };
+  expect(got.isManaged == 1, "CU_POINTER_ATTRIBUTE_IS_MANAGED", "1", std::to_string(got.isManaged));
+  expect(got.deviceOrdinal == ordinal, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL",
+         std::to_string(ordinal), std::to_string(got.deviceOrdinal));
+  // The range the driver tracks must contain the whole allocation (for cuMemAllocManaged it is
+  // the allocation itself).
+  expect(got.rangeStart <= ptr && got.rangeStart + got.rangeSize >= ptr + bytes,
+         "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR/_SIZE", "a range containing " + span(ptr, bytes),
+         span(got.rangeStart, got.rangeSize));
+  expect(inside.rangeStart == got.rangeStart && inside.rangeSize == got.rangeSize,
+         "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR/_SIZE from inside",
+         "the same range as from "
+         "the start",
+         span(inside.rangeStart, inside.rangeSize));
+  expect(got.devicePointer == ptr, "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", hex(ptr),
+         hex(got.devicePointer));
+  const auto hostAddress =
+      static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(got.hostPointer));
+  expect(hostAddress == ptr, "CU_POINTER_ATTRIBUTE_HOST_POINTER", hex(ptr), hex(hostAddress));
+  return out;
+}
+
+std::string describePointerAttributes(const PointerAttributes& got, const PointerAttributes& inside,
+                                      CUdeviceptr insideAddress, CUcontext sampleContext) {
+  std::ostringstream text;
+  text << "  memory type      " << memoryTypeName(got.memoryType)
+       << " (for managed memory this says nothing about where the pages are)\n"
+       << "  is managed       " << got.isManaged << '\n'
+       << "  device ordinal   " << got.deviceOrdinal << " (the device of the allocating context)\n"
+       << "  range            start " << hex(got.rangeStart) << ", size " << got.rangeSize
+       << " bytes\n"
+       << "  device pointer   " << hex(got.devicePointer) << ", host pointer "
+       << hex(reinterpret_cast<std::uintptr_t>(got.hostPointer)) << " (one address everywhere)\n"
+       << "  context          "
+       << (got.context == sampleContext ? "the sample's context" : "another context") << '\n'
+       << "  from " << hex(insideAddress) << " (inside): range start " << hex(inside.rangeStart)
+       << ", size " << inside.rangeSize << " bytes\n";
+  return text.str();
+}
+
+const char* memoryTypeName(unsigned int memoryType) {
+  switch (memoryType) {
+    case CU_MEMORYTYPE_HOST:
+      return "CU_MEMORYTYPE_HOST";
+    case CU_MEMORYTYPE_DEVICE:
+      return "CU_MEMORYTYPE_DEVICE";
+    case CU_MEMORYTYPE_ARRAY:
+      return "CU_MEMORYTYPE_ARRAY";
+    case CU_MEMORYTYPE_UNIFIED:
+      return "CU_MEMORYTYPE_UNIFIED";
+    default:
+      return "unknown CUmemorytype";
+  }
+}
+
+std::string hex(std::uint64_t value) {
+  std::ostringstream text;
+  text << "0x" << std::hex << value;
+  return text.str();
+}
+
 // ------------------------------------------------------------------------------------- checklist
 
 bool Checklist::expect(bool ok, const std::string& what, const std::string& expected,
@@ -365,8 +541,8 @@ bool Checklist::expect(bool ok, const std::string& what, const std::string& expe
 }
 
 bool Checklist::expectAttributes(const std::string& context,
-                                 const std::vector<AttributeMismatch>& found) {
-  checks_ += kRangeAttributeCount;
+                                 const std::vector<AttributeMismatch>& found, std::size_t checked) {
+  checks_ += checked;
   for (const AttributeMismatch& mismatch : found) {
     failures_.push_back(context + ": " + mismatch.attribute + ": expected " + mismatch.expected +
                         ", got " + mismatch.got);

@@ -1,11 +1,13 @@
 /**
  * @file managed_logic.hpp
- * @brief The CUDA-free rules of 03_managedAdvisePrefetch: batch-prefetch validation, location
- *        names, what a range attribute should read back after a given advice, and how buffers are
- *        cut into ranges.
+ * @brief The CUDA-free rules of 03_managedAdvisePrefetch: what the device must support, how
+ *        large the buffers may be, batch-prefetch validation, location names, what a range or
+ *        pointer attribute should read back, and how buffers are cut into ranges.
  *
- * Nothing declared here calls the driver (cuda.h is included for its types only), so every rule
- * and every message is unit tested on machines without a GPU (ctest/unit/managedAdvisePrefetch).
+ * Nothing declared here calls the driver (cuda.h is included for its types only): the lesson,
+ * managedAdvisePrefetch.cpp, writes every call and hands the answers to these functions, so every
+ * rule and every message is unit tested on machines without a GPU
+ * (ctest/unit/managedAdvisePrefetch).
  */
 #pragma once
 
@@ -16,11 +18,78 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
 /// Managed-memory helpers of the CUDA Memory Samples (03_managedAdvisePrefetch, reused by 06).
 namespace memsamples::managed {
+
+// ------------------------------------------------------------------------------------------------
+/// @name What the device supports, and how large the buffers may be
+/// @{
+
+/// The device attributes about managed memory that the sample reads (cuDeviceGetAttribute).
+struct ManagedSupport {
+  int managedMemory = 0;                ///< CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY.
+  int concurrentManagedAccess = 0;      ///< CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS.
+  int pageableMemoryAccess = 0;         ///< CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS.
+  int directManagedAccessFromHost = 0;  ///< ..._DIRECT_MANAGED_MEM_ACCESS_FROM_HOST.
+  int hostNumaId = -1;                  ///< CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (-1: none).
+  int deviceCount = 0;                  ///< cuDeviceGetCount.
+  /// The first device of the system without concurrent managed access, or -1.
+  int firstDeviceWithoutConcurrentAccess = -1;
+};
+
+/// The attributes as one line for people: "managed memory 1, concurrent managed access 1, ...".
+std::string describeSupport(const ManagedSupport& support);
+
+/**
+ * Why device @p ordinal cannot run the sample, or an empty string: it needs managed memory, and
+ * concurrent managed access on every device (prefetching to a GPU, most advice and
+ * cuMemPrefetchBatchAsync need it).
+ */
+std::string waiverReason(const ManagedSupport& support, int ordinal);
+
+/**
+ * Checks what the command line can get wrong before the driver is asked anything, so that a
+ * mistake is reported (exit 1) before any waiver: the vector size must be a whole number of
+ * floats, and a benchmark range a whole number of 4 KiB pages (the driver widens every range to
+ * whole pages, so the ranges would no longer be separate).
+ * @throws UsageError naming the option.
+ */
+void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint64_t rangeBytes);
+
+/// The sizes of one run.
+struct ManagedSizes {
+  std::uint64_t vectorBytes = 0;  ///< Bytes per vector (A, B, C and the cuMemAlloc references).
+  std::uint64_t spanBytes = 0;    ///< The managed span of the batch-vs-single benchmark.
+};
+
+/**
+ * The sizes of one run, never more than the device has free: six vectors (three managed, three
+ * cuMemAlloc for the reference) and the benchmark span (the largest of @p batchCounts ranges of
+ * @p rangeBytes, one every 2 x @p rangeBytes) must fit in @p freeBytes together. cuMemGetInfo
+ * counts managed pages only once they are on the GPU, so the sum is checked here, once, before
+ * anything is allocated: an over-subscribed GPU evicts pages and can stall every process on it.
+ * @param vectorBytes `--size`, if given (else @p defaultBytes, reduced to fit).
+ * @param defaultBytes the benchmark size per vector.
+ * @param minBytes the smallest vector the steps can cut into their chunks.
+ * @param rangeBytes `--range-size`.
+ * @param batchCounts `--batch-counts` (not empty).
+ * @param freeBytes cuMemGetInfo's free memory.
+ * @throws UsageError for a size or span that does not fit ("--size 1.00 TiB needs 6 buffers but
+ *         the device has only ..."), std::runtime_error when even @p minBytes does not fit.
+ */
+ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
+                              std::uint64_t defaultBytes, std::uint64_t minBytes,
+                              std::uint64_t rangeBytes, const std::vector<int>& batchCounts,
+                              std::uint64_t freeBytes);
+
+/// "Vectors: 1.00 GiB each (3 managed + 3 cuMemAlloc), batch span 512 MiB; 139 GiB of 140 GiB
+/// free".
+std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
+                          std::uint64_t totalBytes);
+
+/// @}
 
 // ------------------------------------------------------------------------------------------------
 /// @name Locations
@@ -49,9 +118,6 @@ std::string describeLocation(const CUmemLocation& location);
 /// A legacy (int) location as returned by CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION and
 /// LAST_PREFETCH_LOCATION: "device 0", "CU_DEVICE_CPU (host)", "CU_DEVICE_INVALID (none or mixed)".
 std::string legacyLocationName(int value);
-
-/// "CU_MEM_ADVISE_SET_READ_MOSTLY", ..., or "CUmem_advise 42".
-std::string adviceName(CUmem_advise advice);
 
 /// @}
 
@@ -116,12 +182,13 @@ std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream);
 /// finds one.
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream);
 
-/**
- * Why cuMemDiscardBatchAsync would reject these ranges on @p stream, or an empty string: rules 1,
- * 2, 6 and 8 of prefetchBatchProblem() (a discard has no locations).
- */
-std::string discardBatchProblem(const std::vector<CUdeviceptr>& dptrs,
-                                const std::vector<std::size_t>& sizes, CUstream stream);
+/// The destination of range @p range of a valid @p batch: the location whose group holds it.
+/// @throws std::out_of_range when the batch has no such range.
+CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range);
+
+/// The arrays for people: "30 ranges; prefetchLocs = {device 0, host}, prefetchLocIdxs =
+/// {0, 18}, numPrefetchLocs = 2".
+std::string describeBatch(const PrefetchBatch& batch);
 
 /// @}
 
@@ -141,6 +208,28 @@ struct RangeAttributes {
   int lastPrefetchLocationId = 0;  ///< LAST_PREFETCH_LOCATION_ID.
 };
 
+/// Number of attributes a RangeAttributes holds (each comparison counts as one check).
+inline constexpr std::size_t kRangeAttributeCount = 8;
+
+/**
+ * The arguments of cuMemRangeGetAttributes for all of a RangeAttributes, three parallel arrays;
+ * entry i also gives cuMemRangeGetAttribute's (data, dataSize, attribute) for one attribute.
+ */
+struct RangeAttributeQuery {
+  std::vector<void*> data;                   ///< Where each answer goes (inside the target).
+  std::vector<std::size_t> sizes;            ///< Its size in bytes, as the driver requires.
+  std::vector<CUmem_range_attribute> asked;  ///< Which attribute.
+};
+
+/**
+ * The query that fills @p target, every attribute in the order of its members. ACCESSED_BY gets
+ * @p accessedBySlots entries (at least 1): room for every processor the answer may list.
+ * Sizes are what cuMemRangeGetAttribute requires: 4 bytes for the ints, sizeof the enum for the
+ * _TYPE attributes, a non-zero multiple of 4 for ACCESSED_BY. @p target must outlive the query
+ * and must not be changed while it is used.
+ */
+RangeAttributeQuery rangeAttributeQuery(RangeAttributes& target, int accessedBySlots);
+
 /// One line for people, e.g. "read-mostly 0, preferred device 0 (legacy 0), accessed-by {0},
 /// last prefetch host (legacy CU_DEVICE_CPU (host))".
 std::string describeRangeAttributes(const RangeAttributes& attributes);
@@ -152,6 +241,9 @@ struct ExpectedRange {
   std::vector<int> accessedBy;                ///< Devices with SET_ACCESSED_BY on every page.
   std::optional<CUmemLocation> lastPrefetch;  ///< Same last prefetch target on every page, or none.
 };
+
+/// A range without advice whose last prefetch went to @p destination.
+ExpectedRange prefetchedTo(const CUmemLocation& destination);
 
 /// One attribute that did not read back as expected.
 struct AttributeMismatch {
@@ -183,11 +275,53 @@ std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& indivi
 /// @}
 
 // ------------------------------------------------------------------------------------------------
-/// @name Verdict bookkeeping
+/// @name Pointer attributes
 /// @{
 
-/// Number of attributes compareRangeAttributes() inspects (each counts as one check).
-inline constexpr std::size_t kRangeAttributeCount = 8;
+/// What cuPointerGetAttributes says about an address.
+struct PointerAttributes {
+  unsigned int memoryType = 0;    ///< CU_POINTER_ATTRIBUTE_MEMORY_TYPE (a CUmemorytype).
+  int isManaged = 0;              ///< CU_POINTER_ATTRIBUTE_IS_MANAGED.
+  int deviceOrdinal = -1;         ///< CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL.
+  CUdeviceptr rangeStart = 0;     ///< CU_POINTER_ATTRIBUTE_RANGE_START_ADDR.
+  std::size_t rangeSize = 0;      ///< CU_POINTER_ATTRIBUTE_RANGE_SIZE.
+  CUdeviceptr devicePointer = 0;  ///< CU_POINTER_ATTRIBUTE_DEVICE_POINTER.
+  void* hostPointer = nullptr;    ///< CU_POINTER_ATTRIBUTE_HOST_POINTER.
+  CUcontext context = nullptr;    ///< CU_POINTER_ATTRIBUTE_CONTEXT.
+};
+
+/// Number of checks comparePointerAttributes() makes.
+inline constexpr std::size_t kPointerAttributeChecks = 6;
+
+/**
+ * Compares what cuPointerGetAttributes said about a managed allocation [@p ptr, @p ptr +
+ * @p bytes) made in a context of device @p ordinal (@p got) and about an address inside it
+ * (@p inside) with what it must say: managed, that device, a range that contains the allocation
+ * (for cuMemAllocManaged, the allocation itself) and is the same from inside, and one address for
+ * the device and the host. @return one entry per check that failed.
+ */
+std::vector<AttributeMismatch> comparePointerAttributes(const PointerAttributes& got,
+                                                        const PointerAttributes& inside,
+                                                        CUdeviceptr ptr, std::size_t bytes,
+                                                        int ordinal);
+
+/// Several lines for people (each indented by two spaces and ended by a newline), from what was
+/// read at the allocation's start (@p got) and in its middle (@p inside, at @p insideAddress);
+/// @p sampleContext is the context the sample created.
+std::string describePointerAttributes(const PointerAttributes& got, const PointerAttributes& inside,
+                                      CUdeviceptr insideAddress, CUcontext sampleContext);
+
+/// "CU_MEMORYTYPE_DEVICE", ..., or "unknown CUmemorytype".
+const char* memoryTypeName(unsigned int memoryType);
+
+/// "0x7f4742000000".
+std::string hex(std::uint64_t value);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Verdict bookkeeping
+/// @{
 
 /**
  * Collects the sample's assertions. Every failed one becomes a line naming what was checked,
@@ -198,9 +332,10 @@ class Checklist {
   /// Records one check; when @p ok is false it adds "<what>: expected <expected>, got <got>".
   bool expect(bool ok, const std::string& what, const std::string& expected,
               const std::string& got);
-  /// Records kRangeAttributeCount checks (one per attribute compared); each mismatch adds
+  /// Records @p checked checks (one per attribute compared); each mismatch adds
   /// "<context>: <attribute>: expected <expected>, got <got>". @return true when none.
-  bool expectAttributes(const std::string& context, const std::vector<AttributeMismatch>& found);
+  bool expectAttributes(const std::string& context, const std::vector<AttributeMismatch>& found,
+                        std::size_t checked = kRangeAttributeCount);
   /// How many checks were recorded.
   std::size_t checks() const noexcept { return checks_; }
   /// The failure lines, in the order they happened.

@@ -1,6 +1,13 @@
-// Sizing of the numaHostAlloc sample's host buffers (see host_layout.hpp).
+/**
+ * @file host_layout.cpp
+ * @brief Sizing of the numaHostAlloc sample's host buffers (see host_layout.hpp).
+ */
 #include "host_layout.hpp"
 
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace memsamples::numa {
@@ -25,6 +32,15 @@ std::optional<std::uint64_t> memAvailableBytes(const std::string& meminfoText) {
     return kib * 1024;
   }
   return std::nullopt;
+}
+
+std::uint64_t hostAvailableBytes() {
+  std::ifstream file("/proc/meminfo");
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (const auto available = memAvailableBytes(text))
+    return *available;
+  return static_cast<std::uint64_t>(sysconf(_SC_AVPHYS_PAGES)) *
+         static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace memsamples::numa

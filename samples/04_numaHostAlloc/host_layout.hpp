@@ -3,9 +3,9 @@
  * @brief Sizing of the numaHostAlloc sample's host buffers: how much host memory is available and
  *        how the three vectors A, B and C are laid out in one host range.
  *
- * Pure functions (no CUDA call, no NUMA call), part of `numaHostAlloc_logic` and unit tested.
- * The size of each vector is chosen by memsamples::chooseBufferBytes() with "the host" and the
- * MemAvailable read here, under the same rules as device buffers.
+ * No CUDA call and no NUMA call; part of `numaHostAlloc_logic` and unit tested. The size of each
+ * vector is chosen by memsamples::chooseBufferBytes() with "the host" and the MemAvailable read
+ * here, under the same rules as device buffers.
  */
 #pragma once
 
@@ -27,5 +27,9 @@ std::uint64_t vectorStride(std::uint64_t vectorBytes);
  * estimates can be allocated without swapping. nullopt when the line is missing or malformed.
  */
 std::optional<std::uint64_t> memAvailableBytes(const std::string& meminfoText);
+
+/// What this machine can allocate now: memAvailableBytes() of /proc/meminfo, or, where that
+/// cannot be read, the free pages sysconf(_SC_AVPHYS_PAGES) counts.
+std::uint64_t hostAvailableBytes();
 
 }  // namespace memsamples::numa

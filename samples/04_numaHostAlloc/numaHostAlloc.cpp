@@ -5,49 +5,46 @@
  *        cuMemCreate(CU_MEM_LOCATION_TYPE_HOST_NUMA) and the cuMemHostAlloc reference.
  *
  * On a machine with several CPU sockets, host memory behind the socket the GPU is attached to is
- * one interconnect hop closer than the rest; the GPU reads and writes it faster. The kernel places
- * a page when it is first touched, so the placement has to be decided *before* that.
+ * one interconnect hop closer than the rest; the GPU reads and writes it faster. Linux places a
+ * page when it is first touched, so the placement has to be decided *before* that.
  *
- * 1. **cuInit**, device, **cuCtxCreate**, the vector-add fatbin (as in 01_vectorAddDrv).
+ * 1. **Sizes and input first**, with no GPU (a strict binding to a `--node` that cannot hold one
+ *    is an error before any waiver); then **cuInit**, **cuCtxCreate** and the fatbin, as in 01.
  * 2. **Topology.** CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (the driver's answer) and
  *    `/sys/bus/pci/devices/<bdf>/numa_node` for the bus id from **cuDeviceGetPCIBusId** (the
- *    kernel's answer) give the nearest node; a node without memory is rejected
- *    (findNearestHostNode()). The source and any disagreement are printed.
- * 3. **The mbind path** (NumaBoundHostRange): mmap anonymous pages, **mbind** them with
- *    `MPOL_F_STATIC_NODES | MPOL_BIND` (`--strict`) or `MPOL_PREFERRED` (default) while no page
- *    exists yet, madvise MADV_HUGEPAGE and MADV_DONTFORK (two calls), touch every page, then ask
- *    the kernel where the pages are (**move_pages**). **cuMemHostRegister** pins the range for
- *    the GPU and **cuMemHostGetDevicePointer** gives the address a kernel uses; the placement is
- *    checked again after pinning.
- * 4. **The CUDA-native path**, where
- * CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is set: **cuMemCreate** with a
- * CU_MEM_LOCATION_TYPE_HOST_NUMA location, **cuMemAddressReserve**
- *    + **cuMemMap**, and **cuMemSetAccess** for the device *and* for the host (the CPU cannot touch
- *    the memory until it is granted access too).
- * 5. **The reference**: cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP), placed by the driver.
- * 6. **Measured, for each of the three**: host-to-device and device-to-host copies
- *    (cuMemcpyHtoDAsync / cuMemcpyDtoHAsync, CUDA events, median), checked byte for byte, and a
- *    zero-copy VecAdd that reads A and B and writes C in host memory through the device pointer,
- *    checked element by element. Ratios against cuMemHostAlloc are printed.
- * 7. **Nearest vs remote** (two or more nodes with memory): the copies again from a range bound
- *    to each node, in a table with the node distance.
- * 8. Cleanup by RAII in reverse order: unregister before unmap, unmap before the address range
- *    is freed, and every error path releases what was built.
+ *    kernel's answer) give the nearest node with memory (findNearestHostNode()).
+ * 3. **The mbind path**, every call written here: the binding rules decide first
+ *    (chooseMbindMode(), which also notices a container's seccomp filter); **mmap**; **mbind**
+ *    with `MPOL_F_STATIC_NODES | MPOL_BIND` (`--strict`) or `| MPOL_PREFERRED` while no page
+ *    exists, its errno handed to settleBinding() (a warning or an error); **madvise** twice
+ *    (MADV_HUGEPAGE, MADV_DONTFORK); the first touch; **move_pages** to see where the pages
+ *    landed; **cuMemHostRegister** and **cuMemHostGetDevicePointer**; the placement once more.
+ * 4. **The CUDA-native path** (HostNumaAllocation, host_numa_allocation.cpp), where
+ *    CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is set: **cuMemCreate**
+ *    with a CU_MEM_LOCATION_TYPE_HOST_NUMA location, **cuMemAddressReserve** + **cuMemMap**, and
+ *    **cuMemSetAccess** for the device *and* for the CPU.
+ * 5. **The reference**: **cuMemHostAlloc**(CU_MEMHOSTALLOC_DEVICEMAP), placed by the driver.
+ * 6. **Measured** (numaHostAlloc_measure.cpp), each source while it exists: copies both ways and
+ *    a zero-copy VecAdd through the device pointer, checked; GB/s and ratios to cuMemHostAlloc.
+ * 7. **Nearest vs remote** (two or more nodes with memory): the copies from each node.
+ * 8. Cleanup by RAII in reverse order: unregister before unmap, unmap before the addresses are
+ *    freed; every error path releases what was built.
  */
 #include <numa.h>
+#include <numaif.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstring>
-#include <fstream>
-#include <iomanip>
+#include <cerrno>
+#include <cstdint>
 #include <iostream>
-#include <iterator>
-#include <sstream>
-#include <utility>
+#include <string>
+#include <vector>
 
 #include "host_layout.hpp"
+#include "host_numa_allocation.hpp"
 #include "memsamples.hpp"
+#include "numaHostAlloc_measure.hpp"
 #include "numa_binding.hpp"
 
 namespace ms = memsamples;
@@ -57,7 +54,6 @@ namespace {
 
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // per vector; each host range holds three
 constexpr int kVectors = 3;                          // A, B, C
-constexpr std::size_t kMaxTableNodes = 8;
 constexpr int kBlockSize = 256;  // threads per block of the VecAdd_kernel launches
 
 struct Options {
@@ -68,166 +64,18 @@ struct Options {
   long long node = -1;  // -1: the node nearest the GPU
 };
 
-// ------------------------------------------------------------------------- CUDA owners (RAII)
-
-/// Host memory on one NUMA node from the VMM API: cuMemCreate(HOST_NUMA) mapped at a reserved
-/// address, readable and writable by the device and by the CPU. Every driver result is checked:
-/// release() reports a failed unmap or address free; the destructor (which also runs during
-/// unwinding, when the first error is already on its way) only tries.
-class HostNumaAllocation {
- public:
-  /// Builds @p bytes (rounded up to the granularity) on host node @p node for device
-  /// @p deviceOrdinal. @throws CudaError naming the call; what was built is undone first.
-  HostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes) {
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
-    prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
-    prop.location.id = node;
-    ms::check(cuMemGetAllocationGranularity(&granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-              "cuMemGetAllocationGranularity");
-    size_ = (bytes + granularity_ - 1) / granularity_ * granularity_;
-    try {
-      ms::check(cuMemAddressReserve(&address_, size_, granularity_, 0, 0), "cuMemAddressReserve");
-      CUmemGenericAllocationHandle handle = 0;
-      ms::check(cuMemCreate(&handle, size_, &prop, 0), "cuMemCreate");
-      const CUresult mapped = cuMemMap(address_, size_, 0, handle, 0);
-      // The handle goes at once, mapped or not: a mapping holds its own reference, so unmapping
-      // then frees the memory, with nothing else to track.
-      const CUresult released = cuMemRelease(handle);
-      mapped_ = mapped == CUDA_SUCCESS;
-      if (!mapped_ && released != CUDA_SUCCESS) {
-        throw ms::CudaError(
-            mapped,
-            ms::formatCallFailure("cuMemMap", __FILE__, __LINE__, ms::describeResult(mapped)) +
-                "; cuMemRelease of its handle failed too: " + ms::describeResult(released));
-      }
-      ms::check(mapped, "cuMemMap");
-      ms::check(released, "cuMemRelease");
-      CUmemAccessDesc access[2] = {};
-      access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-      access[0].location.id = deviceOrdinal;
-      access[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-      access[1].location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;  // the CPU; the id is ignored
-      access[1].location.id = node;
-      access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-      ms::check(cuMemSetAccess(address_, size_, access, 2), "cuMemSetAccess");
-    } catch (...) {
-      // Undo what was built; a failure here would only hide the error that is on its way.
-      (void)unmapAndFree();
-      throw;
-    }
-  }
-  ~HostNumaAllocation() { (void)unmapAndFree(); }
-  HostNumaAllocation(const HostNumaAllocation&) = delete;
-  HostNumaAllocation& operator=(const HostNumaAllocation&) = delete;
-  CUdeviceptr address() const noexcept { return address_; }
-  std::size_t size() const noexcept { return size_; }
-  std::size_t granularity() const noexcept { return granularity_; }
-
-  /// Unmaps (which frees the memory) and frees the addresses now; empty afterwards, even when
-  /// this throws. @throws CudaError naming cuMemUnmap or cuMemAddressFree.
-  void release() {
-    const auto [unmapped, freed] = unmapAndFree();
-    ms::check(unmapped, "cuMemUnmap");
-    ms::check(freed, "cuMemAddressFree");
-  }
-
- private:
-  // Both calls are made even when the first fails, so that the addresses never leak.
-  std::pair<CUresult, CUresult> unmapAndFree() noexcept {
-    const CUresult unmapped =
-        std::exchange(mapped_, false) ? cuMemUnmap(address_, size_) : CUDA_SUCCESS;
-    const CUresult freed =
-        address_ != 0 ? cuMemAddressFree(std::exchange(address_, 0), size_) : CUDA_SUCCESS;
-    return {unmapped, freed};
-  }
-  CUdeviceptr address_ = 0;
-  std::size_t size_ = 0;
-  std::size_t granularity_ = 0;
-  bool mapped_ = false;
-};
-
-// ------------------------------------------------------------------------------- measurement
-
-/// Three vectors A, B, C in one host range, as the CPU and as the GPU see them.
-struct HostVectors {
-  char* host = nullptr;    // CPU address of A; B and C follow at `stride`
-  CUdeviceptr device = 0;  // GPU address of A
-  std::size_t stride = 0;
-  float* cpu(int index) const { return reinterpret_cast<float*>(host + index * stride); }
-  CUdeviceptr gpu(int index) const { return device + static_cast<CUdeviceptr>(index) * stride; }
-};
-
-struct Workload {
-  CUfunction kernel = nullptr;
-  unsigned int grid = 0;
-  CUstream stream = nullptr;
-  CUdeviceptr scratch = 0;  // device memory the copies go to and come from
-  std::size_t bytes = 0;    // per vector
-  std::size_t count = 0;    // floats per vector
-  int warmup = 0;
-  int iterations = 0;
-};
-
-struct CopyResult {
-  ms::TimingStats toDevice, toHost;
-  double toDeviceGBps = 0, toHostGBps = 0;
-};
-
-struct SourceResult {
-  std::string name;
-  CopyResult copies;
-  bool copiesVerified = false;
-  ms::TimingStats kernel;
-  double kernelGBps = 0;
-  ms::VectorAddCheck add;
-  bool passed() const { return copiesVerified && add.mismatches == 0; }
-};
-
-CopyResult timeCopies(char* hostSource, char* hostTarget, const Workload& work) {
-  CopyResult result;
-  result.toDevice = ms::timeOnStream(work.stream, work.warmup, work.iterations, [&] {
-    ms::check(cuMemcpyHtoDAsync(work.scratch, hostSource, work.bytes, work.stream),
-              "cuMemcpyHtoDAsync");
-  });
-  result.toHost = ms::timeOnStream(work.stream, work.warmup, work.iterations, [&] {
-    ms::check(cuMemcpyDtoHAsync(hostTarget, work.scratch, work.bytes, work.stream),
-              "cuMemcpyDtoHAsync");
-  });
-  const auto bytes = static_cast<double>(work.bytes);
-  result.toDeviceGBps = ms::gigabytesPerSecond(bytes, result.toDevice.medianMs);
-  result.toHostGBps = ms::gigabytesPerSecond(bytes, result.toHost.medianMs);
-  return result;
+// [move-pages]
+/// Where each page of a range is. move_pages with no target nodes moves nothing: it fills
+/// `status` with each page's node, or -ENOENT for a page that does not exist yet. Where a filter
+/// refuses it, the helper asks get_mempolicy page by page instead.
+mn::PagePlacement wherePagesAre(const void* address, std::size_t bytes) {
+  std::vector<void*> pages = mn::pageAddresses(address, bytes);
+  std::vector<int> status(pages.size());
+  if (move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) != 0)
+    return mn::placementFromPolicyQueries(pages, errno);
+  return mn::placementFromStatus(status);
 }
-
-SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work) {
-  SourceResult result;
-  result.name = std::move(name);
-  ms::fillVectorAddInputs(vectors.cpu(0), vectors.cpu(1), work.count, 2024);
-  std::memset(vectors.cpu(2), 0, work.bytes);
-
-  // A -> device, device -> C; timeOnStream synchronizes, so C can be compared right after.
-  result.copies = timeCopies(reinterpret_cast<char*>(vectors.cpu(0)),
-                             reinterpret_cast<char*>(vectors.cpu(2)), work);
-  result.copiesVerified = std::memcmp(vectors.cpu(2), vectors.cpu(0), work.bytes) == 0;
-
-  // Zero-copy: the kernel reads A and B and writes C across the bus, in place.
-  CUdeviceptr a = vectors.gpu(0), b = vectors.gpu(1), c = vectors.gpu(2);
-  unsigned long long n = work.count;  // the kernel's parameter types, exactly
-  void* args[] = {&a, &b, &c, &n};
-  result.kernel = ms::timeOnStream(work.stream, work.warmup, work.iterations, [&] {
-    ms::check(cuLaunchKernel(work.kernel, work.grid, 1, 1, kBlockSize, 1, 1, 0, work.stream, args,
-                             nullptr),
-              "cuLaunchKernel");
-  });
-  result.kernelGBps =
-      ms::gigabytesPerSecond(3.0 * static_cast<double>(work.bytes), result.kernel.medianMs);
-  result.add = ms::checkVectorAdd(vectors.cpu(0), vectors.cpu(1), vectors.cpu(2), work.count);
-  return result;
-}
-
-// ---------------------------------------------------------------------------------- helpers
+// [move-pages]
 
 /// An attribute that older drivers may not know: @p fallback instead of an error.
 int attributeOr(CUdevice device, CUdevice_attribute attribute, int fallback) {
@@ -235,54 +83,32 @@ int attributeOr(CUdevice device, CUdevice_attribute attribute, int fallback) {
   return cuDeviceGetAttribute(&value, attribute, device) == CUDA_SUCCESS ? value : fallback;
 }
 
-std::uint64_t hostAvailableBytes() {
-  std::ifstream file("/proc/meminfo");
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (const auto available = mn::memAvailableBytes(text))
-    return *available;
-  return static_cast<std::uint64_t>(sysconf(_SC_AVPHYS_PAGES)) *
-         static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
-std::string nodeValue(int node) {
-  return node < 0 ? "-1 (unknown)" : std::to_string(node);
-}
-
-ms::JsonObject sourceJson(const SourceResult& source, const SourceResult& reference) {
-  ms::JsonObject json;
-  json.set("name", source.name)
-      .set("hostToDeviceGBps", source.copies.toDeviceGBps)
-      .set("deviceToHostGBps", source.copies.toHostGBps)
-      .set("zeroCopyVecAddGBps", source.kernelGBps)
-      .set("hostToDeviceRatio", source.copies.toDeviceGBps / reference.copies.toDeviceGBps)
-      .set("deviceToHostRatio", source.copies.toHostGBps / reference.copies.toHostGBps)
-      .set("zeroCopyVecAddRatio", source.kernelGBps / reference.kernelGBps)
-      .set("copiesVerified", source.copiesVerified)
-      .set("mismatches", static_cast<std::uint64_t>(source.add.mismatches));
-  return json;
-}
-
-// --------------------------------------------------------------------------------- the sample
-
 ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
   ms::JsonObject& json = report.json();
-  if (options.noBind && options.strict) {
+  if (options.noBind && options.strict)
     throw ms::UsageError("--strict and --no-bind contradict each other");
-  }
-  // Warnings are printed here, at the top, and kept for the JSON: the library only reports them.
+  // Warnings are printed here, at once, and kept for the JSON: the helper only reports them.
   ms::JsonArray warnings;
   const mn::WarningSink warn = [&warnings](const std::string& text) {
     std::cerr << "numaHostAlloc: warning: " << text << '\n';
     warnings.add(text);
   };
 
-  // Host memory first (no GPU needed to reject a bad --size): three vectors per host source,
-  // one source at a time.
-  const std::uint64_t hostVectorBytes = ms::chooseBufferBytes(
-      options.sizeBytes, kDefaultBytes, hostAvailableBytes(), kVectors, sizeof(float), "the host");
-
-  // 1. Driver, device, context, kernel.
+  // 1. Host memory first (no GPU needed to reject a bad --size): three vectors per host source,
+  // one source at a time. A strict binding to a --node that cannot hold one is bad input too,
+  // reported before any GPU work (and so before any waiver).
+  const std::uint64_t hostVectorBytes =
+      ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, mn::hostAvailableBytes(), kVectors,
+                            sizeof(float), "the host");
+  const mn::BindPolicy policy{!options.noBind, options.strict};
+  const bool overridden = options.node >= 0;
+  if (policy.strict && overridden) {
+    const int node = static_cast<int>(options.node);
+    const std::string why = mn::whyNodeCannotBeBound(node, mn::queryNumaFacts(node));
+    if (!why.empty())
+      throw mn::NumaBindError(mn::strictRefusal(kVectors * mn::vectorStride(hostVectorBytes), why));
+  }
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
   const int ordinal = ms::deviceOrdinal(device);  // a CUdevice is a handle, not an ordinal
@@ -301,93 +127,116 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   const int attributeNode = attributeOr(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, -1);
   const mn::HostNumaNode nearest =
       mn::findNearestHostNode(attributeNode, busId, mn::libnumaNodeMemory());
-  out << "PCI bus id " << busId
-      << ": CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = " << nodeValue(nearest.attributeNode) << ", "
-      << (nearest.sysfs.path.empty() ? std::string("sysfs numa_node") : nearest.sysfs.path) << " = "
-      << nodeValue(nearest.sysfs.node) << '\n';
-  for (const std::string& note : nearest.notes)
-    out << "  note: " << note << '\n';
-  out << "Nearest host NUMA node: "
-      << (nearest.known() ? std::to_string(nearest.node) : std::string("none"))
-      << " (source: " << mn::nodeSourceName(nearest.source) << ")\n";
-  const bool overridden = options.node >= 0;
   const int target = overridden ? static_cast<int>(options.node) : nearest.node;
-  if (overridden)
-    out << "Target node " << target << " (--node)\n";
-  // numa_available() and, whatever the libnuma version, not refused by a seccomp filter.
-  const bool numaAvailable = mn::numaPolicyCallsAvailable();
-  out << "libnuma: " << (numaAvailable ? "available" : "NUMA not available");
-  if (numaAvailable) {
-    out << ", nodes 0-" << numa_max_node() << ", " << numa_num_configured_nodes() << " configured";
-  }
-  out << '\n';
+  const bool numaAvailable = mn::numaPolicyCallsAvailable();  // also: not refused by seccomp
+  printTopology(busId, nearest, target, overridden, numaAvailable, out);
+  recordTopology(json, ordinal, ms::deviceName(device), busId, nearest, target, policy);
 
   // The device holds one vector, the target and source of the copies.
   std::size_t freeBytes = 0, totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
   const std::uint64_t bytes =
       ms::chooseBufferBytes(options.sizeBytes, hostVectorBytes, freeBytes, 1, sizeof(float));
-  const std::size_t count = bytes / sizeof(float);
   const std::size_t stride = mn::vectorStride(bytes);
   const std::size_t hostBytes = stride * kVectors;
-  out << "Vectors: " << count << " floats (" << ms::formatBytes(bytes)
+  out << "Vectors: " << bytes / sizeof(float) << " floats (" << ms::formatBytes(bytes)
       << ") each; every host source holds A, B and C (" << ms::formatBytes(hostBytes) << ")\n";
-
   ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   ms::OwnedDeviceMemory scratch;
   ms::check(cuMemAlloc(scratch.out(), bytes), "cuMemAlloc");
-  Workload work;
-  work.kernel = kernel;
-  work.grid = ms::residentGridSize(kernel, device, kBlockSize);
-  work.stream = stream.get();
-  work.scratch = scratch.get();
-  work.bytes = bytes;
-  work.count = count;
-  work.warmup = options.common.warmup;
-  work.iterations = options.common.iterations;
-
-  const mn::BindPolicy policy{!options.noBind, options.strict};
+  const Workload work =
+      makeWorkload(kernel, device, kBlockSize, stream.get(), scratch.get(), bytes, options.common);
   std::vector<SourceResult> results;
   bool placementOk = true;
-  ms::JsonObject bindJson;
+  ms::JsonObject bindingRecord;
 
-  // 3. The mbind path: bind before first touch, check, register, use.
+  // 3. The mbind path: decide, map, bind, advise, touch, check, register.
+  out << "\n[1] mmap + mbind before first touch + cuMemHostRegister\n";
   {
-    out << "\n[1] mmap + mbind before first touch + cuMemHostRegister\n";
-    mn::NumaBoundHostRange range(hostBytes, target, policy, warn);
-    out << "  range: " << range.describe() << '\n';
-    if (range.state() != mn::BindState::Bound)
-      out << "  unbound: " << range.unboundReason() << '\n';
-    // Nothing touched yet, so no physical page exists: the kernel reports them "not present".
-    out << "  before first touch: " << range.placement().summary() << '\n';
-    range.firstTouch();  // strict: throws unless every page is on the node
-    const mn::PagePlacement touched = range.placement();
-    out << "  placement after first touch: " << touched.summary() << '\n';
-    // DEVICEMAP: the range also gets a device address, which a kernel can dereference.
-    ms::check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
-              "cuMemHostRegister");
-    const ms::OwnedHostRegistration registration(range.data());
-    const mn::PagePlacement pinned = range.placement();
-    out << "  placement after cuMemHostRegister: " << pinned.summary() << '\n';
-    if (policy.strict) {
-      const std::string problem = mn::strictPlacementProblem(pinned, target);
-      if (!problem.empty()) {
-        out << "  strict binding broken by pinning: " << problem << '\n';
-        placementOk = false;
-      }
+    // [decide]
+    // The rules decide before anything exists: strict or soft, a node that is missing, empty or
+    // full, memory-policy calls refused by a container's seccomp filter (numa_binding.cpp).
+    const mn::NumaFacts facts = policy.bind ? mn::queryNumaFacts(target) : mn::NumaFacts{};
+    const mn::BindDecision decision = mn::chooseMbindMode(policy, target, hostBytes, facts);
+    if (!decision.error.empty())
+      throw mn::NumaBindError(decision.error);
+    // [decide]
+    // [map]
+    // mmap only reserves addresses; no physical page exists until the first touch. One huge page
+    // of extra addresses lets the range start on a 2 MiB boundary, so that transparent huge pages
+    // can back all of it; the margins are never touched and hold no memory.
+    const std::size_t hugePage = mn::kHugePageBytes;
+    const std::size_t mappedBytes = (hostBytes + hugePage - 1) / hugePage * hugePage;
+    const std::size_t reservedBytes = mappedBytes + hugePage;
+    void* const mapping =
+        mmap(nullptr, reservedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED) {
+      throw mn::NumaBindError("mmap of " + ms::formatBytes(reservedBytes) +
+                              " failed: " + mn::errnoText(errno));
     }
+    const mn::OwnedMapping ownedMapping(mapping, reservedBytes);  // munmap, after unregistering
+    char* const host = reinterpret_cast<char*>(
+        (reinterpret_cast<std::uintptr_t>(mapping) + hugePage - 1) & ~(hugePage - 1));
+    // [map]
+    // [mbind]
+    // Bound while no page exists, so nothing has to move. The mask has one bit per node.
+    int mbindError = 0;
+    if (decision.callMbind) {
+      const mn::NodeMask mask = mn::nodeMask(target);
+      if (mbind(host, mappedBytes, decision.mode, mask.words.data(), mask.maxNode, 0) != 0)
+        mbindError = errno;
+    }
+    // EPERM (a seccomp filter) is a warning even under --strict, and the first touch then checks
+    // every page; another errno fails a strict binding. The helper decides and warns once.
+    mn::BindOutcome binding = mn::settleBinding(decision, mbindError, policy, target, warn);
+    // [mbind]
+    // [madvise]
+    // Advice numbers, not flags: MADV_HUGEPAGE (14) | MADV_DONTFORK (10) would ask for 14 only.
+    // DONTFORK keeps a forked child from sharing the pinned pages copy-on-write. Refused advice
+    // costs speed, not correctness: a warning.
+    binding.hugePagesAdvised = madvise(host, mappedBytes, MADV_HUGEPAGE) == 0;
+    if (!binding.hugePagesAdvised)
+      warn(mn::adviceFailure(MADV_HUGEPAGE, errno));
+    binding.dontForkAdvised = madvise(host, mappedBytes, MADV_DONTFORK) == 0;
+    if (!binding.dontForkAdvised)
+      warn(mn::adviceFailure(MADV_DONTFORK, errno));
+    // [madvise]
+    out << "  range: " << mn::describeBinding(hostBytes, mappedBytes, target, binding) << '\n';
+    if (binding.state != mn::BindState::Bound)
+      out << "  unbound: " << binding.unboundReason << '\n';
+    // [first-touch]
+    out << "  before first touch: " << wherePagesAre(host, mappedBytes).summary() << '\n';
+    const auto pageBytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    for (std::size_t offset = 0; offset < mappedBytes; offset += pageBytes)
+      host[offset] = 0;  // the page is created now, on the node the policy picks
+    const mn::PagePlacement touched = wherePagesAre(host, mappedBytes);
+    out << "  placement after first touch: " << touched.summary() << '\n';
+    if (policy.strict) {
+      const std::string problem = mn::strictBindingProblem(touched, target, binding.state);
+      if (!problem.empty())
+        throw mn::NumaBindError(problem);
+    }
+    // [first-touch]
+    // [register]
+    // Pinned, and mapped for the device: DEVICEMAP gives the range an address a kernel can use.
+    ms::check(cuMemHostRegister(host, mappedBytes, CU_MEMHOSTREGISTER_DEVICEMAP),
+              "cuMemHostRegister");
+    const ms::OwnedHostRegistration registration(host);  // cuMemHostUnregister, before munmap
     CUdeviceptr devicePointer = 0;
-    ms::check(cuMemHostGetDevicePointer(&devicePointer, range.data(), 0),
-              "cuMemHostGetDevicePointer");
-    const HostVectors vectors{static_cast<char*>(range.data()), devicePointer, stride};
-    results.push_back(measureSource("mbind + cuMemHostRegister", vectors, work));
-    bindJson.set("state", mn::bindStateName(range.state()))
-        .set("mode", mn::describeMbindMode(range.mode()))
-        .set("hugePageAdvice", range.hugePagesAdvised())
-        .set("dontForkAdvice", range.dontForkAdvised())
-        .set("fractionOnTarget", pinned.fractionOn(target))
-        .set("placement", pinned.summary());
+    ms::check(cuMemHostGetDevicePointer(&devicePointer, host, 0), "cuMemHostGetDevicePointer");
+    // [register]
+    // Long-term pinning may migrate pages first (out of ZONE_MOVABLE): look again.
+    const mn::PagePlacement pinned = wherePagesAre(host, mappedBytes);
+    out << "  placement after cuMemHostRegister: " << pinned.summary() << '\n';
+    const std::string pinning = policy.strict ? mn::strictPlacementProblem(pinned, target) : "";
+    if (!pinning.empty()) {
+      out << "  strict binding broken by pinning: " << pinning << '\n';
+      placementOk = false;
+    }
+    results.push_back(
+        measureSource("mbind + cuMemHostRegister", {host, devicePointer, stride}, work));
+    bindingRecord = bindingJson(binding, pinned, target);
   }
 
   // 4. The CUDA-native path.
@@ -398,26 +247,19 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   if (!hostNumaVmm) {
     out << "  skipped: CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0\n";
   } else {
-    // The driver needs a real node: a --node that does not exist or has no memory is replaced
-    // by the nearest node, and with no node at all by 0 (cuda.h: "on systems where NUMA is not
-    // available, id must be set to 0").
-    const mn::NodeMemory targetMemory =
-        target >= 0 ? mn::libnumaNodeMemory()(target) : mn::NodeMemory{};
-    const bool targetUsable =
-        target >= 0 && targetMemory.status != mn::NodeMemory::Status::DoesNotExist &&
-        !(targetMemory.status == mn::NodeMemory::Status::Present && targetMemory.totalBytes == 0);
-    const int vmmNode = targetUsable ? target : nearest.known() ? nearest.node : 0;
+    // The driver needs a real node: one that exists and has memory, else the nearest, else 0.
+    const int vmmNode = mn::hostNumaVmmNode(target, nearest.node, mn::libnumaNodeMemory());
     HostNumaAllocation allocation(ordinal, vmmNode, hostBytes);
     out << "  node " << vmmNode << (vmmNode != target ? " (the target node is not usable)" : "")
         << ", " << ms::formatBytes(allocation.size()) << ", granularity "
         << ms::formatBytes(allocation.granularity()) << '\n';
-    char* host = reinterpret_cast<char*>(allocation.address());
-    const HostVectors vectors{host, allocation.address(), stride};
-    results.push_back(measureSource("cuMemCreate(HOST_NUMA)", vectors, work));
+    char* const host = reinterpret_cast<char*>(allocation.address());
+    results.push_back(
+        measureSource("cuMemCreate(HOST_NUMA)", {host, allocation.address(), stride}, work));
     // The driver chose the pages; whether the kernel can report them depends on how the driver
     // maps them into the process, so this line is information, not a check.
     out << "  placement as the kernel reports it: "
-        << mn::pagesPerNode(host, allocation.size()).summary() << '\n';
+        << wherePagesAre(host, allocation.size()).summary() << '\n';
     allocation.release();  // cuMemUnmap + cuMemAddressFree, failures reported
   }
 
@@ -429,128 +271,19 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     CUdeviceptr devicePointer = 0;
     ms::check(cuMemHostGetDevicePointer(&devicePointer, pinned.get(), 0),
               "cuMemHostGetDevicePointer");
-    const HostVectors vectors{static_cast<char*>(pinned.get()), devicePointer, stride};
-    results.push_back(measureSource("cuMemHostAlloc (reference)", vectors, work));
-    out << "  placement: " << mn::pagesPerNode(pinned.get(), hostBytes).summary() << '\n';
+    char* const host = static_cast<char*>(pinned.get());
+    results.push_back(
+        measureSource("cuMemHostAlloc (reference)", {host, devicePointer, stride}, work));
+    out << "  placement: " << wherePagesAre(host, hostBytes).summary() << '\n';
   }
 
-  // 6. The comparison.
-  const SourceResult& reference = results.back();
-  out << "\nBandwidth in GB/s (1 GB = 1e9 B), median of " << work.iterations
-      << "; ratio to cuMemHostAlloc in brackets\n";
-  out << "  " << std::left << std::setw(30) << "source" << std::right << std::setw(20)
-      << "host->device" << std::setw(20) << "device->host" << std::setw(22) << "zero-copy VecAdd"
-      << '\n';
-  const auto cell = [](double value, double referenceValue) {
-    std::ostringstream text;
-    text << std::fixed << std::setprecision(2) << value << " (" << std::setprecision(3)
-         << value / referenceValue << ")";
-    return text.str();
-  };
-  for (const SourceResult& source : results) {
-    out << "  " << std::left << std::setw(30) << source.name << std::right << std::setw(20)
-        << cell(source.copies.toDeviceGBps, reference.copies.toDeviceGBps) << std::setw(20)
-        << cell(source.copies.toHostGBps, reference.copies.toHostGBps) << std::setw(22)
-        << cell(source.kernelGBps, reference.kernelGBps) << '\n';
-  }
-  out << "  (VecAdd moves 3 x " << ms::formatBytes(bytes)
-      << " across the bus: reads A and B, writes C)\n";
-  const SourceResult& bound = results.front();
-  out << std::fixed << std::setprecision(3) << "Ratio bound / cuMemHostAlloc: host->device "
-      << bound.copies.toDeviceGBps / reference.copies.toDeviceGBps << ", device->host "
-      << bound.copies.toHostGBps / reference.copies.toHostGBps << '\n';
-
-  // 7. Nearest vs remote nodes.
-  out << "\n"
-      << (overridden ? "Target" : "Nearest") << " vs remote node (copies of "
-      << ms::formatBytes(bytes) << ")\n";
-  ms::JsonArray nodeRows;
-  std::vector<int> nodes;
-  if (numaAvailable) {
-    const mn::NodeMemoryQuery memory = mn::libnumaNodeMemory();
-    for (int node = 0; node <= numa_max_node() && nodes.size() < kMaxTableNodes; ++node) {
-      const mn::NodeMemory m = memory(node);
-      if (m.status == mn::NodeMemory::Status::Present && m.totalBytes > 0)
-        nodes.push_back(node);
-    }
-  }
-  if (options.noBind) {
-    out << "  skipped: --no-bind\n";
-  } else if (nodes.size() < 2) {
-    out << "  skipped: " << (numaAvailable ? "only one NUMA node has memory" : "NUMA not available")
-        << ", nothing remote to compare with\n";
-  } else {
-    out << "  " << std::setw(6) << "node" << std::setw(10) << "distance" << std::setw(12)
-        << "on node" << std::setw(20) << "host->device" << std::setw(20) << "device->host" << '\n';
-    std::vector<std::pair<int, CopyResult>> rows;
-    for (const int node : nodes) {
-      mn::NumaBoundHostRange range(2 * stride, node, policy, warn);
-      range.firstTouch();
-      ms::check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
-                "cuMemHostRegister");
-      const ms::OwnedHostRegistration registration(range.data());
-      const double onNode = range.placement().fractionOn(node);
-      char* host = static_cast<char*>(range.data());
-      rows.emplace_back(node, timeCopies(host, host + stride, work));
-      const CopyResult& copies = rows.back().second;
-      const int distance = target >= 0 ? numa_distance(target, node) : 0;
-      out << "  " << std::setw(6) << node << std::setw(10) << distance << std::setw(10)
-          << std::setprecision(1) << 100 * onNode << " %" << std::setprecision(2) << std::setw(20)
-          << copies.toDeviceGBps << std::setw(20) << copies.toHostGBps
-          << mn::nodeRowLabel(node, target, nearest.node, overridden) << '\n';
-      nodeRows.addRaw(ms::JsonObject()
-                          .set("node", node)
-                          .set("distance", distance)
-                          .set("fractionOnNode", onNode)
-                          .set("hostToDeviceGBps", copies.toDeviceGBps)
-                          .set("deviceToHostGBps", copies.toHostGBps)
-                          .dump());
-    }
-    // Ratios against the target row: the --node target when given, else the nearest node.
-    const auto targetRow = std::find_if(rows.begin(), rows.end(),
-                                        [&](const auto& row) { return row.first == target; });
-    if (targetRow != rows.end()) {
-      const char* const targetName = overridden ? "target node" : "nearest node";
-      for (const auto& [node, copies] : rows) {
-        if (node == target)
-          continue;
-        out << std::setprecision(3) << "  node " << node << " / " << targetName << " " << target
-            << ": host->device " << copies.toDeviceGBps / targetRow->second.toDeviceGBps
-            << ", device->host " << copies.toHostGBps / targetRow->second.toHostGBps << '\n';
-      }
-    }
-  }
-
-  bool dataOk = true;
-  for (const SourceResult& source : results) {
-    if (!source.copiesVerified)
-      out << source.name << ": copied data differs\n";
-    if (source.add.mismatches > 0)
-      out << source.name << ", VecAdd: " << ms::describeMismatch(source.add) << '\n';
-    dataOk = dataOk && source.passed();
-  }
-
-  ms::JsonArray sources;
-  for (const SourceResult& source : results)
-    sources.addRaw(sourceJson(source, reference).dump());
-  json.set("device", ordinal)
-      .set("deviceName", ms::deviceName(device))
-      .set("pciBusId", busId)
-      .set("attributeNode", nearest.attributeNode)
-      .set("sysfsNode", nearest.sysfs.node)
-      .set("nearestNode", nearest.node)
-      .set("nodeSource", mn::nodeSourceName(nearest.source))
-      .set("sourcesDisagree", nearest.sourcesDisagree)
-      .set("targetNode", target)
-      .set("strict", policy.strict)
-      .set("bind", policy.bind)
-      .set("binding", bindJson)
-      .set("hostNumaVmmSupported", hostNumaVmm)
-      .set("bytesPerVector", static_cast<std::uint64_t>(bytes))
-      .set("iterations", work.iterations)
-      .set("sources", sources)
-      .set("nodes", nodeRows)
-      .set("warnings", warnings);
+  // 6. The comparison; 7. nearest vs remote nodes (numaHostAlloc_measure.cpp).
+  printComparison(results, work, out);
+  const ms::JsonArray nodeRows = compareNodes(
+      {policy, target, nearest.node, overridden, numaAvailable, stride}, work, warn, out);
+  const bool dataOk = reportDataChecks(results, out);
+  recordResults(json, bindingRecord, hostNumaVmm, work, results, nodeRows, warnings);
+  // 8. Cleanup: the owners release the device buffer, the stream, the module and the context.
   return dataOk && placementOk ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 

@@ -1,5 +1,8 @@
-// The NUMA host-memory library of sample 04: topology, binding policy, the bound range and the
-// placement check. No CUDA call in here (see numa_binding.hpp).
+/**
+ * @file numa_binding.cpp
+ * @brief The NUMA host-memory library of sample 04: topology, binding policy, the placement
+ *        check and the ready-made bound range. No CUDA call in here (see numa_binding.hpp).
+ */
 #include "numa_binding.hpp"
 
 #include <numa.h>
@@ -31,7 +34,12 @@ std::size_t pageSize() {
   return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
 
-// "Invalid argument (EINVAL)": the text and the name, because the name is what people search for.
+std::string nodeText(int node) {
+  return "node " + std::to_string(node);
+}
+
+}  // namespace
+
 std::string errnoText(int error) {
   const char* name = nullptr;
   switch (error) {
@@ -69,11 +77,9 @@ std::string errnoText(int error) {
          (name ? std::string(name) : "errno " + std::to_string(error)) + ")";
 }
 
-std::string nodeText(int node) {
-  return "node " + std::to_string(node);
+std::string nodeValueText(int node) {
+  return node < 0 ? std::string("-1 (unknown)") : std::to_string(node);
 }
-
-}  // namespace
 
 // ------------------------------------------------------------------------------------ topology
 
@@ -180,14 +186,11 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
   if (!result.sysfs.problem.empty())
     result.notes.push_back("sysfs: " + result.sysfs.problem);
 
-  const auto valueText = [](int node) {
-    return node < 0 ? std::string("-1 (unknown)") : std::to_string(node);
-  };
   if (result.attributeNode != result.sysfs.node) {
     result.sourcesDisagree = true;
     result.notes.push_back("the sources disagree: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says " +
-                           valueText(result.attributeNode) + ", sysfs says " +
-                           valueText(result.sysfs.node));
+                           nodeValueText(result.attributeNode) + ", sysfs says " +
+                           nodeValueText(result.sysfs.node));
   }
 
   struct Candidate {
@@ -236,6 +239,16 @@ std::string nodeRowLabel(int node, int target, int nearest, bool targetFromOptio
   return node == nearest ? "   <- nearest" : "";
 }
 
+int hostNumaVmmNode(int target, int nearest, const NodeMemoryQuery& nodeMemory) {
+  if (target >= 0) {
+    const NodeMemory memory = nodeMemory ? nodeMemory(target) : NodeMemory{};
+    const bool empty = memory.status == NodeMemory::Status::Present && memory.totalBytes == 0;
+    if (memory.status != NodeMemory::Status::DoesNotExist && !empty)
+      return target;
+  }
+  return nearest >= 0 ? nearest : 0;
+}
+
 // -------------------------------------------------------------------------------------- policy
 
 std::string describeMbindMode(int mode) {
@@ -271,6 +284,26 @@ NumaFacts queryNumaFacts(int node) {
   return facts;
 }
 
+std::string whyNodeCannotBeBound(int node, const NumaFacts& facts) {
+  if (!facts.available) {
+    return "NUMA is not available (no NUMA support in the kernel, or the memory-policy system "
+           "calls are refused, e.g. by Docker's default seccomp profile without CAP_SYS_NICE)";
+  }
+  if (node < 0)
+    return "no host NUMA node is known for this GPU";
+  if (facts.target.status == NodeMemory::Status::DoesNotExist) {
+    return nodeText(node) + " does not exist" +
+           (facts.target.detail.empty() ? "" : " (" + facts.target.detail + ")");
+  }
+  if (facts.target.status == NodeMemory::Status::Present && facts.target.totalBytes == 0)
+    return nodeText(node) + " has no memory";
+  return {};
+}
+
+std::string strictRefusal(std::size_t bytes, const std::string& problem) {
+  return "cannot bind " + formatBytes(bytes) + " strictly: " + problem;
+}
+
 BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t bytes,
                              const NumaFacts& facts) {
   BindDecision decision;
@@ -278,23 +311,10 @@ BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t byt
     decision.unboundReason = "binding was not requested";
     return decision;
   }
-  std::string problem;
-  if (!facts.available) {
-    problem =
-        "NUMA is not available (no NUMA support in the kernel, or the memory-policy system calls "
-        "are refused, e.g. by Docker's default seccomp profile without CAP_SYS_NICE)";
-  } else if (node < 0) {
-    problem = "no host NUMA node is known for this GPU";
-  } else if (facts.target.status == NodeMemory::Status::DoesNotExist) {
-    problem = nodeText(node) + " does not exist";
-    if (!facts.target.detail.empty())
-      problem += " (" + facts.target.detail + ")";
-  } else if (facts.target.status == NodeMemory::Status::Present && facts.target.totalBytes == 0) {
-    problem = nodeText(node) + " has no memory";
-  }
+  const std::string problem = whyNodeCannotBeBound(node, facts);
   if (!problem.empty()) {
     if (policy.strict) {
-      decision.error = "cannot bind " + formatBytes(bytes) + " strictly: " + problem;
+      decision.error = strictRefusal(bytes, problem);
     } else {
       decision.warning = "host memory not bound: " + problem +
                          "; its pages will land wherever they are first touched";
@@ -338,6 +358,72 @@ MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node)
   return failure;
 }
 
+NodeMask nodeMask(int node) {
+  if (node < 0)
+    throw std::invalid_argument("nodeMask: node " + std::to_string(node) + " is negative");
+  constexpr int kBitsPerWord = static_cast<int>(sizeof(unsigned long) * CHAR_BIT);
+  NodeMask mask;
+  mask.words.assign(static_cast<std::size_t>(node / kBitsPerWord) + 1, 0);
+  mask.words.back() |= 1UL << (node % kBitsPerWord);
+  // The kernel reads maxnode - 1 bits (an off-by-one kept for compatibility); libnuma passes the
+  // mask's width + 1 as well.
+  mask.maxNode = mask.words.size() * kBitsPerWord + 1;
+  return mask;
+}
+
+const char* bindStateName(BindState state) {
+  switch (state) {
+    case BindState::Bound:
+      return "bound";
+    case BindState::NotRequested:
+      return "not requested";
+    case BindState::FellBack:
+      return "fell back (unbound)";
+    case BindState::BlockedBySeccomp:
+      return "blocked by seccomp (unbound)";
+  }
+  return "?";
+}
+
+BindOutcome settleBinding(const BindDecision& decision, int mbindError, const BindPolicy& policy,
+                          int node, const WarningSink& warn) {
+  BindOutcome outcome;
+  std::string warning = decision.warning;
+  if (!decision.callMbind) {
+    outcome.state = policy.bind ? BindState::FellBack : BindState::NotRequested;
+    outcome.unboundReason = decision.unboundReason;
+  } else if (mbindError == 0) {
+    outcome.state = BindState::Bound;
+    outcome.mode = decision.mode;
+  } else {
+    const MbindFailure failure = classifyMbindFailure(mbindError, policy, node);
+    if (failure.fatal)
+      throw NumaBindError(failure.message);
+    outcome.state = failure.blockedBySeccomp ? BindState::BlockedBySeccomp : BindState::FellBack;
+    outcome.unboundReason = failure.message;
+    warning = failure.message;
+  }
+  if (!warning.empty() && warn)
+    warn(warning);
+  return outcome;
+}
+
+std::string describeBinding(std::size_t bytes, std::size_t mappedBytes, int node,
+                            const BindOutcome& outcome) {
+  std::string text = formatBytes(bytes) + " (mapped " + formatBytes(mappedBytes) + ") for " +
+                     nodeText(node) + ", " + bindStateName(outcome.state);
+  if (outcome.state == BindState::Bound)
+    text += " with " + describeMbindMode(outcome.mode);
+  text += "; advice:";
+  if (outcome.hugePagesAdvised)
+    text += " MADV_HUGEPAGE";
+  if (outcome.dontForkAdvised)
+    text += " MADV_DONTFORK";
+  if (!outcome.hugePagesAdvised && !outcome.dontForkAdvised)
+    text += " none";
+  return text;
+}
+
 std::vector<int> madviseAdvice(std::size_t bytes) {
   std::vector<int> advice;
   if (bytes >= kHugePageBytes)
@@ -355,6 +441,11 @@ std::string adviceName(int advice) {
     default:
       return "advice " + std::to_string(advice);
   }
+}
+
+std::string adviceFailure(int advice, int error) {
+  return "madvise(" + adviceName(advice) + ") failed: " + errnoText(error) +
+         "; continuing without it";
 }
 
 // -------------------------------------------------------------------------------- verification
@@ -398,60 +489,53 @@ std::string PagePlacement::summary() const {
   return text.str();
 }
 
-PagePlacement pagesPerNode(const void* address, std::size_t bytes) {
-  PagePlacement placement;
-  const std::size_t page = pageSize();
-  placement.pageBytes = page;
-  placement.method = "move_pages";
+std::vector<void*> pageAddresses(const void* address, std::size_t bytes) {
+  std::vector<void*> pages;
   if (address == nullptr || bytes == 0)
-    return placement;
+    return pages;
+  const std::size_t page = pageSize();
   const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(address) & ~(page - 1);
   const std::uintptr_t end =
       (reinterpret_cast<std::uintptr_t>(address) + bytes + page - 1) & ~(page - 1);
-  const std::size_t count = (end - begin) / page;
-  const auto pageAt = [&](std::size_t index) {
-    return reinterpret_cast<void*>(begin + index * page);
-  };
-  const auto tally = [&](int status) {
-    if (status >= 0) {
-      ++placement.pagesPerNode[status];
-    } else if (status == -ENOENT) {
-      ++placement.notPresent;
-    } else {
-      if (placement.unreadable++ == 0)
-        placement.firstUnreadableError = -status;
-    }
-  };
-  placement.pages = count;
+  pages.reserve((end - begin) / page);
+  for (std::uintptr_t at = begin; at < end; at += page)
+    pages.push_back(reinterpret_cast<void*>(at));
+  return pages;
+}
 
-  // move_pages with nodes == nullptr moves nothing: it fills status[] with each page's node.
-  constexpr std::size_t kBatch = 16384;
-  std::vector<void*> pages(std::min(count, kBatch));
-  std::vector<int> status(pages.size());
-  int moveError = 0;
-  for (std::size_t first = 0; first < count && moveError == 0; first += kBatch) {
-    const std::size_t n = std::min(kBatch, count - first);
-    for (std::size_t i = 0; i < n; ++i)
-      pages[i] = pageAt(first + i);
-    if (move_pages(0, n, pages.data(), nullptr, status.data(), 0) != 0) {
-      moveError = errno;
-      break;
-    }
-    for (std::size_t i = 0; i < n; ++i)
-      tally(status[i]);
+namespace {
+
+// Adds one page's answer (a node, -ENOENT, or another negative errno) to @p placement.
+void tally(PagePlacement& placement, int status) {
+  if (status >= 0) {
+    ++placement.pagesPerNode[status];
+  } else if (status == -ENOENT) {
+    ++placement.notPresent;
+  } else if (placement.unreadable++ == 0) {
+    placement.firstUnreadableError = -status;
   }
-  if (moveError == 0)
-    return placement;
+}
 
-  // Fallback for kernels or filters that refuse move_pages. Caution: asking for the node of an
-  // address faults the page in, so the answer is only meaningful after first touch.
-  placement = PagePlacement{};
-  placement.pageBytes = page;
-  placement.pages = count;
+}  // namespace
+
+PagePlacement placementFromStatus(const std::vector<int>& status) {
+  PagePlacement placement;
+  placement.pageBytes = pageSize();
+  placement.method = "move_pages";
+  placement.pages = status.size();
+  for (const int answer : status)
+    tally(placement, answer);
+  return placement;
+}
+
+PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError) {
+  PagePlacement placement;
+  placement.pageBytes = pageSize();
   placement.method = "get_mempolicy";
-  for (std::size_t i = 0; i < count; ++i) {
+  placement.pages = pages.size();
+  for (void* const page : pages) {
     int node = -1;
-    if (get_mempolicy(&node, nullptr, 0, pageAt(i), MPOL_F_NODE | MPOL_F_ADDR) != 0) {
+    if (get_mempolicy(&node, nullptr, 0, page, MPOL_F_NODE | MPOL_F_ADDR) != 0) {
       const int policyError = errno;
       placement.pagesPerNode.clear();
       placement.notPresent = placement.unreadable = 0;
@@ -460,9 +544,22 @@ PagePlacement pagesPerNode(const void* address, std::size_t bytes) {
           "; get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: " + errnoText(policyError);
       return placement;
     }
-    tally(node);
+    tally(placement, node);
   }
   return placement;
+}
+
+PagePlacement pagesPerNode(const void* address, std::size_t bytes) {
+  std::vector<void*> pages = pageAddresses(address, bytes);
+  std::vector<int> status(pages.size());
+  // Batches keep one call's work bounded; with a null node list move_pages moves nothing.
+  constexpr std::size_t kBatch = 16384;
+  for (std::size_t first = 0; first < pages.size(); first += kBatch) {
+    const std::size_t n = std::min(kBatch, pages.size() - first);
+    if (move_pages(0, n, pages.data() + first, nullptr, status.data() + first, 0) != 0)
+      return placementFromPolicyQueries(pages, errno);
+  }
+  return placementFromStatus(status);
 }
 
 std::string strictPlacementProblem(const PagePlacement& placement, int node) {
@@ -482,20 +579,23 @@ std::string strictPlacementProblem(const PagePlacement& placement, int node) {
   return {};
 }
 
+std::string strictBindingProblem(const PagePlacement& placement, int node, BindState state) {
+  if (!placement.known() && state == BindState::Bound)
+    return {};
+  const std::string problem = strictPlacementProblem(placement, node);
+  if (problem.empty())
+    return {};
+  return "strict binding to " + nodeText(node) + " not honoured (" + bindStateName(state) +
+         "): " + problem;
+}
+
 // ------------------------------------------------------------------------------ the bound range
 
-const char* bindStateName(BindState state) {
-  switch (state) {
-    case BindState::Bound:
-      return "bound";
-    case BindState::NotRequested:
-      return "not requested";
-    case BindState::FellBack:
-      return "fell back (unbound)";
-    case BindState::BlockedBySeccomp:
-      return "blocked by seccomp (unbound)";
-  }
-  return "?";
+OwnedMapping::~OwnedMapping() {
+  // Unmapping also drops the range's memory policy: it belongs to the mapping, not to the
+  // addresses, so a later mapping at the same place starts unbound.
+  if (address_ != nullptr)
+    munmap(address_, bytes_);
 }
 
 NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy,
@@ -503,10 +603,6 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
     : bytes_(bytes), node_(node), policy_(policy) {
   if (bytes == 0)
     throw std::invalid_argument("NumaBoundHostRange: 0 bytes requested");
-  const auto say = [&warn](const std::string& text) {
-    if (warn)
-      warn(text);
-  };
 
   // 1. Decide before anything exists, so that a refusal leaves nothing behind.
   const NumaFacts facts = policy.bind ? queryNumaFacts(node) : NumaFacts{};
@@ -540,44 +636,25 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
 
   try {
     // 3. Bind, before any page is touched: no page exists yet, so nothing has to move.
+    int mbindError = 0;
     if (decision.callMbind) {
-      constexpr int kBitsPerWord = static_cast<int>(sizeof(unsigned long) * CHAR_BIT);
-      std::vector<unsigned long> mask(static_cast<std::size_t>(node / kBitsPerWord) + 1, 0);
-      mask[static_cast<std::size_t>(node / kBitsPerWord)] |= 1UL << (node % kBitsPerWord);
-      // maxnode is the mask's width in bits + 1: the kernel drops one bit (libnuma passes the
-      // same value).
-      const unsigned long maxNode = mask.size() * kBitsPerWord + 1;
-      if (mbind(address_, mappedBytes_, decision.mode, mask.data(), maxNode, 0) == 0) {
-        state_ = BindState::Bound;
-        mode_ = decision.mode;
-        if (!decision.warning.empty())
-          say(decision.warning);
-      } else {
-        const MbindFailure failure = classifyMbindFailure(errno, policy, node);
-        if (failure.fatal)
-          throw NumaBindError(failure.message);
-        state_ = failure.blockedBySeccomp ? BindState::BlockedBySeccomp : BindState::FellBack;
-        unboundReason_ = failure.message;
-        say(failure.message);
-      }
-    } else {
-      state_ = policy.bind ? BindState::FellBack : BindState::NotRequested;
-      unboundReason_ = decision.unboundReason;
-      if (!decision.warning.empty())
-        say(decision.warning);
+      const NodeMask mask = nodeMask(node);
+      if (mbind(address_, mappedBytes_, decision.mode, mask.words.data(), mask.maxNode, 0) != 0)
+        mbindError = errno;
     }
+    outcome_ = settleBinding(decision, mbindError, policy, node, warn);
 
     // 4. Advice: one call per advice value (they are numbers, not flags).
     for (const int advice : madviseAdvice(bytes)) {
       if (madvise(address_, mappedBytes_, advice) != 0) {
-        say("madvise(" + adviceName(advice) + ") failed: " + errnoText(errno) +
-            "; continuing without it");
+        if (warn)
+          warn(adviceFailure(advice, errno));
         continue;
       }
       if (advice == MADV_HUGEPAGE)
-        hugePagesAdvised_ = true;
+        outcome_.hugePagesAdvised = true;
       if (advice == MADV_DONTFORK)
-        dontForkAdvised_ = true;
+        outcome_.dontForkAdvised = true;
     }
   } catch (...) {
     release();
@@ -595,11 +672,7 @@ NumaBoundHostRange::NumaBoundHostRange(NumaBoundHostRange&& other) noexcept
       mappedBytes_(std::exchange(other.mappedBytes_, 0)),
       node_(other.node_),
       policy_(other.policy_),
-      state_(other.state_),
-      mode_(other.mode_),
-      unboundReason_(std::move(other.unboundReason_)),
-      hugePagesAdvised_(other.hugePagesAdvised_),
-      dontForkAdvised_(other.dontForkAdvised_) {}
+      outcome_(std::move(other.outcome_)) {}
 
 NumaBoundHostRange& NumaBoundHostRange::operator=(NumaBoundHostRange&& other) noexcept {
   if (this != &other) {
@@ -610,18 +683,13 @@ NumaBoundHostRange& NumaBoundHostRange::operator=(NumaBoundHostRange&& other) no
     mappedBytes_ = std::exchange(other.mappedBytes_, 0);
     node_ = other.node_;
     policy_ = other.policy_;
-    state_ = other.state_;
-    mode_ = other.mode_;
-    unboundReason_ = std::move(other.unboundReason_);
-    hugePagesAdvised_ = other.hugePagesAdvised_;
-    dontForkAdvised_ = other.dontForkAdvised_;
+    outcome_ = std::move(other.outcome_);
   }
   return *this;
 }
 
 void NumaBoundHostRange::release() noexcept {
-  // Unmapping also drops the range's memory policy: it belongs to the mapping, not to the
-  // addresses, so a later mapping at the same place starts unbound.
+  // As for OwnedMapping: the memory policy goes with the mapping.
   if (address_ != nullptr)
     munmap(address_, mappedBytes_);
   address_ = nullptr;
@@ -636,16 +704,9 @@ void NumaBoundHostRange::firstTouch() {
     bytes[offset] = 0;
   if (!policy_.strict)
     return;
-  const PagePlacement where = placement();
-  // A successful MPOL_BIND is the kernel's own guarantee; only an unverifiable range that was
-  // never bound (mbind blocked) has to be refused.
-  if (!where.known() && state_ == BindState::Bound)
-    return;
-  const std::string problem = strictPlacementProblem(where, node_);
-  if (!problem.empty()) {
-    throw NumaBindError("strict binding to " + nodeText(node_) + " not honoured (" +
-                        bindStateName(state_) + "): " + problem);
-  }
+  const std::string problem = strictBindingProblem(placement(), node_, outcome_.state);
+  if (!problem.empty())
+    throw NumaBindError(problem);
 }
 
 PagePlacement NumaBoundHostRange::placement() const {
@@ -653,18 +714,7 @@ PagePlacement NumaBoundHostRange::placement() const {
 }
 
 std::string NumaBoundHostRange::describe() const {
-  std::string text = formatBytes(bytes_) + " (mapped " + formatBytes(mappedBytes_) + ") for " +
-                     nodeText(node_) + ", " + bindStateName(state_);
-  if (state_ == BindState::Bound)
-    text += " with " + describeMbindMode(mode_);
-  text += "; advice:";
-  if (hugePagesAdvised_)
-    text += " MADV_HUGEPAGE";
-  if (dontForkAdvised_)
-    text += " MADV_DONTFORK";
-  if (!hugePagesAdvised_ && !dontForkAdvised_)
-    text += " none";
-  return text;
+  return describeBinding(bytes_, mappedBytes_, node_, outcome_);
 }
 
 }  // namespace memsamples::numa

@@ -1,22 +1,30 @@
 /**
  * @file numa_binding.hpp
- * @brief Host memory on a chosen NUMA node: find the node nearest a GPU, bind anonymous pages to
- *        it with mbind() before they are first touched, and check where they landed.
+ * @brief The rules and small pieces of binding host memory to a NUMA node, for the lesson
+ *        numaHostAlloc.cpp (which makes the mmap, mbind, madvise and move_pages calls itself) and
+ *        a ready-made bound range, NumaBoundHostRange, for samples that reuse the technique.
  *
- * This is the CUDA-free half of the 04_numaHostAlloc sample, kept as a small reusable library
- * (target `numaHostAlloc_logic`): it never calls the CUDA driver, so every branch is unit tested
- * on machines without a GPU, and other samples can use a NumaBoundHostRange as a memory resource.
+ * This is the CUDA-free half of the 04_numaHostAlloc sample, kept as a small library (target
+ * `numaHostAlloc_logic`): it never calls the CUDA driver, so every branch is unit tested on
+ * machines without a GPU, and 06_perDeviceResource serves a NumaBoundHostRange as a memory
+ * resource.
  *
- * The pieces, in the order a program uses them:
+ * The pieces, in the order the lesson uses them:
  * 1. **Topology.** findNearestHostNode() combines the driver's CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
  *    with the kernel's `<sysfs>/bus/pci/devices/<bdf>/numa_node` and rejects nodes that do not
  *    exist or have no memory.
  * 2. **Policy.** chooseMbindMode() turns a BindPolicy (bind or not, strict or soft) and the
  *    system's NumaFacts into a decision: mbind with `MPOL_BIND` or `MPOL_PREFERRED` (always with
- *    `MPOL_F_STATIC_NODES`), continue unbound with one warning, or refuse with an error.
- * 3. **Binding.** NumaBoundHostRange maps anonymous memory, binds it *before first touch*, gives
- *    the hugepage and don't-fork advice as two madvise() calls, and unmaps it when destroyed.
- * 4. **Verification.** pagesPerNode() asks the kernel where each page of a range lives.
+ *    `MPOL_F_STATIC_NODES`), continue unbound with one warning, or refuse with an error. The
+ *    facts include whether a container's seccomp filter refuses the memory-policy calls
+ *    (numaPolicyCallsAvailable()).
+ * 3. **After mbind.** settleBinding() takes mbind's errno and decides, through
+ *    classifyMbindFailure(), whether a failure is a warning or an error.
+ * 4. **Verification.** placementFromStatus() counts what move_pages() reported per page;
+ *    strictBindingProblem() says whether a strict binding kept its promise.
+ *
+ * NumaBoundHostRange puts the same sequence (mmap, mbind, two madvise calls) behind one
+ * constructor, and pagesPerNode() the placement query, for code whose lesson is elsewhere.
  *
  * Warnings never go to stderr from here: they are handed to a caller-provided WarningSink, so a
  * program decides how to print them and a test can count them.
@@ -45,6 +53,12 @@ class NumaBindError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// "Invalid argument (EINVAL)": the text and the name, because the name is what people search for.
+std::string errnoText(int error);
+
+/// A node number as the output shows it: "3", or "-1 (unknown)" for a negative one.
+std::string nodeValueText(int node);
 
 // ------------------------------------------------------------------------------------------------
 /// @name Topology: which host node is nearest the GPU
@@ -146,6 +160,14 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
  */
 std::string nodeRowLabel(int node, int target, int nearest, bool targetFromOption);
 
+/**
+ * The host node to give cuMemCreate with a CU_MEM_LOCATION_TYPE_HOST_NUMA location: the driver
+ * needs a node that exists and has memory. @p target when it qualifies (or its memory cannot be
+ * read), else @p nearest, else 0 (cuda.h: "on systems where NUMA is not available, id must be set
+ * to 0").
+ */
+int hostNumaVmmNode(int target, int nearest, const NodeMemoryQuery& nodeMemory);
+
 /// @}
 
 // ------------------------------------------------------------------------------------------------
@@ -175,6 +197,17 @@ struct NumaFacts {
 
 /// The real NumaFacts for @p node, from libnuma.
 NumaFacts queryNumaFacts(int node);
+
+/**
+ * Why nothing can be bound to @p node here, whatever the size: NUMA unavailable (including
+ * policy calls refused by a seccomp filter), no node, a node that does not exist or has no
+ * memory. Empty when a binding is possible. chooseMbindMode() starts with this check; a program
+ * can use it to reject `--strict --node N` before any GPU work.
+ */
+std::string whyNodeCannotBeBound(int node, const NumaFacts& facts);
+
+/// chooseMbindMode()'s error for a strict binding of @p bytes that @p problem makes impossible.
+std::string strictRefusal(std::size_t bytes, const std::string& problem);
 
 /// What chooseMbindMode() decided.
 struct BindDecision {
@@ -211,12 +244,56 @@ struct MbindFailure {
  *   all the memory-policy calls, like Docker's default one without CAP_SYS_NICE, is caught
  *   earlier as "NUMA is not available", see numaPolicyCallsAvailable()): one warning, continue
  *   unbound, strict or not, as the seed does. A strict range then still keeps its promise by
- *   verification: NumaBoundHostRange::firstTouch() fails if any page is not on the node.
+ *   verification after its first touch: strictBindingProblem() refuses a page off the node.
  * - Any other errno: strict -> fatal; soft -> one warning, continue unbound.
  */
 MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node);
 
-/// Size from which a range gets MADV_HUGEPAGE (one x86-64 / arm64-4K transparent huge page).
+/// mbind()'s node mask for one node: a bit array of node numbers and the `maxnode` to pass.
+struct NodeMask {
+  std::vector<unsigned long> words;  ///< Bit `node` set, every other bit clear.
+  unsigned long maxNode = 0;         ///< The mask's width in bits + 1, as libnuma passes it.
+};
+
+/// The mask that names only @p node (0 or more). @throws std::invalid_argument for a negative one.
+NodeMask nodeMask(int node);
+
+/// How a binding ended up.
+enum class BindState {
+  Bound,             ///< mbind() succeeded.
+  NotRequested,      ///< BindPolicy::bind was false.
+  FellBack,          ///< Soft policy, binding impossible or failed: unbound, one warning.
+  BlockedBySeccomp,  ///< mbind() returned EPERM: unbound, one warning.
+};
+
+/// "bound", "not requested", "fell back (unbound)" or "blocked by seccomp (unbound)".
+const char* bindStateName(BindState state);
+
+/// What binding a range came to, and which advice the kernel accepted.
+struct BindOutcome {
+  BindState state = BindState::NotRequested;  ///< See BindState.
+  int mode = 0;                               ///< The mbind mode word in force (0 when unbound).
+  std::string unboundReason;                  ///< Why the range is not bound (empty when Bound).
+  bool hugePagesAdvised = false;              ///< madvise(MADV_HUGEPAGE) was accepted.
+  bool dontForkAdvised = false;               ///< madvise(MADV_DONTFORK) was accepted.
+};
+
+/**
+ * What a binding came to once mbind() was called, or not: @p decision is chooseMbindMode()'s,
+ * @p mbindError the errno of a failed mbind() (0 when it succeeded or was not called). Hands at
+ * most one warning to @p warn: the decision's, or classifyMbindFailure()'s message for a failure.
+ * @throws NumaBindError when classifyMbindFailure() finds the failure fatal (strict, not EPERM).
+ */
+BindOutcome settleBinding(const BindDecision& decision, int mbindError, const BindPolicy& policy,
+                          int node, const WarningSink& warn);
+
+/// One line: "3.00 GiB (mapped 3.00 GiB) for node 0, bound with MPOL_PREFERRED |
+/// MPOL_F_STATIC_NODES; advice: MADV_HUGEPAGE MADV_DONTFORK".
+std::string describeBinding(std::size_t bytes, std::size_t mappedBytes, int node,
+                            const BindOutcome& outcome);
+
+/// One x86-64 / arm64-4K transparent huge page: the alignment of the lesson's range, and the size
+/// from which a NumaBoundHostRange is 2 MiB aligned and gets MADV_HUGEPAGE.
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 
 /**
@@ -228,6 +305,9 @@ std::vector<int> madviseAdvice(std::size_t bytes);
 
 /// "MADV_HUGEPAGE", "MADV_DONTFORK" or the number.
 std::string adviceName(int advice);
+
+/// The warning for a refused madvise(): advice is about speed, so the range is used without it.
+std::string adviceFailure(int advice, int error);
 
 /// @}
 
@@ -256,11 +336,27 @@ struct PagePlacement {
   std::string summary() const;
 };
 
+/// The start of every base page of [@p address, @p address + @p bytes), for move_pages().
+std::vector<void*> pageAddresses(const void* address, std::size_t bytes);
+
+/**
+ * Counts the @p status array move_pages() filled for a query without target nodes: a node
+ * number per page, -ENOENT for a page never touched, another negative errno for a page the
+ * kernel could not report.
+ */
+PagePlacement placementFromStatus(const std::vector<int>& status);
+
+/**
+ * The fallback where move_pages() failed with @p moveError (a filter that refuses it):
+ * get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) page by page. It faults untouched pages in, so its
+ * answer is only meaningful after first touch. Unknown (with both errors) when it fails too.
+ */
+PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError);
+
 /**
  * Where each page of [@p address, @p address + @p bytes) is: move_pages() with a null node list
- * (a pure status query, no privilege needed for one's own pages); if the kernel refuses it,
- * get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) page by page. The latter faults untouched pages in,
- * so call this after first touch.
+ * (a pure status query, no privilege needed for one's own pages), in batches; if the kernel
+ * refuses it, placementFromPolicyQueries(). Call it after first touch.
  */
 PagePlacement pagesPerNode(const void* address, std::size_t bytes);
 
@@ -270,28 +366,39 @@ PagePlacement pagesPerNode(const void* address, std::size_t bytes);
  */
 std::string strictPlacementProblem(const PagePlacement& placement, int node);
 
+/**
+ * After the first touch of a strict range bound to @p node: empty when it kept its promise,
+ * else the error to raise. A successful MPOL_BIND is the kernel's own guarantee, so only a range
+ * whose mbind did not happen (@p state not Bound, e.g. blocked by seccomp) must prove it with
+ * a readable placement.
+ */
+std::string strictBindingProblem(const PagePlacement& placement, int node, BindState state);
+
 /// @}
 
 // ------------------------------------------------------------------------------------------------
 /// @name The bound range
 /// @{
 
-/// How a NumaBoundHostRange ended up.
-enum class BindState {
-  Bound,             ///< mbind() succeeded.
-  NotRequested,      ///< BindPolicy::bind was false.
-  FellBack,          ///< Soft policy, binding impossible or failed: unbound, one warning.
-  BlockedBySeccomp,  ///< mbind() returned EPERM: unbound, one warning.
-};
+/// Takes over the munmap() of a mapping its caller made with mmap(); nothing else.
+class OwnedMapping {
+ public:
+  /// Owns [@p address, @p address + @p bytes); a null @p address owns nothing.
+  OwnedMapping(void* address, std::size_t bytes) noexcept : address_(address), bytes_(bytes) {}
+  ~OwnedMapping();
+  OwnedMapping(const OwnedMapping&) = delete;
+  OwnedMapping& operator=(const OwnedMapping&) = delete;
 
-/// "bound", "not requested", "fell back (unbound)" or "blocked by seccomp (unbound)".
-const char* bindStateName(BindState state);
+ private:
+  void* address_;
+  std::size_t bytes_;
+};
 
 /**
  * Anonymous host memory bound to one NUMA node before its first touch; unmapped on destruction.
  *
- * Construction: mmap (2 MiB aligned from 2 MiB so that transparent huge pages fit) -> the policy
- * decision -> mbind -> madvise(MADV_HUGEPAGE) and madvise(MADV_DONTFORK) as two calls. No page
+ * Construction: the policy decision -> mmap (2 MiB aligned from 2 MiB so that transparent huge
+ * pages fit) -> mbind -> madvise(MADV_HUGEPAGE) and madvise(MADV_DONTFORK) as two calls. No page
  * is touched, so no page exists yet: the first touch allocates each page under the policy, and
  * nothing has to be migrated. Warnings go to the sink, at most one per cause.
  *
@@ -327,15 +434,15 @@ class NumaBoundHostRange {
   /// The policy it was made with.
   const BindPolicy& policy() const noexcept { return policy_; }
   /// Whether the binding is in force.
-  BindState state() const noexcept { return state_; }
+  BindState state() const noexcept { return outcome_.state; }
   /// The mbind mode word used (0 when mbind was not called or failed).
-  int mode() const noexcept { return mode_; }
+  int mode() const noexcept { return outcome_.mode; }
   /// Why the range is not bound (empty when Bound).
-  const std::string& unboundReason() const noexcept { return unboundReason_; }
+  const std::string& unboundReason() const noexcept { return outcome_.unboundReason; }
   /// madvise(MADV_HUGEPAGE) was given and accepted.
-  bool hugePagesAdvised() const noexcept { return hugePagesAdvised_; }
+  bool hugePagesAdvised() const noexcept { return outcome_.hugePagesAdvised; }
   /// madvise(MADV_DONTFORK) was accepted.
-  bool dontForkAdvised() const noexcept { return dontForkAdvised_; }
+  bool dontForkAdvised() const noexcept { return outcome_.dontForkAdvised; }
 
   /**
    * Writes one byte to every page, which allocates the pages under the binding. Under a strict
@@ -357,11 +464,7 @@ class NumaBoundHostRange {
   std::size_t mappedBytes_ = 0;
   int node_ = -1;
   BindPolicy policy_;
-  BindState state_ = BindState::NotRequested;
-  int mode_ = 0;
-  std::string unboundReason_;
-  bool hugePagesAdvised_ = false;
-  bool dontForkAdvised_ = false;
+  BindOutcome outcome_;
 };
 
 /// @}

@@ -1,4 +1,5 @@
-// The CUDA-free half of 05_p2pMemMap: pairs, waivers, patterns and matrices (see p2p_logic.hpp).
+// The CUDA-free half of 05_p2pMemMap: pairs, waivers, patterns, counting and matrices (see
+// p2p_logic.hpp).
 #include "p2p_logic.hpp"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ std::string quoted(std::string_view text) {
   return "'" + std::string(text) + "'";
 }
 
-void checkShape(const vmm::DeviceTopology& topology) {
+void checkShape(const DeviceTopology& topology) {
   const auto count = static_cast<std::size_t>(topology.deviceCount());
   if (topology.canAccessPeer.size() != count) {
     throw std::invalid_argument("device topology: the peer matrix has " +
@@ -29,7 +30,7 @@ void checkShape(const vmm::DeviceTopology& topology) {
   }
 }
 
-bool canAccess(const vmm::DeviceTopology& topology, const DevicePair& pair) {
+bool canAccess(const DeviceTopology& topology, const DevicePair& pair) {
   return topology
       .canAccessPeer[static_cast<std::size_t>(pair.accessor)][static_cast<std::size_t>(pair.owner)];
 }
@@ -100,28 +101,41 @@ std::vector<DevicePair> parsePairList(std::string_view text) {
   return pairs;
 }
 
-PairPlan planPairs(const vmm::DeviceTopology& topology, const std::vector<DevicePair>& requested,
-                   const std::optional<long long>& device) {
-  checkShape(topology);
-  const int count = topology.deviceCount();
-  // 1. Nothing to pair on this machine: waived, whatever the options name.
-  if (count < 2) {
-    throw WaivedError("needs 2 or more GPUs with peer access; this machine has " +
-                      std::to_string(count));
-  }
-  // 2. The options name devices that exist.
-  std::optional<int> only;
+void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& requested,
+                           const std::optional<long long>& device) {
+  if (deviceCount < 1)
+    return;
   if (device)
-    only = validateDeviceOrdinal(*device, count);
+    (void)validateDeviceOrdinal(*device, deviceCount);
   for (const DevicePair& pair : requested) {
     for (const int ordinal : {pair.owner, pair.accessor}) {
-      if (ordinal < 0 || ordinal >= count) {
+      if (ordinal < 0 || ordinal >= deviceCount) {
         throw UsageError("--pairs names device " + std::to_string(ordinal) + " (in " +
-                         formatPair(pair) + "), but this machine has " + devicesText(count));
+                         formatPair(pair) + "), but this machine has " + devicesText(deviceCount));
       }
     }
   }
-  // 3. The candidates.
+}
+
+PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>& requested,
+                   const std::optional<long long>& device) {
+  checkShape(topology);
+  const int count = topology.deviceCount();
+  const auto tooFew = [count] {
+    return WaivedError("needs 2 or more GPUs with peer access; this machine has " +
+                       std::to_string(count));
+  };
+  // 1. and 2. A typo is refused on every machine that has a device to compare it with; 3. only
+  // then is a machine with one GPU waived.
+  if (count < 1)
+    throw tooFew();
+  checkRequestedDevices(count, requested, device);
+  if (count < 2)
+    throw tooFew();
+  std::optional<int> only;
+  if (device)
+    only = static_cast<int>(*device);
+  // 4. The candidates.
   std::vector<DevicePair> candidates;
   if (requested.empty()) {
     for (int owner = 0; owner < count; ++owner) {
@@ -144,7 +158,7 @@ PairPlan planPairs(const vmm::DeviceTopology& topology, const std::vector<Device
                        "; nothing to test");
     }
   }
-  // 4. Split by what the hardware allows.
+  // 5. Split by what the hardware allows.
   PairPlan plan;
   for (const DevicePair& pair : candidates)
     (canAccess(topology, pair) ? plan.tested : plan.lacking).push_back(pair);
@@ -180,7 +194,7 @@ void checkLoopbackOptions(bool loopback, const std::vector<DevicePair>& requeste
   }
 }
 
-PairPlan planLoopback(const vmm::DeviceTopology& topology, int device) {
+PairPlan planLoopback(const DeviceTopology& topology, int device) {
   checkShape(topology);
   const int count = topology.deviceCount();
   if (count < 1)
@@ -235,7 +249,7 @@ int buffersPerDevice(const PairPlan& plan) {
   return std::max(3, 2 * mostEndpoints);
 }
 
-std::optional<std::string> vmmPathUnavailable(const vmm::DeviceTopology& topology,
+std::optional<std::string> vmmPathUnavailable(const DeviceTopology& topology,
                                               const DevicePair& pair) {
   std::vector<int> without;
   for (const int ordinal : {pair.owner, pair.accessor}) {
@@ -245,8 +259,10 @@ std::optional<std::string> vmmPathUnavailable(const vmm::DeviceTopology& topolog
   if (without.empty())
     return std::nullopt;
   std::sort(without.begin(), without.end());
-  return (without.size() == 1 ? "device " + std::to_string(without[0]) + " does"
-                              : "devices " + vmm::formatDeviceList(without) + " do") +
+  std::string list;
+  for (const int ordinal : without)
+    list += (list.empty() ? "" : ",") + std::to_string(ordinal);
+  return (without.size() == 1 ? "device " + list + " does" : "devices " + list + " do") +
          std::string(
              " not support virtual memory management "
              "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
@@ -332,6 +348,31 @@ std::string describePatternCheck(const PatternCheck& check) {
          " words differ, the first at word " + std::to_string(check.firstBad) + ": expected " +
          hexWord(check.expected) + ", got " + hexWord(check.actual) +
          (check.actual == kSentinelWord ? " (the sentinel: nothing was written there)" : "");
+}
+
+// ------------------------------------------------------------------------------------- counting
+
+double sampleGBps(std::uint64_t bytesPerCopy, int copies, double sampleMs) {
+  if (copies < 1)
+    throw std::invalid_argument("sampleGBps: a sample needs at least 1 copy, not " +
+                                std::to_string(copies));
+  return gigabytesPerSecond(static_cast<double>(bytesPerCopy) * copies, sampleMs);
+}
+
+BothWaysFigures countBothWays(std::uint64_t bytesPerCopy, int copies, double firstMs,
+                              double secondMs, double bothDoneMs) {
+  BothWaysFigures figures;
+  figures.firstGBps = sampleGBps(bytesPerCopy, copies, firstMs);
+  figures.secondGBps = sampleGBps(bytesPerCopy, copies, secondMs);
+  figures.sumGBps = figures.firstGBps + figures.secondGBps;
+  figures.bothDoneGBps = sampleGBps(2 * bytesPerCopy, copies, bothDoneMs);
+  return figures;
+}
+
+std::string describeCopySamples(std::uint64_t bytesPerCopy, int copies, int samples) {
+  return "one sample = " + std::to_string(copies) + (copies == 1 ? " copy of " : " copies of ") +
+         formatBytes(bytesPerCopy) + " queued back to back between two events, median of " +
+         std::to_string(samples) + (samples == 1 ? " sample" : " samples");
 }
 
 // ------------------------------------------------------------------------------------- matrices
@@ -457,7 +498,7 @@ JsonArray matrixJson(const DeviceMatrix& matrix) {
   return rows;
 }
 
-std::string formatAccessMatrix(const vmm::DeviceTopology& topology, const LinkMatrix& links) {
+std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links) {
   checkShape(topology);
   const auto count = static_cast<std::size_t>(topology.deviceCount());
   if (links.size() != count ||

@@ -1,7 +1,8 @@
 /**
  * @file p2p_logic.hpp
  * @brief The CUDA-free half of 05_p2pMemMap: which device pairs to test, why a machine is waived,
- *        the data pattern every transfer is checked with, and the matrices the sample prints.
+ *        the data pattern every transfer is checked with, how a copy figure is counted, and the
+ *        matrices the sample prints.
  *
  * Conventions used everywhere in the sample:
  * - A **pair** `A:B` is ordered: the memory lives on the **owner** A and is used by the
@@ -9,9 +10,9 @@
  *   access is directional, so `0:1` and `1:0` are different pairs.
  * - In every matrix, **rows are owners** (where data comes from) and **columns are accessors**
  *   (where it goes), so cell (A, B) is pair `A:B`.
- * - The machine is described by memsamples::vmm::DeviceTopology (from 02_vectorAddMMAP):
- *   `canAccessPeer[b][a]` is cuDeviceCanAccessPeer(b, a), "b can access a's memory", so pair
- *   `A:B` is possible when `canAccessPeer[B][A]`.
+ * - The machine is described by DeviceTopology, which the lesson fills in with the driver's
+ *   answers: `canAccessPeer[b][a]` is cuDeviceCanAccessPeer(b, a), "b can access a's memory",
+ *   so pair `A:B` is possible when `canAccessPeer[B][A]`.
  *
  * Nothing here calls into libcuda: cuda.h is included for its types only, so all of it is unit
  * tested with fake machines (one GPU, two GPUs without access, four with partial access...).
@@ -25,11 +26,21 @@
 #include <string_view>
 #include <vector>
 
-#include "device_roles.hpp"
 #include "memsamples.hpp"
 
 /// The logic of 05_p2pMemMap (peer access, VMM peer mappings, peer bandwidth).
 namespace memsamples::p2p {
+
+/// What the driver says about the devices of this machine, as plain data (step 2 of the lesson).
+struct DeviceTopology {
+  /// Per device ordinal: CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED != 0.
+  std::vector<bool> vmmSupported;
+  /// canAccessPeer[b][a]: cuDeviceCanAccessPeer(b, a), device b can access device a's memory.
+  /// The diagonal is true. Not necessarily symmetric.
+  std::vector<std::vector<bool>> canAccessPeer;
+  /// Number of devices (the size of vmmSupported).
+  int deviceCount() const noexcept { return static_cast<int>(vmmSupported.size()); }
+};
 
 // ------------------------------------------------------------------------------------------------
 /// @name Device pairs
@@ -88,6 +99,18 @@ struct PairPlan {
 };
 
 /**
+ * Refuses `--device` and `--pairs` values that name a device this machine does not have: a
+ * typo is a usage error (exit 1) on every machine, also on one that would be waived. Nothing is
+ * checked on a machine without devices (that one is waived, there is nothing to compare with).
+ * @param deviceCount cuDeviceGetCount.
+ * @param requested `--pairs` as parsed by parsePairList(), or empty.
+ * @param device `--device`, or nothing.
+ * @throws UsageError naming the option, the device and the device count.
+ */
+void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& requested,
+                           const std::optional<long long>& device);
+
+/**
  * Decides which ordered pairs to test.
  *
  * The candidates are @p requested (`--pairs`) or, when it is empty, every ordered pair of two
@@ -95,20 +118,21 @@ struct PairPlan {
  * only the candidates that involve device N are kept. A candidate `A:B` is tested when B can
  * access A's memory (`canAccessPeer[B][A]`), else it is listed in PairPlan::lacking.
  *
- * The checks run in this order, so that a one-GPU machine is waived whatever the options say:
- * 1. fewer than 2 devices: WaivedError "needs 2 or more GPUs with peer access; this machine has
- *    N";
- * 2. @p device or a device named in @p requested does not exist: UsageError naming the option
- *    and the device count;
- * 3. `--pairs` and `--device` leave nothing to test: UsageError;
- * 4. no candidate has peer access: WaivedError that names every pair lacking it.
+ * The checks run in this order, so that bad input is refused before any waiver:
+ * 1. no device at all: WaivedError "needs 2 or more GPUs with peer access; this machine has 0";
+ * 2. @p device or a device named in @p requested does not exist: UsageError
+ *    (checkRequestedDevices());
+ * 3. fewer than 2 devices: WaivedError "needs 2 or more GPUs with peer access; this machine has
+ *    1";
+ * 4. `--pairs` and `--device` leave nothing to test: UsageError;
+ * 5. no candidate has peer access: WaivedError that names every pair lacking it.
  *
  * @param topology the machine: VMM flags (unused here) and the cuDeviceCanAccessPeer matrix.
  * @param requested `--pairs` as parsed by parsePairList(), or empty.
  * @param device `--device`, or nothing.
  * @throws std::invalid_argument when @p topology is malformed (the matrix is not N x N).
  */
-PairPlan planPairs(const vmm::DeviceTopology& topology, const std::vector<DevicePair>& requested,
+PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>& requested,
                    const std::optional<long long>& device);
 
 /**
@@ -131,7 +155,7 @@ void checkLoopbackOptions(bool loopback, const std::vector<DevicePair>& requeste
  *         UsageError (validateDeviceOrdinal()) when @p device does not exist;
  *         std::invalid_argument when @p topology is malformed.
  */
-PairPlan planLoopback(const vmm::DeviceTopology& topology, int device);
+PairPlan planLoopback(const DeviceTopology& topology, int device);
 
 /**
  * The endpoint (index into PairPlan::endpoints) that plays the owner of @p pair: the first
@@ -173,15 +197,15 @@ int buffersPerDevice(const PairPlan& plan);
  * accessor maps it). The classic path does not need it.
  * @throws std::out_of_range when a device of @p pair is not in @p topology.
  */
-std::optional<std::string> vmmPathUnavailable(const vmm::DeviceTopology& topology,
+std::optional<std::string> vmmPathUnavailable(const DeviceTopology& topology,
                                               const DevicePair& pair);
 
 /// @}
 
 // ------------------------------------------------------------------------------------------------
 /// @name The access rights of a VMM range, read back
-/// cuMemSetAccess grants them; cuMemGetAccess (readDeviceAccess() in peer_context.hpp) says what
-/// each device really got, and these judge the answers.
+/// cuMemSetAccess grants them; cuMemGetAccess (asked by the lesson, step 6) says what each
+/// device really got, and these judge the answers.
 /// @{
 
 /// What cuMemGetAccess reported for one device.
@@ -249,6 +273,54 @@ PatternCheck checkPattern(const std::uint32_t* words, std::size_t count,
  * 0x3f812345, got 0xffffffff (the sentinel: nothing was written there)".
  */
 std::string describePatternCheck(const PatternCheck& check);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name How a copy figure is counted
+/// As NVIDIA's nvbandwidth v0.8 counts it, so that the two can be compared: one timed sample is
+/// kCopiesPerSample copies queued back to back between two events, a figure is bytes copied /
+/// time (1 GB = 1e9 B) of the median sample, and "both directions at once" adds up what each
+/// direction moved in its own time.
+/// @{
+
+/// Copies per timed sample (nvbandwidth's default loop count). One loop of copies between two
+/// events, rather than an event pair around every copy, keeps the start and the drain of each
+/// single copy out of the figure: only the first start and the last drain are in it.
+inline constexpr int kCopiesPerSample = 16;
+
+/**
+ * GB/s of one sample: @p copies copies of @p bytesPerCopy bytes each took @p sampleMs.
+ * @return NaN when @p sampleMs is not positive (like gigabytesPerSecond()).
+ * @throws std::invalid_argument when @p copies is less than 1.
+ */
+double sampleGBps(std::uint64_t bytesPerCopy, int copies, double sampleMs);
+
+/// The figures of one "both directions at once" measurement.
+struct BothWaysFigures {
+  double firstGBps = 0;   ///< Into the first endpoint: its bytes / its own median sample time.
+  double secondGBps = 0;  ///< Into the second endpoint, likewise.
+  /// firstGBps + secondGBps: how nvbandwidth counts its bidirectional "Total".
+  double sumGBps = 0;
+  /// Both directions' bytes / the median time from their common start until the later one
+  /// finished: never above sumGBps, and equal to it only when both directions end together.
+  double bothDoneGBps = 0;
+};
+
+/**
+ * Counts a both-ways measurement from the median sample times: @p firstMs and @p secondMs of
+ * each direction, from its own start to its own end, and @p bothDoneMs from the common start
+ * until both had finished. Each direction moved @p copies x @p bytesPerCopy bytes per sample.
+ * @throws std::invalid_argument when @p copies is less than 1.
+ */
+BothWaysFigures countBothWays(std::uint64_t bytesPerCopy, int copies, double firstMs,
+                              double secondMs, double bothDoneMs);
+
+/**
+ * "one sample = 16 copies of 512 MiB queued back to back between two events, median of 20
+ * samples": how a copy figure was measured, for the output next to the figures.
+ */
+std::string describeCopySamples(std::uint64_t bytesPerCopy, int copies, int samples);
 
 /// @}
 
@@ -324,7 +396,7 @@ using LinkMatrix = std::vector<std::vector<LinkAttributes>>;
  * CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED disagree.
  * @throws std::invalid_argument when @p links does not match @p topology's size.
  */
-std::string formatAccessMatrix(const vmm::DeviceTopology& topology, const LinkMatrix& links);
+std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links);
 
 /// @}
 

@@ -1,157 +1,207 @@
 /**
  * @file per_device_registry.hpp
- * @brief PerDeviceResourceRegistry: which memory resource each device uses, with get / set /
- *        reset per device and for the current device, thread-safe, and an initial resource per
- *        device created on first use.
+ * @brief Which memory resource each device uses: RMM's per-device resource registry (seed 002),
+ *        get / set / reset per device and for the current device, thread-safe, in one header.
  *
- * This is the CUDA-free heart of 06_perDeviceResource (library `perDeviceResource_logic`). It
- * knows nothing about the driver: the number of devices, how to make a device's initial resource
- * and how to find "the current device" are given to the constructor, so the unit tests run it
- * with CPU-only resources and a fake current device, under ThreadSanitizer. The sample's
- * process-wide registry (cuda_resources.hpp) passes cuDeviceGetCount, a device-memory resource
- * factory and cuCtxGetDevice.
+ * The rules, RMM's, each stated again at its function:
+ * - Every device starts on its **initial** resource, made the first time it is needed (once per
+ *   device) and owned by the registry. In 06 it is the device's default memory pool.
+ * - **set** makes a resource the device's and returns the previous one; set(nullptr) and
+ *   **reset** put the initial one back and return the previous one.
+ * - The **current device** is what the query given to the constructor answers; in 06 it is
+ *   cuCtxGetDevice, the device of the calling thread's current context.
+ * - **Thread-safe**: one mutex guards every slot, the initial resources' creation included, so
+ *   concurrent calls leave a valid state; their order is the order they take the lock in.
+ * - The registry **does not own** what is set: a resource must outlive its registration (reset
+ *   the device, or let a ScopedResourceOverride do it, before destroying the resource).
  *
- * Semantics (the same as RMM's per-device resource functions, see the README for the comparison):
- * - get(d) returns the resource set for device d, or d's *initial* resource if none was set or it
- *   was reset. The initial resource is made by the factory the first time it is needed, once per
- *   device, and is owned by the registry.
- * - set(d, r) makes r device d's resource and returns the previous one (which may be the
- *   initial one). set(d, nullptr) is reset(d).
- * - reset(d) makes the initial resource current again and returns the previous one.
- * - getCurrent(), setCurrent(r), resetCurrent(): the same for the device the current-device query
- *   names (the device of the calling thread's current context in the sample).
- * - Every function is thread-safe: concurrent calls leave a valid state; their order is whatever
- *   order they took the registry's lock in.
+ * Where RMM leaves behaviour undefined, this registry throws instead: a device id outside
+ * [0, deviceCount()) gets std::out_of_range naming the id and the count, and a resource that
+ * belongs to another device (MemoryResource::ownerDevice()) gets std::invalid_argument naming
+ * both devices; nothing changes then.
  *
- * Where RMM leaves behaviour undefined, this registry gives a clear error instead:
- * - a device id outside [0, deviceCount()) throws std::out_of_range naming the id and the count;
- * - a resource that belongs to another device (MemoryResource::ownerDevice()) is refused with
- *   std::invalid_argument naming both devices.
- *
- * **Lifetime contract.** The registry does not own the resources that are set: it stores a
- * pointer. A resource must outlive every use of it, which includes the time it is registered:
- * set another one or reset the device (ScopedResourceOverride does it) before destroying it, and
- * make sure no thread still uses a pointer it got earlier. The initial resources live as long as
- * the registry. A resource belongs to its device: register it only for that device (the
- * sample's driver-backed resources then act in that device's context themselves, see
- * cuda_resources.hpp).
+ * CUDA-free: the count, the initial resource and the current device come from the constructor,
+ * so the unit tests run it with CPU-only resources under ThreadSanitizer.
  */
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "memory_resource.hpp"
 
 namespace memsamples::resource {
 
-/**
- * A registry of one memory resource per device. Neither copyable nor movable (threads hold
- * references to it).
- */
+/// One memory resource per device. Neither copyable nor movable: threads hold references to it.
 class PerDeviceResourceRegistry {
  public:
-  /// Makes the initial resource of a device (called at most once per device, under the
-  /// registry's lock: it must not call the registry). Must not return null.
+  /// Makes device d's initial resource, a resource of device d; called at most once per device,
+  /// under the registry's lock (so it must not call the registry).
   using InitialResourceFactory = std::function<std::unique_ptr<MemoryResource>(int device)>;
-  /// Names the current device (the sample: cuCtxGetDevice). May throw.
+  /// Names the calling thread's current device; may throw.
   using CurrentDeviceQuery = std::function<int()>;
 
-  /**
-   * @param deviceCount how many devices there are (ids 0 .. deviceCount - 1); may be 0.
-   * @param makeInitial the initial-resource factory.
-   * @param currentDevice the current-device query.
-   * @throws std::invalid_argument for a negative count or an empty function.
-   */
+  /// Devices 0 .. @p deviceCount - 1 (none for 0). @throws std::invalid_argument for a negative
+  /// count or an empty function.
   PerDeviceResourceRegistry(int deviceCount, InitialResourceFactory makeInitial,
-                            CurrentDeviceQuery currentDevice);
-  ~PerDeviceResourceRegistry();
+                            CurrentDeviceQuery currentDevice)
+      : slots_(deviceCount > 0 ? static_cast<std::size_t>(deviceCount) : 0),
+        makeInitial_(std::move(makeInitial)),
+        currentDevice_(std::move(currentDevice)) {
+    if (deviceCount < 0)
+      throw error<std::invalid_argument>("the device count must not be negative (got " +
+                                         std::to_string(deviceCount) + ")");
+    if (!makeInitial_)
+      throw error<std::invalid_argument>("an initial-resource factory is required");
+    if (!currentDevice_)
+      throw error<std::invalid_argument>("a current-device query is required");
+  }
   PerDeviceResourceRegistry(const PerDeviceResourceRegistry&) = delete;
   PerDeviceResourceRegistry& operator=(const PerDeviceResourceRegistry&) = delete;
 
   /// The number of devices.
-  int deviceCount() const noexcept { return deviceCount_; }
+  int deviceCount() const noexcept { return static_cast<int>(slots_.size()); }
 
-  /**
-   * The resource of @p device (never null).
-   * @throws std::out_of_range for a bad id; whatever the factory throws (nothing is stored then,
-   *         the next call tries again); std::runtime_error when the factory returns null or a
-   *         resource of another device.
-   */
-  MemoryResource* get(int device);
+  // [get-set]
+  /// Device @p device's resource: the one set, else its initial one. Never null.
+  /// @throws std::out_of_range for a bad id; what the factory throws (nothing is stored then and
+  ///         the next call tries again); std::runtime_error for a factory that returns null.
+  MemoryResource* get(int device) {
+    Slot& slot = slotOf(device);
+    std::lock_guard<std::mutex> lock(mutex_);
+    return slot.current != nullptr ? slot.current : initialLocked(device, slot);
+  }
 
-  /**
-   * Makes @p resource the resource of @p device; null means reset(). The registry does not take
-   * ownership.
-   * @return the previous resource (never null; possibly the initial one).
-   * @throws std::out_of_range, std::invalid_argument (resource of another device), and what get()
-   *         throws (the initial resource is made when it is the one returned).
-   */
-  MemoryResource* set(int device, MemoryResource* resource);
+  /// Makes @p resource device @p device's resource (nullptr: its initial one) and returns the
+  /// previous one, never null. The caller keeps @p resource alive while it is registered.
+  /// @throws std::out_of_range; std::invalid_argument for a resource of another device; what
+  ///         get() throws. Nothing changes when it throws.
+  MemoryResource* set(int device, MemoryResource* resource) {
+    Slot& slot = slotOf(device);
+    if (resource != nullptr)
+      requireOwner(*resource, device, "resource");
+    std::lock_guard<std::mutex> lock(mutex_);
+    MemoryResource* initial = initialLocked(device, slot);
+    MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
+    slot.current = resource == initial ? nullptr : resource;
+    return previous;
+  }
 
-  /**
-   * Makes the initial resource the resource of @p device again.
-   * @return the previous resource (never null).
-   * @throws what get() throws.
-   */
-  MemoryResource* reset(int device);
+  // [get-set]
+  /// Puts device @p device's initial resource back and returns the previous one.
+  /// @throws what set() throws.
+  MemoryResource* reset(int device) { return set(device, nullptr); }
 
-  /// The initial resource of @p device (made now if needed). @throws what get() throws.
-  MemoryResource* initial(int device);
+  /// Device @p device's initial resource (made now if needed). @throws what get() throws.
+  MemoryResource* initial(int device) {
+    Slot& slot = slotOf(device);
+    std::lock_guard<std::mutex> lock(mutex_);
+    return initialLocked(device, slot);
+  }
 
-  /// The current device, checked against the count. @throws std::out_of_range naming it, or
-  /// what the query throws.
-  int currentDevice() const;
-
-  /// get(currentDevice()).
+  /// The calling thread's current device. @throws std::out_of_range naming it as the current
+  /// device when it is not one of this registry's; what the query throws.
+  int currentDevice() const {
+    const int device = currentDevice_();
+    requireDevice(device, "the current device ");
+    return device;
+  }
+  /// get() of the current device.
   MemoryResource* getCurrent() { return get(currentDevice()); }
-  /// set(currentDevice(), resource).
+  /// set() of the current device.
   MemoryResource* setCurrent(MemoryResource* resource) { return set(currentDevice(), resource); }
-  /// reset(currentDevice()).
+  /// reset() of the current device.
   MemoryResource* resetCurrent() { return reset(currentDevice()); }
 
  private:
-  struct Slot;
-  void checkDevice(int device, const char* what) const;
-  MemoryResource* initialLocked(int device);
+  struct Slot {
+    std::unique_ptr<MemoryResource> initial;  // made on first use, owned here
+    MemoryResource* current = nullptr;        // what was set; null means the initial one
+  };
 
-  const int deviceCount_;
+  template <typename Error>
+  static Error error(const std::string& text) {
+    return Error("per-device resource registry: " + text);
+  }
+  // Throws std::out_of_range when @p device is not one of this registry's ids.
+  void requireDevice(int device, const char* what) const {
+    if (device >= 0 && device < deviceCount())
+      return;
+    std::string range = "this registry has no devices";
+    if (deviceCount() == 1)
+      range = "this registry has 1 device: id 0";
+    else if (deviceCount() > 1)
+      range = "this registry has " + std::to_string(deviceCount()) + " devices: ids 0.." +
+              std::to_string(deviceCount() - 1);
+    throw error<std::out_of_range>(what + std::to_string(device) + " is out of range (" + range +
+                                   ")");
+  }
+  // The slots are made once and never resized; their contents are used under the lock only.
+  Slot& slotOf(int device) {
+    requireDevice(device, "device ");
+    return slots_[static_cast<std::size_t>(device)];
+  }
+  static void requireOwner(const MemoryResource& resource, int device, const char* what) {
+    const std::optional<int> owner = resource.ownerDevice();
+    if (owner && *owner != device)
+      throw error<std::invalid_argument>(std::string(what) + " '" + resource.name() +
+                                         "' belongs to device " + std::to_string(*owner) +
+                                         ", not to device " + std::to_string(device));
+  }
+  MemoryResource* initialLocked(int device, Slot& slot) {
+    if (!slot.initial) {
+      std::unique_ptr<MemoryResource> made = makeInitial_(device);
+      if (!made)
+        throw error<std::runtime_error>(
+            "the initial-resource factory returned no resource for device " +
+            std::to_string(device));
+      requireOwner(*made, device, "the initial resource");
+      slot.initial = std::move(made);
+    }
+    return slot.initial.get();
+  }
+
+  std::vector<Slot> slots_;  // one per device, never resized
   const InitialResourceFactory makeInitial_;
   const CurrentDeviceQuery currentDevice_;
   std::mutex mutex_;
-  std::unique_ptr<Slot[]> slots_;  // guarded by mutex_
 };
 
 /**
- * Sets a resource for one device for the lifetime of this object and puts back the previous one
- * when destroyed (also during unwinding). The usual way to honour the lifetime contract:
- * declare it after the resource, so it is destroyed first.
- *
- * The device is fixed at construction: either given, or the current device at that moment (the
- * form that stands for setCurrentDeviceResource()). The destructor restores that device's slot
- * even when the current device has changed since, and asks nothing again.
- *
- * Overrides nest like scopes. An override that ends while another thread has set something else
- * for the same device in the meantime still puts back *its* previous resource: share a device's
- * slot between threads only with care.
+ * set() for a scope: sets a resource for one device and puts the previous one back when
+ * destroyed, also during unwinding. Declared after the resource, it ends first, so the resource
+ * is never destroyed while registered. The device is fixed at construction (given, or the
+ * current device then: the scoped form of setCurrent()). Overrides nest like scopes; one that
+ * ends while another thread has set something else for its device still puts back *its*
+ * previous resource, so share one device's slot between threads with care.
  */
 class ScopedResourceOverride {
  public:
-  /// registry.set(device, &resource). @throws what set() throws (nothing is changed then).
-  ScopedResourceOverride(PerDeviceResourceRegistry& registry, int device, MemoryResource& resource);
-  /// The same for the current device, asked once (registry.currentDevice()): the scoped form of
-  /// setCurrent(). @throws what currentDevice() and set() throw (nothing is changed then).
-  ScopedResourceOverride(PerDeviceResourceRegistry& registry, MemoryResource& resource);
-  /// Puts back the previous resource of device(), whatever the current device is by then.
-  ~ScopedResourceOverride();
+  /// registry.set(device, &resource). @throws what set() throws; nothing is changed then.
+  ScopedResourceOverride(PerDeviceResourceRegistry& registry, int device, MemoryResource& resource)
+      : registry_(registry), device_(device), previous_(registry.set(device, &resource)) {}
+  /// The same for the current device, asked once. @throws what currentDevice() and set() throw.
+  ScopedResourceOverride(PerDeviceResourceRegistry& registry, MemoryResource& resource)
+      : ScopedResourceOverride(registry, registry.currentDevice(), resource) {}
+  /// Puts the previous resource back on device(), whatever the current device is by then.
+  ~ScopedResourceOverride() {
+    try {
+      registry_.set(device_, previous_);
+    } catch (...) {
+      // Cannot happen: the device and the previous resource were accepted for it before.
+    }
+  }
   ScopedResourceOverride(const ScopedResourceOverride&) = delete;
   ScopedResourceOverride& operator=(const ScopedResourceOverride&) = delete;
 
-  /// The resource that was current before (and will be again).
+  /// The resource that was set before, and will be again.
   MemoryResource* previous() const noexcept { return previous_; }
-  /// The device whose resource is overridden, fixed at construction.
+  /// The device whose resource is overridden.
   int device() const noexcept { return device_; }
 
  private:
@@ -159,5 +209,41 @@ class ScopedResourceOverride {
   int device_;
   MemoryResource* previous_;
 };
+
+/// @name The process-wide registry and RMM's free functions
+/// One answer for the whole process is the feature, so this is the collection's one deliberate
+/// global. The program defines processResourceRegistry() once, with its driver's device count,
+/// initial resource and current device (06: perDeviceResource.cpp); devices are ordinals, as
+/// RMM's cuda_device_id.
+/// @{
+
+/// The process-wide registry, defined by the program.
+PerDeviceResourceRegistry& processResourceRegistry();
+/// The resource of device @p device (RMM: get_per_device_resource).
+inline MemoryResource* getPerDeviceResource(int device) {
+  return processResourceRegistry().get(device);
+}
+/// Sets the resource of device @p device, returns the previous one (set_per_device_resource).
+inline MemoryResource* setPerDeviceResource(int device, MemoryResource* resource) {
+  return processResourceRegistry().set(device, resource);
+}
+/// Puts back device @p device's initial resource, returns the previous one.
+inline MemoryResource* resetPerDeviceResource(int device) {
+  return processResourceRegistry().reset(device);
+}
+/// The resource of the current device (get_current_device_resource).
+inline MemoryResource* getCurrentDeviceResource() {
+  return processResourceRegistry().getCurrent();
+}
+/// Sets the current device's resource, returns the previous one (set_current_device_resource).
+inline MemoryResource* setCurrentDeviceResource(MemoryResource* resource) {
+  return processResourceRegistry().setCurrent(resource);
+}
+/// Puts back the current device's initial resource, returns the previous one.
+inline MemoryResource* resetCurrentDeviceResource() {
+  return processResourceRegistry().resetCurrent();
+}
+
+/// @}
 
 }  // namespace memsamples::resource

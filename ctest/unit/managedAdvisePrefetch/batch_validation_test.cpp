@@ -1,6 +1,7 @@
 // cuMemPrefetchBatchAsync argument validation: every rule, its message, and the builder.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "managed_logic.hpp"
@@ -208,17 +209,35 @@ TEST(PrefetchBatchValidation, TheFirstBrokenRuleIsReported) {
             "on");
 }
 
-TEST(DiscardBatchValidation, SharesTheRangeAndStreamRules) {
-  const std::vector<CUdeviceptr> dptrs = {kBase, kBase + kRange};
-  const std::vector<std::size_t> sizes = {kRange, kRange};
-  EXPECT_EQ(mm::discardBatchProblem(dptrs, sizes, createdStream()), "");
-  EXPECT_EQ(mm::discardBatchProblem({}, {}, createdStream()),
-            "the batch is empty: count must be at least 1");
-  EXPECT_EQ(mm::discardBatchProblem(dptrs, {kRange}, createdStream()),
-            "dptrs has 2 entries but sizes has 1: both must have count entries");
-  EXPECT_EQ(mm::discardBatchProblem(dptrs, {kRange, 0}, createdStream()),
-            "sizes[1] is 0: every range must have at least one byte");
-  EXPECT_EQ(mm::discardBatchProblem(dptrs, sizes, nullptr),
-            "the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
-            "the batch on a created stream");
+TEST(PrefetchBatchDestinations, EachRangeBelongsToTheLastGroupStartingAtOrBeforeIt) {
+  const mm::PrefetchBatch batch = tenRangesSixAndFour();
+  for (std::size_t i = 0; i < 10; ++i) {
+    const CUmemLocation expected = i < 6 ? mm::deviceLocation(0) : mm::hostLocation();
+    EXPECT_TRUE(mm::sameLocation(mm::destinationOf(batch, i), expected)) << i;
+  }
+  mm::PrefetchBatchBuilder builder;
+  builder.add(kBase, kRange, mm::deviceLocation(1))
+      .add(kBase + kRange, kRange, mm::hostLocation())
+      .add(kBase + 2 * kRange, kRange, mm::deviceLocation(1));
+  EXPECT_EQ(mm::destinationOf(builder.batch(), 0).id, 1);
+  EXPECT_EQ(mm::destinationOf(builder.batch(), 1).type, CU_MEM_LOCATION_TYPE_HOST);
+  EXPECT_EQ(mm::destinationOf(builder.batch(), 2).type, CU_MEM_LOCATION_TYPE_DEVICE);
+}
+
+TEST(PrefetchBatchDestinations, ARangeOutsideTheBatchIsAnError) {
+  try {
+    mm::destinationOf(tenRangesSixAndFour(), 10);
+    FAIL() << "range 10 of 10 accepted";
+  } catch (const std::out_of_range& error) {
+    EXPECT_STREQ(error.what(), "destinationOf: the batch has no range 10 (10 ranges)");
+  }
+  EXPECT_THROW(mm::destinationOf(mm::PrefetchBatch{}, 0), std::out_of_range);
+}
+
+TEST(DescribeBatch, NamesTheFourArrays) {
+  EXPECT_EQ(mm::describeBatch(tenRangesSixAndFour()),
+            "10 ranges; prefetchLocs = {device 0, host}, prefetchLocIdxs = {0, 6}, "
+            "numPrefetchLocs = 2");
+  EXPECT_EQ(mm::describeBatch(mm::PrefetchBatch{}),
+            "0 ranges; prefetchLocs = {}, prefetchLocIdxs = {}, numPrefetchLocs = 0");
 }

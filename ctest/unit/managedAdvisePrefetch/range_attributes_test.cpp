@@ -1,6 +1,8 @@
 // What each range attribute must read back after a given advice; location names; Checklist.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "managed_logic.hpp"
 
 namespace mm = memsamples::managed;
@@ -30,8 +32,6 @@ TEST(Locations, NamesAndEquality) {
   EXPECT_EQ(mm::legacyLocationName(CU_DEVICE_CPU), "CU_DEVICE_CPU (host)");
   EXPECT_EQ(mm::legacyLocationName(CU_DEVICE_INVALID), "CU_DEVICE_INVALID (none or mixed)");
   EXPECT_EQ(mm::legacyLocationName(-7), "unknown location -7");
-  EXPECT_EQ(mm::adviceName(CU_MEM_ADVISE_UNSET_ACCESSED_BY), "CU_MEM_ADVISE_UNSET_ACCESSED_BY");
-  EXPECT_EQ(mm::adviceName(static_cast<CUmem_advise>(7)), "CUmem_advise 7");
 
   EXPECT_TRUE(mm::sameLocation(mm::deviceLocation(1), mm::deviceLocation(1)));
   EXPECT_FALSE(mm::sameLocation(mm::deviceLocation(1), mm::deviceLocation(0)));
@@ -191,6 +191,44 @@ TEST(DescribeRangeAttributes, OneReadableLine) {
             "prefetch host (legacy CU_DEVICE_CPU (host))");
 }
 
+TEST(RangeAttributeQuery, AsksForEveryAttributeWithTheSizeTheDriverRequires) {
+  mm::RangeAttributes target;
+  const mm::RangeAttributeQuery query = mm::rangeAttributeQuery(target, 3);
+  ASSERT_EQ(query.asked.size(), mm::kRangeAttributeCount);
+  ASSERT_EQ(query.data.size(), mm::kRangeAttributeCount);
+  ASSERT_EQ(query.sizes.size(), mm::kRangeAttributeCount);
+  const std::vector<CUmem_range_attribute> expected = {
+      CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
+      CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
+      CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
+      CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID,
+      CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+      CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
+      CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+      CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID};
+  EXPECT_EQ(query.asked, expected);
+  // Every answer lands in the target, in 4-byte units (ACCESSED_BY: one int per slot).
+  EXPECT_EQ(query.data[0], &target.readMostly);
+  EXPECT_EQ(query.data[2], &target.preferredLocationType);
+  EXPECT_EQ(query.data[4], target.accessedBy.data());
+  EXPECT_EQ(query.data[7], &target.lastPrefetchLocationId);
+  for (std::size_t i = 0; i < query.sizes.size(); ++i)
+    EXPECT_EQ(query.sizes[i], i == 4 ? 3 * sizeof(int) : 4u) << i;
+  EXPECT_EQ(target.accessedBy, (std::vector<int>(3, CU_DEVICE_INVALID)));
+  // At least one slot: ACCESSED_BY needs a non-zero size.
+  mm::RangeAttributes small;
+  EXPECT_EQ(mm::rangeAttributeQuery(small, 0).sizes[4], sizeof(int));
+}
+
+TEST(PrefetchedTo, OnlyTheLastPrefetchIsSet) {
+  const mm::ExpectedRange expected = mm::prefetchedTo(mm::deviceLocation(2));
+  EXPECT_FALSE(expected.readMostly);
+  EXPECT_FALSE(expected.preferred.has_value());
+  EXPECT_TRUE(expected.accessedBy.empty());
+  ASSERT_TRUE(expected.lastPrefetch.has_value());
+  EXPECT_TRUE(mm::sameLocation(*expected.lastPrefetch, mm::deviceLocation(2)));
+}
+
 TEST(Checklist, CountsChecksAndWordsFailures) {
   mm::Checklist checks;
   EXPECT_TRUE(checks.expect(true, "first", "a", "a"));
@@ -199,6 +237,8 @@ TEST(Checklist, CountsChecksAndWordsFailures) {
   EXPECT_FALSE(checks.expectAttributes("SET_READ_MOSTLY",
                                        {{"CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", "1", "0"}}));
   EXPECT_EQ(checks.checks(), 2 + 2 * mm::kRangeAttributeCount);
+  EXPECT_TRUE(checks.expectAttributes("pointer", {}, mm::kPointerAttributeChecks));
+  EXPECT_EQ(checks.checks(), 2 + 2 * mm::kRangeAttributeCount + mm::kPointerAttributeChecks);
   EXPECT_FALSE(checks.passed());
   ASSERT_EQ(checks.failures().size(), 2u);
   EXPECT_EQ(checks.failures()[0], "C after prefetch: expected 0 mismatches, got 3 mismatches");

@@ -334,3 +334,53 @@ TEST(Binding, PlacementOfOrdinaryMemoryAddsUp) {
   EXPECT_GE(placement.pages, 6u);  // an unaligned start touches one more page
   EXPECT_EQ(placement.pageBytes, pageSize());
 }
+
+TEST(Binding, OwnedMappingUnmapsWhatItWasGiven) {
+  void* const mapping =
+      mmap(nullptr, 2 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapping, MAP_FAILED);
+  {
+    const mn::OwnedMapping owner(mapping, 2 * kMiB);
+    EXPECT_FALSE(unmapped(mapping, 2 * kMiB));
+  }
+  EXPECT_TRUE(unmapped(mapping, 2 * kMiB));
+  const mn::OwnedMapping nothing(nullptr, 0);  // owns nothing, unmaps nothing
+}
+
+TEST_F(RealBinding, TheLessonsPiecesBindAndCountLikeTheRange) {
+  // The sequence numaHostAlloc.cpp writes out: decide, mmap, mbind with nodeMask(), hand the
+  // errno to settleBinding(), touch, move_pages into placementFromStatus().
+  const mn::BindPolicy strict{true, true};
+  const mn::BindDecision decision = mn::chooseMbindMode(strict, 0, kMiB, mn::queryNumaFacts(0));
+  ASSERT_TRUE(decision.callMbind) << decision.error;
+  void* const mapping =
+      mmap(nullptr, kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapping, MAP_FAILED);
+  const mn::OwnedMapping owner(mapping, kMiB);
+  const mn::NodeMask mask = mn::nodeMask(0);
+  const int mbindError =
+      mbind(mapping, kMiB, decision.mode, mask.words.data(), mask.maxNode, 0) == 0 ? 0 : errno;
+  Warnings warnings;
+  const mn::BindOutcome outcome =
+      mn::settleBinding(decision, mbindError, strict, 0, warnings.sink());
+  EXPECT_EQ(mbindError, 0) << std::strerror(mbindError);
+  EXPECT_EQ(outcome.state, mn::BindState::Bound);
+  EXPECT_TRUE(warnings.lines.empty());
+  int mode = -1;
+  unsigned long recorded[16] = {};
+  ASSERT_EQ(get_mempolicy(&mode, recorded, sizeof recorded * 8, mapping, MPOL_F_ADDR), 0);
+  EXPECT_EQ(mode, MPOL_BIND | mn::kMpolStaticNodes);
+  EXPECT_EQ(recorded[0], 1ul);
+
+  std::vector<void*> pages = mn::pageAddresses(mapping, kMiB);
+  std::vector<int> status(pages.size());
+  ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
+  EXPECT_EQ(mn::placementFromStatus(status).notPresent, pages.size());  // nothing touched yet
+  for (std::size_t offset = 0; offset < kMiB; offset += pageSize())
+    static_cast<char*>(mapping)[offset] = 0;
+  ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
+  const mn::PagePlacement touched = mn::placementFromStatus(status);
+  EXPECT_TRUE(touched.allOn(0)) << touched.summary();
+  EXPECT_EQ(mn::strictBindingProblem(touched, 0, outcome.state), "");
+  EXPECT_EQ(touched.summary(), mn::pagesPerNode(mapping, kMiB).summary());
+}

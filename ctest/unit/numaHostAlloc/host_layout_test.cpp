@@ -49,3 +49,10 @@ TEST(HostLayout, VectorsAreSizedByTheCommonRulesForTheHost) {
   EXPECT_EQ(ms::chooseBufferBytes(std::nullopt, kGiB, available, 3, sizeof(float), "the host"),
             818 * kMiB);
 }
+
+TEST(HostLayout, HostAvailableBytesOnThisMachine) {
+  // /proc/meminfo exists on every Linux this project targets; MemAvailable is never 0 there.
+  const std::uint64_t available = mn::hostAvailableBytes();
+  EXPECT_GT(available, 0u);
+  EXPECT_EQ(available % 1024, 0u);
+}

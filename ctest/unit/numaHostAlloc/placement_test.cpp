@@ -1,7 +1,10 @@
-// Reading a placement report: summaries, fractions, and what a strict binding accepts.
+// Reading a placement report: summaries, fractions, what move_pages reported, and what a strict
+// binding accepts.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "numa_binding.hpp"
 
@@ -77,4 +80,70 @@ TEST(Placement, EmptyRange) {
   EXPECT_EQ(empty.pages, 0u);
   EXPECT_FALSE(empty.allOn(0));
   EXPECT_EQ(mn::strictPlacementProblem(empty, 0), "");
+}
+
+TEST(Placement, PageAddressesCoverTheRangeInWholePages) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto* base = reinterpret_cast<const char*>(16 * page);
+  EXPECT_TRUE(mn::pageAddresses(nullptr, 100).empty());
+  EXPECT_TRUE(mn::pageAddresses(base, 0).empty());
+  EXPECT_EQ(mn::pageAddresses(base, 1), std::vector<void*>{reinterpret_cast<void*>(16 * page)});
+  // An unaligned start and end: the pages that hold the first and the last byte are included.
+  const std::vector<void*> pages = mn::pageAddresses(base + page - 1, page + 2);
+  ASSERT_EQ(pages.size(), 3u);
+  EXPECT_EQ(pages[0], reinterpret_cast<void*>(16 * page));
+  EXPECT_EQ(pages[2], reinterpret_cast<void*>(18 * page));
+}
+
+TEST(Placement, CountsWhatMovePagesReported) {
+  // A node per page, -ENOENT for a page never touched, another -errno for one not reported.
+  const mn::PagePlacement placement = mn::placementFromStatus({0, 1, 0, -ENOENT, -EFAULT, -EACCES});
+  EXPECT_TRUE(placement.known());
+  EXPECT_EQ(placement.method, "move_pages");
+  EXPECT_EQ(placement.pages, 6u);
+  EXPECT_EQ(placement.pagesPerNode, (std::map<int, std::size_t>{{0, 2}, {1, 1}}));
+  EXPECT_EQ(placement.notPresent, 1u);
+  EXPECT_EQ(placement.unreadable, 2u);
+  EXPECT_EQ(placement.firstUnreadableError, EFAULT);
+  EXPECT_EQ(placement.pageBytes, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(mn::placementFromStatus({}).pages, 0u);
+}
+
+TEST(Placement, PolicyQueriesAreTheFallback) {
+  // Real pages of this process, touched: get_mempolicy names a node for each.
+  std::vector<char> buffer(3 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), 1);
+  const std::vector<void*> pages = mn::pageAddresses(buffer.data(), buffer.size());
+  const mn::PagePlacement placement = mn::placementFromPolicyQueries(pages, EPERM);
+  if (!placement.known()) {
+    // Where get_mempolicy is refused too, both errors are named.
+    EXPECT_EQ(placement.error.rfind("move_pages failed: Operation not permitted (EPERM); "
+                                    "get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: ",
+                                    0),
+              0u);
+    return;
+  }
+  EXPECT_EQ(placement.method, "get_mempolicy");
+  EXPECT_EQ(placement.pages, pages.size());
+  std::size_t counted = 0;
+  for (const auto& entry : placement.pagesPerNode)
+    counted += entry.second;
+  EXPECT_EQ(counted, pages.size());
+}
+
+TEST(Placement, StrictBindingProblemAfterFirstTouch) {
+  const mn::PagePlacement onNode0 = report({{0, 4}});
+  const mn::PagePlacement split = report({{0, 3}, {1, 1}});
+  mn::PagePlacement unknown;
+  unknown.error = "move_pages failed: x";
+  EXPECT_EQ(mn::strictBindingProblem(onNode0, 0, mn::BindState::Bound), "");
+  EXPECT_EQ(mn::strictBindingProblem(onNode0, 0, mn::BindState::BlockedBySeccomp), "");
+  // The kernel's MPOL_BIND guarantee stands in for a placement that cannot be read...
+  EXPECT_EQ(mn::strictBindingProblem(unknown, 0, mn::BindState::Bound), "");
+  // ...but a range that was never bound must prove itself.
+  EXPECT_EQ(mn::strictBindingProblem(unknown, 0, mn::BindState::BlockedBySeccomp),
+            "strict binding to node 0 not honoured (blocked by seccomp (unbound)): the placement "
+            "could not be checked: move_pages failed: x");
+  EXPECT_EQ(
+      mn::strictBindingProblem(split, 0, mn::BindState::Bound),
+      "strict binding to node 0 not honoured (bound): " + mn::strictPlacementProblem(split, 0));
 }

@@ -204,3 +204,138 @@ TEST(BindState, Names) {
   EXPECT_STREQ(mn::bindStateName(mn::BindState::FellBack), "fell back (unbound)");
   EXPECT_STREQ(mn::bindStateName(mn::BindState::BlockedBySeccomp), "blocked by seccomp (unbound)");
 }
+
+TEST(Policy, WhyNodeCannotBeBoundIsTheDecisionsFirstCheck) {
+  // The check a program runs before any GPU work (`--strict --node N`): it needs no size.
+  EXPECT_EQ(mn::whyNodeCannotBeBound(0, plenty()), "");
+  EXPECT_EQ(mn::whyNodeCannotBeBound(0, mn::NumaFacts{}).rfind("NUMA is not available (", 0), 0u);
+  EXPECT_EQ(mn::whyNodeCannotBeBound(-1, plenty()), "no host NUMA node is known for this GPU");
+  EXPECT_EQ(mn::whyNodeCannotBeBound(
+                7, facts(mn::NodeMemory::Status::DoesNotExist, 0, 0, "numa_max_node() is 1")),
+            "node 7 does not exist (numa_max_node() is 1)");
+  EXPECT_EQ(mn::whyNodeCannotBeBound(1, facts(mn::NodeMemory::Status::Present, 0, 0)),
+            "node 1 has no memory");
+  // A shortage of free memory depends on the size: not this check's business.
+  EXPECT_EQ(mn::whyNodeCannotBeBound(1, facts(mn::NodeMemory::Status::Present, 64 * kMiB, 0)), "");
+  // The early refusal reads exactly like the decision's own.
+  const mn::NumaFacts missing = facts(mn::NodeMemory::Status::DoesNotExist, 0, 0, "no node 7");
+  EXPECT_EQ(mn::strictRefusal(48 * kMiB, mn::whyNodeCannotBeBound(7, missing)),
+            mn::chooseMbindMode(kStrict, 7, 48 * kMiB, missing).error);
+  EXPECT_EQ(mn::strictRefusal(48 * kMiB, "why"), "cannot bind 48.0 MiB strictly: why");
+}
+
+TEST(NodeMask, OneBitAndTheKernelsMaxnode) {
+  constexpr unsigned long kBits = sizeof(unsigned long) * 8;
+  const mn::NodeMask zero = mn::nodeMask(0);
+  EXPECT_EQ(zero.words, std::vector<unsigned long>{1ul});
+  EXPECT_EQ(zero.maxNode, kBits + 1);
+  const mn::NodeMask three = mn::nodeMask(3);
+  EXPECT_EQ(three.words, std::vector<unsigned long>{8ul});
+  // Node 64 is bit 0 of the second word; the mask grows to hold it.
+  const mn::NodeMask far = mn::nodeMask(static_cast<int>(kBits));
+  EXPECT_EQ(far.words, (std::vector<unsigned long>{0ul, 1ul}));
+  EXPECT_EQ(far.maxNode, 2 * kBits + 1);
+  const mn::NodeMask last = mn::nodeMask(1023);
+  EXPECT_EQ(last.words.size(), 1024 / kBits);
+  EXPECT_EQ(last.words.back(), 1ul << (kBits - 1));
+  EXPECT_THROW(mn::nodeMask(-1), std::invalid_argument);
+}
+
+namespace {
+
+/// settleBinding() with the warnings it hands out collected.
+struct Settled {
+  mn::BindOutcome outcome;
+  std::vector<std::string> warnings;
+};
+
+Settled settle(const mn::BindDecision& decision, int mbindError, const mn::BindPolicy& policy) {
+  Settled settled;
+  settled.outcome = mn::settleBinding(decision, mbindError, policy, 2,
+                                      [&](const std::string& w) { settled.warnings.push_back(w); });
+  return settled;
+}
+
+}  // namespace
+
+TEST(SettleBinding, MbindSucceeded) {
+  const Settled bound = settle(mn::chooseMbindMode(kStrict, 2, kMiB, plenty()), 0, kStrict);
+  EXPECT_EQ(bound.outcome.state, mn::BindState::Bound);
+  EXPECT_EQ(bound.outcome.mode, MPOL_BIND | MPOL_F_STATIC_NODES);
+  EXPECT_TRUE(bound.outcome.unboundReason.empty());
+  EXPECT_TRUE(bound.warnings.empty());
+  // A soft binding short of free memory is bound, with the decision's one warning.
+  const mn::NumaFacts tight = facts(mn::NodeMemory::Status::Present, 64 * kMiB, kMiB);
+  const Settled spilled = settle(mn::chooseMbindMode(kSoft, 2, 2 * kMiB, tight), 0, kSoft);
+  EXPECT_EQ(spilled.outcome.state, mn::BindState::Bound);
+  ASSERT_EQ(spilled.warnings.size(), 1u);
+  EXPECT_NE(spilled.warnings[0].find("binding with MPOL_PREFERRED anyway"), std::string::npos);
+}
+
+TEST(SettleBinding, NoMbindCall) {
+  const Settled notRequested =
+      settle(mn::chooseMbindMode(mn::BindPolicy{false, false}, 2, kMiB, plenty()), 0,
+             mn::BindPolicy{false, false});
+  EXPECT_EQ(notRequested.outcome.state, mn::BindState::NotRequested);
+  EXPECT_EQ(notRequested.outcome.mode, 0);
+  EXPECT_EQ(notRequested.outcome.unboundReason, "binding was not requested");
+  EXPECT_TRUE(notRequested.warnings.empty());
+
+  const Settled fellBack = settle(mn::chooseMbindMode(kSoft, 2, kMiB, mn::NumaFacts{}), 0, kSoft);
+  EXPECT_EQ(fellBack.outcome.state, mn::BindState::FellBack);
+  EXPECT_EQ(fellBack.outcome.unboundReason.rfind("NUMA is not available", 0), 0u);
+  ASSERT_EQ(fellBack.warnings.size(), 1u);
+  EXPECT_EQ(fellBack.warnings[0].rfind("host memory not bound: NUMA is not available", 0), 0u);
+}
+
+TEST(SettleBinding, MbindFailedTheErrnoDecides) {
+  const mn::BindDecision strictDecision = mn::chooseMbindMode(kStrict, 2, kMiB, plenty());
+  const Settled blocked = settle(strictDecision, EPERM, kStrict);
+  EXPECT_EQ(blocked.outcome.state, mn::BindState::BlockedBySeccomp);
+  EXPECT_EQ(blocked.outcome.mode, 0);
+  ASSERT_EQ(blocked.warnings.size(), 1u);
+  EXPECT_EQ(blocked.warnings[0], mn::classifyMbindFailure(EPERM, kStrict, 2).message);
+  EXPECT_EQ(blocked.outcome.unboundReason, blocked.warnings[0]);
+
+  try {
+    settle(strictDecision, EIO, kStrict);
+    ADD_FAILURE() << "a strict binding survived EIO";
+  } catch (const mn::NumaBindError& error) {
+    EXPECT_STREQ(error.what(), "mbind to node 2 failed: Input/output error (EIO)");
+  }
+
+  // A soft failure replaces the decision's warning: one warning, the one that matters.
+  const mn::NumaFacts tight = facts(mn::NodeMemory::Status::Present, 64 * kMiB, kMiB);
+  const Settled soft = settle(mn::chooseMbindMode(kSoft, 2, 2 * kMiB, tight), EIO, kSoft);
+  EXPECT_EQ(soft.outcome.state, mn::BindState::FellBack);
+  ASSERT_EQ(soft.warnings.size(), 1u);
+  EXPECT_EQ(soft.warnings[0],
+            "mbind to node 2 failed: Input/output error (EIO); the memory stays unbound");
+  // An empty sink is allowed.
+  EXPECT_EQ(mn::settleBinding(strictDecision, EPERM, kStrict, 2, {}).state,
+            mn::BindState::BlockedBySeccomp);
+}
+
+TEST(Advice, FailureTextAndRangeDescription) {
+  EXPECT_EQ(mn::adviceFailure(MADV_HUGEPAGE, EINVAL),
+            "madvise(MADV_HUGEPAGE) failed: Invalid argument (EINVAL); continuing without it");
+  mn::BindOutcome outcome;
+  outcome.state = mn::BindState::Bound;
+  outcome.mode = MPOL_BIND | MPOL_F_STATIC_NODES;
+  outcome.hugePagesAdvised = outcome.dontForkAdvised = true;
+  EXPECT_EQ(mn::describeBinding(3 * kMiB, 4 * kMiB, 0, outcome),
+            "3.00 MiB (mapped 4.00 MiB) for node 0, bound with MPOL_BIND | MPOL_F_STATIC_NODES; "
+            "advice: MADV_HUGEPAGE MADV_DONTFORK");
+  outcome.state = mn::BindState::BlockedBySeccomp;
+  outcome.hugePagesAdvised = outcome.dontForkAdvised = false;
+  EXPECT_EQ(mn::describeBinding(kMiB, kMiB, 1, outcome),
+            "1.00 MiB (mapped 1.00 MiB) for node 1, blocked by seccomp (unbound); advice: none");
+}
+
+TEST(Errors, ErrnoAndNodeTexts) {
+  EXPECT_EQ(mn::errnoText(EPERM), "Operation not permitted (EPERM)");
+  EXPECT_NE(mn::errnoText(4000).find("(errno 4000)"), std::string::npos);
+  EXPECT_EQ(mn::nodeValueText(3), "3");
+  EXPECT_EQ(mn::nodeValueText(-1), "-1 (unknown)");
+  EXPECT_EQ(mn::nodeValueText(-7), "-1 (unknown)");
+}

@@ -292,3 +292,20 @@ TEST(NodeRowLabel, MarksTheTargetAndTheNearestNode) {
   EXPECT_EQ(mn::nodeRowLabel(1, 1, -1, true), "   <- --node target");
   EXPECT_EQ(mn::nodeRowLabel(0, 1, -1, true), "");
 }
+
+TEST(HostNumaVmmNode, TheTargetIfItCanHoldMemoryElseTheNearestElseZero) {
+  FakeSysfs sysfs;
+  sysfs.node(0, 1024, 512);
+  sysfs.node(1, 1024, 512);
+  sysfs.node(2, 0, 0);  // a node without memory (a CPU-only or GPU-memory node)
+  const mn::NodeMemoryQuery memory = mn::sysfsNodeMemory(sysfs.root());
+  EXPECT_EQ(mn::hostNumaVmmNode(1, 0, memory), 1);
+  EXPECT_EQ(mn::hostNumaVmmNode(2, 0, memory), 0);   // no memory: the nearest node
+  EXPECT_EQ(mn::hostNumaVmmNode(7, 1, memory), 1);   // does not exist: the nearest node
+  EXPECT_EQ(mn::hostNumaVmmNode(7, -1, memory), 0);  // and no nearest node: 0, as cuda.h says
+  EXPECT_EQ(mn::hostNumaVmmNode(-1, -1, memory), 0);
+  // Memory that cannot be read does not disqualify the target: the driver has the last word.
+  const mn::NodeMemoryQuery unknown = [](int) { return mn::NodeMemory{}; };
+  EXPECT_EQ(mn::hostNumaVmmNode(3, 0, unknown), 3);
+  EXPECT_EQ(mn::hostNumaVmmNode(3, 0, {}), 3);
+}

@@ -12,13 +12,12 @@
 
 namespace p2p = memsamples::p2p;
 using memsamples::test::messageOf;
-namespace vmm = memsamples::vmm;
 
 namespace {
 
 // access rows are accessors (canAccessPeer[b][a]: b can access a's memory).
-vmm::DeviceTopology machine(const std::vector<std::string>& access) {
-  vmm::DeviceTopology result;
+p2p::DeviceTopology machine(const std::vector<std::string>& access) {
+  p2p::DeviceTopology result;
   for (std::size_t b = 0; b < access.size(); ++b) {
     result.vmmSupported.push_back(true);
     std::vector<bool> row;
@@ -135,7 +134,7 @@ TEST(MatrixJson, RowsOfNumbersWithNullForEmptyCells) {
 
 TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
   // Device 1 can access device 0's memory; device 0 cannot access device 1's.
-  const vmm::DeviceTopology topology = machine({"10", "11"});
+  const p2p::DeviceTopology topology = machine({"10", "11"});
   p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
   links[0][1] = {0, true, true, ""};  // owner 0, accessor 1
   EXPECT_EQ(p2p::formatAccessMatrix(topology, links),
@@ -145,7 +144,7 @@ TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
 }
 
 TEST(FormatAccessMatrix, FlagsAnAccessSupportedAttributeThatDisagrees) {
-  const vmm::DeviceTopology topology = machine({"11", "11"});
+  const p2p::DeviceTopology topology = machine({"11", "11"});
   p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
   links[0][1] = {1, true, false, ""};
   links[1][0] = {1, false, false, ""};  // cuDeviceCanAccessPeer: yes; the attribute: no
@@ -158,7 +157,7 @@ TEST(FormatAccessMatrix, FlagsAnAccessSupportedAttributeThatDisagrees) {
 TEST(FormatAccessMatrix, AFailedAttributeQueryIsAQuestionMark) {
   // Device 1 can access device 0's memory, but the driver did not answer the attribute query:
   // the cell is "?" whatever the other fields hold; the other direction is still printed.
-  const vmm::DeviceTopology topology = machine({"11", "11"});
+  const p2p::DeviceTopology topology = machine({"11", "11"});
   p2p::LinkMatrix links(2, std::vector<p2p::LinkAttributes>(2));
   links[0][1] = {3, true, true,
                  "cuDeviceGetP2PAttribute(PERFORMANCE_RANK): CUDA_ERROR_NOT_SUPPORTED"};
@@ -168,7 +167,7 @@ TEST(FormatAccessMatrix, AFailedAttributeQueryIsAQuestionMark) {
             "  owner 0           -           ?\n"
             "  owner 1      rank 1           -\n");
   // Also where the hardware has no access at all.
-  const vmm::DeviceTopology none = machine({"10", "01"});
+  const p2p::DeviceTopology none = machine({"10", "01"});
   links[1][0].failure = "cuDeviceGetP2PAttribute(ACCESS_SUPPORTED): CUDA_ERROR_INVALID_VALUE";
   EXPECT_EQ(p2p::formatAccessMatrix(none, links),
             "           accessor 0  accessor 1\n"
@@ -177,7 +176,7 @@ TEST(FormatAccessMatrix, AFailedAttributeQueryIsAQuestionMark) {
 }
 
 TEST(FormatAccessMatrix, OneDeviceIsJustTheDiagonal) {
-  const vmm::DeviceTopology topology = machine({"1"});
+  const p2p::DeviceTopology topology = machine({"1"});
   EXPECT_EQ(
       p2p::formatAccessMatrix(topology, p2p::LinkMatrix(1, std::vector<p2p::LinkAttributes>(1))),
       "           accessor 0\n"
@@ -185,7 +184,7 @@ TEST(FormatAccessMatrix, OneDeviceIsJustTheDiagonal) {
 }
 
 TEST(FormatAccessMatrix, LinksMustMatchTheTopology) {
-  const vmm::DeviceTopology topology = machine({"11", "11"});
+  const p2p::DeviceTopology topology = machine({"11", "11"});
   EXPECT_EQ(messageOf<std::invalid_argument>(
                 [&] { p2p::formatAccessMatrix(topology, p2p::LinkMatrix(1)); }),
             "formatAccessMatrix: the link matrix is not 2 x 2");

@@ -12,7 +12,6 @@
 namespace ms = memsamples;
 using memsamples::test::messageOf;
 namespace p2p = memsamples::p2p;
-namespace vmm = memsamples::vmm;
 
 namespace {
 
@@ -21,8 +20,8 @@ using Pairs = std::vector<p2p::DevicePair>;
 // vmmFlags: one character per device, '1' = supports VMM. access: one row per ACCESSOR,
 // access[b][a] == '1' when device b can access device a's memory (cuDeviceCanAccessPeer(b, a));
 // the diagonal is set for you.
-vmm::DeviceTopology machine(const std::string& vmmFlags, const std::vector<std::string>& access) {
-  vmm::DeviceTopology result;
+p2p::DeviceTopology machine(const std::string& vmmFlags, const std::vector<std::string>& access) {
+  p2p::DeviceTopology result;
   for (const char flag : vmmFlags)
     result.vmmSupported.push_back(flag == '1');
   for (std::size_t b = 0; b < access.size(); ++b) {
@@ -34,30 +33,30 @@ vmm::DeviceTopology machine(const std::string& vmmFlags, const std::vector<std::
   return result;
 }
 
-vmm::DeviceTopology oneGpu() {
+p2p::DeviceTopology oneGpu() {
   return machine("1", {"1"});
 }
-vmm::DeviceTopology twoWithoutAccess() {
+p2p::DeviceTopology twoWithoutAccess() {
   return machine("11", {"10", "01"});
 }
-vmm::DeviceTopology twoConnected() {
+p2p::DeviceTopology twoConnected() {
   return machine("11", {"11", "11"});
 }
 // Two islands: 0 <-> 1 and 2 <-> 3, nothing across.
-vmm::DeviceTopology fourPartial() {
+p2p::DeviceTopology fourPartial() {
   return machine("1111", {"1100", "1100", "0011", "0011"});
 }
 // Device 1 can access device 0's memory, device 0 cannot access device 1's.
-vmm::DeviceTopology asymmetric() {
+p2p::DeviceTopology asymmetric() {
   return machine("11", {"10", "11"});
 }
 
-std::string waiverOf(const vmm::DeviceTopology& topology, const Pairs& requested = {},
+std::string waiverOf(const p2p::DeviceTopology& topology, const Pairs& requested = {},
                      std::optional<long long> device = std::nullopt) {
   return messageOf<ms::WaivedError>([&] { p2p::planPairs(topology, requested, device); });
 }
 
-std::string usageOf(const vmm::DeviceTopology& topology, const Pairs& requested,
+std::string usageOf(const p2p::DeviceTopology& topology, const Pairs& requested,
                     std::optional<long long> device = std::nullopt) {
   return messageOf<ms::UsageError>([&] { p2p::planPairs(topology, requested, device); });
 }
@@ -139,11 +138,49 @@ TEST(PlanPairs, NoGpuIsWaivedToo) {
   EXPECT_EQ(waiverOf(machine("", {})), "needs 2 or more GPUs with peer access; this machine has 0");
 }
 
-TEST(PlanPairs, OneGpuIsWaivedWhateverTheOptionsName) {
-  // A pair or a device that cannot exist on this machine: the machine is the reason, not a typo.
-  EXPECT_EQ(waiverOf(oneGpu(), {{0, 1}}),
-            "needs 2 or more GPUs with peer access; this machine has 1");
-  EXPECT_EQ(waiverOf(oneGpu(), {}, 3), "needs 2 or more GPUs with peer access; this machine has 1");
+TEST(PlanPairs, OneGpuIsWaivedWhenTheOptionsNameItsDevice) {
+  EXPECT_EQ(waiverOf(oneGpu(), {}, 0), "needs 2 or more GPUs with peer access; this machine has 1");
+}
+
+TEST(PlanPairs, ADeviceTheMachineLacksIsAUsageErrorBeforeTheOneGpuWaiver) {
+  // A typo is refused (exit 1) even where the machine would be waived (exit 2).
+  EXPECT_EQ(usageOf(oneGpu(), {}, 7),
+            "--device 7 is out of range: this machine has 1 CUDA device (valid: 0)");
+  EXPECT_EQ(usageOf(oneGpu(), {{0, 1}}),
+            "--pairs names device 1 (in 0:1), but this machine has 1 CUDA device");
+  EXPECT_EQ(usageOf(oneGpu(), {{3, 0}}, 0),
+            "--pairs names device 3 (in 3:0), but this machine has 1 CUDA device");
+}
+
+TEST(PlanPairs, NoGpuIsWaivedWhateverTheOptionsName) {
+  // Without any device there is nothing to compare a device number with.
+  EXPECT_EQ(waiverOf(machine("", {}), {{0, 1}}, 3),
+            "needs 2 or more GPUs with peer access; this machine has 0");
+}
+
+TEST(CheckRequestedDevices, AcceptsDevicesThatExist) {
+  EXPECT_NO_THROW(p2p::checkRequestedDevices(2, {{0, 1}, {1, 0}}, 1));
+  EXPECT_NO_THROW(p2p::checkRequestedDevices(1, {}, 0));
+  EXPECT_NO_THROW(p2p::checkRequestedDevices(1, {}, std::nullopt));
+}
+
+TEST(CheckRequestedDevices, NamesTheOptionTheDeviceAndTheCount) {
+  const auto usage = [](int count, const Pairs& requested, std::optional<long long> device) {
+    return messageOf<ms::UsageError>([&] { p2p::checkRequestedDevices(count, requested, device); });
+  };
+  EXPECT_EQ(usage(1, {}, 99),
+            "--device 99 is out of range: this machine has 1 CUDA device (valid: 0)");
+  EXPECT_EQ(usage(2, {}, -1),
+            "--device -1 is out of range: this machine has 2 CUDA devices (valid: 0..1)");
+  EXPECT_EQ(usage(2, {{0, 1}, {0, 99}}, std::nullopt),
+            "--pairs names device 99 (in 0:99), but this machine has 2 CUDA devices");
+  // --device is checked first when both are wrong.
+  EXPECT_EQ(usage(1, {{5, 0}}, 4),
+            "--device 4 is out of range: this machine has 1 CUDA device (valid: 0)");
+}
+
+TEST(CheckRequestedDevices, ChecksNothingOnAMachineWithoutDevices) {
+  EXPECT_NO_THROW(p2p::checkRequestedDevices(0, {{0, 99}}, 7));
 }
 
 // ------------------------------------------------------------------ two GPUs without access
@@ -256,7 +293,7 @@ TEST(PlanPairs, DeviceOptionMustExist) {
 }
 
 TEST(PlanPairs, MalformedTopologyIsAProgrammingError) {
-  vmm::DeviceTopology broken = twoConnected();
+  p2p::DeviceTopology broken = twoConnected();
   broken.canAccessPeer.pop_back();
   EXPECT_EQ(messageOf<std::invalid_argument>([&] { p2p::planPairs(broken, {}, std::nullopt); }),
             "device topology: the peer matrix has 1 rows for 2 devices");
@@ -273,7 +310,7 @@ TEST(VmmPathUnavailable, BothDevicesSupportingVmmCanRunIt) {
 }
 
 TEST(VmmPathUnavailable, NamesTheDeviceWithoutVmm) {
-  const vmm::DeviceTopology topology = machine("101", {"111", "111", "111"});
+  const p2p::DeviceTopology topology = machine("101", {"111", "111", "111"});
   EXPECT_EQ(p2p::vmmPathUnavailable(topology, {0, 1}).value_or(""),
             "device 1 does not support virtual memory management "
             "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
@@ -342,7 +379,7 @@ TEST(PlanLoopback, DeviceMustExist) {
 }
 
 TEST(PlanLoopback, MalformedTopologyIsAProgrammingError) {
-  vmm::DeviceTopology broken = oneGpu();
+  p2p::DeviceTopology broken = oneGpu();
   broken.canAccessPeer.clear();
   EXPECT_EQ(messageOf<std::invalid_argument>([&] { p2p::planLoopback(broken, 0); }),
             "device topology: the peer matrix has 0 rows for 1 devices");

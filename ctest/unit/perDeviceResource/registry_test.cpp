@@ -331,3 +331,42 @@ TEST(ScopedResourceOverride, TheCurrentDeviceFormChangesNothingWhenTheDeviceIsBa
   EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, other), std::invalid_argument);
   EXPECT_EQ(fixture.registry.get(0)->name(), "initial 0");
 }
+
+// RMM's free functions forward to processResourceRegistry(), which the program defines (the
+// sample: perDeviceResource.cpp, with the driver); this test binary defines one with CPU-only
+// resources and a thread-local fake current device.
+namespace {
+thread_local int processCurrentDevice = 0;
+}  // namespace
+
+mr::PerDeviceResourceRegistry& mr::processResourceRegistry() {
+  static PerDeviceResourceRegistry registry(
+      2,
+      [](int device) {
+        return std::make_unique<MallocResource>("process initial " + std::to_string(device),
+                                                device);
+      },
+      [] { return processCurrentDevice; });
+  return registry;
+}
+
+TEST(ProcessRegistry, TheFreeFunctionsForwardToTheOneRegistry) {
+  EXPECT_EQ(&mr::processResourceRegistry(), &mr::processResourceRegistry());
+  MallocResource a("a", 1);
+  processCurrentDevice = 1;
+  mr::MemoryResource* initial = mr::getCurrentDeviceResource();
+  EXPECT_EQ(initial->name(), "process initial 1");
+  EXPECT_EQ(mr::getPerDeviceResource(1), initial);
+  EXPECT_EQ(mr::setCurrentDeviceResource(&a), initial);
+  EXPECT_EQ(mr::getPerDeviceResource(1), &a);
+  EXPECT_EQ(mr::resetCurrentDeviceResource(), &a);
+  EXPECT_EQ(mr::setPerDeviceResource(1, &a), initial);
+  EXPECT_EQ(mr::getCurrentDeviceResource(), &a);
+  EXPECT_EQ(mr::resetPerDeviceResource(1), &a);
+  EXPECT_EQ(mr::getCurrentDeviceResource(), initial);
+  EXPECT_EQ(mr::getPerDeviceResource(0)->name(), "process initial 0");
+  EXPECT_EQ(messageOf<std::out_of_range>([] { mr::getPerDeviceResource(2); }),
+            "per-device resource registry: device 2 is out of range (this registry has 2 "
+            "devices: ids 0..1)");
+  processCurrentDevice = 0;
+}

@@ -1,0 +1,113 @@
+// HostNumaAllocation (04_numaHostAlloc's cuMemCreate(HOST_NUMA) path), its real code linked
+// against the fake driver of fake_host_numa_driver.cpp: the call sequence, the location and
+// access it asks for, and that a failure at any step leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fake_host_numa_driver.hpp"
+#include "host_numa_allocation.hpp"
+#include "memsamples.hpp"
+
+namespace ms = memsamples;
+
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+class HostNumaAllocationTest : public testing::Test {
+ protected:
+  void SetUp() override { fakenuma::reset(); }
+};
+
+/// The message of the CudaError that building an allocation throws, or "" when it does not.
+std::string buildError(std::size_t bytes = 3 * kMiB) {
+  try {
+    HostNumaAllocation allocation(0, 1, bytes);
+  } catch (const ms::CudaError& error) {
+    return error.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_F(HostNumaAllocationTest, BuildsOnTheNodeForTheDeviceAndTheCpu) {
+  {
+    HostNumaAllocation allocation(2, 1, 3 * kMiB);
+    EXPECT_EQ(allocation.granularity(), fakenuma::kGranularity);
+    EXPECT_EQ(allocation.size(), 4 * kMiB);  // rounded up to whole granules
+    ASSERT_NE(allocation.address(), 0u);
+    EXPECT_EQ(fakenuma::nodeMappedAt(allocation.address()), 1);
+    const std::vector<CUmemAccessDesc> access = fakenuma::accessAt(allocation.address());
+    ASSERT_EQ(access.size(), 2u);
+    EXPECT_EQ(access[0].location.type, CU_MEM_LOCATION_TYPE_DEVICE);
+    EXPECT_EQ(access[0].location.id, 2);
+    EXPECT_EQ(access[0].flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    EXPECT_EQ(access[1].location.type, CU_MEM_LOCATION_TYPE_HOST_NUMA);  // the CPU
+    EXPECT_EQ(access[1].flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    // The handle is released right after the mapping: the mapping alone holds the memory.
+    EXPECT_EQ(fakenuma::leftovers().unreleasedHandles, 0u);
+    EXPECT_EQ(fakenuma::leftovers().mappings, 1u);
+  }
+  EXPECT_TRUE(fakenuma::leftovers().none());
+  EXPECT_EQ(fakenuma::driverCalls(),
+            (std::vector<std::string>{"cuMemGetAllocationGranularity", "cuMemAddressReserve",
+                                      "cuMemCreate", "cuMemMap", "cuMemRelease", "cuMemSetAccess",
+                                      "cuMemUnmap", "cuMemAddressFree"}));
+}
+
+TEST_F(HostNumaAllocationTest, ReleaseFreesNowAndOnlyOnce) {
+  HostNumaAllocation allocation(0, 0, kMiB);
+  allocation.release();
+  EXPECT_TRUE(fakenuma::leftovers().none());
+  EXPECT_EQ(allocation.address(), 0u);
+  allocation.release();  // nothing left to free: no call, no error
+  EXPECT_EQ(fakenuma::driverCalls().size(), 8u);
+}
+
+TEST_F(HostNumaAllocationTest, AFailureAtAnyStepNamesTheCallAndLeavesNothing) {
+  for (const char* call : {"cuMemGetAllocationGranularity", "cuMemAddressReserve", "cuMemCreate",
+                           "cuMemMap", "cuMemRelease", "cuMemSetAccess"}) {
+    SCOPED_TRACE(call);
+    fakenuma::reset();
+    fakenuma::failCall(call, 1);
+    const std::string error = buildError();
+    EXPECT_EQ(error.rfind(std::string(call) + " failed at host_numa_allocation.cpp:", 0), 0u)
+        << error;
+    EXPECT_NE(error.find("CUDA_ERROR_OUT_OF_MEMORY (out of memory)"), std::string::npos) << error;
+    const fakenuma::Leftovers left = fakenuma::leftovers();
+    // A failed cuMemRelease keeps its handle in any driver; everything else must be gone.
+    EXPECT_EQ(left.unreleasedHandles, std::string(call) == "cuMemRelease" ? 1u : 0u);
+    EXPECT_EQ(left.mappings, 0u);
+    EXPECT_EQ(left.reservations, 0u);
+  }
+}
+
+TEST_F(HostNumaAllocationTest, MapAndReleaseBothFailing) {
+  fakenuma::failCall("cuMemMap", 1);
+  fakenuma::failCall("cuMemRelease", 1, CUDA_ERROR_INVALID_VALUE);
+  const std::string error = buildError();
+  EXPECT_EQ(error.rfind("cuMemMap failed at host_numa_allocation.cpp:", 0), 0u) << error;
+  EXPECT_NE(error.find("; cuMemRelease of its handle failed too: CUDA_ERROR_INVALID_VALUE"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(fakenuma::leftovers().reservations, 0u);
+}
+
+TEST_F(HostNumaAllocationTest, ReleaseReportsAFailedUnmapAndStillFreesTheAddresses) {
+  HostNumaAllocation allocation(0, 0, kMiB);
+  fakenuma::failCall("cuMemUnmap", 1);
+  try {
+    allocation.release();
+    ADD_FAILURE() << "a failed cuMemUnmap was not reported";
+  } catch (const ms::CudaError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("cuMemUnmap failed at host_numa_allocation.cpp:", 0),
+              0u);
+  }
+  // The unmap failed, so the fake still maps the range and refuses the address free; the
+  // allocation tried both and is empty now, as documented.
+  EXPECT_EQ(allocation.address(), 0u);
+  EXPECT_EQ(fakenuma::driverCalls().back(), "cuMemAddressFree");
+}

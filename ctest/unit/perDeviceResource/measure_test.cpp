@@ -1,0 +1,414 @@
+// perDeviceResource_measure.cpp: the latency plan and table, the measuring itself (linked against
+// fake_measure_driver.cpp instead of libcuda, with CPU-only resources), the lines and JSON
+// records of steps 1-5 (the sample's output, as its README shows it), and the verdict's checks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_measure_driver.hpp"
+#include "memsamples.hpp"
+#include "perDeviceResource_measure.hpp"
+#include "test_resources.hpp"
+#include "test_support.hpp"
+
+namespace mr = memsamples::resource;
+using memsamples::TimingStats;
+using memsamples::test::messageOf;
+using mr::testing::fakeStream;
+using mr::testing::MallocResource;
+
+namespace {
+
+TimingStats median(double ms, int samples) {
+  TimingStats stats;
+  stats.medianMs = ms;
+  stats.minMs = ms;
+  stats.maxMs = ms;
+  stats.samples = samples;
+  return stats;
+}
+
+// A row with N = @p batchSize and @p batches batches; times in ms per allocation.
+mr::LatencyRow row(const std::string& resource, std::uint64_t bytes, int batchSize, int batches,
+                   double allocateMs, double allocateSyncMs, double freeMs, double freeSyncMs) {
+  mr::LatencyRow r;
+  r.resource = resource;
+  r.bytes = bytes;
+  r.batchSize = batchSize;
+  r.allocate = median(allocateMs, batches);
+  r.allocateSync = median(allocateSyncMs, batches);
+  r.deallocate = median(freeMs, batches);
+  r.deallocateSync = median(freeSyncMs, batches);
+  return r;
+}
+
+// A resource of @p kind for the step 3-6 functions: a MallocResource with the sample's name and
+// properties for that kind, owned by the entry.
+mr::KindResource kindResource(mr::ResourceKind kind, const std::string& name,
+                              mr::ResourceProperties properties, std::string detail = "") {
+  mr::KindResource entry;
+  entry.kind = kind;
+  entry.owned = std::make_unique<MallocResource>(name, 0, properties);
+  entry.resource = entry.owned.get();
+  entry.detail = std::move(detail);
+  return entry;
+}
+
+CUmemoryPool fakePool() {
+  return reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x5000});
+}
+
+}  // namespace
+
+TEST(LatencySizes, SmallSizesAndTheLargeOneAscending) {
+  EXPECT_EQ(mr::latencySizes(64ull << 20), (std::vector<std::uint64_t>{4096, 65536, 64ull << 20}));
+  EXPECT_EQ(mr::latencySizes(65536), (std::vector<std::uint64_t>{4096, 65536}));
+  EXPECT_EQ(mr::latencySizes(100), (std::vector<std::uint64_t>{100, 4096, 65536}));
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { mr::latencySizes(0); }),
+            "latencySizes: the large size must be at least 1 byte");
+}
+
+TEST(LatencyRepetitions, TenTimesMoreForSmallSizes) {
+  EXPECT_EQ(mr::latencyRepetitions(4096, 20), 200);
+  EXPECT_EQ(mr::latencyRepetitions(1 << 20, 20), 200);
+  EXPECT_EQ(mr::latencyRepetitions((1 << 20) + 1, 20), 20);
+  EXPECT_EQ(mr::latencyRepetitions(64ull << 20, 3), 3);
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { mr::latencyRepetitions(4096, 0); }),
+            "latencyRepetitions: iterations must be in [1, 214748364] (got 0)");
+  EXPECT_THROW(mr::latencyRepetitions(4096, 214748365), std::invalid_argument);
+}
+
+// What planLatencyBatches() must answer, and why.
+struct BatchCase {
+  std::uint64_t bytes;
+  int repetitions;
+  std::uint64_t maxBatchBytes;
+  int batchSize;
+  int batches;
+  const char* why;
+};
+
+TEST(LatencyBatches, AboutFiveBatchesOfAtMostTenAndAtMostTheByteLimit) {
+  constexpr std::uint64_t kGiB = mr::kLatencyBatchBytes;
+  for (const BatchCase& c : {
+           BatchCase{4096, 200, kGiB, 10, 20, "the default up to 1 MiB: 200 repetitions"},
+           BatchCase{64ull << 20, 20, kGiB, 4, 5, "the default above 1 MiB: 20 repetitions"},
+           BatchCase{65536, 30, kGiB, 6, 5, "what CTest runs (--iterations 3), small"},
+           BatchCase{4ull << 20, 3, kGiB, 1, 3, "what CTest runs (--iterations 3), large"},
+           BatchCase{4096, 23, kGiB, 4, 5, "whole batches only: 20 of 23 are timed"},
+           BatchCase{512ull << 20, 20, kGiB, 2, 10, "at most 1 GiB alive at once"},
+           BatchCase{4ull << 30, 20, kGiB, 1, 20, "one allocation larger than the limit"},
+           BatchCase{100, 200, 300, 3, 66, "a smaller limit"},
+       }) {
+    const mr::LatencyBatches plan = mr::planLatencyBatches(c.bytes, c.repetitions, c.maxBatchBytes);
+    EXPECT_EQ(plan.batchSize, c.batchSize) << c.why;
+    EXPECT_EQ(plan.batches, c.batches) << c.why;
+  }
+}
+
+TEST(LatencyBatches, RefusesNothingToMeasure) {
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { mr::planLatencyBatches(0, 20); }),
+            "planLatencyBatches: the allocation size must be at least 1 byte");
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { mr::planLatencyBatches(4096, 0); }),
+            "planLatencyBatches: at least 1 repetition is required (got 0)");
+}
+
+TEST(LatencyTable, RatiosCompareAllocatePlusSyncAtTheSameSize) {
+  const std::vector<mr::LatencyRow> rows = {
+      // The pool's calls only enqueue (0.001 ms); with the synchronize they take 0.004 ms.
+      row("device pool", 4096, 10, 20, 0.001, 0.004, 0.001, 0.060),
+      row("pinned host", 4096, 10, 20, 0.050, 0.052, 0.020, 0.021),
+      row("pinned host", 1 << 20, 4, 5, 0.5, 0.5, 0.2, 0.2),
+  };
+  EXPECT_DOUBLE_EQ(*mr::allocateRatio(rows, rows[1], "device pool"), 13.0);
+  EXPECT_DOUBLE_EQ(*mr::allocateRatio(rows, rows[0], "device pool"), 1.0);
+  EXPECT_FALSE(mr::allocateRatio(rows, rows[2], "device pool"));  // no reference of that size
+  EXPECT_FALSE(mr::allocateRatio(rows, rows[1], "missing"));
+  // A reference whose enqueue is 0 but whose alloc+sync is not still gives a ratio.
+  std::vector<mr::LatencyRow> enqueueZero = {row("device pool", 4096, 1, 1, 0.0, 0.002, 0, 0),
+                                             row("managed", 4096, 1, 1, 0.01, 0.01, 0, 0)};
+  EXPECT_DOUBLE_EQ(*mr::allocateRatio(enqueueZero, enqueueZero[1], "device pool"), 5.0);
+  std::vector<mr::LatencyRow> zero = {row("device pool", 4096, 1, 1, 0.0, 0.0, 0.0, 0.0)};
+  EXPECT_FALSE(mr::allocateRatio(zero, zero[0], "device pool"));
+}
+
+TEST(LatencyTable, OneLinePerRowPerAllocationInMicroseconds) {
+  const std::vector<mr::LatencyRow> rows = {
+      row("device pool", 4096, 10, 20, 0.001, 0.004, 0.001, 0.060),
+      row("pinned host", 4096, 10, 20, 0.050, 0.052, 0.020, 0.021),
+      row("pinned host", 1 << 20, 4, 5, 0.5, 0.5, 0.25, 0.3),
+  };
+  EXPECT_EQ(mr::formatLatencyTable(rows, "device pool"),
+            "resource          size  N x batches   alloc us  +sync us   free us  +sync us   "
+            "alloc+sync / device pool\n"
+            "device pool   4.00 KiB      10 x 20        1.0       4.0       1.0      60.0   1.00x\n"
+            "pinned host   4.00 KiB      10 x 20       50.0      52.0      20.0      21.0   "
+            "13.00x\n"
+            "pinned host   1.00 MiB        4 x 5      500.0     500.0     250.0     300.0   n/a\n");
+}
+
+TEST(MeasureLatency, TimesWholeBatchesAndGivesEverythingBack) {
+  fake_measure::reset();
+  MallocResource resource("heap");
+  const mr::LatencyRow row =
+      mr::measureLatency("heap row", resource, 4096, 2, {3, 4}, fakeStream(0x42));
+  EXPECT_EQ(row.resource, "heap row");
+  EXPECT_EQ(row.bytes, 4096u);
+  EXPECT_EQ(row.batchSize, 3);
+  EXPECT_EQ(row.allocate.samples, 4);  // the warm-up batches are not timed
+  EXPECT_EQ(row.allocateSync.samples, 4);
+  EXPECT_EQ(row.deallocate.samples, 4);
+  EXPECT_EQ(row.deallocateSync.samples, 4);
+  EXPECT_EQ(resource.allocations(), (2 + 4) * 3);
+  EXPECT_EQ(resource.outstanding(), 0);
+  EXPECT_EQ(resource.lastBytes(), 4096u);
+  EXPECT_EQ(resource.lastStream(), fakeStream(0x42));
+  // One synchronize after the allocations and one after the frees, per batch.
+  EXPECT_EQ(fake_measure::driver().streamSynchronizeCalls, 2 * (2 + 4));
+  for (const CUstream stream : fake_measure::driver().synchronizedStreams)
+    EXPECT_EQ(stream, fakeStream(0x42));
+  EXPECT_LE(row.allocate.medianMs, row.allocateSync.medianMs);
+  EXPECT_LE(row.deallocate.medianMs, row.deallocateSync.medianMs);
+}
+
+TEST(MeasureLatency, AFailingSynchronizeIsReportedAndLeavesNothingAllocated) {
+  fake_measure::reset();
+  fake_measure::driver().failStreamSynchronizeCall = 3;  // after the second batch's allocations
+  MallocResource resource("heap");
+  const std::string message = messageOf<memsamples::CudaError>([&] {
+    mr::measureLatency("heap", resource, 64, 0, {2, 5}, nullptr);
+  });
+  EXPECT_NE(message.find("cuStreamSynchronize failed at perDeviceResource_measure.cpp:"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("CUDA_ERROR_INVALID_HANDLE (invalid resource handle)"), std::string::npos)
+      << message;
+  EXPECT_EQ(resource.allocations(), 4);
+  EXPECT_EQ(resource.outstanding(), 0);
+}
+
+TEST(ReportLatency, EveryKindEverySizeThePoolTwiceAndItsThresholdPutBack) {
+  fake_measure::reset(0);
+  std::vector<mr::KindResource> resources;
+  resources.push_back(
+      kindResource(mr::ResourceKind::Device, "device pool (device 0)", {false, true, true}));
+  resources.back().pool = fakePool();
+  resources.push_back(
+      kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false}));
+  resources.push_back(
+      kindResource(mr::ResourceKind::Vmm, "vmm x2 stripes (device 0)", {false, true, false}));
+  mr::KindResource missing;  // a kind left out in step 3 has no row
+  missing.kind = mr::ResourceKind::Numa;
+  missing.whyNot = "no libnuma";
+  resources.push_back(std::move(missing));
+  std::ostringstream out;
+  memsamples::JsonObject json;
+  mr::reportLatency(resources, 3, fakeStream(7), {4096, 1, 0}, out, json);
+
+  const std::string text = out.str();
+  for (const std::string expected :
+       {"[6] Allocate / free latency on device 3: host time (steady_clock)",
+        "baselines (median of 10): cuStreamSynchronize of the idle stream ",
+        "alloc+sync / device pool\n", "\ndevice pool                         4.00 KiB        2 x 5",
+        "\ndevice pool, keeps memory           64.0 KiB        2 x 5",
+        "\nmanaged: guard + alloc, untouched   4.00 KiB        2 x 5",
+        "\nvmm striped + granularity query     64.0 KiB        2 x 5",
+        "  device pool: release threshold as found", "  managed: 03's ManagedBuffer",
+        "  vmm: every allocation also queries cuMemGetAllocationGranularity again"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+  }
+  EXPECT_EQ(text.find("numa"), std::string::npos);
+  // Threshold at its maximum for the second pool rows, then the old one back and the pool trimmed.
+  EXPECT_EQ(fake_measure::driver().thresholdsSet,
+            (std::vector<cuuint64_t>{std::numeric_limits<std::uint64_t>::max(), 0}));
+  EXPECT_EQ(fake_measure::driver().trimmedTo, (std::vector<std::size_t>{0}));
+  for (const CUmemoryPool pool : fake_measure::driver().poolsUsed)
+    EXPECT_EQ(pool, fakePool());
+  // Baselines: 10 idle synchronizes and 10 cuMemGetInfo; 8 rows of 5 batches, 2 synchronizes each.
+  EXPECT_EQ(fake_measure::driver().memGetInfoCalls, 10);
+  EXPECT_EQ(fake_measure::driver().streamSynchronizeCalls, 10 + 8 * 5 * 2);
+  for (const mr::KindResource& entry : resources) {
+    if (entry.resource != nullptr) {
+      EXPECT_EQ(static_cast<MallocResource*>(entry.resource)->outstanding(), 0);
+    }
+  }
+  const std::string dumped = json.dump();
+  for (const std::string expected :
+       {"\"latency\": [{\"resource\": \"device pool\", \"bytes\": 4096, \"batchSize\": 2, "
+        "\"batches\": 5, \"allocateUs\": ",
+        "\"allocateWithSyncOverDevicePool\": ", "\"latencyBaselines\": {\"streamSynchronizeUs\": ",
+        "\"memGetInfoUs\": ", "\"repetitions\": 10}"}) {
+    EXPECT_NE(dumped.find(expected), std::string::npos) << expected << "\nin:\n" << dumped;
+  }
+}
+
+TEST(ReportLatency, WithoutThePoolThereIsNoReferenceAndNoPoolNote) {
+  fake_measure::reset();
+  std::vector<mr::KindResource> resources;
+  resources.push_back(
+      kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)", {true, true, false}));
+  std::ostringstream out;
+  memsamples::JsonObject json;
+  mr::reportLatency(resources, 0, nullptr, {65536, 1, 1}, out, json);
+  EXPECT_NE(out.str().find("\npinned host   4.00 KiB        2 x 5"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("   n/a\n"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("device pool:"), std::string::npos) << out.str();
+  EXPECT_TRUE(fake_measure::driver().thresholdsSet.empty());
+}
+
+TEST(StepLines, SetupAsTheReadmeShowsIt) {
+  std::ostringstream one, two;
+  memsamples::JsonObject json;
+  mr::reportSetup(one, json, 0, "NVIDIA H200", 1, 64ull << 20, {0, 140ull << 30}, 1, 4);
+  EXPECT_EQ(one.str(), "Vectors: 16777216 floats (64.0 MiB) each, allocated by 4 host threads\n");
+  EXPECT_EQ(json.dump(),
+            "{\"device\": 0, \"deviceName\": \"NVIDIA H200\", \"deviceCount\": 1, "
+            "\"bytesPerVector\": 67108864, \"sizedForDevice\": 0, \"sizedForFreeBytes\": "
+            "150323855360, \"threads\": 4}");
+  mr::reportSetup(two, json, 1, "NVIDIA H200", 2, 4096, {0, 1ull << 30}, 2, 8);
+  EXPECT_EQ(two.str(),
+            "Vectors: 1024 floats (4.00 KiB) each, allocated by 8 host threads; sized for the "
+            "smallest free memory of the 2 devices used (1.00 GiB on device 0)\n");
+}
+
+TEST(StepLines, ResourcesAsTheReadmeShowsThem) {
+  std::ostringstream out;
+  mr::printResource(
+      out, kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)", {true, true, false},
+                        "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)"));
+  mr::KindResource missing;
+  missing.kind = mr::ResourceKind::Numa;
+  missing.whyNot = "this build has no NUMA support";
+  mr::printResource(out, missing);
+  EXPECT_EQ(out.str(),
+            "  pinned  pinned host (device 0)              host+device               "
+            "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)\n"
+            "  numa    left out: this build has no NUMA support\n");
+}
+
+TEST(StepLines, EachKindAsTheReadmeShowsIt) {
+  std::ostringstream out;
+  mr::printKindsHeading(out, 0, 4, 8, 64 << 10);
+  mr::KindResource pool =
+      kindResource(mr::ResourceKind::Device, "device pool (device 0)", {false, true, true});
+  mr::printKindResult(out, pool, 64ull << 20);
+  mr::KindResource managed =
+      kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false});
+  managed.contextFree = true;
+  mr::printKindResult(out, managed, 64ull << 20);
+  managed.contextFree = false;
+  managed.verified.mismatches = 3;
+  managed.verified.firstBad = 5;
+  managed.verified.expected = 1.25f;
+  managed.verified.actual = 0.0f;
+  mr::printKindResult(out, managed, 64ull << 20);
+  EXPECT_EQ(out.str(),
+            "\n[4] Each resource in turn on device 0: 4 threads allocate A, B, C and 8 x 64.0 KiB "
+            "scratch each via getCurrentDeviceResource()\n"
+            "  device  C = A + B on device pool (device 0): all 16777216 elements exact\n"
+            "  managed C = A + B on managed (device 0): all 16777216 elements exact; used from a "
+            "thread without a current context: ok\n"
+            "  managed C = A + B on managed (device 0): " +
+                memsamples::describeMismatch(managed.verified) +
+                "; used from a thread without a current context: FAILED\n");
+}
+
+TEST(StepLines, KindsRecordEveryKindInOrder) {
+  std::vector<mr::KindResource> resources;
+  resources.push_back(
+      kindResource(mr::ResourceKind::Device, "device pool (device 0)", {false, true, true}, "d"));
+  mr::KindResource missing;
+  missing.kind = mr::ResourceKind::Numa;
+  missing.whyNot = "no libnuma";
+  resources.push_back(std::move(missing));
+  memsamples::JsonObject json;
+  mr::recordKinds(json, resources);
+  EXPECT_EQ(json.dump(),
+            "{\"kinds\": [{\"kind\": \"device\", \"available\": true, \"resource\": \"device "
+            "pool (device 0)\", \"properties\": \"device, stream-ordered\", \"detail\": \"d\", "
+            "\"mismatches\": 0}, {\"kind\": \"numa\", \"available\": false, \"reason\": \"no "
+            "libnuma\"}]}");
+}
+
+TEST(StepLines, PerDeviceAsTheReadmeShowsIt) {
+  std::ostringstream skipped;
+  memsamples::JsonObject none;
+  mr::printPerDeviceHeading(skipped, {});
+  mr::reportPerDevice(skipped, none, {});
+  EXPECT_EQ(skipped.str(),
+            "\n[5] A different resource per device: skipped (this machine has one device)\n");
+  EXPECT_EQ(none.dump(), "{\"perDevice\": []}");
+
+  std::vector<mr::KindResource> perDevice;
+  perDevice.push_back(
+      kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false}));
+  perDevice.push_back(
+      kindResource(mr::ResourceKind::Device, "device pool (device 1)", {false, true, true}));
+  perDevice.back().whyNot = "pinned is not available (cannot map host memory)";
+  std::ostringstream out;
+  memsamples::JsonObject json;
+  mr::printPerDeviceHeading(out, perDevice);
+  mr::reportPerDevice(out, json, perDevice);
+  EXPECT_EQ(out.str(),
+            "\n[5] A different resource per device, one thread per device "
+            "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n"
+            "  device 1: pinned is not available (cannot map host memory); it keeps the device "
+            "pool\n"
+            "  device 0: managed (device 0): exact\n"
+            "  device 1: device pool (device 1): exact\n");
+  EXPECT_EQ(json.dump(),
+            "{\"perDevice\": [{\"device\": 0, \"kind\": \"managed\", \"result\": \"managed "
+            "(device 0): exact\"}, {\"device\": 1, \"kind\": \"device\", \"result\": \"device "
+            "pool (device 1): exact\"}]}");
+}
+
+TEST(Checks, CountEveryCheckAndListTheFailedOnes) {
+  mr::Checks passing;
+  passing.expect(true, "a");
+  passing.expect(true, "b");
+  std::ostringstream out;
+  memsamples::JsonObject json;
+  EXPECT_EQ(passing.report(out, json), memsamples::Verdict::Pass);
+  EXPECT_EQ(out.str(), "\nChecks: 2 of 2 passed\n");
+  EXPECT_EQ(json.dump(), "{\"checks\": 2, \"failedChecks\": 0}");
+
+  mr::Checks failing;
+  failing.expect(true, "fine");
+  failing.expect(false, "reset must return the resource it removed");
+  std::ostringstream failed;
+  EXPECT_EQ(failing.report(failed, json), memsamples::Verdict::Fail);
+  EXPECT_EQ(failed.str(),
+            "\nChecks: 1 of 2 passed\n  FAILED: reset must return the resource it removed\n");
+}
+
+TEST(Checks, AndWarningsComeFromManyThreads) {
+  mr::Checks checks;
+  mr::WarningLog warnings;
+  const auto warn = warnings.sink();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 1000; ++i)
+        checks.expect(i != 0 || t != 3, "thread 3's first");
+      warn("from thread " + std::to_string(t));
+    });
+  }
+  for (std::thread& thread : threads)
+    thread.join();
+  std::ostringstream out;
+  memsamples::JsonObject json;
+  EXPECT_EQ(checks.report(out, json), memsamples::Verdict::Fail);
+  EXPECT_EQ(out.str(), "\nChecks: 7999 of 8000 passed\n  FAILED: thread 3's first\n");
+  std::ostringstream printed;
+  warnings.print(printed);
+  for (int t = 0; t < 8; ++t)
+    EXPECT_NE(printed.str().find("Warning: from thread " + std::to_string(t) + "\n"),
+              std::string::npos);
+}

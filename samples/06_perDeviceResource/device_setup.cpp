@@ -1,0 +1,103 @@
+// DeviceSetup, as in 01_vectorAddDrv, and the vector add on memory of any resource.
+#include "device_setup.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace memsamples::resource {
+
+DeviceSetup::DeviceSetup(CUdevice handle) : device(handle), ordinal(deviceOrdinal(handle)) {
+  check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+  CUcontext created = nullptr;
+  check(cuCtxPopCurrent(&created), "cuCtxPopCurrent");
+  ScopedContext scope(context.get());
+  const std::vector<char> fatbin = readBinaryFile(locateFatbin("vectorAdd_kernel.fatbin"));
+  check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+  check(cuModuleGetFunction(&kernel, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
+  grid = residentGridSize(kernel, device, kBlockSize);
+  check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+DeviceSetup::~DeviceSetup() {
+  try {
+    ScopedContext scope(context.get());
+    staging.reset();
+    stream.reset();
+    module.reset();
+  } catch (...) {
+    // The push failed: the members release themselves, and cuCtxDestroy frees what is left.
+  }
+}
+
+std::uint64_t DeviceSetup::freeMemory() const {
+  ScopedContext scope(context.get());  // cuMemGetInfo answers for the current context's device
+  std::size_t freeBytes = 0, totalBytes = 0;
+  check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+  return freeBytes;
+}
+
+void DeviceSetup::allocateStaging(std::uint64_t bytes) {
+  ScopedContext scope(context.get());
+  check(cuMemHostAlloc(staging.out(), 3 * bytes, 0), "cuMemHostAlloc");
+  vectorBytes = bytes;
+}
+
+float* DeviceSetup::stagingVector(int index) const {
+  return static_cast<float*>(staging.get()) + index * (vectorBytes / sizeof(float));
+}
+
+std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice() {
+  int deviceCount = 0;
+  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+  std::vector<std::unique_ptr<DeviceSetup>> setups;
+  for (int d = 0; d < deviceCount; ++d) {
+    CUdevice device = 0;
+    check(cuDeviceGet(&device, d), "cuDeviceGet");
+    setups.push_back(std::make_unique<DeviceSetup>(device));
+  }
+  return setups;
+}
+
+DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetup>>& setups) {
+  std::vector<DeviceFreeMemory> devices;
+  for (const auto& setup : setups)
+    devices.push_back({setup->ordinal, setup->freeMemory()});
+  return smallestFreeMemory(devices);
+}
+
+// [kernel-addresses]
+VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed) {
+  const std::uint64_t bytes = vectors.a.size();
+  const std::size_t count = bytes / sizeof(float);
+  const CUstream stream = setup.stream.get();
+  const bool onHost = vectors.a.resource()->properties().hostAccessible;
+  float* a = onHost ? vectors.a.as<float>() : setup.stagingVector(0);
+  float* b = onHost ? vectors.b.as<float>() : setup.stagingVector(1);
+  float* c = onHost ? vectors.c.as<float>() : setup.stagingVector(2);
+  fillVectorAddInputs(a, b, count, seed);
+  CUdeviceptr x = vectors.a.kernelAddress(), y = vectors.b.kernelAddress(),
+              z = vectors.c.kernelAddress();
+  if (onHost) {  // C starts as NaN: a kernel that wrote nothing cannot pass
+    std::fill(c, c + count, std::numeric_limits<float>::quiet_NaN());
+  } else {
+    check(cuMemcpyHtoDAsync(x, a, bytes, stream), "cuMemcpyHtoDAsync");
+    check(cuMemcpyHtoDAsync(y, b, bytes, stream), "cuMemcpyHtoDAsync");
+    check(cuMemsetD32Async(z, 0x7FC00000u, count, stream), "cuMemsetD32Async");
+  }
+  unsigned long long n = count;  // the kernel's parameter types, exactly
+  void* args[] = {&x, &y, &z, &n};
+  check(cuLaunchKernel(setup.kernel, setup.grid, 1, 1, DeviceSetup::kBlockSize, 1, 1, 0, stream,
+                       args, nullptr),
+        "cuLaunchKernel");
+  if (!onHost)
+    check(cuMemcpyDtoHAsync(c, z, bytes, stream), "cuMemcpyDtoHAsync");
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  const VectorAddCheck verified = checkVectorAdd(a, b, c, count);
+  for (ResourceAllocation* vector : {&vectors.a, &vectors.b, &vectors.c})
+    vector->release();  // the kinds that free at once synchronize the stream first
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");  // the pool's frees, too
+  return verified;
+}
+// [kernel-addresses]
+
+}  // namespace memsamples::resource

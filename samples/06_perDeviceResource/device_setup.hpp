@@ -1,0 +1,77 @@
+/**
+ * @file device_setup.hpp
+ * @brief What the vector add needs on one device, as in 01_vectorAddDrv, and the vector add
+ *        itself on memory of any resource: the scaffolding under 06_perDeviceResource's lesson.
+ */
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memory_resource.hpp"
+#include "memsamples.hpp"
+#include "resource_plan.hpp"
+
+namespace memsamples::resource {
+
+/**
+ * What one device needs for the vector add, as in 01_vectorAddDrv: a context of its own
+ * (cuCtxCreate), the kernel (cuModuleLoadData, cuModuleGetFunction), a stream, and pinned host
+ * copies of A, B and C for the kinds whose memory the CPU cannot touch. cuCtxCreate makes the
+ * context current; it is popped at once and pushed (ScopedContext) wherever it is used. What was
+ * made in it is released in it, the context itself last.
+ */
+struct DeviceSetup {
+  /// Makes everything but the staging copies. @throws CudaError; what the fatbin lookup throws.
+  explicit DeviceSetup(CUdevice handle);
+  /// Releases the staging copies, the stream and the module with the context pushed.
+  ~DeviceSetup();
+  DeviceSetup(const DeviceSetup&) = delete;
+  DeviceSetup& operator=(const DeviceSetup&) = delete;
+  /// The device's free memory now (cuMemGetInfo in this context). @throws CudaError.
+  std::uint64_t freeMemory() const;
+  /// Allocates the pinned copies of three vectors of @p bytes. @throws CudaError.
+  void allocateStaging(std::uint64_t bytes);
+  /// The pinned copy of vector @p index (0: A, 1: B, 2: C).
+  float* stagingVector(int index) const;
+
+  CUdevice device;                        ///< The device.
+  int ordinal;                            ///< Its ordinal.
+  OwnedContext context;                   ///< Its own context.
+  OwnedModule module;                     ///< vectorAdd_kernel.fatbin, loaded in it.
+  CUfunction kernel = nullptr;            ///< VecAdd_kernel.
+  unsigned int grid = 0;                  ///< Resident blocks for kBlockSize threads.
+  OwnedStream stream;                     ///< A non-blocking stream of the context.
+  OwnedPinnedHostMemory staging;          ///< A, B and C, one after the other.
+  std::uint64_t vectorBytes = 0;          ///< The size of each.
+  static constexpr int kBlockSize = 256;  ///< Threads per block of VecAdd_kernel.
+};
+
+/// A DeviceSetup for every device of this machine (cuDeviceGetCount, cuDeviceGet), in ordinal
+/// order: step 5 runs on all of them. @throws what DeviceSetup's constructor throws.
+std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice();
+
+/// The device of @p setups with the least free memory now: every device allocates vectors of the
+/// same size, so the size must fit that one. @throws CudaError; std::invalid_argument for none.
+DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetup>>& setups);
+
+/// A, B and C of the vector add, each one allocation of a resource.
+struct Vectors {
+  ResourceAllocation a;  ///< Input.
+  ResourceAllocation b;  ///< Input.
+  ResourceAllocation c;  ///< Output.
+};
+
+/**
+ * The interface at work: fills A and B where the CPU may write them (the memory itself when the
+ * resource is host-accessible, else the pinned staging copies and cuMemcpyHtoDAsync), runs
+ * C = A + B on the vectors' kernelAddress() (mapped host memory may have its own), reads C back,
+ * compares it exactly, and gives A, B and C back so that a failing deallocate is reported.
+ * @throws CudaError; what deallocate throws.
+ */
+VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed);
+
+}  // namespace memsamples::resource

@@ -1,0 +1,413 @@
+// The latency table of step 6 and the rows and JSON records of steps 1-5
+// (perDeviceResource_measure.hpp says how the latency is measured).
+#include "perDeviceResource_measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace memsamples::resource {
+namespace {
+
+// Host time on purpose, not CUDA events: the calls measured are host-side API calls, most of
+// them synchronous, and a stream-ordered allocation's enqueue has no GPU work to bracket.
+using Clock = std::chrono::steady_clock;
+
+double millisecondsBetween(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+void synchronize(CUstream stream) {
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+// Median host time of one @\p call after @\p warmup untimed ones: the baselines.
+template <typename Call>
+TimingStats timeHostCall(int warmup, int repetitions, Call&& call) {
+  std::vector<double> times;
+  for (int i = 0; i < warmup + repetitions; ++i) {
+    const Clock::time_point start = Clock::now();
+    call();
+    const Clock::time_point end = Clock::now();
+    if (i >= warmup)
+      times.push_back(millisecondsBetween(start, end));
+  }
+  return summarizeTimings(std::move(times));
+}
+
+// A pool's CU_MEMPOOL_ATTR_RELEASE_THRESHOLD for a scope; afterwards the old value is put back
+// and the pool trimmed to it (cuMemPoolTrimTo), so the memory it kept is returned. With the
+// default 0 the pool gives its free memory back at every synchronization; a high threshold
+// keeps it for the next allocation.
+class ScopedPoolReleaseThreshold {
+ public:
+  ScopedPoolReleaseThreshold(CUmemoryPool pool, std::uint64_t threshold) : pool_(pool) {
+    check(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &previous_),
+          "cuMemPoolGetAttribute");
+    cuuint64_t value = threshold;
+    check(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value),
+          "cuMemPoolSetAttribute");
+  }
+  ~ScopedPoolReleaseThreshold() {
+    cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &previous_);
+    cuMemPoolTrimTo(pool_, static_cast<std::size_t>(previous_));
+  }
+  ScopedPoolReleaseThreshold(const ScopedPoolReleaseThreshold&) = delete;
+  ScopedPoolReleaseThreshold& operator=(const ScopedPoolReleaseThreshold&) = delete;
+
+ private:
+  CUmemoryPool pool_;
+  cuuint64_t previous_ = 0;
+};
+
+constexpr const char* kReferenceRow = "device pool";
+
+// A row's label says what it includes beyond the bare allocation; the notes under the table
+// explain it. In the order of ResourceKind.
+const char* rowLabel(ResourceKind kind) {
+  static constexpr const char* kLabels[] = {kReferenceRow, "managed: guard + alloc, untouched",
+                                            "pinned host", "numa host",
+                                            "vmm striped + granularity query"};
+  static_assert(std::size(kLabels) == static_cast<std::size_t>(ResourceKind::Vmm) + 1);
+  return kLabels[static_cast<std::size_t>(kind)];
+}
+
+std::string microseconds(const TimingStats& stats) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << stats.medianMs * 1000.0 << " us";
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> latencySizes(std::uint64_t largeBytes) {
+  if (largeBytes == 0)
+    throw std::invalid_argument("latencySizes: the large size must be at least 1 byte");
+  std::vector<std::uint64_t> sizes(std::begin(kSmallLatencySizes), std::end(kSmallLatencySizes));
+  sizes.push_back(largeBytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+int latencyRepetitions(std::uint64_t bytes, int iterations) {
+  constexpr int kSmallFactor = 10;
+  if (iterations < 1 || iterations > std::numeric_limits<int>::max() / kSmallFactor) {
+    throw std::invalid_argument("latencyRepetitions: iterations must be in [1, " +
+                                std::to_string(std::numeric_limits<int>::max() / kSmallFactor) +
+                                "] (got " + std::to_string(iterations) + ")");
+  }
+  constexpr std::uint64_t kSmallLimit = std::uint64_t{1} << 20;
+  return bytes <= kSmallLimit ? iterations * kSmallFactor : iterations;
+}
+
+LatencyBatches planLatencyBatches(std::uint64_t bytes, int repetitions,
+                                  std::uint64_t maxBatchBytes) {
+  if (bytes == 0)
+    throw std::invalid_argument("planLatencyBatches: the allocation size must be at least 1 byte");
+  if (repetitions < 1) {
+    throw std::invalid_argument("planLatencyBatches: at least 1 repetition is required (got " +
+                                std::to_string(repetitions) + ")");
+  }
+  const std::uint64_t fitting = std::max<std::uint64_t>(1, maxBatchBytes / bytes);
+  const std::uint64_t limit = std::min<std::uint64_t>(kMaxLatencyBatch, fitting);
+  const std::uint64_t wanted = std::max(1, repetitions / kTargetLatencyBatches);
+  LatencyBatches plan;
+  plan.batchSize = static_cast<int>(std::min<std::uint64_t>(wanted, limit));
+  plan.batches = std::max(1, repetitions / plan.batchSize);
+  return plan;
+}
+
+std::optional<double> allocateRatio(const std::vector<LatencyRow>& rows, const LatencyRow& row,
+                                    const std::string& referenceResource) {
+  for (const LatencyRow& reference : rows) {
+    if (reference.resource == referenceResource && reference.bytes == row.bytes) {
+      if (reference.allocateSync.medianMs <= 0)
+        return std::nullopt;
+      return row.allocateSync.medianMs / reference.allocateSync.medianMs;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
+                               const std::string& referenceResource) {
+  std::size_t nameWidth = 8;
+  for (const LatencyRow& row : rows)
+    nameWidth = std::max(nameWidth, row.resource.size());
+  const int width = static_cast<int>(nameWidth);
+  const auto microseconds = [](const TimingStats& stats) { return stats.medianMs * 1000.0; };
+  std::ostringstream out;
+  out << std::left << std::setw(width) << "resource" << std::right << std::setw(11) << "size"
+      << std::setw(13) << "N x batches" << std::setw(11) << "alloc us" << std::setw(10)
+      << "+sync us" << std::setw(10) << "free us" << std::setw(10) << "+sync us"
+      << "   alloc+sync / " << referenceResource << '\n';
+  for (const LatencyRow& row : rows) {
+    const std::string batches =
+        std::to_string(row.batchSize) + " x " + std::to_string(row.allocate.samples);
+    out << std::left << std::setw(width) << row.resource << std::right << std::setw(11)
+        << formatBytes(row.bytes) << std::setw(13) << batches << std::fixed << std::setprecision(1)
+        << std::setw(11) << microseconds(row.allocate) << std::setw(10)
+        << microseconds(row.allocateSync) << std::setw(10) << microseconds(row.deallocate)
+        << std::setw(10) << microseconds(row.deallocateSync) << "   ";
+    const std::optional<double> ratio = allocateRatio(rows, row, referenceResource);
+    if (ratio)
+      out << std::setprecision(2) << *ratio << 'x';
+    else
+      out << "n/a";
+    out << '\n';
+  }
+  return out.str();
+}
+
+LatencyRow measureLatency(const std::string& label, MemoryResource& resource, std::uint64_t bytes,
+                          int warmup, const LatencyBatches& plan, CUstream stream) {
+  const double perAllocation = 1.0 / plan.batchSize;
+  std::vector<ResourceAllocation> batch(static_cast<std::size_t>(plan.batchSize));
+  std::vector<double> allocateMs, allocateSyncMs, freeMs, freeSyncMs;
+  for (int b = 0; b < warmup + plan.batches; ++b) {
+    const Clock::time_point start = Clock::now();
+    for (ResourceAllocation& allocation : batch)
+      allocation = ResourceAllocation(resource, static_cast<std::size_t>(bytes), stream);
+    const Clock::time_point allocated = Clock::now();
+    synchronize(stream);
+    const Clock::time_point allocatedSynced = Clock::now();
+    for (ResourceAllocation& allocation : batch)
+      allocation.release();
+    const Clock::time_point freed = Clock::now();
+    synchronize(stream);
+    const Clock::time_point freedSynced = Clock::now();
+    if (b >= warmup) {
+      allocateMs.push_back(millisecondsBetween(start, allocated) * perAllocation);
+      allocateSyncMs.push_back(millisecondsBetween(start, allocatedSynced) * perAllocation);
+      freeMs.push_back(millisecondsBetween(allocatedSynced, freed) * perAllocation);
+      freeSyncMs.push_back(millisecondsBetween(allocatedSynced, freedSynced) * perAllocation);
+    }
+  }
+  LatencyRow row;
+  row.resource = label;
+  row.bytes = bytes;
+  row.batchSize = plan.batchSize;
+  row.allocate = summarizeTimings(std::move(allocateMs));
+  row.allocateSync = summarizeTimings(std::move(allocateSyncMs));
+  row.deallocate = summarizeTimings(std::move(freeMs));
+  row.deallocateSync = summarizeTimings(std::move(freeSyncMs));
+  return row;
+}
+
+void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUstream stream,
+                   const LatencySettings& settings, std::ostream& out, JsonObject& json) {
+  const std::vector<std::uint64_t> sizes = latencySizes(settings.largeBytes);
+  // As many repetitions as a small row has allocations (10 x --iterations).
+  const int baselineRepetitions = latencyRepetitions(1, settings.iterations);
+  out << "\n[6] Allocate / free latency on device " << ordinal
+      << ": host time (steady_clock), every row measured the same way\n"
+         "  per batch: N allocate calls, one cuStreamSynchronize, N deallocate calls, one "
+         "cuStreamSynchronize\n"
+         "  times are per allocation (batch time / N), median over the batches; 'alloc' and "
+         "'free' are the N calls alone, '+sync' includes the one synchronize\n"
+         "  the device pool only enqueues (stream-ordered), so its '+sync' columns count the "
+         "work; the other kinds allocate at once,\n"
+         "  and their deallocate synchronizes the stream itself, once per call; the ratio "
+         "compares alloc+sync\n";
+  // The managed guard's cuMemGetInfo answers for the current context, as in ManagedBuffer.
+  const TimingStats syncBaseline =
+      timeHostCall(settings.warmup, baselineRepetitions, [&] { synchronize(stream); });
+  const TimingStats guardBaseline = timeHostCall(settings.warmup, baselineRepetitions, [] {
+    std::size_t freeBytes = 0, totalBytes = 0;
+    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+  });
+  out << "  baselines (median of " << baselineRepetitions
+      << "): cuStreamSynchronize of the idle stream " << microseconds(syncBaseline)
+      << "; cuMemGetInfo (the managed guard) " << microseconds(guardBaseline) << '\n';
+
+  std::vector<LatencyRow> rows;
+  bool hasManaged = false, hasVmm = false;
+  for (const KindResource& entry : resources) {
+    if (entry.resource == nullptr)
+      continue;  // left out in step 3
+    hasManaged = hasManaged || entry.kind == ResourceKind::Managed;
+    hasVmm = hasVmm || entry.kind == ResourceKind::Vmm;
+    const auto measureAll = [&](const std::string& label) {
+      for (const std::uint64_t size : sizes) {
+        const LatencyBatches plan =
+            planLatencyBatches(size, latencyRepetitions(size, settings.iterations));
+        rows.push_back(measureLatency(label, *entry.resource, size, settings.warmup, plan, stream));
+      }
+    };
+    measureAll(rowLabel(entry.kind));
+    if (entry.pool != nullptr) {
+      ScopedPoolReleaseThreshold keep(entry.pool, std::numeric_limits<std::uint64_t>::max());
+      measureAll("device pool, keeps memory");
+    }
+  }
+  out << formatLatencyTable(rows, kReferenceRow);
+  if (!rows.empty() && rows.front().resource == kReferenceRow) {
+    out << "  device pool: release threshold as found (0: freed memory goes back to the system "
+           "at each synchronization); keeps memory: threshold at its maximum, freed memory "
+           "stays in the pool\n";
+  }
+  if (hasManaged) {
+    out << "  managed: 03's ManagedBuffer, i.e. its free-memory guard (one cuMemGetInfo per "
+           "allocation, see the baseline) + cuMemAllocManaged; no page is touched, so no page "
+           "is created: not the cost of managed memory in use\n";
+  }
+  if (hasVmm) {
+    out << "  vmm: every allocation also queries cuMemGetAllocationGranularity again (02's "
+           "StripedVmmRange, once per backing and mapping device)\n";
+  }
+  JsonArray latencyJson;
+  for (const LatencyRow& row : rows) {
+    JsonObject entry;
+    entry.set("resource", row.resource)
+        .set("bytes", row.bytes)
+        .set("batchSize", row.batchSize)
+        .set("batches", row.allocate.samples)
+        .set("allocateUs", row.allocate.medianMs * 1000.0)
+        .set("allocateWithSyncUs", row.allocateSync.medianMs * 1000.0)
+        .set("freeUs", row.deallocate.medianMs * 1000.0)
+        .set("freeWithSyncUs", row.deallocateSync.medianMs * 1000.0);
+    if (const auto ratio = allocateRatio(rows, row, kReferenceRow))
+      entry.set("allocateWithSyncOverDevicePool", *ratio);
+    latencyJson.addRaw(entry.dump());
+  }
+  json.set("latency", latencyJson)
+      .set("latencyBaselines", JsonObject()
+                                   .set("streamSynchronizeUs", syncBaseline.medianMs * 1000.0)
+                                   .set("memGetInfoUs", guardBaseline.medianMs * 1000.0)
+                                   .set("repetitions", baselineRepetitions));
+}
+
+void reportSetup(std::ostream& out, JsonObject& json, int ordinal, const std::string& deviceName,
+                 int deviceCount, std::uint64_t bytes, const DeviceFreeMemory& smallest,
+                 std::size_t devicesUsed, int threads) {
+  out << "Vectors: " << bytes / sizeof(float) << " floats (" << formatBytes(bytes)
+      << ") each, allocated by " << threads << " host threads";
+  if (devicesUsed > 1) {
+    out << "; sized for the smallest free memory of the " << devicesUsed << " devices used ("
+        << formatBytes(smallest.freeBytes) << " on device " << smallest.device << ")";
+  }
+  out << '\n';
+  json.set("device", ordinal)
+      .set("deviceName", deviceName)
+      .set("deviceCount", deviceCount)
+      .set("bytesPerVector", bytes)
+      .set("sizedForDevice", smallest.device)
+      .set("sizedForFreeBytes", smallest.freeBytes)
+      .set("threads", threads);
+}
+
+void printResource(std::ostream& out, const KindResource& made) {
+  out << "  " << std::left << std::setw(8) << kindName(made.kind);
+  if (made.resource == nullptr) {
+    out << std::right << "left out: " << made.whyNot << '\n';
+    return;
+  }
+  out << std::setw(36) << made.resource->name() << std::setw(26)
+      << describeProperties(made.resource->properties()) << made.detail << '\n'
+      << std::right;
+}
+
+void printKindsHeading(std::ostream& out, int ordinal, int threads, int scratchPerThread,
+                       std::size_t scratchBytes) {
+  out << "\n[4] Each resource in turn on device " << ordinal << ": " << threads
+      << " threads allocate A, B, C and " << scratchPerThread << " x " << formatBytes(scratchBytes)
+      << " scratch each via getCurrentDeviceResource()\n";
+}
+
+void printKindResult(std::ostream& out, const KindResource& entry, std::uint64_t bytes) {
+  out << "  " << std::left << std::setw(8) << kindName(entry.kind) << std::right << "C = A + B on "
+      << entry.resource->name() << ": "
+      << (entry.verified.mismatches == 0
+              ? "all " + std::to_string(bytes / sizeof(float)) + " elements exact"
+              : describeMismatch(entry.verified));
+  if (entry.contextFree)
+    out << "; used from a thread without a current context: "
+        << (*entry.contextFree ? "ok" : "FAILED");
+  out << '\n';
+}
+
+void recordKinds(JsonObject& json, const std::vector<KindResource>& resources) {
+  JsonArray kinds;
+  for (const KindResource& made : resources) {
+    JsonObject record;
+    record.set("kind", kindName(made.kind)).set("available", made.resource != nullptr);
+    if (made.resource == nullptr) {
+      record.set("reason", made.whyNot);
+    } else {
+      record.set("resource", made.resource->name())
+          .set("properties", describeProperties(made.resource->properties()))
+          .set("detail", made.detail)
+          .set("mismatches", static_cast<std::uint64_t>(made.verified.mismatches));
+    }
+    kinds.addRaw(record.dump());
+  }
+  json.set("kinds", kinds);
+}
+
+void printPerDeviceHeading(std::ostream& out, const std::vector<KindResource>& perDevice) {
+  if (perDevice.empty()) {
+    out << "\n[5] A different resource per device: skipped (this machine has one device)\n";
+    return;
+  }
+  out << "\n[5] A different resource per device, one thread per device "
+         "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n";
+  for (std::size_t d = 0; d < perDevice.size(); ++d)
+    if (!perDevice[d].whyNot.empty())
+      out << "  device " << d << ": " << perDevice[d].whyNot << "; it keeps the device pool\n";
+}
+
+void reportPerDevice(std::ostream& out, JsonObject& json,
+                     const std::vector<KindResource>& perDevice) {
+  JsonArray records;
+  for (std::size_t d = 0; d < perDevice.size(); ++d) {
+    const KindResource& entry = perDevice[d];
+    const std::string result =
+        entry.resource->name() + ": " +
+        (entry.verified.mismatches == 0 ? "exact" : describeMismatch(entry.verified));
+    out << "  device " << d << ": " << result << '\n';
+    records.addRaw(JsonObject()
+                       .set("device", static_cast<int>(d))
+                       .set("kind", kindName(entry.kind))
+                       .set("result", result)
+                       .dump());
+  }
+  json.set("perDevice", records);
+}
+
+void Checks::expect(bool ok, const std::string& what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++count_;
+  if (!ok)
+    failures_.push_back(what);
+}
+
+Verdict Checks::report(std::ostream& out, JsonObject& json) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int failed = static_cast<int>(failures_.size());
+  out << "\nChecks: " << count_ - failed << " of " << count_ << " passed\n";
+  for (const std::string& failure : failures_)
+    out << "  FAILED: " << failure << '\n';
+  json.set("checks", count_).set("failedChecks", failed);
+  return failures_.empty() ? Verdict::Pass : Verdict::Fail;
+}
+
+std::function<void(const std::string&)> WarningLog::sink() {
+  return [this](const std::string& text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_.push_back(text);
+  };
+}
+
+void WarningLog::print(std::ostream& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::string& line : lines_)
+    out << "Warning: " << line << '\n';
+}
+
+}  // namespace memsamples::resource

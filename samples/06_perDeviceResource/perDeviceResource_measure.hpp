@@ -1,0 +1,187 @@
+/**
+ * @file perDeviceResource_measure.hpp
+ * @brief What 06_perDeviceResource measures and reports beside its lesson: the allocate / free
+ *        latency table of every resource kind (step 6), the lines and JSON records of steps 1-5,
+ *        and the checks that make the verdict.
+ *
+ * **How the latency is measured**, the same way for every kind so that the rows compare: per
+ * batch, the N allocate calls back to back, then one cuStreamSynchronize; then the N deallocate
+ * calls, then one cuStreamSynchronize, timed with the host clock (these are host-side calls, and
+ * a stream-ordered allocation's enqueue is host work no pair of events could bracket). Times are
+ * per allocation (batch time / N), the median over the batches. For the stream-ordered pool the
+ * calls only enqueue, so its "+sync" columns count the work; the ratio compares allocate + sync.
+ * The pool is measured twice: with its release threshold as found, and at the maximum
+ * (cuMemPoolSetAttribute; freed memory stays in the pool). Two baselines from the same run: an
+ * idle-stream cuStreamSynchronize and a cuMemGetInfo (the managed guard's call).
+ */
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "memory_resource.hpp"
+#include "memsamples.hpp"
+#include "resource_plan.hpp"
+#include "resources.hpp"
+
+namespace memsamples::resource {
+
+/// @name The latency plan (no driver call; unit tested)
+/// @{
+
+/// The small sizes of the latency table: 4 KiB and 64 KiB.
+inline constexpr std::uint64_t kSmallLatencySizes[] = {4096, 65536};
+/// The most allocations of one batch.
+inline constexpr int kMaxLatencyBatch = 10;
+/// How many batches planLatencyBatches() aims for, so that the median has several samples.
+inline constexpr int kTargetLatencyBatches = 5;
+/// The most memory one batch keeps allocated at once (1 GiB).
+inline constexpr std::uint64_t kLatencyBatchBytes = std::uint64_t{1} << 30;
+
+/// The small sizes and @p largeBytes, ascending, without duplicates.
+/// @throws std::invalid_argument for 0.
+std::vector<std::uint64_t> latencySizes(std::uint64_t largeBytes);
+
+/// Allocations to time at @p bytes: @p iterations above 1 MiB (they pin, map or create whole
+/// pages), ten times as many up to 1 MiB (quick and noisier).
+/// @throws std::invalid_argument when @p iterations is below 1 or ten times it overflows.
+int latencyRepetitions(std::uint64_t bytes, int iterations);
+
+/// @c batches batches of @c batchSize allocations, all of a batch alive at once.
+struct LatencyBatches {
+  int batchSize = 1;  ///< N: allocations per batch.
+  int batches = 1;    ///< Timed batches; the table shows the median over them.
+};
+
+/**
+ * Splits @p repetitions allocations of @p bytes into batches: N = repetitions /
+ * kTargetLatencyBatches, at least 1, at most kMaxLatencyBatch and @p maxBatchBytes / @p bytes;
+ * then as many whole batches as fit (at least one). 200 x 4 KiB -> 20 x 10; 20 x 64 MiB -> 5 x 4.
+ * @throws std::invalid_argument for 0 bytes or fewer than 1 repetition.
+ */
+LatencyBatches planLatencyBatches(std::uint64_t bytes, int repetitions,
+                                  std::uint64_t maxBatchBytes = kLatencyBatchBytes);
+
+/// One row of the table; every time is per allocation (TimingStats::samples = batches).
+struct LatencyRow {
+  std::string resource;        ///< The row's label.
+  std::uint64_t bytes = 0;     ///< The allocation size.
+  int batchSize = 1;           ///< N.
+  TimingStats allocate;        ///< The N allocate calls / N, ms.
+  TimingStats allocateSync;    ///< (The N allocate calls + one cuStreamSynchronize) / N, ms.
+  TimingStats deallocate;      ///< The N deallocate calls / N, ms.
+  TimingStats deallocateSync;  ///< (The N deallocate calls + one cuStreamSynchronize) / N, ms.
+};
+
+/// @p row's allocateSync median over the one of @p referenceResource's row of the same size;
+/// nullopt when there is no such row or its median is 0.
+std::optional<double> allocateRatio(const std::vector<LatencyRow>& rows, const LatencyRow& row,
+                                    const std::string& referenceResource);
+
+/// The table: per row the label, size, N x batches, the four times in microseconds and the
+/// allocate + sync ratio against @p referenceResource ("n/a" without a reference row).
+std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
+                               const std::string& referenceResource);
+
+/// @}
+
+/// @name Measuring (host clock; the driver through the resources and cuStreamSynchronize)
+/// @{
+
+/// One row: @p warmup untimed batches, then plan.batches timed ones of @p resource at @p bytes
+/// on @p stream, which must be idle. @throws what the resource or cuStreamSynchronize throw.
+LatencyRow measureLatency(const std::string& label, MemoryResource& resource, std::uint64_t bytes,
+                          int warmup, const LatencyBatches& plan, CUstream stream);
+
+/// What step 6 is run with.
+struct LatencySettings {
+  std::uint64_t largeBytes = 64ull << 20;  ///< `--large-size`.
+  int iterations = 20;                     ///< `--iterations`.
+  int warmup = 3;                          ///< `--warmup`.
+};
+
+/// Step 6: the baselines, a row per kind and size (the device pool twice, with the threshold as
+/// found and at its maximum, which is put back), the table with what its labels include, and the
+/// JSON `latency` and `latencyBaselines`. @throws CudaError.
+void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUstream stream,
+                   const LatencySettings& settings, std::ostream& out, JsonObject& json);
+
+/// @}
+
+/// @name The lines and records of steps 1-5
+/// @{
+
+/// Step 1: the "Vectors:" line and the JSON fields of the run's setup.
+void reportSetup(std::ostream& out, JsonObject& json, int ordinal, const std::string& deviceName,
+                 int deviceCount, std::uint64_t bytes, const DeviceFreeMemory& smallest,
+                 std::size_t devicesUsed, int threads);
+
+/// Step 3: one line per kind, the resource with its properties and choices, or why it is left out.
+void printResource(std::ostream& out, const KindResource& made);
+
+/// Step 4's heading: how many threads allocate what on device @p ordinal.
+void printKindsHeading(std::ostream& out, int ordinal, int threads, int scratchPerThread,
+                       std::size_t scratchBytes);
+
+/// Step 4: the vector add on @p entry's memory (vectors of @p bytes), and whether the kind worked
+/// on a thread without a current context, where that was asked.
+void printKindResult(std::ostream& out, const KindResource& entry, std::uint64_t bytes);
+
+/// The JSON `kinds`: per kind of @p resources, the resource with its step-4 mismatches, or why
+/// it is left out.
+void recordKinds(JsonObject& json, const std::vector<KindResource>& resources);
+
+/// Step 5's heading (or that it is skipped, when @p perDevice is empty) and, per device that
+/// keeps its pool, which kind was missing there.
+void printPerDeviceHeading(std::ostream& out, const std::vector<KindResource>& perDevice);
+
+/// Step 5: the vector add on every device's resource, and the JSON `perDevice` (empty when
+/// @p perDevice is).
+void reportPerDevice(std::ostream& out, JsonObject& json,
+                     const std::vector<KindResource>& perDevice);
+
+/// @}
+
+/// @name The verdict
+/// @{
+
+/// The checks of a run, recorded rather than thrown, so that the verdict lists every one that
+/// failed. Thread-safe.
+class Checks {
+ public:
+  /// Records one check; @p what says what was expected.
+  void expect(bool ok, const std::string& what);
+  /// "Checks: N of M passed" and a FAILED line per failure; the JSON `checks` and
+  /// `failedChecks`. @return Pass when none failed.
+  Verdict report(std::ostream& out, JsonObject& json);
+
+ private:
+  std::mutex mutex_;
+  int count_ = 0;
+  std::vector<std::string> failures_;
+};
+
+/// Warnings (the NUMA binding's) from any thread, printed with the verdict.
+class WarningLog {
+ public:
+  /// A function that adds one warning; the log must outlive it.
+  std::function<void(const std::string&)> sink();
+  /// One "Warning: ..." line each, in the order they came.
+  void print(std::ostream& out);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+/// @}
+
+}  // namespace memsamples::resource

@@ -1,0 +1,479 @@
+// The five kinds of memory resource (resources.hpp), each a small class that writes its own driver
+// calls, and makeKindResource(), which picks one. The NUMA kind is built only where libnuma was
+// found at configure time (PER_DEVICE_RESOURCE_HAS_NUMA), like 04_numaHostAlloc itself.
+#include "resources.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "managed_buffer.hpp"
+#include "memsamples.hpp"
+#include "owned_allocations.hpp"
+#include "striped_vmm.hpp"
+#if PER_DEVICE_RESOURCE_HAS_NUMA
+#include "numa_binding.hpp"
+#endif
+
+namespace memsamples::resource {
+namespace {
+
+std::string onDevice(const std::string& what, int ordinal) {
+  return what + " (device " + std::to_string(ordinal) + ")";
+}
+
+// ------------------------------------------------------------------------------------ device pool
+
+// Stream-ordered memory of the device's default pool. It names the pool instead of calling
+// cuMemAllocAsync (the pool current to the stream's device), so its memory does not depend on the
+// stream or on cuDeviceSetMemPool. The pool tracks the allocations, so this resource does not.
+class DevicePoolResource final : public MemoryResource {
+ public:
+  explicit DevicePoolResource(CUdevice device) : ordinal_(deviceOrdinal(device)) {
+    if (deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0)
+      check(cuDeviceGetDefaultMemPool(&pool_, device), "cuDeviceGetDefaultMemPool");
+  }
+  CUmemoryPool pool() const noexcept { return pool_; }
+
+ private:
+  // The pool belongs to the device, not to a context: the caller's context must be of its device.
+  void requireOwnDevice(const char* operation) const {
+    CUdevice device = 0;
+    check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+    const int current = deviceOrdinal(device);
+    if (current != ordinal_)
+      throw std::logic_error(name() + ": " + operation + " while a context of device " +
+                             std::to_string(current) + " is current; make a context of device " +
+                             std::to_string(ordinal_) + " current first");
+  }
+  void* doAllocate(std::size_t bytes, CUstream stream) override {
+    requireOwnDevice("allocate");
+    if (pool_ == nullptr)
+      throw std::runtime_error(name() +
+                               ": this device does not support stream-ordered memory pools "
+                               "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
+    CUdeviceptr address = 0;
+    check(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream), "cuMemAllocFromPoolAsync");
+    return fromDevicePointer(address);
+  }
+  void doDeallocate(void* ptr, std::size_t, CUstream stream) override {
+    requireOwnDevice("deallocate");
+    check(cuMemFreeAsync(toDevicePointer(ptr), stream), "cuMemFreeAsync");
+  }
+  bool doIsEqual(const MemoryResource& other) const noexcept override {
+    const auto* pool = dynamic_cast<const DevicePoolResource*>(&other);
+    return pool != nullptr && pool_ != nullptr && pool->pool_ == pool_;
+  }
+  ResourceProperties doProperties() const noexcept override { return {false, true, true}; }
+  std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
+  std::string doName() const override { return onDevice("device pool", ordinal_); }
+
+  int ordinal_;
+  CUmemoryPool pool_ = nullptr;
+};
+
+// ---------------------------------------------------------- what the context-bound kinds share
+
+// A resource made for one context: its device comes from cuCtxGetDevice_v2 (which asks without
+// making the context current), and every driver call it makes runs with the context pushed.
+class ContextBoundResource : public MemoryResource {
+ protected:
+  explicit ContextBoundResource(CUcontext context) : context_(context) {
+    if (context == nullptr)
+      throw std::invalid_argument("a context-bound memory resource needs a context (got null)");
+    CUdevice device = 0;
+    check(cuCtxGetDevice_v2(&device, context), "cuCtxGetDevice_v2");
+    ordinal_ = deviceOrdinal(device);
+  }
+  std::string onThisDevice(const std::string& what) const { return onDevice(what, ordinal_); }
+
+  CUcontext context_;
+  int ordinal_ = 0;
+
+ private:
+  std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
+};
+
+// The deallocate rule of every kind that frees at once: work queued on the stream may still use
+// the memory, so wait for it; then take the owner out of the table (destroying it frees).
+template <typename Owner>
+Owner synchronizeThenTake(OwnedAllocations<Owner>& allocations, void* ptr, std::size_t bytes,
+                          CUstream stream) {
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  return allocations.take(ptr, bytes);
+}
+
+// For the destructors: what is still allocated is freed in the resource's context, not in
+// whatever is current. If the push fails, the table's own destructor frees it instead.
+template <typename Owner>
+void freeRemainingInContext(CUcontext context, OwnedAllocations<Owner>& allocations) noexcept {
+  try {
+    ScopedContext scope(context);
+    allocations.clear();
+  } catch (...) {
+    // A destructor reports nothing (see above for what happens then).
+  }
+}
+
+// ---------------------------------------------------------------------------------------- managed
+
+// 03's ManagedBuffer: its guard (one cuMemGetInfo) runs before every cuMemAllocManaged, and the
+// resource's budget keeps the *sum* of its live allocations within the limit. No page is touched:
+// managed pages are created where the memory is first used.
+class ManagedResource final : public ContextBoundResource {
+ public:
+  ManagedResource(CUcontext context, std::uint64_t budgetBytes)
+      : ContextBoundResource(context),
+        budget_(budgetBytes),
+        allocations_(onThisDevice("managed")) {}
+  ~ManagedResource() override { freeRemainingInContext(context_, allocations_); }
+
+ private:
+  void* doAllocate(std::size_t bytes, CUstream) override {
+    ScopedContext scope(context_);  // the guard reads this context's device
+    managed::ManagedBuffer buffer(bytes, &budget_, CU_MEM_ATTACH_GLOBAL);
+    void* ptr = fromDevicePointer(buffer.get());
+    allocations_.add(ptr, bytes, std::move(buffer));
+    return ptr;
+  }
+  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
+    ScopedContext scope(context_);
+    synchronizeThenTake(allocations_, ptr, bytes, stream);  // its ManagedBuffer: cuMemFree
+  }
+  ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
+  std::string doName() const override { return onThisDevice("managed"); }
+
+  managed::ManagedMemoryBudget budget_;  // declared first: the buffers give their bytes back
+  OwnedAllocations<managed::ManagedBuffer> allocations_;
+};
+
+// ------------------------------------------------------------------------------------ pinned host
+
+// [pinned-host]
+// cuMemHostAlloc(DEVICEMAP), not PORTABLE: pinned and mapped for this context only, which is what
+// "belongs to its device" means for host memory.
+class PinnedHostResource final : public ContextBoundResource {
+ public:
+  explicit PinnedHostResource(CUcontext context)
+      : ContextBoundResource(context), allocations_(onThisDevice("pinned host")) {}
+  ~PinnedHostResource() override { freeRemainingInContext(context_, allocations_); }
+
+ private:
+  void* doAllocate(std::size_t bytes, CUstream) override {
+    ScopedContext scope(context_);
+    OwnedPinnedHostMemory buffer;
+    check(cuMemHostAlloc(buffer.out(), bytes, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
+    void* ptr = buffer.get();
+    allocations_.add(ptr, bytes, std::move(buffer));
+    return ptr;
+  }
+  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
+    ScopedContext scope(context_);
+    synchronizeThenTake(allocations_, ptr, bytes, stream);  // its owner: cuMemFreeHost
+  }
+  // Where every device can use host pointers of registered memory this is the same value; the
+  // sample never assumes so.
+  CUdeviceptr doKernelAddress(void* ptr) const override {
+    ScopedContext scope(context_);
+    CUdeviceptr address = 0;
+    check(cuMemHostGetDevicePointer(&address, ptr, 0), "cuMemHostGetDevicePointer");
+    return address;
+  }
+  ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
+  std::string doName() const override { return onThisDevice("pinned host"); }
+
+  OwnedAllocations<OwnedPinnedHostMemory> allocations_;
+};
+// [pinned-host]
+
+// -------------------------------------------------------------------------------- NUMA-bound host
+
+#if PER_DEVICE_RESOURCE_HAS_NUMA
+// One allocation: the bound range, its registration (members end in reverse order: unregister,
+// then unmap) and the device address the registration gave it.
+struct NumaAllocation {
+  numa::NumaBoundHostRange range;
+  OwnedHostRegistration registration;
+  CUdeviceptr kernelAddress = 0;
+};
+
+// 04's NumaBoundHostRange (mmap, mbind before the first touch, madvise), then cuMemHostRegister,
+// which pins every page and so places it under the binding. The binding is soft
+// (MPOL_PREFERRED | MPOL_F_STATIC_NODES): where it cannot be done, the memory is used unbound.
+class NumaHostResource final : public ContextBoundResource {
+ public:
+  NumaHostResource(CUcontext context, int node, std::function<void(const std::string&)> warn)
+      : ContextBoundResource(context),
+        node_(node),
+        warn_(std::move(warn)),
+        allocations_(onThisDevice("numa host")) {}
+  ~NumaHostResource() override { freeRemainingInContext(context_, allocations_); }
+
+ private:
+  void* doAllocate(std::size_t bytes, CUstream) override {
+    numa::NumaBoundHostRange range(bytes, node_, numa::BindPolicy{true, false},
+                                   [this](const std::string& text) { warnOnce(text); });
+    ScopedContext scope(context_);  // not PORTABLE: pinned and mapped for this context only
+    check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
+          "cuMemHostRegister");
+    OwnedHostRegistration registration(range.data());
+    CUdeviceptr kernelAddress = 0;
+    check(cuMemHostGetDevicePointer(&kernelAddress, range.data(), 0), "cuMemHostGetDevicePointer");
+    void* ptr = range.data();
+    allocations_.add(ptr, bytes,
+                     NumaAllocation{std::move(range), std::move(registration), kernelAddress});
+    return ptr;
+  }
+  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
+    ScopedContext scope(context_);
+    synchronizeThenTake(allocations_, ptr, bytes, stream);  // unregistered, then unmapped
+  }
+  // Asked once, at allocation: no driver call here.
+  CUdeviceptr doKernelAddress(void* ptr) const override {
+    return allocations_.inspect(ptr, "kernelAddress", [](const NumaAllocation& allocation) {
+      return allocation.kernelAddress;
+    });
+  }
+  ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
+  std::string doName() const override {
+    return onThisDevice("numa host " + (node_ >= 0 ? "node " + std::to_string(node_) : "unbound"));
+  }
+  // Every allocation repeats the same decision: each distinct warning is passed on once.
+  void warnOnce(const std::string& text) {
+    std::lock_guard<std::mutex> lock(warnMutex_);
+    if (seen_.insert(text).second && warn_)
+      warn_(text);
+  }
+
+  int node_;
+  std::function<void(const std::string&)> warn_;
+  std::mutex warnMutex_;
+  std::set<std::string> seen_;
+  OwnedAllocations<NumaAllocation> allocations_;
+};
+
+// The node is 04's findNearestHostNode() of CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and sysfs.
+void makeNumaResource(KindResource& made, CUcontext context, CUdevice device,
+                      const ResourceSettings& settings) {
+  char busId[64] = {};
+  check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
+  const numa::HostNumaNode nearest = numa::findNearestHostNode(
+      deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), busId, numa::libnumaNodeMemory());
+  made.detail = nearest.known() ? "node " + std::to_string(nearest.node) + " (from " +
+                                      numa::nodeSourceName(nearest.source) + ")"
+                                : "no known node (memory stays unbound)";
+  for (const std::string& note : nearest.notes)
+    made.detail += "; " + note;
+  made.detail += ", soft binding";
+  made.owned = std::make_unique<NumaHostResource>(context, nearest.node, settings.warn);
+}
+#endif
+
+// -------------------------------------------------------------------------------------------- VMM
+
+// Each allocation is one of 02's StripedVmmRange: stripes on the device and on every peer it can
+// access that supports VMM, mapped read-write for the device only. Sizes round up to stripes x
+// granularity (2 MiB x stripes on an H200): VMM is for large, long-lived buffers. Each
+// allocation asks the granularity again (one cuMemGetAllocationGranularity per backing and
+// mapping device) instead of reusing granularity_, which the latency table's row label says.
+class StripedVmmResource final : public ContextBoundResource {
+ public:
+  StripedVmmResource(CUcontext context, int stripes)
+      : ContextBoundResource(context),
+        backing_(vmm::discoverBackingDevices(ordinal_, vmm::queryDeviceTopology())),
+        stripes_(std::max(stripes, static_cast<int>(backing_.size()))),
+        granularity_(vmm::stripedGranularity(backing_, {ordinal_})),
+        allocations_(onThisDevice("vmm")) {}
+  ~StripedVmmResource() override { freeRemainingInContext(context_, allocations_); }
+  const std::vector<int>& backingDevices() const noexcept { return backing_; }
+  std::uint64_t granularity() const noexcept { return granularity_; }
+
+ private:
+  void* doAllocate(std::size_t bytes, CUstream) override {
+    const std::vector<int> mapping = {ordinal_};
+    ScopedContext scope(context_);
+    vmm::StripedVmmRange range(
+        vmm::planStripes(bytes, vmm::stripedGranularity(backing_, mapping), stripes_, backing_),
+        mapping);
+    void* ptr = fromDevicePointer(range.get());
+    allocations_.add(ptr, bytes, std::move(range));
+    return ptr;
+  }
+  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
+    ScopedContext scope(context_);
+    // release(), not the destructor: cuMemUnmap and cuMemAddressFree errors are reported.
+    synchronizeThenTake(allocations_, ptr, bytes, stream).release();
+  }
+  ResourceProperties doProperties() const noexcept override { return {false, true, false}; }
+  std::string doName() const override {
+    return onThisDevice("vmm x" + std::to_string(stripes_) + " stripes");
+  }
+
+  std::vector<int> backing_;
+  int stripes_;
+  std::uint64_t granularity_;
+  OwnedAllocations<vmm::StripedVmmRange> allocations_;
+};
+
+}  // namespace
+
+std::unique_ptr<MemoryResource> makeDevicePoolResource(CUdevice device) {
+  return std::make_unique<DevicePoolResource>(device);
+}
+
+std::string unavailableReason(ResourceKind kind, CUdevice device) {
+  const auto lacks = [device](CUdevice_attribute attribute, const char* what) {
+    return deviceAttribute(device, attribute) == 0 ? std::string(what) : std::string();
+  };
+  switch (kind) {
+    case ResourceKind::Device:
+      return lacks(
+          CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+          "no stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
+    case ResourceKind::Managed: {
+      const std::string why = lacks(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
+                                    "no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)");
+      // The threads and the CPU checks touch managed memory while other work may run.
+      return !why.empty() ? why
+                          : lacks(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+                                  "no concurrent managed access "
+                                  "(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)");
+    }
+    case ResourceKind::Pinned:
+      return lacks(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+                   "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)");
+    case ResourceKind::Numa: {
+#if PER_DEVICE_RESOURCE_HAS_NUMA
+      const std::string why =
+          lacks(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+                "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)");
+      return !why.empty() ? why
+                          : lacks(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED,
+                                  "no cuMemHostRegister "
+                                  "(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 0)");
+#else
+      return "this build has no NUMA support: libnuma was not found at configure time "
+             "(apt-get install libnuma-dev and configure again)";
+#endif
+    }
+    case ResourceKind::Vmm:
+      return lacks(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                   "no virtual memory management "
+                   "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
+  }
+  return "unknown resource kind";
+}
+
+KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResource& devicePool,
+                              const ResourceSettings& settings) {
+  KindResource made;
+  made.kind = kind;
+  CUdevice device = 0;
+  check(cuCtxGetDevice_v2(&device, context), "cuCtxGetDevice_v2");
+  made.whyNot = unavailableReason(kind, device);
+  if (!made.whyNot.empty())
+    return made;
+  switch (kind) {
+    case ResourceKind::Device: {
+      const auto* pool = dynamic_cast<const DevicePoolResource*>(&devicePool);
+      if (pool == nullptr)
+        throw std::logic_error("makeKindResource: '" + devicePool.name() + "' is no device pool");
+      cuuint64_t threshold = 0;
+      check(cuMemPoolGetAttribute(pool->pool(), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+            "cuMemPoolGetAttribute");
+      made.resource = &devicePool;
+      made.pool = pool->pool();
+      made.detail = "default pool, release threshold " + formatBytes(threshold) +
+                    " (the registry's initial resource)";
+      return made;
+    }
+    case ResourceKind::Managed: {
+      std::size_t freeBytes = 0, totalBytes = 0;
+      {
+        ScopedContext scope(context);  // cuMemGetInfo answers for the current context's device
+        check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+      }
+      made.owned = std::make_unique<ManagedResource>(context, freeBytes);
+      made.detail = "budget " + formatBytes(freeBytes) + " (the free memory now)";
+      break;
+    }
+    case ResourceKind::Pinned:
+      made.owned = std::make_unique<PinnedHostResource>(context);
+      made.detail = "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)";
+      break;
+    case ResourceKind::Numa:
+#if PER_DEVICE_RESOURCE_HAS_NUMA
+      makeNumaResource(made, context, device, settings);
+#endif
+      break;
+    case ResourceKind::Vmm: {
+      auto vmm = std::make_unique<StripedVmmResource>(context, settings.vmmStripes);
+      made.detail = "backing devices " + vmm::formatDeviceList(vmm->backingDevices()) +
+                    ", granularity " + formatBytes(vmm->granularity());
+      made.owned = std::move(vmm);
+      break;
+    }
+  }
+  made.resource = made.owned.get();
+  return made;
+}
+
+std::vector<KindResource> makePerDeviceResources(
+    const std::vector<KindResource>& resources,
+    const std::vector<std::unique_ptr<DeviceSetup>>& setups, PerDeviceResourceRegistry& registry,
+    const ResourceSettings& settings) {
+  std::vector<KindResource> perDevice;
+  std::vector<ResourceKind> available;
+  for (const KindResource& entry : resources)
+    if (entry.resource != nullptr)
+      available.push_back(entry.kind);
+  const int deviceCount = static_cast<int>(setups.size());
+  if (deviceCount < 2 || available.empty())
+    return perDevice;
+  const std::vector<ResourceKind> assignment = assignKindsToDevices(available, deviceCount);
+  for (int d = 0; d < deviceCount; ++d) {
+    const CUcontext context = setups[d]->context.get();
+    KindResource made = makeKindResource(assignment[d], context, *registry.initial(d), settings);
+    if (made.resource == nullptr) {
+      const std::string missing =
+          std::string(kindName(assignment[d])) + " is not available (" + made.whyNot + ")";
+      made = makeKindResource(ResourceKind::Device, context, *registry.initial(d), settings);
+      if (made.resource == nullptr)
+        throw WaivedError("device " + std::to_string(d) + " has " + made.whyNot);
+      made.whyNot = missing;
+    }
+    perDevice.push_back(std::move(made));
+  }
+  return perDevice;
+}
+
+bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {
+  bool hadNoContext = false;
+  std::exception_ptr error;
+  std::thread worker([&] {
+    try {
+      CUcontext current = nullptr;
+      check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+      hadNoContext = current == nullptr;
+      // The null stream: deallocate synchronizes the legacy stream of the resource's context.
+      ResourceAllocation allocation(resource, bytes, nullptr);
+      if (allocation.kernelAddress() == 0)
+        throw std::runtime_error(resource.name() + ": kernel address 0");
+      allocation.release();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  worker.join();
+  if (error)
+    std::rethrow_exception(error);
+  return hadNoContext;
+}
+
+}  // namespace memsamples::resource

@@ -1,0 +1,101 @@
+// The table below is for people and Doxygen alike; reflowed, it would be readable by neither.
+// clang-format off
+/**
+ * @file resources.hpp
+ * @brief The five kinds of memory resource of 06_perDeviceResource, and the one function that
+ *        makes any of them for a device.
+ *
+ * | kind | memory | allocate / deallocate | properties | reuses |
+ * |---|---|---|---|---|
+ * | device | the device's default memory pool | cuMemAllocFromPoolAsync / cuMemFreeAsync | device, stream-ordered | — |
+ * | managed | managed memory behind a free-memory guard and a budget | cuMemAllocManaged / cuMemFree | host + device | 03's ManagedBuffer |
+ * | pinned | page-locked host memory mapped for the device | cuMemHostAlloc(DEVICEMAP) / cuMemFreeHost | host + device | — |
+ * | numa | host memory bound to the GPU's nearest NUMA node, then pinned | mmap + mbind + cuMemHostRegister / cuMemHostUnregister + munmap | host + device | 04's NumaBoundHostRange |
+ * | vmm | one virtual range striped over physical allocations | cuMemAddressReserve + cuMemCreate + cuMemMap + cuMemSetAccess / cuMemUnmap + cuMemAddressFree | device | 02's StripedVmmRange |
+ *
+ * Each kind is a small class in resources.cpp that writes its own driver calls.
+ * - **Stream.** Only the device pool is stream-ordered. The others allocate at once and, in
+ *   deallocate, synchronize the stream before they free (memory_resource.hpp).
+ * - **Context.** The device pool belongs to its device; it is used while a context of that device
+ *   is current and refuses (std::logic_error naming both devices) otherwise. The other kinds
+ *   belong to the context they were made for and push it around every driver call they make, so
+ *   they work from any thread, whatever is current there; the context must outlive them.
+ * - **Tracking.** The other kinds keep the RAII owner of each allocation (owned_allocations.hpp):
+ *   a foreign pointer or a wrong size is refused, and what is left is freed with the resource.
+ */
+// clang-format on
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device_setup.hpp"
+#include "memory_resource.hpp"
+#include "per_device_registry.hpp"
+#include "resource_plan.hpp"
+
+namespace memsamples::resource {
+
+/// The device pool of @p device (cuDeviceGetDefaultMemPool): the registry's initial resource. A
+/// device without memory pools gets a resource whose allocate() says so. @throws CudaError.
+std::unique_ptr<MemoryResource> makeDevicePoolResource(CUdevice device);
+
+/// Why @p kind cannot run on @p device, or empty. Attribute queries only: nothing is made to fail.
+std::string unavailableReason(ResourceKind kind, CUdevice device);
+
+/// What the kinds are made with.
+struct ResourceSettings {
+  int vmmStripes = 2;  ///< Stripes per VMM allocation (raised to one per backing device).
+  /// Receives the NUMA binding's warnings, each distinct one once, from any allocating thread;
+  /// must outlive the resource. May be empty.
+  std::function<void(const std::string&)> warn;
+};
+
+/// One resource of one kind for one device, or why there is none, and what the run found.
+struct KindResource {
+  ResourceKind kind = ResourceKind::Device;  ///< The kind.
+  MemoryResource* resource = nullptr;        ///< The resource to use; null when unavailable.
+  std::unique_ptr<MemoryResource> owned;     ///< resource, except for the registry's device pool.
+  std::string detail;                        ///< What it chose: threshold, budget, node, stripes.
+  std::string whyNot;                        ///< Why resource is null (or replaced, step 5).
+  CUmemoryPool pool = nullptr;               ///< The device pool's pool (the latency table).
+  VectorAddCheck verified;                   ///< The vector add on its memory.
+  std::optional<bool> contextFree;           ///< usableWithoutCurrentContext(), where asked.
+};
+
+/**
+ * Makes a resource of @p kind for the device of @p context, or says why it cannot
+ * (unavailableReason()). The device kind is not made: it is @p devicePool, the registry's initial
+ * resource of that device. @throws CudaError; std::logic_error when @p devicePool is no device
+ * pool.
+ */
+KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResource& devicePool,
+                              const ResourceSettings& settings);
+
+/**
+ * Step 5's resources, one per device of @p setups: device d gets the kind assignKindsToDevices()
+ * gives it from the available kinds of @p resources, made in its own context; where that kind is
+ * missing, the device keeps its pool and whyNot says which kind is missing and why. None with
+ * fewer than two devices. @throws WaivedError when a device has neither; CudaError.
+ */
+std::vector<KindResource> makePerDeviceResources(
+    const std::vector<KindResource>& resources,
+    const std::vector<std::unique_ptr<DeviceSetup>>& setups, PerDeviceResourceRegistry& registry,
+    const ResourceSettings& settings);
+
+/**
+ * The context rule, checked: allocates @p bytes of @p resource, asks its kernel address and
+ * frees it on a new thread that has no current context at all (cuCtxGetCurrent answers null), as
+ * a context-bound kind must allow. Not for the device pool, which needs a current context.
+ * @return true when that thread really had no current context. @throws what the resource throws.
+ */
+bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes);
+
+}  // namespace memsamples::resource
