@@ -404,6 +404,24 @@ using OwnedPinnedHostMemory = DriverHandle<void*, cuMemFreeHost>;
 using OwnedHostRegistration = DriverHandle<void*, cuMemHostUnregister>;
 
 /**
+ * Waits for a stream when the scope ends, on every path (cuStreamSynchronize, answer ignored:
+ * a failure of queued work is reported where the program waits for it). Declare it right after
+ * the owners of memory that work queued on @p stream uses: it is destroyed first, so an error
+ * that unwinds the scope never frees memory under a running copy or kernel.
+ */
+class DrainOnExit {
+ public:
+  /// Remembers @p stream; it must outlive this object.
+  explicit DrainOnExit(CUstream stream) noexcept : stream_(stream) {}
+  ~DrainOnExit() { (void)cuStreamSynchronize(stream_); }
+  DrainOnExit(const DrainOnExit&) = delete;
+  DrainOnExit& operator=(const DrainOnExit&) = delete;
+
+ private:
+  CUstream stream_;
+};
+
+/**
  * The primary context of a device, retained for this object's lifetime
  * (cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease).
  *

@@ -8,9 +8,9 @@
  *
  * Why it is fast:
  * - **Grid-stride loop.** Each thread walks the array with a stride of the whole grid, so any N
- *   is correct with any grid. The samples launch one thread per float4 (blocksToCover() in
- *   Common), which on the H200 is 6 % faster than a grid that only fills every SM once; the loop
- *   still covers a grid capped at its maximum size.
+ *   is correct with any grid. 01 and 02 launch one thread per float4 (blocksToCover() in
+ *   Common), which on the H200 is 6 % faster than a grid that only fills every SM once (the grid
+ *   03, 04 and 06 still use); the loop also covers a grid capped at its maximum size.
  * - **16-byte accesses.** When all three pointers are 16-byte aligned (cuMemAlloc and cuMemMap
  *   ranges always are), the bulk is processed as float4: a quarter of the load/store
  *   instructions for the same bytes. The last N % 4 elements are handled one by one, and

@@ -18,13 +18,6 @@ namespace {
 constexpr std::uint32_t kPoison = 0xFFFFFFFFu;  // a NaN: never equal to A + B
 constexpr unsigned char kSpanPattern = 0x5A;
 
-/// Waits for @p stream when it goes out of scope. Declared after the buffers that the stream's
-/// work uses, it lets that work finish before they are freed, also when an error unwinds.
-struct DrainOnExit {
-  CUstream stream;
-  ~DrainOnExit() { (void)cuStreamSynchronize(stream); }
-};
-
 void launch(const ManagedRun& run, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
   const ms::VectorAddLaunch& k = run.vecAdd;
   unsigned long long n = k.count;  // the kernel's parameter types, exactly
@@ -207,7 +200,7 @@ void measureKernels(const ManagedRun& run, ManagedRatios& ratios, RangeCheck exp
   ms::OwnedDeviceMemory da, db, dc;
   for (ms::OwnedDeviceMemory* buffer : {&da, &db, &dc})
     ms::check(cuMemAlloc(buffer->out(), bytes), "cuMemAlloc");
-  const DrainOnExit drain{k.stream};
+  const ms::DrainOnExit drain{k.stream};
   ms::check(cuMemcpyAsync(da.get(), k.a, bytes, k.stream), "cuMemcpyAsync");
   ms::check(cuMemcpyAsync(db.get(), k.b, bytes, k.stream), "cuMemcpyAsync");
   poison(run, dc.get());
@@ -299,7 +292,7 @@ void measurePrefetchThroughput(const ManagedRun& run, ManagedRatios& ratios) {
   std::memset(pinned.get(), 1, bytes);
   ms::OwnedDeviceMemory target;
   ms::check(cuMemAlloc(target.out(), bytes), "cuMemAlloc");
-  const DrainOnExit drain{stream};
+  const ms::DrainOnExit drain{stream};
   const double pinnedUp =
       gbps(ms::timeOnStream(stream, warmup, iterations, [&] {
              ms::check(cuMemcpyHtoDAsync(target.get(), pinned.get(), bytes, stream),
@@ -334,7 +327,7 @@ void measureBatchVersusSingle(const ManagedRun& run, std::uint64_t spanBytes,
   const CUmemLocation gpu = mm::deviceLocation(run.ordinal), host = mm::hostLocation();
   ms::OwnedDeviceMemory span;  // managed, freed with cuMemFree like any cuMemAlloc memory
   ms::check(cuMemAllocManaged(span.out(), spanBytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
-  const DrainOnExit drain{stream};
+  const ms::DrainOnExit drain{stream};
   out << "\n[8c] One cuMemPrefetchBatchAsync of K ranges vs K cuMemPrefetchAsync calls\n"
       << "  ranges of " << ms::formatBytes(rangeBytes) << ", one every "
       << ms::formatBytes(2 * rangeBytes) << " of a " << ms::formatBytes(spanBytes)

@@ -141,10 +141,11 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   const std::size_t hostBytes = stride * kVectors;
   out << "Vectors: " << bytes / sizeof(float) << " floats (" << ms::formatBytes(bytes)
       << ") each; every host source holds A, B and C (" << ms::formatBytes(hostBytes) << ")\n";
-  ms::OwnedStream stream;
-  ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   ms::OwnedDeviceMemory scratch;
   ms::check(cuMemAlloc(scratch.out(), bytes), "cuMemAlloc");
+  // Declared after the memory its work uses: destroyed first, it waits for that work.
+  ms::OwnedStream stream;
+  ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const Workload work =
       makeWorkload(kernel, device, kBlockSize, stream.get(), scratch.get(), bytes, options.common);
   std::vector<SourceResult> results;
@@ -223,6 +224,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     ms::check(cuMemHostRegister(host, mappedBytes, CU_MEMHOSTREGISTER_DEVICEMAP),
               "cuMemHostRegister");
     const ms::OwnedHostRegistration registration(host);  // cuMemHostUnregister, before munmap
+    const ms::DrainOnExit drain(stream.get());           // no copy or kernel runs when the pages go
     CUdeviceptr devicePointer = 0;
     ms::check(cuMemHostGetDevicePointer(&devicePointer, host, 0), "cuMemHostGetDevicePointer");
     // [register]
@@ -250,6 +252,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     // The driver needs a real node: one that exists and has memory, else the nearest, else 0.
     const int vmmNode = mn::hostNumaVmmNode(target, nearest.node, mn::libnumaNodeMemory());
     HostNumaAllocation allocation(ordinal, vmmNode, hostBytes);
+    const ms::DrainOnExit drain(stream.get());
     out << "  node " << vmmNode << (vmmNode != target ? " (the target node is not usable)" : "")
         << ", " << ms::formatBytes(allocation.size()) << ", granularity "
         << ms::formatBytes(allocation.granularity()) << '\n';
@@ -268,6 +271,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     out << "\n[3] cuMemHostAlloc (reference)\n";
     ms::OwnedPinnedHostMemory pinned;
     ms::check(cuMemHostAlloc(pinned.out(), hostBytes, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
+    const ms::DrainOnExit drain(stream.get());
     CUdeviceptr devicePointer = 0;
     ms::check(cuMemHostGetDevicePointer(&devicePointer, pinned.get(), 0),
               "cuMemHostGetDevicePointer");
@@ -283,7 +287,8 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
       {policy, target, nearest.node, overridden, numaAvailable, stride}, work, warn, out);
   const bool dataOk = reportDataChecks(results, out);
   recordResults(json, bindingRecord, hostNumaVmm, work, results, nodeRows, warnings);
-  // 8. Cleanup: the owners release the device buffer, the stream, the module and the context.
+  // 8. Cleanup: the owners release the stream (after its work), the device buffer, the module
+  // and the context.
   return dataOk && placementOk ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 

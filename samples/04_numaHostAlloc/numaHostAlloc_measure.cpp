@@ -161,6 +161,7 @@ ms::JsonArray compareNodes(const NodeComparison& nodes, const Workload& work,
     ms::check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
               "cuMemHostRegister");
     const ms::OwnedHostRegistration registration(range.data());
+    const ms::DrainOnExit drain(work.stream);  // no copy runs when the range goes
     const double onNode = range.placement().fractionOn(node);
     char* host = static_cast<char*>(range.data());
     rows.emplace_back(node, timeCopies(host, host + nodes.stride, work));

@@ -73,7 +73,8 @@ p2p::PathResult addOnAccessor(p2p::Run& run, const p2p::Endpoint& owner,
   ms::check(cuStreamSynchronize(owner.stream.get()), "cuStreamSynchronize");
   unsigned long long n = run.count;  // exactly the kernel's parameter types, as in 01
   void* args[] = {&a, &b, &c, &n};
-  const auto launch = [&] {  // with the accessor's context current: its function, its stream
+  // Called by the measurement with the accessor's context current: its function, its stream.
+  const auto launch = [&] {
     ms::check(cuLaunchKernel(accessor.vectorAdd, run.vectorAddGrid, 1, 1, kBlockSize, 1, 1, 0,
                              accessor.stream.get(), args, nullptr),
               "cuLaunchKernel");
@@ -158,8 +159,12 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   const bool acrossDevices = p2p::needsPeerAccess({owner.ordinal, accessor.ordinal});
   if (acrossDevices) {  // the CURRENT context gains access to all allocations of the one named
     const ms::ScopedContext onAccessor(accessor.ctx());
-    ms::check(cuCtxEnablePeerAccess(owner.ctx(), 0), "cuCtxEnablePeerAccess");
-    enabled.push_back(std::make_unique<p2p::EnabledPeerAccess>(accessor, owner));
+    // Primary contexts are shared: access enabled elsewhere is used, and left for it to disable.
+    const CUresult enable = cuCtxEnablePeerAccess(owner.ctx(), 0);
+    if (enable != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+      ms::check(enable, "cuCtxEnablePeerAccess");
+      enabled.push_back(std::make_unique<p2p::EnabledPeerAccess>(accessor, owner));
+    }
   }
   p2p::PathResult result = addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
   result.peerAccessEnabled = acrossDevices;

@@ -21,8 +21,8 @@ DeviceSetup::DeviceSetup(CUdevice handle) : device(handle), ordinal(deviceOrdina
 DeviceSetup::~DeviceSetup() {
   try {
     ScopedContext scope(context.get());
+    stream.reset();  // waits for queued work first (OwnedStream), so staging is no longer in use
     staging.reset();
-    stream.reset();
     module.reset();
   } catch (...) {
     // The push failed: the members release themselves, and cuCtxDestroy frees what is left.

@@ -27,7 +27,8 @@ namespace memsamples::resource {
 struct DeviceSetup {
   /// Makes everything but the staging copies. @throws CudaError; what the fatbin lookup throws.
   explicit DeviceSetup(CUdevice handle);
-  /// Releases the staging copies, the stream and the module with the context pushed.
+  /// With the context pushed: waits for and destroys the stream, then releases the staging
+  /// copies and the module.
   ~DeviceSetup();
   DeviceSetup(const DeviceSetup&) = delete;
   DeviceSetup& operator=(const DeviceSetup&) = delete;
@@ -38,15 +39,15 @@ struct DeviceSetup {
   /// The pinned copy of vector @p index (0: A, 1: B, 2: C).
   float* stagingVector(int index) const;
 
-  CUdevice device;                        ///< The device.
-  int ordinal;                            ///< Its ordinal.
-  OwnedContext context;                   ///< Its own context.
-  OwnedModule module;                     ///< vectorAdd_kernel.fatbin, loaded in it.
-  CUfunction kernel = nullptr;            ///< VecAdd_kernel.
-  unsigned int grid = 0;                  ///< Resident blocks for kBlockSize threads.
-  OwnedStream stream;                     ///< A non-blocking stream of the context.
-  OwnedPinnedHostMemory staging;          ///< A, B and C, one after the other.
-  std::uint64_t vectorBytes = 0;          ///< The size of each.
+  CUdevice device;                ///< The device.
+  int ordinal;                    ///< Its ordinal.
+  OwnedContext context;           ///< Its own context.
+  OwnedModule module;             ///< vectorAdd_kernel.fatbin, loaded in it.
+  CUfunction kernel = nullptr;    ///< VecAdd_kernel.
+  unsigned int grid = 0;          ///< Resident blocks for kBlockSize threads.
+  OwnedPinnedHostMemory staging;  ///< A, B and C, one after the other.
+  std::uint64_t vectorBytes = 0;  ///< The size of each.
+  OwnedStream stream;  ///< A non-blocking stream of the context; declared after what it uses.
   static constexpr int kBlockSize = 256;  ///< Threads per block of VecAdd_kernel.
 };
 
