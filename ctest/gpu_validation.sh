@@ -70,12 +70,19 @@ for sample in "$build"/bin/*; do
     [ "$rc" = 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$logs/$name.memcheck.log" || status=1
   fi
 done
-# The lesson samples 00-02 under every compute-sanitizer tool, not only memcheck.
-for name in memoryQueryDrv vectorAddDrv vectorAddMMAP; do
+# Every sample under the other three compute-sanitizer tools too, at the same small size as the
+# memcheck runs above (05 on one GPU: --loopback).
+for sample in "$build"/bin/*; do
+  [ -x "$sample" ] && [ -f "$sample" ] || continue
+  name="$(basename "$sample")"
+  [[ "$name" == memsamples_* ]] && continue
+  args=()
+  help="$("$sample" --help)"
+  grep -q -- "--iterations" <<<"$help" && args+=(--iterations 2 --warmup 1)
+  grep -q -- "--size" <<<"$help" && args+=(--size 16M)
+  [ "$name" = p2pMemMap ] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && args+=(--loopback)
   for tool in racecheck initcheck synccheck; do
-    args=()
-    [ "$name" = memoryQueryDrv ] || args=(--size 16M --iterations 2 --warmup 1)
-    compute-sanitizer --tool "$tool" "$build/bin/$name" "${args[@]}" >"$logs/$name.$tool.log" 2>&1
+    compute-sanitizer --tool "$tool" "$sample" "${args[@]}" >"$logs/$name.$tool.log" 2>&1
     rc=$?
     # racecheck ends with "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
     echo "== compute-sanitizer $tool: $name exit=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/$name.$tool.log")"
