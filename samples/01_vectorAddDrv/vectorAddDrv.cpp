@@ -99,7 +99,7 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   const unsigned int grid = ms::blocksToCover(count, 4 * kBlockSize);
   // cuLaunchKernel copies each argument from its pointer with the size of the kernel's
   // parameter, so each value must have exactly that type: CUdeviceptr for `const float*` (both
-  // 64 bits) and unsigned long long n, not a 32-bit int, whose bytes would run out.
+  // 64 bits), and n as unsigned long long: from an int it would read 8 bytes out of 4.
   CUdeviceptr deviceA = a.get(), deviceB = b.get(), deviceC = c.get();
   unsigned long long n = count;
   void* kernelParams[] = {&deviceA, &deviceB, &deviceC, &n};
@@ -126,8 +126,8 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   if (verified.mismatches > 0)
     out << ms::describeMismatch(verified) << '\n';
   report.json().set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
-  // 8. The owners release in reverse order of declaration: stream, pinned and device memory,
-  // module, and the context last, because everything else belongs to it.
+  // 8. The owners release in reverse order of declaration: the stream (after its queued work),
+  // pinned and device memory, the module, and the context last: everything else belongs to it.
   return verified.mismatches == 0 ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 
