@@ -8,6 +8,7 @@
  */
 #include <cuda.h>
 
+#include "fake_call_plan.hpp"
 #include "fake_host_numa_driver.hpp"
 
 #include <map>
@@ -35,9 +36,7 @@ struct State {
   std::map<CUdeviceptr, std::size_t> reservations;
   std::map<CUmemGenericAllocationHandle, Allocation> allocations;
   std::map<CUdeviceptr, Mapping> mappings;
-  std::map<std::string, std::map<int, CUresult>> failures;
-  std::map<std::string, int> counts;
-  std::vector<std::string> calls;
+  memsamples::test::FakeCallPlan calls;
 };
 
 State& state() {
@@ -47,14 +46,7 @@ State& state() {
 
 // Records the call; the planned failure for it, or CUDA_SUCCESS.
 CUresult enter(const char* function) {
-  State& s = state();
-  s.calls.emplace_back(function);
-  const int nth = ++s.counts[function];
-  const auto planned = s.failures.find(function);
-  if (planned == s.failures.end())
-    return CUDA_SUCCESS;
-  const auto failure = planned->second.find(nth);
-  return failure == planned->second.end() ? CUDA_SUCCESS : failure->second;
+  return state().calls.enter(function);
 }
 
 bool wholeGranules(std::size_t bytes) {
@@ -87,11 +79,11 @@ void reset() {
 }
 
 void failCall(const std::string& function, int nth, CUresult result) {
-  state().failures[function][nth] = result;
+  state().calls.fail(function, nth, result);
 }
 
 const std::vector<std::string>& driverCalls() {
-  return state().calls;
+  return state().calls.log();
 }
 
 Leftovers leftovers() {

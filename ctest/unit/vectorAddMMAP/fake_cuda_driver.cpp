@@ -9,6 +9,7 @@
  */
 #include <cuda.h>
 
+#include "fake_call_plan.hpp"
 #include "fake_cuda_driver.hpp"
 
 #include <algorithm>
@@ -46,9 +47,7 @@ struct State {
   std::map<CUdeviceptr, std::uint64_t> reservations;
   std::map<CUmemGenericAllocationHandle, Allocation> allocations;
   std::map<CUdeviceptr, Mapping> mappings;
-  std::map<std::string, std::map<int, CUresult>> failures;  // function -> 1-based call -> result
-  std::map<std::string, int> callCounts;
-  std::vector<std::string> log;
+  memsamples::test::FakeCallPlan calls;
   std::uint64_t lastAlignment = 0;
 };
 
@@ -59,14 +58,7 @@ State& state() {
 
 // Records the call; returns the planned failure for it, or CUDA_SUCCESS to go on.
 CUresult enter(const char* function) {
-  State& s = state();
-  s.log.emplace_back(function);
-  const int nth = ++s.callCounts[function];
-  const auto planned = s.failures.find(function);
-  if (planned == s.failures.end())
-    return CUDA_SUCCESS;
-  const auto failure = planned->second.find(nth);
-  return failure == planned->second.end() ? CUDA_SUCCESS : failure->second;
+  return state().calls.enter(function);
 }
 
 int deviceCount() {
@@ -193,16 +185,16 @@ void reset(const Machine& machine) {
 }
 
 void failCall(const std::string& function, int nth, CUresult result) {
-  state().failures[function][nth] = result;
+  state().calls.fail(function, nth, result);
 }
 
 const std::vector<std::string>& callLog() {
-  return state().log;
+  return state().calls.log();
 }
 
 std::vector<std::string> driverCalls() {
   std::vector<std::string> calls;
-  for (const std::string& call : state().log) {
+  for (const std::string& call : state().calls.log()) {
     if (call != "cuGetErrorName" && call != "cuGetErrorString")
       calls.push_back(call);
   }
@@ -210,8 +202,7 @@ std::vector<std::string> driverCalls() {
 }
 
 int callCount(const std::string& function) {
-  const auto found = state().callCounts.find(function);
-  return found == state().callCounts.end() ? 0 : found->second;
+  return state().calls.count(function);
 }
 
 std::string Leftovers::describe() const {
