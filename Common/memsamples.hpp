@@ -315,6 +315,21 @@ std::vector<int> parseIdList(std::string_view list);
 /// file is missing (a kernel without NUMA support) or malformed.
 std::vector<int> onlineHostNumaNodes(const std::string& sysfsRoot);
 
+/// What the driver says about the devices of this machine, as plain data: a sample reads it
+/// once (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cuDeviceCanAccessPeer) and
+/// plans with it, so every machine shape can be tested without a GPU.
+struct DeviceTopology {
+  /// Per device ordinal: CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED != 0.
+  std::vector<bool> vmmSupported;
+  /// canAccessPeer[a][b]: cuDeviceCanAccessPeer(a, b), device a can access device b's memory.
+  /// The diagonal is true. Not necessarily symmetric.
+  std::vector<std::vector<bool>> canAccessPeer;
+  /// Number of devices (the size of vmmSupported).
+  int deviceCount() const noexcept { return static_cast<int>(vmmSupported.size()); }
+  /// @throws std::invalid_argument unless canAccessPeer is deviceCount() x deviceCount().
+  void checkShape() const;
+};
+
 /// Theoretical DRAM bandwidth in GB/s (1 GB = 1e9 B) from memory clock (kHz) and bus width:
 /// clock x 2 transfers per clock (DDR) x bus width / 8.
 double peakBandwidthGBps(int memoryClockKHz, int busWidthBits);

@@ -582,6 +582,22 @@ TimingStats summarizeTimings(std::vector<double> timesMs) {
   return stats;
 }
 
+void DeviceTopology::checkShape() const {
+  const auto count = static_cast<std::size_t>(deviceCount());
+  if (canAccessPeer.size() != count) {
+    throw std::invalid_argument("device topology: the peer matrix has " +
+                                std::to_string(canAccessPeer.size()) + " rows for " +
+                                std::to_string(count) + " devices");
+  }
+  for (const std::vector<bool>& row : canAccessPeer) {
+    if (row.size() != count) {
+      throw std::invalid_argument("device topology: a peer matrix row has " +
+                                  std::to_string(row.size()) + " columns for " +
+                                  std::to_string(count) + " devices");
+    }
+  }
+}
+
 unsigned int blocksToCover(std::uint64_t items, std::uint64_t itemsPerBlock) {
   if (itemsPerBlock == 0)
     throw std::invalid_argument("blocksToCover: a block must take at least one item");

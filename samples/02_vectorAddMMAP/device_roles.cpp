@@ -12,22 +12,6 @@ std::string plural(std::size_t count, const char* one, const char* many) {
   return std::to_string(count) + " " + (count == 1 ? one : many);
 }
 
-void checkTopology(const DeviceTopology& topology) {
-  const std::size_t count = topology.vmmSupported.size();
-  if (topology.canAccessPeer.size() != count) {
-    throw std::invalid_argument("DeviceTopology: canAccessPeer has " +
-                                std::to_string(topology.canAccessPeer.size()) + " rows for " +
-                                std::to_string(count) + " devices");
-  }
-  for (const auto& row : topology.canAccessPeer) {
-    if (row.size() != count) {
-      throw std::invalid_argument("DeviceTopology: a canAccessPeer row has " +
-                                  std::to_string(row.size()) + " entries for " +
-                                  std::to_string(count) + " devices");
-    }
-  }
-}
-
 std::string deviceCountText(int count) {
   const std::string valid = count == 1 ? "valid: 0" : "valid: 0.." + std::to_string(count - 1);
   return "this machine has " +
@@ -54,7 +38,7 @@ void checkDeviceOption(const std::vector<int>& devices, const char* option,
 }  // namespace
 
 std::vector<int> discoverBackingDevices(int chosen, const DeviceTopology& topology) {
-  checkTopology(topology);
+  topology.checkShape();
   if (chosen < 0 || chosen >= topology.deviceCount()) {
     throw std::invalid_argument("discoverBackingDevices: device " + std::to_string(chosen) +
                                 " is not one of the " + std::to_string(topology.deviceCount()) +
@@ -75,7 +59,7 @@ std::vector<int> discoverBackingDevices(int chosen, const DeviceTopology& topolo
 DeviceRoles resolveDeviceRoles(int chosen, const std::vector<int>& backingOption,
                                const std::vector<int>& mappingOption,
                                const DeviceTopology& topology) {
-  checkTopology(topology);
+  topology.checkShape();
   checkDeviceOption(backingOption, "--backing", topology);
   checkDeviceOption(mappingOption, "--mapping", topology);
 

@@ -4,9 +4,9 @@
  *        (*backing*) and the ones given access to it (*mapping*), decided from what the driver
  *        says about the machine.
  *
- * Plain logic on a DeviceTopology (queryDeviceTopology() in striped_vmm.hpp reads it from the
- * driver), so that every machine shape, one GPU, peers without access, a device without VMM, can
- * be tested on a computer without a GPU.
+ * Plain logic on a memsamples::DeviceTopology (queryDeviceTopology() in striped_vmm.hpp reads it
+ * from the driver), so that every machine shape, one GPU, peers without access, a device without
+ * VMM, can be tested on a computer without a GPU.
  */
 #pragma once
 
@@ -14,19 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "memsamples.hpp"
+
 /// The striped virtual-memory allocator of sample 02 (reused by sample 06 as a resource kind).
 namespace memsamples::vmm {
 
-/// What the driver says about the devices of this machine, as plain data.
-struct DeviceTopology {
-  /// Per device ordinal: CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED != 0.
-  std::vector<bool> vmmSupported;
-  /// canAccessPeer[a][b]: cuDeviceCanAccessPeer(a, b), i.e. device a can access device b's
-  /// memory. The diagonal is true. Not necessarily symmetric.
-  std::vector<std::vector<bool>> canAccessPeer;
-  /// Number of devices (the size of vmmSupported).
-  int deviceCount() const noexcept { return static_cast<int>(vmmSupported.size()); }
-};
+/// The machine as the driver describes it (Common).
+using memsamples::DeviceTopology;
 
 /**
  * The default backing devices for a range used by device @p chosen: @p chosen itself first, then,

@@ -14,22 +14,6 @@ std::string quoted(std::string_view text) {
   return "'" + std::string(text) + "'";
 }
 
-void checkShape(const DeviceTopology& topology) {
-  const auto count = static_cast<std::size_t>(topology.deviceCount());
-  if (topology.canAccessPeer.size() != count) {
-    throw std::invalid_argument("device topology: the peer matrix has " +
-                                std::to_string(topology.canAccessPeer.size()) + " rows for " +
-                                std::to_string(count) + " devices");
-  }
-  for (const std::vector<bool>& row : topology.canAccessPeer) {
-    if (row.size() != count) {
-      throw std::invalid_argument("device topology: a peer matrix row has " +
-                                  std::to_string(row.size()) + " columns for " +
-                                  std::to_string(count) + " devices");
-    }
-  }
-}
-
 bool canAccess(const DeviceTopology& topology, const DevicePair& pair) {
   return topology
       .canAccessPeer[static_cast<std::size_t>(pair.accessor)][static_cast<std::size_t>(pair.owner)];
@@ -119,7 +103,7 @@ void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& reque
 
 PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>& requested,
                    const std::optional<long long>& device) {
-  checkShape(topology);
+  topology.checkShape();
   const int count = topology.deviceCount();
   const auto tooFew = [count] {
     return WaivedError("needs 2 or more GPUs with peer access; this machine has " +
@@ -195,7 +179,7 @@ void checkLoopbackOptions(bool loopback, const std::vector<DevicePair>& requeste
 }
 
 PairPlan planLoopback(const DeviceTopology& topology, int device) {
-  checkShape(topology);
+  topology.checkShape();
   const int count = topology.deviceCount();
   if (count < 1)
     throw WaivedError("--loopback needs 1 GPU; this machine has 0");
@@ -499,7 +483,7 @@ JsonArray matrixJson(const DeviceMatrix& matrix) {
 }
 
 std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links) {
-  checkShape(topology);
+  topology.checkShape();
   const auto count = static_cast<std::size_t>(topology.deviceCount());
   if (links.size() != count ||
       std::any_of(links.begin(), links.end(), [count](const std::vector<LinkAttributes>& row) {

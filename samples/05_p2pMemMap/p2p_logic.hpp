@@ -31,16 +31,8 @@
 /// The logic of 05_p2pMemMap (peer access, VMM peer mappings, peer bandwidth).
 namespace memsamples::p2p {
 
-/// What the driver says about the devices of this machine, as plain data (step 2 of the lesson).
-struct DeviceTopology {
-  /// Per device ordinal: CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED != 0.
-  std::vector<bool> vmmSupported;
-  /// canAccessPeer[b][a]: cuDeviceCanAccessPeer(b, a), device b can access device a's memory.
-  /// The diagonal is true. Not necessarily symmetric.
-  std::vector<std::vector<bool>> canAccessPeer;
-  /// Number of devices (the size of vmmSupported).
-  int deviceCount() const noexcept { return static_cast<int>(vmmSupported.size()); }
-};
+/// The machine as the driver describes it (Common); step 2 of the lesson reads it.
+using memsamples::DeviceTopology;
 
 // ------------------------------------------------------------------------------------------------
 /// @name Device pairs

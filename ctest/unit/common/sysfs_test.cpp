@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -78,4 +79,24 @@ TEST(Sysfs, OnlineNumaNodes) {
   EXPECT_EQ(ms::onlineHostNumaNodes(root.path()), (std::vector<int>{0, 1}));
   std::ofstream(root.path() + "/devices/system/node/online") << "garbage\n";
   EXPECT_TRUE(ms::onlineHostNumaNodes(root.path()).empty());
+}
+
+TEST(DeviceTopology, ShapeMustBeDevicesByDevices) {
+  ms::DeviceTopology topology{{true, true}, {{true, false}, {false, true}}};
+  EXPECT_EQ(topology.deviceCount(), 2);
+  EXPECT_NO_THROW(topology.checkShape());
+  topology.canAccessPeer[1].pop_back();
+  try {
+    topology.checkShape();
+    FAIL() << "a ragged matrix was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "device topology: a peer matrix row has 1 columns for 2 devices");
+  }
+  topology.canAccessPeer.pop_back();
+  try {
+    topology.checkShape();
+    FAIL() << "a short matrix was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "device topology: the peer matrix has 1 rows for 2 devices");
+  }
 }
