@@ -155,6 +155,47 @@ std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
                                 std::uint64_t defaultBytes, std::uint64_t freeBytes, int buffers,
                                 std::uint64_t elementBytes, std::string_view where = "the device");
 
+/// Host memory this process can still take, and the limit that decided it.
+struct HostMemory {
+  std::uint64_t availableBytes = 0;  ///< the tighter of the limits below
+  /// Names that limit for messages: "the host (MemAvailable)", or "the host (cgroup <path>:
+  /// memory.max - memory.current)" when a container's or service's limit is tighter.
+  std::string limitedBy;
+};
+
+/// "MemAvailable" of a meminfo text (the format of /proc/meminfo) in bytes; none when the line is
+/// absent or malformed.
+std::optional<std::uint64_t> memAvailableBytes(std::string_view meminfoText);
+
+/**
+ * What this process may still allocate on the host: the tighter of the kernel's MemAvailable and
+ * the memory cgroup's headroom.
+ *
+ * MemAvailable alone is wrong inside a container or a systemd service with a memory limit: it
+ * counts the whole machine, and pinning past the cgroup's limit gets the process killed by the
+ * OOM killer rather than refused. The headroom is `memory.max - memory.current` (cgroup v2) or
+ * `memory.limit_in_bytes - memory.usage_in_bytes` (v1), the smallest over the process's cgroup
+ * and every ancestor that the mount shows, because a parent's limit binds its children too.
+ * `memory.current` counts page cache the kernel could reclaim, so the headroom errs on the safe
+ * side. A limit file that cannot be read is no limit; without /proc/meminfo the free pages
+ * (sysconf) stand in for MemAvailable.
+ * @param root "" for this machine, or a fake tree holding proc/meminfo, proc/self/cgroup and
+ *        sys/fs/cgroup/... (unit tests).
+ */
+HostMemory hostMemoryAvailable(const std::string& root = "");
+
+/**
+ * chooseBufferBytes() against host memory: @p hostBuffers buffers of the size already fitted to
+ * the device (@p bytes) must also fit in @p host, because pinned (and managed) buffers take host
+ * memory that the device's free memory says nothing about.
+ * @return @p bytes, or less when no `--size` was given and host memory is the tighter limit.
+ * @throws UsageError when the requested size does not fit in host memory, std::runtime_error
+ *         when not even one element does.
+ */
+std::uint64_t fitHostMemory(const std::optional<std::uint64_t>& requested, std::uint64_t bytes,
+                            int hostBuffers, std::uint64_t elementBytes,
+                            const HostMemory& host = hostMemoryAvailable());
+
 /// The options every sample accepts.
 struct CommonOptions {
   std::optional<long long> device;  ///< `--device N`; validated against the device count later.
@@ -561,7 +602,13 @@ TimingStats summarizeTimings(std::vector<double> timesMs);
 
 /**
  * Times @p work on @p stream with CUDA events: @p warmup untimed runs, then @p iterations runs
- * each between two events. @p work must enqueue its GPU work on @p stream.
+ * each between two events, and waits for the stream.
+ *
+ * The timed runs are queued behind a gate (a host function, cuLaunchHostFunc, that holds the
+ * stream until the host has queued them all), so the GPU runs them back to back: the time the
+ * host needs to queue a launch never enters the measurement, even for work shorter than that.
+ * @p work must only enqueue its GPU work on @p stream, never wait for it (which would wait for the
+ * gate: the gate gives up after 10 s, so that mistake is slow and its timing wrong, not a hang).
  */
 TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
                          const std::function<void()>& work);

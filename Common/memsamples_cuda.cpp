@@ -2,6 +2,9 @@
 #include "memsamples.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 
 namespace memsamples {
 
@@ -102,22 +105,68 @@ ScopedContext::~ScopedContext() {
 
 // ------------------------------------------------------------------------------------ measuring
 
+namespace {
+
+/// Holds a stream at a host function until the host opens it: everything queued behind the gate
+/// then runs back to back, however slowly the host queued it.
+class StreamGate {
+ public:
+  explicit StreamGate(CUstream stream) : stream_(stream) {
+    check(cuLaunchHostFunc(stream, &StreamGate::waitUntilOpen, this), "cuLaunchHostFunc");
+  }
+  StreamGate(const StreamGate&) = delete;
+  StreamGate& operator=(const StreamGate&) = delete;
+  /// Opens the gate and waits for the stream: the host function uses this object until it ends.
+  ~StreamGate() {
+    open();
+    (void)cuStreamSynchronize(stream_);
+  }
+  void open() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+
+ private:
+  static void CUDA_CB waitUntilOpen(void* gate) {
+    auto* self = static_cast<StreamGate*>(gate);
+    std::unique_lock<std::mutex> lock(self->mutex_);
+    // Bounded, so that the stream cannot stay held if queuing ever blocked the host (a full
+    // command queue): the timing would then include gaps, but nothing hangs.
+    self->opened_.wait_for(lock, std::chrono::seconds(10), [self] { return self->open_; });
+  }
+
+  CUstream stream_;
+  std::mutex mutex_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
+}  // namespace
+
 TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
                          const std::function<void()>& work) {
   for (int i = 0; i < warmup; ++i)
     work();
-  // One pair of events per repetition, recorded back to back, read after a single sync: the host
-  // never waits between repetitions, so launch gaps do not enter the measurement.
   std::vector<OwnedEvent> starts(static_cast<std::size_t>(iterations));
   std::vector<OwnedEvent> stops(static_cast<std::size_t>(iterations));
   for (std::size_t i = 0; i < starts.size(); ++i) {
     check(cuEventCreate(starts[i].out(), CU_EVENT_DEFAULT), "cuEventCreate");
     check(cuEventCreate(stops[i].out(), CU_EVENT_DEFAULT), "cuEventCreate");
   }
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    check(cuEventRecord(starts[i].get(), stream), "cuEventRecord");
-    work();
-    check(cuEventRecord(stops[i].get(), stream), "cuEventRecord");
+  {
+    // Work shorter than it takes the host to queue it would leave the GPU idle between an event
+    // and the work after it, and that idle time would be measured. Behind the gate the host
+    // queues every repetition first; the GPU then runs them without waiting for the host.
+    StreamGate gate(stream);
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      check(cuEventRecord(starts[i].get(), stream), "cuEventRecord");
+      work();
+      check(cuEventRecord(stops[i].get(), stream), "cuEventRecord");
+    }
+    gate.open();
   }
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   std::vector<double> times;

@@ -63,11 +63,13 @@ ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
   // [context-and-module]
   out << "Kernels: " << fatbinPath << '\n';
 
-  // 4. Three vectors, sized to what the device has free.
+  // 4. Three vectors, sized to what the device has free and to the host memory their three
+  // pinned copies take (the tighter of MemAvailable and a container's memory limit).
   std::size_t freeBytes = 0, totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  const std::uint64_t bytes =
+  const std::uint64_t deviceBytes =
       ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes, 3, sizeof(float));
+  const std::uint64_t bytes = ms::fitHostMemory(options.sizeBytes, deviceBytes, 3, sizeof(float));
   const std::size_t count = bytes / sizeof(float);
   out << "Vectors: " << count << " floats (" << ms::formatBytes(bytes) << ") each\n";
 

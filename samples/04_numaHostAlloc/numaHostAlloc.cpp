@@ -96,11 +96,10 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   };
 
   // 1. Host memory first (no GPU needed to reject a bad --size): three vectors per host source,
-  // one source at a time. A strict binding to a --node that cannot hold one is bad input too,
-  // reported before any GPU work (and so before any waiver).
+  // one source at a time, within MemAvailable and any container's memory limit. A strict binding
+  // to a --node that cannot hold one is bad input too, reported before any GPU work.
   const std::uint64_t hostVectorBytes =
-      ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, mn::hostAvailableBytes(), kVectors,
-                            sizeof(float), "the host");
+      ms::fitHostMemory(options.sizeBytes, kDefaultBytes, kVectors, sizeof(float));
   const mn::BindPolicy policy{!options.noBind, options.strict};
   const bool overridden = options.node >= 0;
   if (policy.strict && overridden) {

@@ -153,9 +153,11 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   const std::vector<std::unique_ptr<mr::DeviceSetup>> setups = mr::setUpEveryDevice();
   const mr::DeviceSetup& setup = *setups[ordinal];
   const mr::DeviceFreeMemory smallest = mr::smallestFreeMemory(setups);  // one size for all
-  const std::uint64_t bytes =
+  const std::uint64_t deviceBytes =
       ms::chooseBufferBytes(options.sizeBytes, kDefaultVectorBytes, smallest.freeBytes, 3,
                             sizeof(float), mr::describeSizedFor(smallest, setups.size()));
+  const std::uint64_t bytes = ms::fitHostMemory(  // each device's staging is 3 pinned vectors
+      options.sizeBytes, deviceBytes, 3 * static_cast<int>(setups.size()), sizeof(float));
   for (const auto& each : setups)
     each->allocateStaging(bytes);
   ms::ScopedContext current(setup.context.get());  // the device's context, for the whole run

@@ -1,0 +1,125 @@
+// A fake driver for timing_test.cpp, linked instead of libcuda (a link seam): Common's
+// memsamples_cuda.cpp is compiled into the test as it is, and its calls land here. A stream is a
+// log entry per call; a host function queued with cuLaunchHostFunc runs on its own thread, as the
+// driver runs it, and the log notes when it returns; cuStreamSynchronize waits for it.
+#include "fake_timing_driver.hpp"
+
+#include <mutex>
+#include <thread>
+
+namespace memsamples::test {
+
+namespace {
+std::mutex logMutex;
+std::thread hostFunction;
+}  // namespace
+
+FakeCallPlan& timingDriver() {
+  static FakeCallPlan plan;
+  return plan;
+}
+
+CUresult enterTimingDriver(const char* function) {
+  const std::lock_guard<std::mutex> lock(logMutex);
+  return timingDriver().enter(function);
+}
+
+void finishHostFunction() {
+  if (hostFunction.joinable())
+    hostFunction.join();
+}
+
+}  // namespace memsamples::test
+
+using memsamples::test::enterTimingDriver;
+
+extern "C" {
+
+CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn fn, void* userData) {
+  if (const CUresult planned = enterTimingDriver("cuLaunchHostFunc"); planned != CUDA_SUCCESS)
+    return planned;
+  memsamples::test::finishHostFunction();
+  memsamples::test::hostFunction = std::thread([fn, userData] {
+    fn(userData);
+    enterTimingDriver("host function returned");
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream) {
+  const CUresult planned = enterTimingDriver("cuStreamSynchronize");
+  memsamples::test::finishHostFunction();
+  return planned;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int) {
+  static int events = 0;
+  *event = reinterpret_cast<CUevent>(static_cast<std::uintptr_t>(++events));
+  return enterTimingDriver("cuEventCreate");
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent, CUstream) {
+  return enterTimingDriver("cuEventRecord");
+}
+
+CUresult CUDAAPI cuEventElapsedTime(float* milliseconds, CUevent, CUevent) {
+  *milliseconds = 2.0f;
+  return enterTimingDriver("cuEventElapsedTime");
+}
+
+CUresult CUDAAPI cuEventDestroy(CUevent) {
+  return enterTimingDriver("cuEventDestroy");
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name) {
+  *name = error == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult, const char** text) {
+  *text = "a failure the test planned";
+  return CUDA_SUCCESS;
+}
+
+// The rest of memsamples_cuda.cpp: not used by timeOnStream, present for the link only.
+CUresult CUDAAPI cuDriverGetVersion(int*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDeviceGet(CUdevice*, int) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDeviceGetCount(int*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDeviceGetName(char*, int, CUdevice) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDeviceGetAttribute(int*, CUdevice_attribute, CUdevice) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDeviceCanAccessPeer(int*, CUdevice, CUdevice) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext*, CUdevice) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuStreamDestroy(CUstream) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int*, CUfunction, int, size_t) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+}  // extern "C"

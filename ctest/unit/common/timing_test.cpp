@@ -1,0 +1,67 @@
+// timeOnStream() through a link seam: Common's real timing code against a fake driver
+// (fake_timing_driver.cpp) that logs every call and runs host functions on a thread.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fake_timing_driver.hpp"
+#include "memsamples.hpp"
+
+namespace ms = memsamples;
+namespace mt = memsamples::test;
+
+namespace {
+
+CUstream const kStream = reinterpret_cast<CUstream>(0x5);
+
+std::ptrdiff_t lastIndexOf(const std::vector<std::string>& log, const std::string& call) {
+  const auto found = std::find(log.rbegin(), log.rend(), call);
+  return found == log.rend() ? -1 : std::distance(log.begin(), found.base()) - 1;
+}
+
+std::ptrdiff_t firstIndexOf(const std::vector<std::string>& log, const std::string& call) {
+  const auto found = std::find(log.begin(), log.end(), call);
+  return found == log.end() ? -1 : std::distance(log.begin(), found);
+}
+
+}  // namespace
+
+TEST(TimeOnStream, TimedRunsAreQueuedBehindAGateSoNoLaunchGapIsTimed) {
+  mt::timingDriver() = {};
+  const ms::TimingStats stats =
+      ms::timeOnStream(kStream, 2, 5, [] { mt::enterTimingDriver("work"); });
+  EXPECT_EQ(stats.samples, 5);
+  EXPECT_DOUBLE_EQ(stats.medianMs, 2.0);
+  const std::vector<std::string> log = mt::timingDriver().log();
+  EXPECT_EQ(std::count(log.begin(), log.end(), "work"), 7);
+  EXPECT_EQ(std::count(log.begin(), log.end(), "cuEventRecord"), 10);
+  // The gate is queued after the warm-up and before the first timed event; its host function
+  // returns only once every timed event and run has been queued behind it.
+  const std::ptrdiff_t gate = firstIndexOf(log, "cuLaunchHostFunc");
+  ASSERT_GE(gate, 0) << "no gate: the GPU may idle between an event and the work it times";
+  EXPECT_EQ(std::count(log.begin(), log.begin() + gate, "work"), 2);
+  EXPECT_LT(gate, firstIndexOf(log, "cuEventRecord"));
+  EXPECT_GT(firstIndexOf(log, "host function returned"), lastIndexOf(log, "cuEventRecord"));
+  EXPECT_GT(firstIndexOf(log, "host function returned"), lastIndexOf(log, "work"));
+}
+
+TEST(TimeOnStream, AnErrorWhileQueuingOpensTheGateAtOnce) {
+  mt::timingDriver() = {};
+  mt::timingDriver().fail("cuEventRecord", 4, CUDA_ERROR_LAUNCH_FAILED);
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    ms::timeOnStream(kStream, 0, 5, [] { mt::enterTimingDriver("work"); });
+    ADD_FAILURE() << "the failed cuEventRecord was not reported";
+  } catch (const ms::CudaError& error) {
+    EXPECT_NE(std::string(error.what()).find("cuEventRecord"), std::string::npos) << error.what();
+  }
+  // The gate was opened and its host function has ended before the error left timeOnStream
+  // (the stream was waited for), and the 10 s safety timeout played no part.
+  const std::vector<std::string> log = mt::timingDriver().log();
+  EXPECT_GE(firstIndexOf(log, "host function returned"), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
