@@ -356,6 +356,24 @@ std::vector<int> parseIdList(std::string_view list);
 /// file is missing (a kernel without NUMA support) or malformed.
 std::vector<int> onlineHostNumaNodes(const std::string& sysfsRoot);
 
+/**
+ * The id of a CU_MEM_LOCATION_TYPE_HOST_NUMA location for the node the driver reports in
+ * CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: that node, or 0 where the attribute is negative. cuda.h: the
+ * attribute is -1 "when system does not support NUMA", and on such systems the location id
+ * "must be set to 0"; -1 next to host-NUMA VMM support is therefore valid, not a contradiction.
+ */
+int hostNumaLocationId(int hostNumaIdAttribute);
+
+/**
+ * The VMM granularity to size and align an allocation of @p bytes with: @p recommended
+ * (CU_MEM_ALLOC_GRANULARITY_RECOMMENDED, the driver's choice for speed) once @p bytes fills at
+ * least one such unit, else @p minimum (CU_MEM_ALLOC_GRANULARITY_MINIMUM, what cuMemCreate and
+ * cuMemMap require), so a small allocation is not padded to a large unit. A @p recommended that
+ * is 0 or not a multiple of @p minimum cannot serve and is passed over.
+ * @throws std::invalid_argument for a @p minimum of 0.
+ */
+std::size_t allocationGranularity(std::size_t bytes, std::size_t minimum, std::size_t recommended);
+
 /// What the driver says about the devices of this machine, as plain data: a sample reads it
 /// once (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cuDeviceCanAccessPeer) and
 /// plans with it, so every machine shape can be tested without a GPU.

@@ -631,6 +631,17 @@ std::vector<int> onlineHostNumaNodes(const std::string& sysfsRoot) {
   }
 }
 
+int hostNumaLocationId(int hostNumaIdAttribute) {
+  return hostNumaIdAttribute >= 0 ? hostNumaIdAttribute : 0;
+}
+
+std::size_t allocationGranularity(std::size_t bytes, std::size_t minimum, std::size_t recommended) {
+  if (minimum == 0)
+    throw std::invalid_argument("allocationGranularity: the minimum granularity is 0");
+  const bool usable = recommended > 0 && recommended % minimum == 0;
+  return usable && bytes >= recommended ? recommended : minimum;
+}
+
 // -------------------------------------------------------------------------------- fatbin lookup
 
 std::vector<std::string> fatbinCandidates(const std::string& fileName, const std::string& exePath,

@@ -10,9 +10,10 @@
  *    cuDeviceGetAttribute, cuDeviceTotalMem, cuDeviceGetPCIBusId).
  * 2. **Virtual memory management** (02_vectorAddMMAP, 05_p2pMemMap):
  *    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, and cuMemGetAllocationGranularity
- *    for pinned device memory. The *minimum* granularity is what cuMemCreate, cuMemMap and
- *    cuMemAddressReserve require sizes and offsets to be multiples of; the *recommended* one is
- *    what the driver suggests for performance.
+ *    for pinned device memory. The *minimum* granularity is what cuMemCreate requires its size
+ *    to be a multiple of, and cuMemMap its address, size and offset; the *recommended* one is
+ *    what the driver suggests for performance. cuMemAddressReserve itself asks only for a
+ *    multiple of the host page size and a power-of-two alignment.
  * 3. **Managed memory** (03_managedAdvisePrefetch): whether cuMemAllocManaged works at all, and
  *    whether the GPU and CPU may touch managed pages concurrently (needed for prefetch and
  *    advice to mean anything, and for batch prefetch). Pageable memory access says whether the
@@ -20,7 +21,8 @@
  * 4. **Host NUMA** (04_numaHostAlloc): the node nearest the GPU from the driver
  *    (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) *and* from sysfs (`/sys/bus/pci/devices/<bdf>/numa_node`),
  *    since they can disagree: on a VM the driver may say 0 where the kernel says -1 (unknown).
- *    Whether cuMemCreate accepts CU_MEM_LOCATION_TYPE_HOST_NUMA, and its granularity.
+ *    Whether cuMemCreate accepts CU_MEM_LOCATION_TYPE_HOST_NUMA, and its granularity. A driver
+ *    attribute of -1 means the system has no NUMA; cuda.h then asks for location id 0.
  * 5. **Theoretical memory bandwidth:** memory clock x 2 (double data rate) x bus width, the
  *    ceiling the bandwidth figures of the other samples are compared with.
  * 6. **Peer access** (05_p2pMemMap): the cuDeviceCanAccessPeer matrix with the link's
@@ -28,8 +30,8 @@
  *
  * The verdict is PASS when every query succeeded and the answers agree with each other: a device
  * that reports VMM support must report a non-zero granularity with the recommended one a
- * multiple of the minimum; one that reports host-NUMA VMM support must name a host node; one that
- * reports concurrent managed access must report managed memory. No context is needed for any of
+ * multiple of the minimum, for device memory and for the HOST_NUMA location; one that reports
+ * concurrent managed access must report managed memory. No context is needed for any of
  * these queries.
  */
 #include <iomanip>
@@ -151,9 +153,13 @@ DeviceReport queryDevice(CUdevice device, int ordinal, const Options& options) {
       .set("hostNumaIdSysfs", sysfsNode.node)
       .set("sysfsNumaNodePath", sysfsNode.path)
       .set("hostNumaVmmSupported", hostNumaVmm != 0);
-  report.consistent &= !hostNumaVmm || driverNode >= 0;
-  if (hostNumaVmm && driverNode >= 0) {
-    const auto [minimum, recommended] = granularity(CU_MEM_LOCATION_TYPE_HOST_NUMA, driverNode);
+  if (hostNumaVmm) {
+    // -1 is no contradiction: without NUMA the one host location is id 0.
+    const int locationId = ms::hostNumaLocationId(driverNode);
+    if (locationId != driverNode)
+      add("  location id", std::to_string(locationId) + " (no NUMA: cuda.h asks for id 0)");
+    report.json.set("hostNumaLocationId", locationId);
+    const auto [minimum, recommended] = granularity(CU_MEM_LOCATION_TYPE_HOST_NUMA, locationId);
     add("  granularity min / recommended",
         ms::formatBytes(minimum) + " / " + ms::formatBytes(recommended));
     report.json.set("hostNumaGranularityMinBytes", static_cast<std::uint64_t>(minimum))
@@ -264,8 +270,8 @@ ms::Verdict runQuery(const Options& options, ms::Report& report) {
       .set("devices", jsonDevices)
       .set("peerAccess", jsonPeers);
   if (!consistent) {
-    out << "Inconsistent answers: VMM without a usable granularity, host-NUMA VMM without a "
-           "host node, or concurrent managed access without managed memory\n";
+    out << "Inconsistent answers: VMM without a usable granularity, or concurrent managed "
+           "access without managed memory\n";
   }
   return consistent ? ms::Verdict::Pass : ms::Verdict::Fail;
 }

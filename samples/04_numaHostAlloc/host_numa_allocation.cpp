@@ -16,8 +16,13 @@ HostNumaAllocation::HostNumaAllocation(int deviceOrdinal, int node, std::size_t 
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
   prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
   prop.location.id = node;
-  ms::check(cuMemGetAllocationGranularity(&granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+  ms::check(cuMemGetAllocationGranularity(&minimum_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
             "cuMemGetAllocationGranularity");
+  ms::check(
+      cuMemGetAllocationGranularity(&recommended_, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+      "cuMemGetAllocationGranularity");
+  // The recommended unit is faster, but would pad a small request: ms::allocationGranularity.
+  granularity_ = ms::allocationGranularity(bytes, minimum_, recommended_);
   size_ = (bytes + granularity_ - 1) / granularity_ * granularity_;
   try {
     ms::check(cuMemAddressReserve(&address_, size_, granularity_, 0, 0), "cuMemAddressReserve");

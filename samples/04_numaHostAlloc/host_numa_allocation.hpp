@@ -36,9 +36,11 @@
 class HostNumaAllocation {
  public:
   /**
-   * Builds @p bytes, rounded up to the minimum granularity, on host node @p node, read-write for
-   * device @p deviceOrdinal and for the CPU: cuMemGetAllocationGranularity, cuMemAddressReserve,
-   * cuMemCreate, cuMemMap, cuMemRelease, cuMemSetAccess.
+   * Builds @p bytes on host node @p node, read-write for device @p deviceOrdinal and for the
+   * CPU: cuMemGetAllocationGranularity (minimum and recommended), cuMemAddressReserve,
+   * cuMemCreate, cuMemMap, cuMemRelease, cuMemSetAccess. The size is rounded up to, and the
+   * addresses aligned on, memsamples::allocationGranularity(): the recommended granularity from
+   * one such unit up, else the minimum.
    * @throws memsamples::CudaError naming the call that failed; what was built is undone first.
    */
   HostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes);
@@ -51,8 +53,12 @@ class HostNumaAllocation {
   CUdeviceptr address() const noexcept { return address_; }
   /// The bytes mapped: the request rounded up to granularity().
   std::size_t size() const noexcept { return size_; }
-  /// CU_MEM_ALLOC_GRANULARITY_MINIMUM for a HOST_NUMA location.
+  /// The granularity used: recommendedGranularity() or minimumGranularity().
   std::size_t granularity() const noexcept { return granularity_; }
+  /// CU_MEM_ALLOC_GRANULARITY_MINIMUM for a HOST_NUMA location.
+  std::size_t minimumGranularity() const noexcept { return minimum_; }
+  /// CU_MEM_ALLOC_GRANULARITY_RECOMMENDED for a HOST_NUMA location.
+  std::size_t recommendedGranularity() const noexcept { return recommended_; }
 
   /// Unmaps (which frees the memory) and frees the addresses now; empty afterwards, even when
   /// this throws. @throws memsamples::CudaError naming cuMemUnmap or cuMemAddressFree.
@@ -64,5 +70,7 @@ class HostNumaAllocation {
   CUdeviceptr address_ = 0;
   std::size_t size_ = 0;
   std::size_t granularity_ = 0;
+  std::size_t minimum_ = 0;
+  std::size_t recommended_ = 0;
   bool mapped_ = false;
 };

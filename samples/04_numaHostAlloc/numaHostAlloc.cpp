@@ -12,7 +12,9 @@
  *    is an error before any waiver); then **cuInit**, **cuCtxCreate** and the fatbin, as in 01.
  * 2. **Topology.** CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (the driver's answer) and
  *    `/sys/bus/pci/devices/<bdf>/numa_node` for the bus id from **cuDeviceGetPCIBusId** (the
- *    kernel's answer) give the nearest node with memory (findNearestHostNode()).
+ *    kernel's answer) give the nearest node with memory (findNearestHostNode()). GPU memory that
+ *    is a NUMA node (CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, CU_DEVICE_ATTRIBUTE_NUMA_ID of every
+ *    device) is never taken for host memory.
  * 3. **The mbind path**, every call written here: the binding rules decide first
  *    (chooseMbindMode(), which also notices a container's seccomp filter); **mmap**; **mbind**
  *    with `MPOL_F_STATIC_NODES | MPOL_BIND` (`--strict`) or `| MPOL_PREFERRED` while no page
@@ -21,8 +23,9 @@
  *    landed; **cuMemHostRegister** and **cuMemHostGetDevicePointer**; the placement once more.
  * 4. **The CUDA-native path** (HostNumaAllocation, host_numa_allocation.cpp), where
  *    CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is set: **cuMemCreate**
- *    with a CU_MEM_LOCATION_TYPE_HOST_NUMA location, **cuMemAddressReserve** + **cuMemMap**, and
- *    **cuMemSetAccess** for the device *and* for the CPU.
+ *    with a CU_MEM_LOCATION_TYPE_HOST_NUMA location (id 0 where the driver sees no NUMA),
+ *    **cuMemAddressReserve** + **cuMemMap**, and **cuMemSetAccess** for the device *and* for the
+ *    CPU.
  * 5. **The reference**: **cuMemHostAlloc**(CU_MEMHOSTALLOC_DEVICEMAP), placed by the driver.
  * 6. **Measured** (numaHostAlloc_measure.cpp), each source while it exists: copies both ways and
  *    a zero-copy VecAdd through the device pointer, checked; GB/s and ratios to cuMemHostAlloc.
@@ -33,7 +36,6 @@
 #include <numa.h>
 #include <numaif.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -100,13 +102,15 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   // to a --node that cannot hold one is bad input too, reported before any GPU work.
   const std::uint64_t hostVectorBytes =
       ms::fitHostMemory(options.sizeBytes, kDefaultBytes, kVectors, sizeof(float));
+  const mn::PageSizes pages = mn::systemPageSizes();  // base and transparent huge page
   const mn::BindPolicy policy{!options.noBind, options.strict};
   const bool overridden = options.node >= 0;
   if (policy.strict && overridden) {
     const int node = static_cast<int>(options.node);
     const std::string why = mn::whyNodeCannotBeBound(node, mn::queryNumaFacts(node));
     if (!why.empty())
-      throw mn::NumaBindError(mn::strictRefusal(kVectors * mn::vectorStride(hostVectorBytes), why));
+      throw mn::NumaBindError(
+          mn::strictRefusal(kVectors * mn::vectorStride(hostVectorBytes, pages.base), why));
   }
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
@@ -124,11 +128,21 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   char busId[64] = {};
   ms::check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
   const int attributeNode = attributeOr(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, -1);
-  const mn::HostNumaNode nearest =
-      mn::findNearestHostNode(attributeNode, busId, mn::libnumaNodeMemory());
+  // GPU memory can be a NUMA node of its own (coherent Grace-class systems): it has memory, but
+  // binding "host" buffers there would put them in HBM. Every device's node is marked.
+  mn::NodeQueries nodes = mn::libnumaNodes();
+  int deviceCount = 0;
+  ms::check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+  for (int other = 0; other < deviceCount; ++other) {
+    CUdevice handle = 0;
+    ms::check(cuDeviceGet(&handle, other), "cuDeviceGet");
+    if (attributeOr(handle, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, 0) == CU_DEVICE_NUMA_CONFIG_NUMA_NODE)
+      nodes.deviceMemoryNodes[attributeOr(handle, CU_DEVICE_ATTRIBUTE_NUMA_ID, -1)] = other;
+  }
+  const mn::HostNumaNode nearest = mn::findNearestHostNode(attributeNode, busId, nodes);
   const int target = overridden ? static_cast<int>(options.node) : nearest.node;
   const bool numaAvailable = mn::numaPolicyCallsAvailable();  // also: not refused by seccomp
-  printTopology(busId, nearest, target, overridden, numaAvailable, out);
+  printTopology(busId, nearest, target, overridden, nodes, numaAvailable, out);
   recordTopology(json, ordinal, ms::deviceName(device), busId, nearest, target, policy);
 
   // The device holds one vector, the target and source of the copies.
@@ -136,7 +150,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
   const std::uint64_t bytes =
       ms::chooseBufferBytes(options.sizeBytes, hostVectorBytes, freeBytes, 1, sizeof(float));
-  const std::size_t stride = mn::vectorStride(bytes);
+  const std::size_t stride = mn::vectorStride(bytes, pages.base);
   const std::size_t hostBytes = stride * kVectors;
   out << "Vectors: " << bytes / sizeof(float) << " floats (" << ms::formatBytes(bytes)
       << ") each; every host source holds A, B and C (" << ms::formatBytes(hostBytes) << ")\n";
@@ -157,27 +171,27 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     // [decide]
     // The rules decide before anything exists: strict or soft, a node that is missing, empty or
     // full, memory-policy calls refused by a container's seccomp filter (numa_binding.cpp).
-    const mn::NumaFacts facts = policy.bind ? mn::queryNumaFacts(target) : mn::NumaFacts{};
+    const mn::NumaFacts facts = policy.bind ? mn::queryNumaFacts(target, nodes) : mn::NumaFacts{};
     const mn::BindDecision decision = mn::chooseMbindMode(policy, target, hostBytes, facts);
     if (!decision.error.empty())
       throw mn::NumaBindError(decision.error);
     // [decide]
     // [map]
-    // mmap only reserves addresses; no physical page exists until the first touch. One huge page
-    // of extra addresses lets the range start on a 2 MiB boundary, so that transparent huge pages
-    // can back all of it; the margins are never touched and hold no memory.
-    const std::size_t hugePage = mn::kHugePageBytes;
-    const std::size_t mappedBytes = (hostBytes + hugePage - 1) / hugePage * hugePage;
-    const std::size_t reservedBytes = mappedBytes + hugePage;
-    void* const mapping =
-        mmap(nullptr, reservedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // mmap only reserves addresses; no physical page exists until the first touch. A range of a
+    // huge page or more gets one huge page (hpage_pmd_size, 2 MiB on x86-64) of extra addresses
+    // to start on its boundary, so that transparent huge pages can back all of it; the margins
+    // are never touched and hold no memory.
+    const mn::RangeLayout layout = mn::hostRangeLayout(hostBytes, pages);
+    const std::size_t mappedBytes = layout.mappedBytes, alignment = layout.alignment;
+    void* const mapping = mmap(nullptr, layout.reservedBytes, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapping == MAP_FAILED) {
-      throw mn::NumaBindError("mmap of " + ms::formatBytes(reservedBytes) +
+      throw mn::NumaBindError("mmap of " + ms::formatBytes(layout.reservedBytes) +
                               " failed: " + mn::errnoText(errno));
     }
-    const mn::OwnedMapping ownedMapping(mapping, reservedBytes);  // munmap, after unregistering
+    const mn::OwnedMapping ownedMapping(mapping, layout.reservedBytes);  // munmap, after unregister
     char* const host = reinterpret_cast<char*>(
-        (reinterpret_cast<std::uintptr_t>(mapping) + hugePage - 1) & ~(hugePage - 1));
+        (reinterpret_cast<std::uintptr_t>(mapping) + alignment - 1) & ~(alignment - 1));
     // [map]
     // [mbind]
     // Bound while no page exists, so nothing has to move. The mask has one bit per node.
@@ -207,8 +221,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
       out << "  unbound: " << binding.unboundReason << '\n';
     // [first-touch]
     out << "  before first touch: " << wherePagesAre(host, mappedBytes).summary() << '\n';
-    const auto pageBytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    for (std::size_t offset = 0; offset < mappedBytes; offset += pageBytes)
+    for (std::size_t offset = 0; offset < mappedBytes; offset += pages.base)
       host[offset] = 0;  // the page is created now, on the node the policy picks
     const mn::PagePlacement touched = wherePagesAre(host, mappedBytes);
     out << "  placement after first touch: " << touched.summary() << '\n';
@@ -248,13 +261,15 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   if (!hostNumaVmm) {
     out << "  skipped: CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0\n";
   } else {
-    // The driver needs a real node: one that exists and has memory, else the nearest, else 0.
-    const int vmmNode = mn::hostNumaVmmNode(target, nearest.node, mn::libnumaNodeMemory());
-    HostNumaAllocation allocation(ordinal, vmmNode, hostBytes);
+    // The driver needs a host node with memory, or id 0 where it sees no NUMA (cuda.h).
+    const mn::HostNumaVmmNode vmm = mn::hostNumaVmmNode(attributeNode, target, nearest.node, nodes);
+    HostNumaAllocation allocation(ordinal, vmm.node, hostBytes);
     const ms::DrainOnExit drain(stream.get());
-    out << "  node " << vmmNode << (vmmNode != target ? " (the target node is not usable)" : "")
-        << ", " << ms::formatBytes(allocation.size()) << ", granularity "
-        << ms::formatBytes(allocation.granularity()) << '\n';
+    out << "  node " << vmm.node << (vmm.reason.empty() ? "" : " (" + vmm.reason + ")") << ", "
+        << ms::formatBytes(allocation.size()) << ", granularity "
+        << ms::formatBytes(allocation.granularity()) << " (minimum "
+        << ms::formatBytes(allocation.minimumGranularity()) << ", recommended "
+        << ms::formatBytes(allocation.recommendedGranularity()) << ")\n";
     char* const host = reinterpret_cast<char*>(allocation.address());
     results.push_back(
         measureSource("cuMemCreate(HOST_NUMA)", {host, allocation.address(), stride}, work));
@@ -283,7 +298,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   // 6. The comparison; 7. nearest vs remote nodes (numaHostAlloc_measure.cpp).
   printComparison(results, work, out);
   const ms::JsonArray nodeRows = compareNodes(
-      {policy, target, nearest.node, overridden, numaAvailable, stride}, work, warn, out);
+      {policy, target, nearest.node, overridden, numaAvailable, stride, nodes}, work, warn, out);
   const bool dataOk = reportDataChecks(results, out);
   recordResults(json, bindingRecord, hostNumaVmm, work, results, nodeRows, warnings);
   // 8. Cleanup: the owners release the stream (after its work), the device buffer, the module

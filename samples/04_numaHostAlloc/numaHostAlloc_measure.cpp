@@ -51,18 +51,6 @@ ms::JsonObject sourceJson(const SourceResult& source, const SourceResult& refere
   return json;
 }
 
-// The nodes that have memory, in order, at most kMaxTableNodes.
-std::vector<int> nodesWithMemory() {
-  std::vector<int> nodes;
-  const mn::NodeMemoryQuery memory = mn::libnumaNodeMemory();
-  for (int node = 0; node <= numa_max_node() && nodes.size() < kMaxTableNodes; ++node) {
-    const mn::NodeMemory m = memory(node);
-    if (m.status == mn::NodeMemory::Status::Present && m.totalBytes > 0)
-      nodes.push_back(node);
-  }
-  return nodes;
-}
-
 }  // namespace
 
 Workload makeWorkload(CUfunction kernel, CUdevice device, unsigned int block, CUstream stream,
@@ -145,10 +133,12 @@ ms::JsonArray compareNodes(const NodeComparison& nodes, const Workload& work,
     out << "  skipped: --no-bind\n";
     return rowsJson;
   }
-  const std::vector<int> candidates = nodes.numaAvailable ? nodesWithMemory() : std::vector<int>{};
+  const std::vector<int> candidates = nodes.numaAvailable
+                                          ? mn::hostNodesWithMemory(nodes.nodes, kMaxTableNodes)
+                                          : std::vector<int>{};
   if (candidates.size() < 2) {
     out << "  skipped: "
-        << (nodes.numaAvailable ? "only one NUMA node has memory" : "NUMA not available")
+        << (nodes.numaAvailable ? "only one host NUMA node has memory" : "NUMA not available")
         << ", nothing remote to compare with\n";
     return rowsJson;
   }
@@ -166,7 +156,7 @@ ms::JsonArray compareNodes(const NodeComparison& nodes, const Workload& work,
     char* host = static_cast<char*>(range.data());
     rows.emplace_back(node, timeCopies(host, host + nodes.stride, work));
     const CopyResult& copies = rows.back().second;
-    const int distance = target >= 0 ? numa_distance(target, node) : 0;
+    const int distance = target >= 0 ? nodes.nodes.distance(target, node) : 0;
     out << "  " << std::setw(6) << node << std::setw(10) << distance << std::setw(10)
         << std::setprecision(1) << 100 * onNode << " %" << std::setprecision(2) << std::setw(20)
         << copies.toDeviceGBps << std::setw(20) << copies.toHostGBps
@@ -196,7 +186,8 @@ ms::JsonArray compareNodes(const NodeComparison& nodes, const Workload& work,
 }
 
 void printTopology(const char* busId, const mn::HostNumaNode& nearest, int target,
-                   bool targetFromOption, bool numaAvailable, std::ostream& out) {
+                   bool targetFromOption, const mn::NodeQueries& nodes, bool numaAvailable,
+                   std::ostream& out) {
   out << "PCI bus id " << busId
       << ": CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = " << mn::nodeValueText(nearest.attributeNode) << ", "
       << (nearest.sysfs.path.empty() ? std::string("sysfs numa_node") : nearest.sysfs.path) << " = "
@@ -212,6 +203,12 @@ void printTopology(const char* busId, const mn::HostNumaNode& nearest, int targe
   if (numaAvailable)
     out << ", nodes 0-" << numa_max_node() << ", " << numa_num_configured_nodes() << " configured";
   out << '\n';
+  if (!nodes.deviceMemoryNodes.empty()) {
+    out << "GPU memory NUMA nodes (not host memory):";
+    for (const auto& [node, device] : nodes.deviceMemoryNodes)
+      out << " node " << node << " (device " << device << ")";
+    out << '\n';
+  }
 }
 
 void recordTopology(ms::JsonObject& json, int ordinal, const std::string& deviceName,

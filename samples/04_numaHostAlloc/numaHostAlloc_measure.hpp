@@ -94,10 +94,12 @@ struct NodeComparison {
   bool targetFromOption = false;        ///< `--node` chose the target.
   bool numaAvailable = false;           ///< memsamples::numa::numaPolicyCallsAvailable().
   std::size_t stride = 0;               ///< One vector's bytes in a host range.
+  memsamples::numa::NodeQueries nodes;  ///< The machine's nodes, GPU memory nodes marked.
 };
 
 /**
- * With two or more nodes with memory (at most 8): for each node, a NumaBoundHostRange of two
+ * With two or more host nodes with memory (at most 8; GPU memory nodes are not host memory and
+ * are left out): for each node, a NumaBoundHostRange of two
  * vectors bound there, first touched, registered (cuMemHostRegister), and its copies timed; a
  * table with the node distance from the target (numa_distance) and the share of pages on the
  * node, then each other node's ratio to the target. Otherwise one line saying why not.
@@ -107,9 +109,11 @@ memsamples::JsonArray compareNodes(const NodeComparison& nodes, const Workload& 
                                    const memsamples::numa::WarningSink& warn, std::ostream& out);
 
 /// Prints "PCI bus id ...: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = ..., sysfs ... = ...", the notes,
-/// the nearest node and its source, the `--node` target, and what libnuma reports.
+/// the nearest node and its source, the `--node` target, what libnuma reports, and the GPU
+/// memory nodes of @p nodes where there are any.
 void printTopology(const char* busId, const memsamples::numa::HostNumaNode& nearest, int target,
-                   bool targetFromOption, bool numaAvailable, std::ostream& out);
+                   bool targetFromOption, const memsamples::numa::NodeQueries& nodes,
+                   bool numaAvailable, std::ostream& out);
 
 /// The device, the topology and the policy as JSON fields.
 void recordTopology(memsamples::JsonObject& json, int ordinal, const std::string& deviceName,

@@ -17,6 +17,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iterator>
@@ -164,6 +165,101 @@ NodeMemoryQuery sysfsNodeMemory(std::string sysfsRoot) {
   };
 }
 
+NodeMemory NodeQueries::hostMemory(int node) const {
+  const auto device = deviceMemoryNodes.find(node);
+  if (device != deviceMemoryNodes.end()) {
+    NodeMemory gpu;
+    gpu.status = NodeMemory::Status::DeviceMemory;
+    gpu.detail =
+        "the memory of device " + std::to_string(device->second) + " (CU_DEVICE_ATTRIBUTE_NUMA_ID)";
+    return gpu;
+  }
+  NodeMemory unknown;
+  unknown.detail = "no memory query was given";
+  return memory ? memory(node) : unknown;
+}
+
+bool NodeQueries::holdsHostMemory(int node) const {
+  if (node < 0)
+    return false;
+  const NodeMemory found = hostMemory(node);
+  switch (found.status) {
+    case NodeMemory::Status::Present:
+      return found.totalBytes > 0;
+    case NodeMemory::Status::Unknown:
+      return true;  // the driver or the kernel has the last word
+    case NodeMemory::Status::DoesNotExist:
+    case NodeMemory::Status::DeviceMemory:
+      break;
+  }
+  return false;
+}
+
+NodeQueries libnumaNodes() {
+  NodeQueries queries;
+  queries.memory = libnumaNodeMemory();
+  if (!numaPolicyCallsAvailable())
+    return queries;
+  for (int node = 0; node <= numa_max_node(); ++node)
+    queries.nodes.push_back(node);
+  queries.distance = [](int from, int to) { return numa_distance(from, to); };
+  return queries;
+}
+
+NodeQueries sysfsNodes(const std::string& sysfsRoot) {
+  NodeQueries queries;
+  queries.memory = sysfsNodeMemory(sysfsRoot);
+  const std::string folder = sysfsRoot + "/devices/system/node";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    int node = -1;
+    const char* digits = name.c_str() + 4;
+    const auto [end, parsed] = std::from_chars(digits, name.c_str() + name.size(), node);
+    if (name.rfind("node", 0) == 0 && name.size() > 4 && parsed == std::errc() && *end == '\0')
+      queries.nodes.push_back(node);
+  }
+  std::sort(queries.nodes.begin(), queries.nodes.end());
+  queries.distance = [folder, nodes = queries.nodes](int from, int to) {
+    // The kernel writes one distance per existing node, in node order: position, not number.
+    std::ifstream file(folder + "/node" + std::to_string(from) + "/distance");
+    const auto position = std::find(nodes.begin(), nodes.end(), to);
+    int value = 0;
+    for (auto at = nodes.begin(); file >> value; ++at) {
+      if (at == position)
+        return value;
+    }
+    return 0;
+  };
+  return queries;
+}
+
+int closestHostNodeWithMemory(int from, const NodeQueries& nodes) {
+  int best = -1, bestDistance = 0;
+  for (const int node : nodes.nodes) {
+    const NodeMemory memory = nodes.hostMemory(node);
+    if (memory.status != NodeMemory::Status::Present || memory.totalBytes == 0)
+      continue;
+    const int distance = from >= 0 && nodes.distance ? nodes.distance(from, node) : 0;
+    if (best < 0 || (distance > 0 && (bestDistance <= 0 || distance < bestDistance))) {
+      best = node;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit) {
+  std::vector<int> found;
+  for (const int node : nodes.nodes) {
+    const NodeMemory memory = nodes.hostMemory(node);
+    if (found.size() < limit && memory.status == NodeMemory::Status::Present &&
+        memory.totalBytes > 0)
+      found.push_back(node);
+  }
+  return found;
+}
+
 const char* nodeSourceName(NodeSource source) {
   switch (source) {
     case NodeSource::Sysfs:
@@ -172,6 +268,8 @@ const char* nodeSourceName(NodeSource source) {
       return "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID";
     case NodeSource::Both:
       return "both sources";
+    case NodeSource::Closest:
+      return "closest node with memory (numa_distance)";
     case NodeSource::None:
       break;
   }
@@ -179,7 +277,7 @@ const char* nodeSourceName(NodeSource source) {
 }
 
 HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
-                                 const NodeMemoryQuery& nodeMemory, const std::string& sysfsRoot) {
+                                 const NodeQueries& nodes, const std::string& sysfsRoot) {
   HostNumaNode result;
   result.attributeNode = std::max(-1, attributeNode);
   result.sysfs = readPciNumaNode(sysfsRoot, pciBusId);
@@ -204,15 +302,19 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
     candidates.push_back({result.attributeNode, NodeSource::CudaAttribute});
   }
 
+  int existing = -1;  // the first candidate that exists but holds no host memory
   for (const Candidate& candidate : candidates) {
     const std::string who =
         nodeText(candidate.node) + " (from " + nodeSourceName(candidate.source) + ")";
-    NodeMemory memory;
-    memory.detail = "no memory query was given";
-    if (nodeMemory)
-      memory = nodeMemory(candidate.node);
+    const NodeMemory memory = nodes.hostMemory(candidate.node);
     if (memory.status == NodeMemory::Status::DoesNotExist) {
       result.notes.push_back(who + " rejected: it does not exist (" + memory.detail + ")");
+      continue;
+    }
+    if (existing < 0)
+      existing = candidate.node;
+    if (memory.status == NodeMemory::Status::DeviceMemory) {
+      result.notes.push_back(who + " rejected: it is GPU memory, " + memory.detail);
       continue;
     }
     if (memory.status == NodeMemory::Status::Present && memory.totalBytes == 0) {
@@ -224,6 +326,19 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
     }
     result.node = candidate.node;
     result.source = result.attributeNode == result.sysfs.node ? NodeSource::Both : candidate.source;
+    return result;
+  }
+  // The GPU sits next to a node without host memory: the memory the kernel would use for that
+  // node's CPUs is the closest node's, so that is the nearest host memory.
+  const int closest = existing >= 0 ? closestHostNodeWithMemory(existing, nodes) : -1;
+  if (closest >= 0) {
+    result.node = closest;
+    result.source = NodeSource::Closest;
+    const int distance = nodes.distance ? nodes.distance(existing, closest) : 0;
+    result.notes.push_back(nodeText(closest) + " is the closest node with memory to " +
+                           nodeText(existing) + " (numa_distance " +
+                           (distance > 0 ? std::to_string(distance) : std::string("unknown")) +
+                           ")");
     return result;
   }
   result.notes.push_back("no usable host NUMA node for this GPU");
@@ -239,14 +354,35 @@ std::string nodeRowLabel(int node, int target, int nearest, bool targetFromOptio
   return node == nearest ? "   <- nearest" : "";
 }
 
-int hostNumaVmmNode(int target, int nearest, const NodeMemoryQuery& nodeMemory) {
-  if (target >= 0) {
-    const NodeMemory memory = nodeMemory ? nodeMemory(target) : NodeMemory{};
-    const bool empty = memory.status == NodeMemory::Status::Present && memory.totalBytes == 0;
-    if (memory.status != NodeMemory::Status::DoesNotExist && !empty)
-      return target;
+HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
+                                const NodeQueries& nodes) {
+  HostNumaVmmNode choice;
+  if (attributeNode < 0) {
+    choice.node = hostNumaLocationId(attributeNode);
+    if (choice.node != target) {
+      choice.reason = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is -1, the driver sees no NUMA: id " +
+                      std::to_string(choice.node) + ", as cuda.h asks";
+    }
+    return choice;
   }
-  return nearest >= 0 ? nearest : 0;
+  if (nodes.holdsHostMemory(target)) {
+    choice.node = target;
+    return choice;
+  }
+  const std::string unusable =
+      target >= 0 ? nodeText(target) + " holds no host memory" : std::string("no target node");
+  if (nodes.holdsHostMemory(nearest)) {
+    choice.node = nearest;
+    choice.reason = unusable + ": the nearest node";
+    return choice;
+  }
+  choice.node = closestHostNodeWithMemory(target >= 0 ? target : nearest, nodes);
+  choice.reason = unusable + ": the closest node with memory";
+  if (choice.node < 0) {
+    choice.node = 0;
+    choice.reason = unusable + " and no node is known: id 0, as cuda.h asks without NUMA";
+  }
+  return choice;
 }
 
 // -------------------------------------------------------------------------------------- policy
@@ -275,12 +411,12 @@ std::string describeMbindMode(int mode) {
   return text;
 }
 
-NumaFacts queryNumaFacts(int node) {
+NumaFacts queryNumaFacts(int node, const NodeQueries& nodes) {
   NumaFacts facts;
   facts.available = numaPolicyCallsAvailable();
   if (facts.available)
     facts.maxNode = numa_max_node();
-  facts.target = libnumaNodeMemory()(node);
+  facts.target = nodes.hostMemory(node);
   return facts;
 }
 
@@ -297,6 +433,8 @@ std::string whyNodeCannotBeBound(int node, const NumaFacts& facts) {
   }
   if (facts.target.status == NodeMemory::Status::Present && facts.target.totalBytes == 0)
     return nodeText(node) + " has no memory";
+  if (facts.target.status == NodeMemory::Status::DeviceMemory)
+    return nodeText(node) + " is GPU memory, not host memory (" + facts.target.detail + ")";
   return {};
 }
 
@@ -424,9 +562,9 @@ std::string describeBinding(std::size_t bytes, std::size_t mappedBytes, int node
   return text;
 }
 
-std::vector<int> madviseAdvice(std::size_t bytes) {
+std::vector<int> madviseAdvice(std::size_t bytes, std::size_t hugePageBytes) {
   std::vector<int> advice;
-  if (bytes >= kHugePageBytes)
+  if (hugePageBytes > 0 && bytes >= hugePageBytes)
     advice.push_back(MADV_HUGEPAGE);
   advice.push_back(MADV_DONTFORK);
   return advice;
@@ -599,7 +737,7 @@ OwnedMapping::~OwnedMapping() {
 }
 
 NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy,
-                                       const WarningSink& warn)
+                                       const WarningSink& warn, const PageSizes& pages)
     : bytes_(bytes), node_(node), policy_(policy) {
   if (bytes == 0)
     throw std::invalid_argument("NumaBoundHostRange: 0 bytes requested");
@@ -610,16 +748,12 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
   if (!decision.error.empty())
     throw NumaBindError(decision.error);
 
-  // 2. Map. Ranges from 2 MiB are 2 MiB aligned and sized (over-map, then trim both ends) so
-  // that transparent huge pages can back all of them; mmap alone only promises 4 KiB alignment.
-  const std::size_t page = pageSize();
-  const std::size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : page;
-  if (bytes > SIZE_MAX - 2 * alignment) {
-    throw std::invalid_argument("NumaBoundHostRange: " + std::to_string(bytes) +
-                                " bytes cannot be mapped");
-  }
-  mappedBytes_ = (bytes + alignment - 1) / alignment * alignment;
-  const std::size_t reserved = mappedBytes_ + (alignment > page ? alignment : 0);
+  // 2. Map. Ranges from one huge page up are huge-page aligned and sized (over-map, then trim
+  // both ends) so that transparent huge pages can back all of them; mmap promises a base page.
+  const RangeLayout layout = hostRangeLayout(bytes, pages);
+  const std::size_t alignment = layout.alignment;
+  mappedBytes_ = layout.mappedBytes;
+  const std::size_t reserved = layout.reservedBytes;
   void* raw = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) {
     throw NumaBindError("mmap of " + formatBytes(reserved) + " failed: " + errnoText(errno));
@@ -645,7 +779,7 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
     outcome_ = settleBinding(decision, mbindError, policy, node, warn);
 
     // 4. Advice: one call per advice value (they are numbers, not flags).
-    for (const int advice : madviseAdvice(bytes)) {
+    for (const int advice : madviseAdvice(bytes, pages.huge)) {
       if (madvise(address_, mappedBytes_, advice) != 0) {
         if (warn)
           warn(adviceFailure(advice, errno));

@@ -11,8 +11,9 @@
  *
  * The pieces, in the order the lesson uses them:
  * 1. **Topology.** findNearestHostNode() combines the driver's CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
- *    with the kernel's `<sysfs>/bus/pci/devices/<bdf>/numa_node` and rejects nodes that do not
- *    exist or have no memory.
+ *    with the kernel's `<sysfs>/bus/pci/devices/<bdf>/numa_node`, rejects nodes that do not
+ *    exist, and replaces a node without memory, or one that is GPU memory, by the closest host
+ *    node with memory (NodeQueries: libnuma in a run, a fake sysfs tree in a test).
  * 2. **Policy.** chooseMbindMode() turns a BindPolicy (bind or not, strict or soft) and the
  *    system's NumaFacts into a decision: mbind with `MPOL_BIND` or `MPOL_PREFERRED` (always with
  *    `MPOL_F_STATIC_NODES`), continue unbound with one warning, or refuse with an error. The
@@ -40,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host_layout.hpp"
 #include "memsamples.hpp"
 
 /// The NUMA host-memory library of the CUDA Memory Samples (sample 04, reused by sample 06).
@@ -84,6 +86,7 @@ struct NodeMemory {
     Present,       ///< The node exists; totalBytes and freeBytes are valid (total may be 0).
     DoesNotExist,  ///< There is no such node on this system.
     Unknown,       ///< The size could not be read (see detail); the node may still exist.
+    DeviceMemory,  ///< The node is a GPU's memory (see detail), never host memory.
   };
   Status status = Status::Unknown;  ///< See Status.
   std::uint64_t totalBytes = 0;     ///< MemTotal of the node (Present only).
@@ -106,15 +109,55 @@ NodeMemoryQuery libnumaNodeMemory();
  */
 NodeMemoryQuery sysfsNodeMemory(std::string sysfsRoot);
 
+/// How far node `from` is from node `to`, as numa_distance() says (10 = local); 0 when unknown.
+using NodeDistanceQuery = std::function<int(int from, int to)>;
+
+/// Everything the topology rules ask about the machine's NUMA nodes.
+struct NodeQueries {
+  std::vector<int> nodes;      ///< The nodes that exist, ascending; empty without NUMA.
+  NodeMemoryQuery memory;      ///< Each node's memory.
+  NodeDistanceQuery distance;  ///< Distances between nodes.
+  /// GPU memory that is a NUMA node of its own (CU_DEVICE_ATTRIBUTE_NUMA_CONFIG =
+  /// CU_DEVICE_NUMA_CONFIG_NUMA_NODE, as on coherent Grace-class systems): node
+  /// (CU_DEVICE_ATTRIBUTE_NUMA_ID) -> device ordinal. Such a node has memory, but not host memory.
+  std::map<int, int> deviceMemoryNodes;
+
+  /// memory(@p node), or DeviceMemory for a node in deviceMemoryNodes.
+  NodeMemory hostMemory(int node) const;
+  /// True when @p node is a host node with memory (or memory that cannot be read).
+  bool holdsHostMemory(int node) const;
+};
+
+/// The real queries: numa_max_node(), libnumaNodeMemory() and numa_distance(); no nodes when
+/// numaPolicyCallsAvailable() is false. The caller adds the GPU memory nodes.
+NodeQueries libnumaNodes();
+
+/// The same from a sysfs tree: the `node<N>` folders of `<sysfsRoot>/devices/system/node`,
+/// sysfsNodeMemory(), and each node's `distance` file (one number per existing node, in order:
+/// the table numa_distance() reads).
+NodeQueries sysfsNodes(const std::string& sysfsRoot);
+
+/**
+ * The host node with memory that is closest to @p from (numa_distance; @p from itself when it
+ * qualifies), the lower number on a tie; GPU memory nodes never qualify. Where @p from is -1 or
+ * no distance is known, the lowest such node. -1 when there is none (no NUMA).
+ */
+int closestHostNodeWithMemory(int from, const NodeQueries& nodes);
+
+/// The host nodes with memory, ascending, at most @p limit of them.
+std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit);
+
 /// Where the chosen node came from.
 enum class NodeSource {
   None,           ///< No usable node: neither source gave a node with memory.
   Sysfs,          ///< The kernel's PCI `numa_node` file.
   CudaAttribute,  ///< CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID.
   Both,           ///< Both sources named the same node.
+  Closest,        ///< The closest host node with memory to the node a source named.
 };
 
-/// "sysfs", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "both sources" or "none".
+/// "sysfs", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "both sources", "closest node with memory
+/// (numa_distance)" or "none".
 const char* nodeSourceName(NodeSource source);
 
 /// The host NUMA node nearest a GPU, and how it was found.
@@ -135,19 +178,20 @@ struct HostNumaNode {
  *
  * Order of preference: sysfs first (the kernel's record of the device's proximity domain from
  * the firmware), then the CUDA attribute (the driver's answer, which is still a node where sysfs
- * says -1, e.g. 0 on a VM without NUMA information). A candidate that does not exist or has no
- * memory is rejected with a note and the other source is tried; a node whose memory cannot be
- * read is accepted with a note. A difference between the two values is reported in
- * `sourcesDisagree` and in the notes.
+ * says -1, e.g. 0 on a VM without NUMA information). A candidate that does not exist, has no
+ * memory or is GPU memory is rejected with a note and the other source is tried; a node whose
+ * memory cannot be read is accepted with a note. When every candidate was rejected but one
+ * exists (a CPU node without memory, say), the result is closestHostNodeWithMemory() of the
+ * first such candidate. A difference between the two values is reported in `sourcesDisagree` and
+ * in the notes.
  *
  * @param attributeNode CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (-1 when unknown or not supported).
  * @param pciBusId what cuDeviceGetPCIBusId returned.
- * @param nodeMemory how to check a node's memory, normally libnumaNodeMemory().
+ * @param nodes the machine's nodes, normally libnumaNodes() with the GPU memory nodes added.
  * @param sysfsRoot the sysfs mount point; tests point it at a fake tree.
  */
 HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
-                                 const NodeMemoryQuery& nodeMemory,
-                                 const std::string& sysfsRoot = "/sys");
+                                 const NodeQueries& nodes, const std::string& sysfsRoot = "/sys");
 
 /**
  * The marker a per-node table prints after node @p node's row: which row is the binding target
@@ -160,13 +204,23 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
  */
 std::string nodeRowLabel(int node, int target, int nearest, bool targetFromOption);
 
+/// The node a cuMemCreate(CU_MEM_LOCATION_TYPE_HOST_NUMA) location names, and why it is not the
+/// binding target.
+struct HostNumaVmmNode {
+  int node = 0;        ///< The location id.
+  std::string reason;  ///< Empty when `node` is the target; else why another node.
+};
+
 /**
  * The host node to give cuMemCreate with a CU_MEM_LOCATION_TYPE_HOST_NUMA location: the driver
- * needs a node that exists and has memory. @p target when it qualifies (or its memory cannot be
- * read), else @p nearest, else 0 (cuda.h: "on systems where NUMA is not available, id must be set
- * to 0").
+ * needs a host node that exists and has memory.
+ * - @p attributeNode (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) is -1: the driver sees no NUMA, and
+ *   cuda.h asks for id 0 (memsamples::hostNumaLocationId).
+ * - Else @p target when it qualifies (or its memory cannot be read), else @p nearest, else the
+ *   closest host node with memory to the target, and 0 only where no node is known (no NUMA).
  */
-int hostNumaVmmNode(int target, int nearest, const NodeMemoryQuery& nodeMemory);
+HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
+                                const NodeQueries& nodes);
 
 /// @}
 
@@ -195,14 +249,15 @@ struct NumaFacts {
   NodeMemory target;       ///< The target node's memory.
 };
 
-/// The real NumaFacts for @p node, from libnuma.
-NumaFacts queryNumaFacts(int node);
+/// The real NumaFacts for @p node: libnuma's, with @p nodes' answer for the node's memory (so
+/// a GPU memory node is DeviceMemory).
+NumaFacts queryNumaFacts(int node, const NodeQueries& nodes = libnumaNodes());
 
 /**
  * Why nothing can be bound to @p node here, whatever the size: NUMA unavailable (including
- * policy calls refused by a seccomp filter), no node, a node that does not exist or has no
- * memory. Empty when a binding is possible. chooseMbindMode() starts with this check; a program
- * can use it to reject `--strict --node N` before any GPU work.
+ * policy calls refused by a seccomp filter), no node, a node that does not exist, has no memory
+ * or is GPU memory. Empty when a binding is possible. chooseMbindMode() starts with this check; a
+ * program can use it to reject `--strict --node N` before any GPU work.
  */
 std::string whyNodeCannotBeBound(int node, const NumaFacts& facts);
 
@@ -292,16 +347,13 @@ BindOutcome settleBinding(const BindDecision& decision, int mbindError, const Bi
 std::string describeBinding(std::size_t bytes, std::size_t mappedBytes, int node,
                             const BindOutcome& outcome);
 
-/// One x86-64 / arm64-4K transparent huge page: the alignment of the lesson's range, and the size
-/// from which a NumaBoundHostRange is 2 MiB aligned and gets MADV_HUGEPAGE.
-inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-
 /**
- * The madvise() advice for a range of @p bytes, one entry per call: MADV_HUGEPAGE (from 2 MiB)
- * and MADV_DONTFORK. They are advice *numbers* (14 and 10 on Linux), not bit flags: OR-ing them
- * would ask for advice 14 | 10 = 14 and silently drop MADV_DONTFORK.
+ * The madvise() advice for a range of @p bytes, one entry per call: MADV_HUGEPAGE (from one
+ * transparent huge page of @p hugePageBytes; never when that is 0, no THP) and MADV_DONTFORK.
+ * They are advice *numbers* (14 and 10 on Linux), not bit flags: OR-ing them would ask for
+ * advice 14 | 10 = 14 and silently drop MADV_DONTFORK.
  */
-std::vector<int> madviseAdvice(std::size_t bytes);
+std::vector<int> madviseAdvice(std::size_t bytes, std::size_t hugePageBytes);
 
 /// "MADV_HUGEPAGE", "MADV_DONTFORK" or the number.
 std::string adviceName(int advice);
@@ -397,10 +449,11 @@ class OwnedMapping {
 /**
  * Anonymous host memory bound to one NUMA node before its first touch; unmapped on destruction.
  *
- * Construction: the policy decision -> mmap (2 MiB aligned from 2 MiB so that transparent huge
- * pages fit) -> mbind -> madvise(MADV_HUGEPAGE) and madvise(MADV_DONTFORK) as two calls. No page
- * is touched, so no page exists yet: the first touch allocates each page under the policy, and
- * nothing has to be migrated. Warnings go to the sink, at most one per cause.
+ * Construction: the policy decision -> mmap (laid out by hostRangeLayout(): huge-page aligned
+ * from one transparent huge page up, so that huge pages fit) -> mbind -> madvise(MADV_HUGEPAGE) and
+ * madvise(MADV_DONTFORK) as two calls. No page is touched, so no page exists yet: the first touch
+ * allocates each page under the policy, and nothing has to be migrated. Warnings go to the sink, at
+ * most one per cause.
  *
  * Movable, not copyable. Not thread-safe; the memory itself may be used from any thread.
  */
@@ -409,12 +462,13 @@ class NumaBoundHostRange {
   /// An empty range (no memory).
   NumaBoundHostRange() = default;
   /**
-   * Maps @p bytes and binds them to @p node under @p policy.
+   * Maps @p bytes and binds them to @p node under @p policy; @p pages are this kernel's page
+   * sizes (tests give others).
    * @throws std::invalid_argument for 0 bytes; NumaBindError when a strict binding is impossible
    *         or mbind fails under a strict policy, or when mmap fails.
    */
-  NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy,
-                     const WarningSink& warn);
+  NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy, const WarningSink& warn,
+                     const PageSizes& pages = systemPageSizes());
   ~NumaBoundHostRange();
   /// Takes over @p other's mapping; @p other becomes empty.
   NumaBoundHostRange(NumaBoundHostRange&& other) noexcept;
@@ -423,11 +477,11 @@ class NumaBoundHostRange {
   NumaBoundHostRange(const NumaBoundHostRange&) = delete;
   NumaBoundHostRange& operator=(const NumaBoundHostRange&) = delete;
 
-  /// The start of the range (page aligned; 2 MiB aligned from 2 MiB).
+  /// The start of the range (page aligned; huge-page aligned from one huge page).
   void* data() const noexcept { return address_; }
   /// The bytes requested.
   std::size_t size() const noexcept { return bytes_; }
-  /// The bytes mapped (the request rounded up to a page, or to 2 MiB from 2 MiB).
+  /// The bytes mapped (the request rounded up to a page, or to a huge page from one huge page).
   std::size_t mappedBytes() const noexcept { return mappedBytes_; }
   /// The target node.
   int node() const noexcept { return node_; }

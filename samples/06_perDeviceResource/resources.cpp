@@ -264,7 +264,7 @@ void makeNumaResource(KindResource& made, CUcontext context, CUdevice device,
   char busId[64] = {};
   check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
   const numa::HostNumaNode nearest = numa::findNearestHostNode(
-      deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), busId, numa::libnumaNodeMemory());
+      deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), busId, numa::libnumaNodes());
   made.detail = nearest.known() ? "node " + std::to_string(nearest.node) + " (from " +
                                       numa::nodeSourceName(nearest.source) + ")"
                                 : "no known node (memory stays unbound)";

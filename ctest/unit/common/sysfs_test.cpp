@@ -1,4 +1,5 @@
-// Reading sysfs: PCI bus ids, a device's NUMA node, the online node list (fake trees).
+// Reading sysfs: PCI bus ids, a device's NUMA node, the online node list (fake trees); and the
+// two rules of a VMM allocation on a host node: its location id and its granularity.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -99,4 +100,25 @@ TEST(DeviceTopology, ShapeMustBeDevicesByDevices) {
   } catch (const std::invalid_argument& error) {
     EXPECT_STREQ(error.what(), "device topology: the peer matrix has 1 rows for 2 devices");
   }
+}
+
+TEST(HostNumaLocation, MinusOneMeansNoNumaAndTheDocumentedIdZero) {
+  EXPECT_EQ(ms::hostNumaLocationId(-1), 0);
+  EXPECT_EQ(ms::hostNumaLocationId(0), 0);
+  EXPECT_EQ(ms::hostNumaLocationId(3), 3);
+}
+
+TEST(AllocationGranularity, RecommendedFromOneUnitElseMinimum) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  // 2 MiB minimum, 32 MiB recommended: a small request keeps the small unit.
+  EXPECT_EQ(ms::allocationGranularity(3 * kMiB, 2 * kMiB, 32 * kMiB), 2 * kMiB);
+  EXPECT_EQ(ms::allocationGranularity(32 * kMiB - 1, 2 * kMiB, 32 * kMiB), 2 * kMiB);
+  EXPECT_EQ(ms::allocationGranularity(32 * kMiB, 2 * kMiB, 32 * kMiB), 32 * kMiB);
+  EXPECT_EQ(ms::allocationGranularity(3ull << 30, 2 * kMiB, 32 * kMiB), 32 * kMiB);
+  // The H200's answer: both 2 MiB.
+  EXPECT_EQ(ms::allocationGranularity(kMiB, 2 * kMiB, 2 * kMiB), 2 * kMiB);
+  // A recommendation that is 0 or not a multiple of the minimum cannot be used.
+  EXPECT_EQ(ms::allocationGranularity(64 * kMiB, 2 * kMiB, 0), 2 * kMiB);
+  EXPECT_EQ(ms::allocationGranularity(64 * kMiB, 2 * kMiB, 3 * kMiB), 2 * kMiB);
+  EXPECT_THROW(ms::allocationGranularity(kMiB, 0, 2 * kMiB), std::invalid_argument);
 }

@@ -142,7 +142,8 @@ TEST_F(RealBinding, SoftBindToNode0) {
 TEST_F(RealBinding, HugePageAndDontForkAreBothApplied) {
   Warnings warnings;
   mn::NumaBoundHostRange big(4 * kMiB, 0, mn::BindPolicy{}, warnings.sink());
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % mn::kHugePageBytes, 0u);
+  const std::size_t huge = mn::systemPageSizes().huge;
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (huge > 0 ? huge : pageSize()), 0u);
   EXPECT_EQ(big.mappedBytes(), 4 * kMiB);
   EXPECT_TRUE(big.dontForkAdvised());
   const std::string flags = vmFlagsOf(big.data());
@@ -383,4 +384,17 @@ TEST_F(RealBinding, TheLessonsPiecesBindAndCountLikeTheRange) {
   EXPECT_TRUE(touched.allOn(0)) << touched.summary();
   EXPECT_EQ(mn::strictBindingProblem(touched, 0, outcome.state), "");
   EXPECT_EQ(touched.summary(), mn::pagesPerNode(mapping, kMiB).summary());
+}
+
+TEST(BoundRangeLayout, FollowsThePageSizesItIsGiven) {
+  // An unbound range needs no NUMA: only the layout is under test. A 1 MiB "huge page" stands in
+  // for a kernel whose PMD size is not 2 MiB; a real 4 KiB-page kernel can map at 1 MiB.
+  const mn::BindPolicy noBind{false, false};
+  mn::NumaBoundHostRange range(3 * kMiB + 1, 0, noBind, {}, mn::PageSizes{pageSize(), kMiB});
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(range.data()) % kMiB, 0u);
+  EXPECT_EQ(range.mappedBytes(), 4 * kMiB);
+  // Below one huge page: base pages only, nothing rounded up to the huge page.
+  mn::NumaBoundHostRange small(kMiB / 2 + 1, 0, noBind, {}, mn::PageSizes{pageSize(), 4 * kMiB});
+  EXPECT_EQ(small.mappedBytes(), kMiB / 2 + pageSize());
+  EXPECT_FALSE(small.hugePagesAdvised());
 }

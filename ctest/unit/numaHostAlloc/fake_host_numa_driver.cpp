@@ -34,6 +34,7 @@ struct State {
   CUmemGenericAllocationHandle nextHandle =
       0;  // 0 is a valid handle: code must not treat it as none
   std::map<CUdeviceptr, std::size_t> reservations;
+  std::size_t lastReserveAlignment = 0;
   std::map<CUmemGenericAllocationHandle, Allocation> allocations;
   std::map<CUdeviceptr, Mapping> mappings;
   memsamples::test::FakeCallPlan calls;
@@ -95,6 +96,10 @@ Leftovers leftovers() {
   return left;
 }
 
+std::size_t lastReserveAlignment() {
+  return state().lastReserveAlignment;
+}
+
 int nodeMappedAt(CUdeviceptr address) {
   const auto found = state().mappings.find(address);
   if (found == state().mappings.end())
@@ -129,12 +134,13 @@ CUresult cuGetErrorString(CUresult error, const char** text) {
 }
 
 CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
-                                       CUmemAllocationGranularity_flags) {
+                                       CUmemAllocationGranularity_flags option) {
   if (const CUresult planned = enter("cuMemGetAllocationGranularity"))
     return planned;
   if (granularity == nullptr || !fakenuma::hostNumaPinned(prop))
     return CUDA_ERROR_INVALID_VALUE;
-  *granularity = fakenuma::kGranularity;
+  *granularity = option == CU_MEM_ALLOC_GRANULARITY_RECOMMENDED ? fakenuma::kRecommendedGranularity
+                                                                : fakenuma::kGranularity;
   return CUDA_SUCCESS;
 }
 
@@ -146,6 +152,7 @@ CUresult cuMemAddressReserve(CUdeviceptr* address, size_t bytes, size_t alignmen
     return CUDA_ERROR_INVALID_VALUE;
   *address = state().nextAddress;
   state().reservations[*address] = bytes;
+  state().lastReserveAlignment = alignment;
   state().nextAddress += bytes + fakenuma::kGranularity;
   return CUDA_SUCCESS;
 }

@@ -21,8 +21,10 @@
 
 namespace fakenuma {
 
-/// The granularity the fake reports for a host-NUMA location.
+/// The minimum granularity the fake reports for a host-NUMA location.
 constexpr std::size_t kGranularity = std::size_t{2} << 20;
+/// The recommended one: larger, as a driver may recommend, so that a test sees which is used.
+constexpr std::size_t kRecommendedGranularity = std::size_t{8} << 20;
 
 /// Forgets every reservation, allocation, mapping, recorded call and planned failure.
 void reset();
@@ -44,6 +46,9 @@ struct Leftovers {
 };
 /// What is left now.
 Leftovers leftovers();
+
+/// The alignment the last successful cuMemAddressReserve asked for.
+std::size_t lastReserveAlignment();
 
 /// The host node of the allocation mapped at @p address, or -1.
 int nodeMappedAt(CUdeviceptr address);

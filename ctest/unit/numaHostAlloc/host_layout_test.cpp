@@ -1,6 +1,11 @@
-// Sizing of the sample's host vectors.
+// Sizing of the sample's host vectors, and the page sizes its host ranges are laid out with
+// (fake sysfs trees and injected base pages stand in for 64 KiB-page kernels).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
+
+#include "common/temp_dir.hpp"
 #include "host_layout.hpp"
 #include "memsamples.hpp"
 
@@ -10,13 +15,83 @@ namespace mn = memsamples::numa;
 namespace {
 constexpr std::uint64_t kMiB = 1ull << 20;
 constexpr std::uint64_t kGiB = 1ull << 30;
+constexpr std::size_t kPage4K = 4096;
+constexpr std::size_t kPage64K = 65536;
+
+/// Writes @p content as `<root>/kernel/mm/transparent_hugepage/hpage_pmd_size`.
+void writeHugePageSize(const memsamples::test::TempDir& root, const std::string& content) {
+  root.touch("kernel/mm/transparent_hugepage/hpage_pmd_size");
+  std::ofstream(root.path() + "/kernel/mm/transparent_hugepage/hpage_pmd_size") << content;
+}
 }  // namespace
 
 TEST(HostLayout, VectorStrideIsPageAligned) {
-  EXPECT_EQ(mn::vectorStride(4), 4096u);
-  EXPECT_EQ(mn::vectorStride(4096), 4096u);
-  EXPECT_EQ(mn::vectorStride(4100), 8192u);
-  EXPECT_EQ(mn::vectorStride(kGiB), kGiB);
+  EXPECT_EQ(mn::vectorStride(4, kPage4K), 4096u);
+  EXPECT_EQ(mn::vectorStride(4096, kPage4K), 4096u);
+  EXPECT_EQ(mn::vectorStride(4100, kPage4K), 8192u);
+  EXPECT_EQ(mn::vectorStride(kGiB, kPage4K), kGiB);
+  // With 64 KiB pages each vector still starts on a page of its own.
+  EXPECT_EQ(mn::vectorStride(4, kPage64K), 65536u);
+  EXPECT_EQ(mn::vectorStride(4100, kPage64K), 65536u);
+  EXPECT_EQ(mn::vectorStride(65537, kPage64K), 131072u);
+}
+
+TEST(PageSizes, TheHugePageComesFromSysfs) {
+  const memsamples::test::TempDir sysfs;
+  // No transparent huge pages in this kernel: the file is missing.
+  EXPECT_EQ(mn::readPageSizes(kPage4K, sysfs.path()).huge, 0u);
+  writeHugePageSize(sysfs, "2097152\n");
+  const mn::PageSizes x86 = mn::readPageSizes(kPage4K, sysfs.path());
+  EXPECT_EQ(x86.base, kPage4K);
+  EXPECT_EQ(x86.huge, 2 * kMiB);
+  // arm64 with 64 KiB pages: the PMD maps 512 MiB.
+  writeHugePageSize(sysfs, "536870912\n");
+  const mn::PageSizes arm64 = mn::readPageSizes(kPage64K, sysfs.path());
+  EXPECT_EQ(arm64.base, kPage64K);
+  EXPECT_EQ(arm64.huge, 512 * kMiB);
+  for (const char* bad : {"lots\n", "", "2097152 kB\n", "4096\n", "100000\n"}) {
+    writeHugePageSize(sysfs, bad);
+    EXPECT_EQ(mn::readPageSizes(kPage64K, sysfs.path()).huge, 0u) << "'" << bad << "'";
+  }
+}
+
+TEST(PageSizes, ThisMachine) {
+  const mn::PageSizes pages = mn::systemPageSizes();
+  EXPECT_EQ(pages.base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(pages.huge % pages.base, 0u);
+}
+
+TEST(RangeLayout, HugePagesFromOneHugePageUp) {
+  const mn::PageSizes x86{kPage4K, 2 * kMiB};
+  // The H200 run: 3 x 1 GiB, already whole huge pages; one huge page of extra addresses.
+  const mn::RangeLayout big = mn::hostRangeLayout(3 * kGiB, x86);
+  EXPECT_EQ(big.alignment, 2 * kMiB);
+  EXPECT_EQ(big.mappedBytes, 3 * kGiB);
+  EXPECT_EQ(big.reservedBytes, 3 * kGiB + 2 * kMiB);
+  const mn::RangeLayout odd = mn::hostRangeLayout(3 * kMiB, x86);
+  EXPECT_EQ(odd.mappedBytes, 4 * kMiB);
+  // Below one huge page: base pages, no extra addresses.
+  const mn::RangeLayout small = mn::hostRangeLayout(kMiB + 1, x86);
+  EXPECT_EQ(small.alignment, kPage4K);
+  EXPECT_EQ(small.mappedBytes, kMiB + kPage4K);
+  EXPECT_EQ(small.reservedBytes, small.mappedBytes);
+}
+
+TEST(RangeLayout, SixtyFourKiBPagesDoNotPadToHalfAGibibyte) {
+  const mn::PageSizes arm64{kPage64K, 512 * kMiB};
+  // --size 16M: 48 MiB stays 48 MiB (a 2 MiB assumption would be wrong, a 512 MiB pad wasteful).
+  const mn::RangeLayout small = mn::hostRangeLayout(48 * kMiB + 4, arm64);
+  EXPECT_EQ(small.alignment, kPage64K);
+  EXPECT_EQ(small.mappedBytes, 48 * kMiB + kPage64K);
+  EXPECT_EQ(small.reservedBytes, small.mappedBytes);
+  const mn::RangeLayout big = mn::hostRangeLayout(1536 * kMiB, arm64);
+  EXPECT_EQ(big.alignment, 512 * kMiB);
+  EXPECT_EQ(big.mappedBytes, 1536 * kMiB);
+  EXPECT_EQ(big.reservedBytes, 2048 * kMiB);
+  // No transparent huge pages: base pages whatever the size.
+  EXPECT_EQ(mn::hostRangeLayout(3 * kGiB, mn::PageSizes{kPage64K, 0}).alignment, kPage64K);
+  EXPECT_THROW(mn::hostRangeLayout(0, arm64), std::invalid_argument);
+  EXPECT_THROW(mn::hostRangeLayout(SIZE_MAX - kPage64K, arm64), std::invalid_argument);
 }
 
 TEST(HostLayout, VectorsAreSizedByTheCommonRulesForTheHost) {

@@ -52,10 +52,11 @@ TEST_F(HostNumaAllocationTest, BuildsOnTheNodeForTheDeviceAndTheCpu) {
     EXPECT_EQ(fakenuma::leftovers().mappings, 1u);
   }
   EXPECT_TRUE(fakenuma::leftovers().none());
-  EXPECT_EQ(fakenuma::driverCalls(),
-            (std::vector<std::string>{"cuMemGetAllocationGranularity", "cuMemAddressReserve",
-                                      "cuMemCreate", "cuMemMap", "cuMemRelease", "cuMemSetAccess",
-                                      "cuMemUnmap", "cuMemAddressFree"}));
+  EXPECT_EQ(
+      fakenuma::driverCalls(),
+      (std::vector<std::string>{"cuMemGetAllocationGranularity", "cuMemGetAllocationGranularity",
+                                "cuMemAddressReserve", "cuMemCreate", "cuMemMap", "cuMemRelease",
+                                "cuMemSetAccess", "cuMemUnmap", "cuMemAddressFree"}));
 }
 
 TEST_F(HostNumaAllocationTest, ReleaseFreesNowAndOnlyOnce) {
@@ -64,15 +65,38 @@ TEST_F(HostNumaAllocationTest, ReleaseFreesNowAndOnlyOnce) {
   EXPECT_TRUE(fakenuma::leftovers().none());
   EXPECT_EQ(allocation.address(), 0u);
   allocation.release();  // nothing left to free: no call, no error
-  EXPECT_EQ(fakenuma::driverCalls().size(), 8u);
+  EXPECT_EQ(fakenuma::driverCalls().size(), 9u);
+}
+
+TEST_F(HostNumaAllocationTest, TheRecommendedGranularityFromOneRecommendedUnit) {
+  // 3 MiB is less than the 8 MiB recommended unit: the 2 MiB minimum keeps it at 4 MiB.
+  {
+    HostNumaAllocation small(0, 1, 3 * kMiB);
+    EXPECT_EQ(small.granularity(), fakenuma::kGranularity);
+    EXPECT_EQ(small.size(), 4 * kMiB);
+    EXPECT_EQ(fakenuma::lastReserveAlignment(), fakenuma::kGranularity);
+  }
+  // 20 MiB fills two recommended units: sized and aligned in 8 MiB, 24 MiB in all.
+  HostNumaAllocation large(0, 1, 20 * kMiB);
+  EXPECT_EQ(large.granularity(), fakenuma::kRecommendedGranularity);
+  EXPECT_EQ(large.size(), 24 * kMiB);
+  EXPECT_EQ(fakenuma::lastReserveAlignment(), fakenuma::kRecommendedGranularity);
+  EXPECT_EQ(large.minimumGranularity(), fakenuma::kGranularity);
+  EXPECT_EQ(large.recommendedGranularity(), fakenuma::kRecommendedGranularity);
 }
 
 TEST_F(HostNumaAllocationTest, AFailureAtAnyStepNamesTheCallAndLeavesNothing) {
-  for (const char* call : {"cuMemGetAllocationGranularity", "cuMemAddressReserve", "cuMemCreate",
-                           "cuMemMap", "cuMemRelease", "cuMemSetAccess"}) {
-    SCOPED_TRACE(call);
+  const std::vector<std::pair<const char*, int>> steps = {{"cuMemGetAllocationGranularity", 1},
+                                                          {"cuMemGetAllocationGranularity", 2},
+                                                          {"cuMemAddressReserve", 1},
+                                                          {"cuMemCreate", 1},
+                                                          {"cuMemMap", 1},
+                                                          {"cuMemRelease", 1},
+                                                          {"cuMemSetAccess", 1}};
+  for (const auto& [call, nth] : steps) {
+    SCOPED_TRACE(std::string(call) + " #" + std::to_string(nth));
     fakenuma::reset();
-    fakenuma::failCall(call, 1);
+    fakenuma::failCall(call, nth);
     const std::string error = buildError();
     EXPECT_EQ(error.rfind(std::string(call) + " failed at host_numa_allocation.cpp:", 0), 0u)
         << error;

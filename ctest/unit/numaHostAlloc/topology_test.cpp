@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "numa_binding.hpp"
 
@@ -52,11 +53,21 @@ class FakeSysfs {
               "MemFree:        " + std::to_string(freeKiB) + " kB\n" + prefix +
               "MemUsed:        " + std::to_string(totalKiB - freeKiB) + " kB\n");
   }
+  /// A node's distance file: one distance per existing node, in node order.
+  void distances(int node, const std::string& row) const {
+    write("devices/system/node/node" + std::to_string(node) + "/distance", row + "\n");
+  }
   std::string gpuNodePath() const {
     return root_ + "/bus/pci/devices/" + kSysfsName + "/numa_node";
   }
-  mn::HostNumaNode find(int attributeNode) const {
-    return mn::findNearestHostNode(attributeNode, kBusId, mn::sysfsNodeMemory(root_), root_);
+  /// The machine's nodes, with @p gpuMemory marked as device memory (node -> device).
+  mn::NodeQueries nodes(std::map<int, int> gpuMemory = {}) const {
+    mn::NodeQueries queries = mn::sysfsNodes(root_);
+    queries.deviceMemoryNodes = std::move(gpuMemory);
+    return queries;
+  }
+  mn::HostNumaNode find(int attributeNode, std::map<int, int> gpuMemory = {}) const {
+    return mn::findNearestHostNode(attributeNode, kBusId, nodes(std::move(gpuMemory)), root_);
   }
 
  private:
@@ -152,15 +163,92 @@ TEST(Topology, ANodeWithoutMemoryIsRejected) {
   EXPECT_EQ(fallback.source, mn::NodeSource::CudaAttribute);
   EXPECT_TRUE(hasNote(fallback, "node 1 (from sysfs) rejected: it has no memory"));
 
-  const mn::HostNumaNode none = sysfs.find(-1);
-  EXPECT_FALSE(none.known());
-  EXPECT_TRUE(hasNote(none, "node 1 (from sysfs) rejected: it has no memory"));
-  EXPECT_TRUE(hasNote(none, "no usable host NUMA node for this GPU"));
+  // Only sysfs names a node, and it has none: the closest node with memory stands in.
+  const mn::HostNumaNode closest = sysfs.find(-1);
+  EXPECT_EQ(closest.node, 0);
+  EXPECT_EQ(closest.source, mn::NodeSource::Closest);
+  EXPECT_TRUE(hasNote(closest, "node 1 (from sysfs) rejected: it has no memory"));
+  EXPECT_TRUE(hasNote(closest,
+                      "node 0 is the closest node with memory to node 1 "
+                      "(numa_distance unknown)"));
 
   // The same node named by both sources is tried once.
   const mn::HostNumaNode both = sysfs.find(1);
-  EXPECT_FALSE(both.known());
+  EXPECT_EQ(both.node, 0);
   EXPECT_EQ(both.notes.size(), 2u);
+}
+
+TEST(Topology, AMemorylessNearestNodeGivesTheClosestNodeWithMemory) {
+  // Node 0 has CPUs but no memory; node 2 is closer to it than node 1.
+  FakeSysfs sysfs;
+  sysfs.gpuNode("0\n");
+  sysfs.node(0, 0, 0);
+  sysfs.node(1, 8 << 20, 4 << 20);
+  sysfs.node(2, 8 << 20, 4 << 20);
+  sysfs.distances(0, "10 21 12");
+  const mn::HostNumaNode found = sysfs.find(0);
+  EXPECT_EQ(found.node, 2);
+  EXPECT_EQ(found.source, mn::NodeSource::Closest);
+  EXPECT_TRUE(hasNote(found, "node 0 (from both sources) rejected: it has no memory") ||
+              hasNote(found, "node 0 (from sysfs) rejected: it has no memory"));
+  EXPECT_TRUE(hasNote(found,
+                      "node 2 is the closest node with memory to node 0 "
+                      "(numa_distance 12)"));
+  // Without distances the lowest node with memory is taken.
+  FakeSysfs flat;
+  flat.gpuNode("0\n");
+  flat.node(0, 0, 0);
+  flat.node(2, 8 << 20, 4 << 20);
+  flat.node(3, 8 << 20, 4 << 20);
+  EXPECT_EQ(flat.find(-1).node, 2);
+}
+
+TEST(Topology, GpuMemoryIsNeverTheHostNode) {
+  // A coherent Grace-class system: node 1 is device 0's HBM (CU_DEVICE_NUMA_CONFIG_NUMA_NODE).
+  FakeSysfs sysfs;
+  sysfs.gpuNode("1\n");
+  sysfs.node(0, 8 << 20, 4 << 20);
+  sysfs.node(1, 96 << 20, 90 << 20);
+  sysfs.distances(1, "40 10");
+  const mn::HostNumaNode found = sysfs.find(0, {{1, 0}});
+  EXPECT_EQ(found.node, 0);
+  EXPECT_EQ(found.source, mn::NodeSource::CudaAttribute);
+  EXPECT_TRUE(hasNote(found,
+                      "node 1 (from sysfs) rejected: it is GPU memory, the memory of "
+                      "device 0 (CU_DEVICE_ATTRIBUTE_NUMA_ID)"));
+  // Named by the only source, it is replaced by the closest host node with memory.
+  EXPECT_EQ(sysfs.find(-1, {{1, 0}}).node, 0);
+  EXPECT_EQ(sysfs.find(-1, {{1, 0}}).source, mn::NodeSource::Closest);
+
+  const mn::NodeQueries nodes = sysfs.nodes({{1, 0}});
+  EXPECT_EQ(mn::hostNodesWithMemory(nodes, 8), std::vector<int>{0});
+  EXPECT_EQ(mn::closestHostNodeWithMemory(1, nodes), 0);
+  EXPECT_EQ(nodes.hostMemory(1).status, mn::NodeMemory::Status::DeviceMemory);
+  EXPECT_FALSE(nodes.holdsHostMemory(1));
+  // --node 1 is refused as a binding target, strict or soft.
+  mn::NumaFacts facts;
+  facts.available = true;
+  facts.maxNode = 1;
+  facts.target = nodes.hostMemory(1);
+  EXPECT_EQ(mn::whyNodeCannotBeBound(1, facts),
+            "node 1 is GPU memory, not host memory (the memory of device 0 "
+            "(CU_DEVICE_ATTRIBUTE_NUMA_ID))");
+  EXPECT_FALSE(mn::chooseMbindMode(mn::BindPolicy{true, false}, 1, 4096, facts).callMbind);
+  EXPECT_FALSE(mn::chooseMbindMode(mn::BindPolicy{true, true}, 1, 4096, facts).error.empty());
+}
+
+TEST(NodeDistance, SysfsRowsAreInNodeOrderNotByNumber) {
+  // Nodes 0 and 2 exist (a hole at 1): node 0's row "10 20" means 20 to node 2.
+  FakeSysfs sysfs;
+  sysfs.node(0, 1024, 512);
+  sysfs.node(2, 1024, 512);
+  sysfs.distances(0, "10 20");
+  const mn::NodeQueries nodes = sysfs.nodes();
+  EXPECT_EQ(nodes.nodes, (std::vector<int>{0, 2}));
+  EXPECT_EQ(nodes.distance(0, 0), 10);
+  EXPECT_EQ(nodes.distance(0, 2), 20);
+  EXPECT_EQ(nodes.distance(0, 1), 0);  // no such node
+  EXPECT_EQ(nodes.distance(2, 0), 0);  // no distance file
 }
 
 TEST(Topology, ANodeThatDoesNotExistIsRejected) {
@@ -218,7 +306,7 @@ TEST(Topology, MissingFileAndMalformedBusId) {
   EXPECT_EQ(missing.node, 0);
 
   const mn::HostNumaNode badId =
-      mn::findNearestHostNode(0, "not-a-bus-id", mn::sysfsNodeMemory(sysfs.root()), sysfs.root());
+      mn::findNearestHostNode(0, "not-a-bus-id", sysfs.nodes(), sysfs.root());
   EXPECT_TRUE(badId.sysfs.path.empty());
   EXPECT_EQ(badId.sysfs.problem,
             "malformed PCI bus id 'not-a-bus-id': expected domain:bus:device.function in hex, "
@@ -237,7 +325,8 @@ TEST(Topology, UnreadableNodeMemoryIsAcceptedWithANote) {
                                  "/devices/system/node/node1/meminfo has no readable MemTotal "
                                  "and MemFree lines)"));
   // Without any memory query the node is accepted the same way.
-  const mn::HostNumaNode noQuery = mn::findNearestHostNode(-1, kBusId, {}, sysfs.root());
+  const mn::HostNumaNode noQuery =
+      mn::findNearestHostNode(-1, kBusId, mn::NodeQueries{}, sysfs.root());
   EXPECT_EQ(noQuery.node, 1);
   EXPECT_TRUE(hasNote(noQuery,
                       "node 1 (from sysfs): its memory could not be checked (no memory "
@@ -275,6 +364,8 @@ TEST(Topology, SourceNames) {
   EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::CudaAttribute),
                "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID");
   EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::Both), "both sources");
+  EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::Closest),
+               "closest node with memory (numa_distance)");
   EXPECT_STREQ(mn::nodeSourceName(mn::NodeSource::None), "none");
 }
 
@@ -293,19 +384,59 @@ TEST(NodeRowLabel, MarksTheTargetAndTheNearestNode) {
   EXPECT_EQ(mn::nodeRowLabel(0, 1, -1, true), "");
 }
 
-TEST(HostNumaVmmNode, TheTargetIfItCanHoldMemoryElseTheNearestElseZero) {
+TEST(HostNumaVmmNode, TheTargetIfItCanHoldMemoryElseTheNearestElseTheClosest) {
   FakeSysfs sysfs;
   sysfs.node(0, 1024, 512);
   sysfs.node(1, 1024, 512);
-  sysfs.node(2, 0, 0);  // a node without memory (a CPU-only or GPU-memory node)
-  const mn::NodeMemoryQuery memory = mn::sysfsNodeMemory(sysfs.root());
-  EXPECT_EQ(mn::hostNumaVmmNode(1, 0, memory), 1);
-  EXPECT_EQ(mn::hostNumaVmmNode(2, 0, memory), 0);   // no memory: the nearest node
-  EXPECT_EQ(mn::hostNumaVmmNode(7, 1, memory), 1);   // does not exist: the nearest node
-  EXPECT_EQ(mn::hostNumaVmmNode(7, -1, memory), 0);  // and no nearest node: 0, as cuda.h says
-  EXPECT_EQ(mn::hostNumaVmmNode(-1, -1, memory), 0);
+  sysfs.node(2, 0, 0);  // a node without memory (a CPU-only node)
+  sysfs.distances(2, "20 11 10");
+  const mn::NodeQueries nodes = sysfs.nodes();
+  EXPECT_EQ(mn::hostNumaVmmNode(0, 1, 0, nodes).node, 1);
+  EXPECT_EQ(mn::hostNumaVmmNode(0, 1, 0, nodes).reason, "");
+  const mn::HostNumaVmmNode empty = mn::hostNumaVmmNode(0, 2, 0, nodes);
+  EXPECT_EQ(empty.node, 0);  // no memory: the nearest node
+  EXPECT_EQ(empty.reason, "node 2 holds no host memory: the nearest node");
+  EXPECT_EQ(mn::hostNumaVmmNode(0, 7, 1, nodes).node, 1);  // does not exist: the nearest node
+  // No usable nearest node either: the closest node with memory to the target, not node 0.
+  const mn::HostNumaVmmNode closest = mn::hostNumaVmmNode(0, 2, -1, nodes);
+  EXPECT_EQ(closest.node, 1);
+  EXPECT_EQ(closest.reason, "node 2 holds no host memory: the closest node with memory");
   // Memory that cannot be read does not disqualify the target: the driver has the last word.
-  const mn::NodeMemoryQuery unknown = [](int) { return mn::NodeMemory{}; };
-  EXPECT_EQ(mn::hostNumaVmmNode(3, 0, unknown), 3);
-  EXPECT_EQ(mn::hostNumaVmmNode(3, 0, {}), 3);
+  mn::NodeQueries unknown;
+  unknown.memory = [](int) { return mn::NodeMemory{}; };
+  EXPECT_EQ(mn::hostNumaVmmNode(0, 3, 0, unknown).node, 3);
+  // No NUMA at all (no node known): 0, as cuda.h asks.
+  EXPECT_EQ(mn::hostNumaVmmNode(0, -1, -1, mn::NodeQueries{}).node, 0);
+}
+
+TEST(HostNumaVmmNode, NodeZeroMissingWhileNodeOneHasMemory) {
+  FakeSysfs sysfs;
+  sysfs.node(1, 1024, 512);
+  sysfs.node(2, 1024, 512);
+  const mn::NodeQueries nodes = sysfs.nodes();
+  EXPECT_EQ(mn::hostNumaVmmNode(3, -1, -1, nodes).node, 1);  // not node 0: it does not exist
+  EXPECT_EQ(mn::hostNumaVmmNode(3, 0, -1, nodes).node, 1);
+}
+
+TEST(HostNumaVmmNode, DriverWithoutNumaMeansIdZero) {
+  // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = -1 with host-NUMA VMM supported: cuda.h's "no NUMA" case.
+  FakeSysfs sysfs;
+  sysfs.node(0, 1024, 512);
+  sysfs.node(1, 1024, 512);
+  const mn::HostNumaVmmNode choice = mn::hostNumaVmmNode(-1, 1, 1, sysfs.nodes());
+  EXPECT_EQ(choice.node, 0);
+  EXPECT_EQ(choice.reason,
+            "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is -1, the driver sees no NUMA: id 0, as cuda.h "
+            "asks");
+  EXPECT_EQ(mn::hostNumaVmmNode(-1, 0, 0, sysfs.nodes()).reason, "");
+}
+
+TEST(HostNumaVmmNode, GpuMemoryIsNotAHostNumaLocation) {
+  FakeSysfs sysfs;
+  sysfs.node(0, 1024, 512);
+  sysfs.node(1, 1024, 512);  // device 0's HBM
+  sysfs.distances(1, "40 10");
+  const mn::HostNumaVmmNode choice = mn::hostNumaVmmNode(0, 1, -1, sysfs.nodes({{1, 0}}));
+  EXPECT_EQ(choice.node, 0);
+  EXPECT_EQ(choice.reason, "node 1 holds no host memory: the closest node with memory");
 }
