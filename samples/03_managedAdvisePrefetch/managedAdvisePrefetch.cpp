@@ -43,7 +43,7 @@ namespace {
 
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;     // per vector
 constexpr std::uint64_t kMinBytes = 1ull << 20;         // ten 64 KiB-aligned chunks must fit
-constexpr std::uint64_t kChunkAlignment = 64ull << 10;  // advice and prefetch act on whole pages
+constexpr std::uint64_t kChunkAlignment = 64ull << 10;  // whole pages of 4, 16 or 64 KiB
 constexpr std::size_t kBatchChunks = 10;                // step 6 cuts each vector in ten chunks:
 constexpr std::size_t kDeviceChunks = 6;  // the first six go to the GPU, the last four stay
 constexpr int kBlockSize = 256;           // threads per block of VecAdd_kernel
@@ -97,6 +97,8 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
       ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
   support.directManagedAccessFromHost =
       ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST);
+  support.pageableUsesHostPageTables =
+      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
   support.hostNumaId = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
   // cuMemPrefetchBatchAsync needs concurrent managed access on every device of the system.
   ms::check(cuDeviceGetCount(&support.deviceCount), "cuDeviceGetCount");
@@ -145,8 +147,7 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
                                    a.get(), b.get(), c.get(),    count};
   const ManagedRun run{
       launch,  ordinal, support.deviceCount + 1, options.common, options.migrationIterations,
-      &report, &checks};
-  // The same addresses, used by the CPU.
+      &report, &checks, mm::pagingModel(support)};
   float *hostA = run.host(a.get()), *hostB = run.host(b.get()), *hostC = run.host(c.get());
   const auto addOnGpu = [&](std::size_t elements) {  // the launch of 01, on the first elements
     CUdeviceptr x = a.get(), y = b.get(), z = c.get();
@@ -192,14 +193,13 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
   ms::check(cuMemAdvise(ptr, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host), "cuMemAdvise");
   expected.preferred = host;
   expectRange(run, "SET_PREFERRED_LOCATION host", ptr, bytes, expected);
-  // Not every system takes a host NUMA node, so the answer is read. With one node online (H200 VM,
-  // driver 580) it reads back as HOST, there being nothing to choose; else the node comes back.
+  // Not every system takes a host NUMA node; one that does may report it back as plain HOST.
   const CUmemLocation node = mm::hostNumaLocation(support.hostNumaId);
   const CUresult nodeAdvice =
       support.hostNumaId < 0 ? CUDA_ERROR_NOT_SUPPORTED
                              : cuMemAdvise(ptr, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, node);
   if (nodeAdvice == CUDA_SUCCESS) {
-    expected.preferred = ms::onlineHostNumaNodes("/sys").size() <= 1 ? host : node;
+    expected.preferred = node;
     expectRange(run, "SET_PREFERRED_LOCATION " + mm::describeLocation(node), ptr, bytes, expected);
   } else {
     out << "  SET_PREFERRED_LOCATION host NUMA node " << support.hostNumaId << ": not accepted ("
@@ -335,7 +335,7 @@ int main(int argc, char** argv) {
                       "is short; never more than fits in free memory)",
                       options.sizeBytes, kMinBytes);
   commandLine.addSize("range-size",
-                      "bytes per range in the batch-vs-single benchmark, 4K to 2M (default 64K)",
+                      "bytes per range of the batch benchmark, whole pages up to 2M (default 64K)",
                       options.rangeBytes, 4096, 2ull << 20);
   commandLine.addIntegerList("batch-counts", "numbers of ranges K in that benchmark (16,256,4096)",
                              options.batchCounts, 1, 65536);

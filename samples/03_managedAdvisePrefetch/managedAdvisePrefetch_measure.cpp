@@ -118,6 +118,9 @@ void recordRange(const ManagedRun& run, const std::string& label, const mm::Expe
                       << mm::describeRangeAttributes(individually)
                       << (asAdvised && consistent ? "" : "  <- MISMATCH") << '\n';
   }
+  // Both answers for a node are right; which one this driver gives is worth seeing.
+  if (const std::string readBack = mm::hostNumaReadBack(expected, individually); !readBack.empty())
+    run.report->out() << "    " << readBack << '\n';
 }
 
 void reportPointerAttributes(const ManagedRun& run, const mm::PointerAttributes& atStart,
@@ -171,7 +174,8 @@ void measureKernels(const ManagedRun& run, ManagedRatios& ratios, RangeCheck exp
   const int warmup = run.options.warmup, iterations = run.options.iterations;
   const CUmemLocation gpu = mm::deviceLocation(run.ordinal), host = mm::hostLocation();
   out << "\n[8a] Kernel C = A + B on " << ms::formatBytes(bytes)
-      << " vectors (3 x size bytes per launch)\n";
+      << " vectors (3 x size bytes per launch)\n"
+      << "  This machine: " << run.pagingModel << '\n';
 
   // (a) Demand paging: before each launch A, B and C are moved to the host (untimed), so the
   // timed kernel faults every page over to the GPU.
@@ -478,6 +482,8 @@ ms::Verdict reportRun(const ManagedRun& run, const ManagedRatios& ratios,
       .set("migrationIterations", run.migrationIterations)
       .set("hostNumaId", support.hostNumaId)
       .set("pageableMemoryAccess", support.pageableMemoryAccess)
+      .set("pageableUsesHostPageTables", support.pageableUsesHostPageTables)
+      .set("coherentHostAccess", mm::coherentHostAccess(support))
       .set("batchRanges", static_cast<std::uint64_t>(batch.dptrs.size()))
       .set("batchLocations", static_cast<std::uint64_t>(batch.locations.size()))
       .set("checks", static_cast<std::uint64_t>(checks.checks()))

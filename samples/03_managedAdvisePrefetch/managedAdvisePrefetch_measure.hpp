@@ -38,6 +38,7 @@ struct ManagedRun {
   int migrationIterations = 5;           ///< Repetitions of the runs that move whole vectors.
   memsamples::Report* report = nullptr;  ///< The human report and the JSON result.
   memsamples::managed::Checklist* checks = nullptr;  ///< Every check of the run.
+  std::string pagingModel;  ///< Which kind of machine step 8a's figures describe (pagingModel()).
 
   /// A, B and C as the host sees them: the same addresses.
   float* host(CUdeviceptr ptr) const noexcept {

@@ -33,6 +33,7 @@ struct ManagedSupport {
   int concurrentManagedAccess = 0;      ///< CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS.
   int pageableMemoryAccess = 0;         ///< CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS.
   int directManagedAccessFromHost = 0;  ///< ..._DIRECT_MANAGED_MEM_ACCESS_FROM_HOST.
+  int pageableUsesHostPageTables = 0;   ///< ..._PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES.
   int hostNumaId = -1;                  ///< CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (-1: none).
   int deviceCount = 0;                  ///< cuDeviceGetCount.
   /// The first device of the system without concurrent managed access, or -1.
@@ -50,13 +51,32 @@ std::string describeSupport(const ManagedSupport& support);
 std::string waiverReason(const ManagedSupport& support, int ordinal);
 
 /**
+ * True when the GPU reaches host memory coherently: it walks the host's page tables
+ * (PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES) or the host reads GPU-resident managed memory
+ * without migrating it (DIRECT_MANAGED_MEM_ACCESS_FROM_HOST), as on Grace Hopper over NVLink-C2C.
+ */
+bool coherentHostAccess(const ManagedSupport& support);
+
+/**
+ * Which kind of machine the demand-paging figures describe, for people: on a GPU behind PCIe
+ * a GPU access to a host-resident page faults and the page migrates; on a coherent system the GPU
+ * may use the page where it is, over the link, so the same kernel measures something else.
+ */
+std::string pagingModel(const ManagedSupport& support);
+
+/// The host's page size, sysconf(_SC_PAGESIZE): 4 KiB on x86-64, 4, 16 or 64 KiB on arm64.
+/// @throws std::runtime_error when sysconf cannot say.
+std::uint64_t hostPageBytes();
+
+/**
  * Checks what the command line can get wrong before the driver is asked anything, so that a
  * mistake is reported (exit 1) before any waiver: the vector size must be a whole number of
- * floats, and a benchmark range a whole number of 4 KiB pages (the driver widens every range to
- * whole pages, so the ranges would no longer be separate).
- * @throws UsageError naming the option.
+ * floats, and a benchmark range a whole number of host pages of @p pageBytes (the driver widens
+ * every range to whole pages, so the ranges would no longer be separate).
+ * @throws UsageError naming the option; std::invalid_argument when @p pageBytes is 0.
  */
-void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint64_t rangeBytes);
+void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint64_t rangeBytes,
+                      std::uint64_t pageBytes = hostPageBytes());
 
 /// The sizes of one run.
 struct ManagedSizes {
@@ -259,6 +279,9 @@ struct AttributeMismatch {
  * - PREFERRED_LOCATION(_TYPE/_ID) name the location when all pages share it, else INVALID
  *   (CU_DEVICE_INVALID for the legacy value, which is not compared for HOST_NUMA since the
  *   legacy int cannot express a node); the _ID is compared only for DEVICE and HOST_NUMA;
+ * - a HOST_NUMA location may come back as HOST_NUMA with the same node or as plain HOST (the
+ *   driver need not name the node: the H200 VM, one node online, driver 580, says HOST); any
+ *   other type, or HOST_NUMA with another node, is a mismatch;
  * - ACCESSED_BY lists exactly the devices advised for the whole range, the rest of the array
  *   being CU_DEVICE_INVALID;
  * - LAST_PREFETCH_LOCATION(_TYPE/_ID) follow the same rules as the preferred location.
@@ -266,6 +289,13 @@ struct AttributeMismatch {
  */
 std::vector<AttributeMismatch> compareRangeAttributes(const ExpectedRange& expected,
                                                       const RangeAttributes& got);
+
+/**
+ * For a range whose expected preferred location is a host NUMA node: which of the two accepted
+ * answers the driver gave, e.g. "the driver reports host NUMA node 1 as
+ * CU_MEM_LOCATION_TYPE_HOST (no node named)". Empty for any other expectation.
+ */
+std::string hostNumaReadBack(const ExpectedRange& expected, const RangeAttributes& got);
 
 /// The attributes (by name) in which two reads of the same range differ, e.g. one
 /// cuMemRangeGetAttributes call against eight cuMemRangeGetAttribute calls.

@@ -159,12 +159,10 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   const bool acrossDevices = p2p::needsPeerAccess({owner.ordinal, accessor.ordinal});
   if (acrossDevices) {  // the CURRENT context gains access to all allocations of the one named
     const ms::ScopedContext onAccessor(accessor.ctx());
-    // Primary contexts are shared: access enabled elsewhere is used, and left for it to disable.
+    // Primary contexts are shared: CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED means another part of
+    // the process enabled it; it is used, and left for that code to disable.
     const CUresult enable = cuCtxEnablePeerAccess(owner.ctx(), 0);
-    if (enable != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
-      ms::check(enable, "cuCtxEnablePeerAccess");
-      enabled.push_back(std::make_unique<p2p::EnabledPeerAccess>(accessor, owner));
-    }
+    p2p::adoptPeerAccess(enable, accessor, owner, enabled);  // ours: disabled on every path
   }
   p2p::PathResult result = addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
   result.peerAccessEnabled = acrossDevices;
@@ -260,8 +258,8 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
                                                     p2p::buffersPerDevice(plan), sizeof(float));
   const std::size_t count = bytes / sizeof(float);
   out << "Buffers: " << ms::formatBytes(bytes) << " (" << count << " floats) each\n";
-  // Pinned host memory needs a current context; PORTABLE makes it pinned for every context, so
-  // that every device's copy engine reads it directly.
+  // Pinned host memory needs a current context. With unified addressing every context can reach
+  // it anyway; PORTABLE makes every context also treat it as pinned, so copies skip staging.
   const ms::ScopedContext base(endpoints.at(0).ctx());
   ms::OwnedPinnedHostMemory hostA, hostB, scratch;
   for (ms::OwnedPinnedHostMemory* buffer : {&hostA, &hostB, &scratch})

@@ -46,6 +46,15 @@ EnabledPeerAccess::~EnabledPeerAccess() {
   (void)cuCtxPopCurrent(&popped);
 }
 
+void adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
+                     std::vector<std::unique_ptr<EnabledPeerAccess>>& enabled, const char* file,
+                     int line) {
+  if (enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    return;
+  check(enable, "cuCtxEnablePeerAccess", file, line);
+  enabled.push_back(std::make_unique<EnabledPeerAccess>(accessor, owner));
+}
+
 SynchronizeOnExit::~SynchronizeOnExit() {
   // Every stream is waited for even when one wait fails: the other devices may still be running.
   for (const Endpoint* endpoint : endpoints_) {

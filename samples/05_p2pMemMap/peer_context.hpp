@@ -181,6 +181,21 @@ class EnabledPeerAccess {
 };
 
 /**
+ * What the lesson's cuCtxEnablePeerAccess(owner's context) answered, with @p accessor's context
+ * current (@p enable), turned into who undoes it:
+ * - CUDA_SUCCESS: the lesson enabled the access, so @p enabled gets an EnabledPeerAccess that
+ *   disables it on every path;
+ * - CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: not an error. Primary contexts are shared by the
+ *   whole process, so another part of it (a library, the runtime API) enabled the access: it is
+ *   used and left for its owner to disable (cuCtxDisablePeerAccess here would pull it from under
+ *   that code);
+ * - anything else: CudaError naming cuCtxEnablePeerAccess at the caller's @p file : @p line.
+ */
+void adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
+                     std::vector<std::unique_ptr<EnabledPeerAccess>>& enabled,
+                     const char* file = __builtin_FILE(), int line = __builtin_LINE());
+
+/**
  * Waits, when it is destroyed, for the streams of some endpoints (each with its own context
  * current), errors ignored. Declare it right **after** memory that those streams use: C++
  * destroys in reverse order, so on every path out of the scope, an exception included, no

@@ -35,22 +35,32 @@ std::string onDevice(const std::string& what, int ordinal) {
 // stream or on cuDeviceSetMemPool. The pool tracks the allocations, so this resource does not.
 class DevicePoolResource final : public MemoryResource {
  public:
-  explicit DevicePoolResource(CUdevice device) : ordinal_(deviceOrdinal(device)) {
+  /// @p currentDevicePolicy: allocate and deallocate refuse while no context of @p device is
+  /// current (the registry's pools); without it, the same pool as the latency table times it.
+  DevicePoolResource(CUdevice device, bool currentDevicePolicy)
+      : device_(device), ordinal_(deviceOrdinal(device)), policy_(currentDevicePolicy) {
     if (deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0)
       check(cuDeviceGetDefaultMemPool(&pool_, device), "cuDeviceGetDefaultMemPool");
   }
   CUmemoryPool pool() const noexcept { return pool_; }
+  CUdevice device() const noexcept { return device_; }
 
  private:
-  // The pool belongs to the device, not to a context: the caller's context must be of its device.
+  // The driver needs no current context here (the pool and a created stream name the device): it
+  // is the resource's policy, RMM's "use a device's resource with that device current", so a
+  // pool registered for one device is not used from another device's code by mistake. The
+  // CUdevice handles are compared: the ordinal is only looked up for the message.
   void requireOwnDevice(const char* operation) const {
-    CUdevice device = 0;
-    check(cuCtxGetDevice(&device), "cuCtxGetDevice");
-    const int current = deviceOrdinal(device);
-    if (current != ordinal_)
+    if (!policy_)
+      return;
+    CUdevice current = 0;
+    check(cuCtxGetDevice(&current), "cuCtxGetDevice");
+    if (current != device_)
       throw std::logic_error(name() + ": " + operation + " while a context of device " +
-                             std::to_string(current) + " is current; make a context of device " +
-                             std::to_string(ordinal_) + " current first");
+                             std::to_string(deviceOrdinal(current)) +
+                             " is current; this resource's policy (not a driver rule) is to be "
+                             "used with a context of device " +
+                             std::to_string(ordinal_) + " current");
   }
   void* doAllocate(std::size_t bytes, CUstream stream) override {
     requireOwnDevice("allocate");
@@ -74,7 +84,9 @@ class DevicePoolResource final : public MemoryResource {
   std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
   std::string doName() const override { return onDevice("device pool", ordinal_); }
 
+  CUdevice device_;
   int ordinal_;
+  bool policy_;
   CUmemoryPool pool_ = nullptr;
 };
 
@@ -156,8 +168,10 @@ class ManagedResource final : public ContextBoundResource {
 // ------------------------------------------------------------------------------------ pinned host
 
 // [pinned-host]
-// cuMemHostAlloc(DEVICEMAP), not PORTABLE: pinned and mapped for this context only, which is what
-// "belongs to its device" means for host memory.
+// cuMemHostAlloc(DEVICEMAP), not PORTABLE. With unified addressing every context can still reach
+// the memory (cuda.h: all cuMemHostAlloc memory is mapped into every context); without PORTABLE
+// only this context treats it as pinned. It "belongs to its device" by bookkeeping: allocated,
+// freed and asked for its device address in this context.
 class PinnedHostResource final : public ContextBoundResource {
  public:
   explicit PinnedHostResource(CUcontext context)
@@ -219,7 +233,7 @@ class NumaHostResource final : public ContextBoundResource {
   void* doAllocate(std::size_t bytes, CUstream) override {
     numa::NumaBoundHostRange range(bytes, node_, numa::BindPolicy{true, false},
                                    [this](const std::string& text) { warnOnce(text); });
-    ScopedContext scope(context_);  // not PORTABLE: pinned and mapped for this context only
+    ScopedContext scope(context_);  // registered without PORTABLE: pinned for this context only
     check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
           "cuMemHostRegister");
     OwnedHostRegistration registration(range.data());
@@ -324,7 +338,7 @@ class StripedVmmResource final : public ContextBoundResource {
 }  // namespace
 
 std::unique_ptr<MemoryResource> makeDevicePoolResource(CUdevice device) {
-  return std::make_unique<DevicePoolResource>(device);
+  return std::make_unique<DevicePoolResource>(device, true);
 }
 
 std::string unavailableReason(ResourceKind kind, CUdevice device) {
@@ -389,6 +403,10 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
             "cuMemPoolGetAttribute");
       made.resource = &devicePool;
       made.pool = pool->pool();
+      // Timed without the current-device policy: one cuCtxGetDevice per call that the driver
+      // does not need and the other kinds do not pay; same pool, same memory.
+      made.owned = std::make_unique<DevicePoolResource>(pool->device(), false);
+      made.timed = made.owned.get();
       made.detail = "default pool, release threshold " + formatBytes(threshold) +
                     " (the registry's initial resource)";
       return made;

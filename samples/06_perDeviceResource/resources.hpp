@@ -16,8 +16,9 @@
  * Each kind is a small class in resources.cpp that writes its own driver calls.
  * - **Stream.** Only the device pool is stream-ordered. The others allocate at once and, in
  *   deallocate, synchronize the stream before they free (memory_resource.hpp).
- * - **Context.** The device pool belongs to its device; it is used while a context of that device
- *   is current and refuses (std::logic_error naming both devices) otherwise. The other kinds
+ * - **Context.** The device pool belongs to its device. By its own policy (RMM's, not a driver
+ *   rule: the pool and a created stream already name the device) it is used while a context of that
+ *   device is current and refuses (std::logic_error naming both devices) otherwise. The other kinds
  *   belong to the context they were made for and push it around every driver call they make, so
  *   they work from any thread, whatever is current there; the context must outlive them.
  * - **Tracking.** The other kinds keep the RAII owner of each allocation (owned_allocations.hpp):
@@ -62,12 +63,15 @@ struct ResourceSettings {
 struct KindResource {
   ResourceKind kind = ResourceKind::Device;  ///< The kind.
   MemoryResource* resource = nullptr;        ///< The resource to use; null when unavailable.
-  std::unique_ptr<MemoryResource> owned;     ///< resource, except for the registry's device pool.
-  std::string detail;                        ///< What it chose: threshold, budget, node, stripes.
-  std::string whyNot;                        ///< Why resource is null (or replaced, step 5).
-  CUmemoryPool pool = nullptr;               ///< The device pool's pool (the latency table).
-  VectorAddCheck verified;                   ///< The vector add on its memory.
-  std::optional<bool> contextFree;           ///< usableWithoutCurrentContext(), where asked.
+  std::unique_ptr<MemoryResource> owned;     ///< resource, or (device kind) what timed points to.
+  /// What the latency table times, when not resource: for the device kind the same pool without
+  /// its current-device policy (a check of the resource's, not the driver's).
+  MemoryResource* timed = nullptr;
+  std::string detail;               ///< What it chose: threshold, budget, node, stripes.
+  std::string whyNot;               ///< Why resource is null (or replaced, step 5).
+  CUmemoryPool pool = nullptr;      ///< The device pool's pool (the latency table).
+  VectorAddCheck verified;          ///< The vector add on its memory.
+  std::optional<bool> contextFree;  ///< usableWithoutCurrentContext(), where asked.
 };
 
 /**

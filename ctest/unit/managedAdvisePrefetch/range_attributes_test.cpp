@@ -101,12 +101,65 @@ TEST(CompareRangeAttributes, PreferredHostNumaComparesTypeAndIdButNotTheLegacyVa
   auto found = mm::compareRangeAttributes(expected, got);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID");
-  got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_DEVICE;
   found = mm::compareRangeAttributes(expected, got);
   ASSERT_EQ(found.size(), 1u);  // the id is not compared once the type is wrong
   EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE");
-  EXPECT_EQ(found[0].expected, "CU_MEM_LOCATION_TYPE_HOST_NUMA");
-  EXPECT_EQ(found[0].got, "CU_MEM_LOCATION_TYPE_HOST");
+  EXPECT_EQ(found[0].expected, "CU_MEM_LOCATION_TYPE_HOST_NUMA or CU_MEM_LOCATION_TYPE_HOST");
+  EXPECT_EQ(found[0].got, "CU_MEM_LOCATION_TYPE_DEVICE");
+}
+
+// A node advised may read back as that node or as plain HOST, whatever the count of online nodes
+// (one node, a CPU-less node, GPU memory as a node); nothing else passes.
+TEST(CompareRangeAttributes, HostNumaAdviceAcceptsTheNodeOrPlainHostAndNothingElse) {
+  mm::ExpectedRange expected;
+  expected.preferred = mm::hostNumaLocation(1);
+  mm::RangeAttributes asNode = pristine();
+  asNode.preferredLocation = CU_DEVICE_CPU;
+  asNode.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  asNode.preferredLocationId = 1;
+  EXPECT_TRUE(mm::compareRangeAttributes(expected, asNode).empty());
+  mm::RangeAttributes asHost = asNode;
+  asHost.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  asHost.preferredLocationId = 0;  // HOST's id means nothing
+  EXPECT_TRUE(mm::compareRangeAttributes(expected, asHost).empty());
+
+  mm::RangeAttributes otherNode = asNode;
+  otherNode.preferredLocationId = 0;
+  auto found = mm::compareRangeAttributes(expected, otherNode);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID");
+  EXPECT_EQ(found[0].expected, "1");
+  EXPECT_EQ(found[0].got, "0");
+  for (CUmemLocationType wrong : {CU_MEM_LOCATION_TYPE_INVALID, CU_MEM_LOCATION_TYPE_DEVICE,
+                                  CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT}) {
+    mm::RangeAttributes got = asNode;
+    got.preferredLocationType = wrong;
+    found = mm::compareRangeAttributes(expected, got);
+    ASSERT_EQ(found.size(), 1u) << mm::locationTypeName(wrong);
+    EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE");
+  }
+  // Plain HOST advice is not satisfied by a node: the rule only widens a node expectation.
+  expected.preferred = mm::hostLocation();
+  found = mm::compareRangeAttributes(expected, asNode);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].got, "CU_MEM_LOCATION_TYPE_HOST_NUMA");
+}
+
+TEST(HostNumaReadBack, SaysWhichAnswerTheDriverGave) {
+  mm::ExpectedRange expected;
+  expected.preferred = mm::hostNumaLocation(1);
+  mm::RangeAttributes got = pristine();
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  got.preferredLocationId = 1;
+  EXPECT_EQ(mm::hostNumaReadBack(expected, got),
+            "the driver reports host NUMA node 1 as CU_MEM_LOCATION_TYPE_HOST_NUMA id 1");
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  EXPECT_EQ(mm::hostNumaReadBack(expected, got),
+            "the driver reports host NUMA node 1 as CU_MEM_LOCATION_TYPE_HOST (no node named)");
+  expected.preferred = mm::hostLocation();  // no node advised: nothing to say
+  EXPECT_EQ(mm::hostNumaReadBack(expected, got), "");
+  EXPECT_EQ(mm::hostNumaReadBack(mm::ExpectedRange{}, got), "");
 }
 
 TEST(CompareRangeAttributes, ReadMostly) {

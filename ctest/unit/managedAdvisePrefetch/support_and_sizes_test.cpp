@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include "managed_logic.hpp"
 #include "memsamples.hpp"
 
@@ -35,8 +37,9 @@ std::string errorOf(Call call) {
   return "";
 }
 
-std::string sizeError(std::optional<std::uint64_t> vectorBytes, std::uint64_t rangeBytes) {
-  return errorOf<ms::UsageError>([&] { mm::checkSizeOptions(vectorBytes, rangeBytes); });
+std::string sizeError(std::optional<std::uint64_t> vectorBytes, std::uint64_t rangeBytes,
+                      std::uint64_t pageBytes = 4096) {
+  return errorOf<ms::UsageError>([&] { mm::checkSizeOptions(vectorBytes, rangeBytes, pageBytes); });
 }
 
 }  // namespace
@@ -72,8 +75,50 @@ TEST(SizeOptions, CheckedBeforeTheDriverIsAsked) {
   EXPECT_EQ(sizeError(kMiB + 2, 64 << 10),
             "--size 1048578 is not a multiple of 4 bytes (one element)");
   EXPECT_EQ(sizeError(kMiB, 6000),
-            "--range-size 6000 is not a multiple of 4 KiB: the driver widens every range to whole "
-            "pages, so the ranges would no longer be separate");
+            "--range-size 6000 is not a multiple of the host page size (4.00 KiB): the driver "
+            "widens every range to whole pages, so the ranges would no longer be separate");
+}
+
+// A 64 KiB-page kernel (arm64, ppc64le), faked: a 4 KiB range would share its page with the next.
+TEST(SizeOptions, RangesAreWholePagesOfTheHostPageSize) {
+  constexpr std::uint64_t k64KiB = 64 << 10;
+  EXPECT_EQ(sizeError(std::nullopt, 4096, k64KiB),
+            "--range-size 4096 is not a multiple of the host page size (64.0 KiB): the driver "
+            "widens every range to whole pages, so the ranges would no longer be separate");
+  EXPECT_EQ(sizeError(std::nullopt, 3 * 4096, k64KiB).empty(), false);
+  EXPECT_EQ(sizeError(std::nullopt, k64KiB, k64KiB), "");
+  EXPECT_EQ(sizeError(std::nullopt, 2 * k64KiB, k64KiB), "");
+  EXPECT_THROW(mm::checkSizeOptions(std::nullopt, k64KiB, 0), std::invalid_argument);
+  // Without an injected size, the one this machine's kernel uses.
+  const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(mm::hostPageBytes(), page);
+  EXPECT_NO_THROW(mm::checkSizeOptions(std::nullopt, page));
+  EXPECT_THROW(mm::checkSizeOptions(std::nullopt, page + 4), ms::UsageError);
+}
+
+// Which machine the demand-paging figures describe follows the two attributes.
+TEST(ManagedSupport, PagingModelNamesTheKindOfMachine) {
+  mm::ManagedSupport pcie = h200();
+  EXPECT_FALSE(mm::coherentHostAccess(pcie));
+  EXPECT_EQ(mm::pagingModel(pcie),
+            "GPU behind PCIe, no coherent host access (host page tables 0, direct host access 0, "
+            "e.g. x86 + H200): a GPU access to a host-resident page faults and the page migrates");
+  mm::ManagedSupport coherent = h200();
+  coherent.pageableMemoryAccess = 1;
+  coherent.pageableUsesHostPageTables = 1;
+  coherent.directManagedAccessFromHost = 1;
+  EXPECT_TRUE(mm::coherentHostAccess(coherent));
+  const std::string text = mm::pagingModel(coherent);
+  EXPECT_EQ(text.rfind("coherent host link (host page tables 1, direct host access 1, e.g. Grace "
+                       "Hopper): the GPU may use host-resident pages where they are",
+                       0),
+            0u)
+      << text;
+  for (int which = 0; which < 2; ++which) {  // either attribute alone is enough
+    mm::ManagedSupport one = h200();
+    (which == 0 ? one.pageableUsesHostPageTables : one.directManagedAccessFromHost) = 1;
+    EXPECT_TRUE(mm::coherentHostAccess(one)) << which;
+  }
 }
 
 TEST(ManagedSizes, DefaultFitsSixVectorsAndTheSpanInFreeMemory) {

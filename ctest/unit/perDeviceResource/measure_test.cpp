@@ -248,6 +248,30 @@ TEST(ReportLatency, EveryKindEverySizeThePoolTwiceAndItsThresholdPutBack) {
   }
 }
 
+// The device pool's current-device check is the resource's policy, not a driver need: its rows
+// time KindResource::timed (the pool without it), never the checked resource.
+TEST(ReportLatency, ThePoolRowsTimeThePoolWithoutItsCurrentDevicePolicy) {
+  fake_measure::reset(0);
+  std::vector<mr::KindResource> resources;
+  resources.push_back(
+      kindResource(mr::ResourceKind::Device, "device pool (device 0)", {false, true, true}));
+  auto checked = std::make_unique<MallocResource>("checked pool", 0, mr::ResourceProperties{});
+  resources.back().resource = checked.get();  // the registry's pool, with the policy
+  resources.back().timed = resources.back().owned.get();
+  resources.back().pool = fakePool();
+  std::ostringstream out;
+  memsamples::JsonObject json;
+  mr::reportLatency(resources, 0, fakeStream(7), {4096, 1, 0}, out, json);
+
+  EXPECT_EQ(checked->allocations(), 0);
+  const auto* timed = static_cast<MallocResource*>(resources.back().timed);
+  EXPECT_EQ(timed->allocations(), 4 * 5 * 2);  // 4 rows (2 sizes, twice) of 5 batches of 2
+  EXPECT_EQ(timed->outstanding(), 0);
+  EXPECT_NE(out.str().find("both timed without the resource's current-device check"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(ReportLatency, WithoutThePoolThereIsNoReferenceAndNoPoolNote) {
   fake_measure::reset();
   std::vector<mr::KindResource> resources;
