@@ -254,8 +254,9 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
     freeBytes = std::min(freeBytes, freeHere);
   }
   // [endpoints]
-  const std::uint64_t bytes = ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes,
-                                                    p2p::buffersPerDevice(plan), sizeof(float));
+  const std::uint64_t deviceBytes = ms::chooseBufferBytes(
+      options.sizeBytes, kDefaultBytes, freeBytes, p2p::buffersPerDevice(plan), sizeof(float));
+  const std::uint64_t bytes = ms::fitHostMemory(options.sizeBytes, deviceBytes, 3, sizeof(float));
   const std::size_t count = bytes / sizeof(float);
   out << "Buffers: " << ms::formatBytes(bytes) << " (" << count << " floats) each\n";
   // Pinned host memory needs a current context. With unified addressing every context can reach
