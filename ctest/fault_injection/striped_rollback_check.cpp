@@ -2,8 +2,8 @@
  * @file striped_rollback_check.cpp
  * @brief The GPU proof that a failed mapStripedRange() (02_vectorAddMMAP) leaves nothing behind:
  *        run under the memsamples_fail_nth_call preload, one driver call of the build fails, and
- *        afterwards the device's free memory is back and the same addresses can be reserved
- *        again.
+ *        afterwards the device's free memory is back. Whether the same addresses are granted
+ *        again is printed as a note: the address given to cuMemAddressReserve is only a hint.
  *
  * Usage: `LD_PRELOAD=.../libmemsamples_fail_nth_call.so MEMSAMPLES_FAIL_CALL=cuMemMap:4 \`
  *        `memsamples_striped_rollback_check [--device N]`
@@ -179,19 +179,22 @@ int main(int argc, char** argv) {
                                   " bytes missing; less than the granularity, " +
                                   ms::formatBytes(granularity) + ", is allowed)");
 
-    // A leaked reservation would still cover these addresses and push a new one elsewhere.
+    // The driver may place a reservation elsewhere than the address asked for even when nothing
+    // leaked, so another address is no proof of a leak; the free memory above is the proof.
     const CUdeviceptr hint = preload->lastReservedBase();
     CUdeviceptr again = 0;
     ms::check(cuMemAddressReserve(&again, layout.roundedBytes, granularity, hint, 0),
               "cuMemAddressReserve");
     ms::check(cuMemAddressFree(again, layout.roundedBytes), "cuMemAddressFree");
-    check(again == hint, "the last reserved range can be reserved again at its address");
+    report.out() << "  note  reserving again with the last range's address as a hint gave "
+                 << (again == hint ? "that address" : "another address (not a failure)") << "\n";
 
     report.json()
         .set("failCall", failCall)
         .set("error", message)
         .set("freeBytesBefore", static_cast<std::uint64_t>(freeBefore))
-        .set("freeBytesAfter", static_cast<std::uint64_t>(freeAfter));
+        .set("freeBytesAfter", static_cast<std::uint64_t>(freeAfter))
+        .set("reservedAgainAtTheHint", again == hint);
     return check.allHold() ? ms::Verdict::Pass : ms::Verdict::Fail;
   });
 }

@@ -61,6 +61,27 @@ std::string rollBack(CUdeviceptr base, const StripeLayout& layout, std::size_t m
   return summary + (problems.empty() ? "" : "; rollback problems" + problems);
 }
 
+// cuMemGetAllocationGranularity of pinned memory, as @p option asks, on every backing and mapping
+// device: a mapping device counts too, because its mappings must be aligned for it.
+std::uint64_t largestGranularity(const std::vector<int>& backingDevices,
+                                 const std::vector<int>& mappingDevices,
+                                 CUmemAllocationGranularity_flags option) {
+  std::vector<int> devices = backingDevices;
+  devices.insert(devices.end(), mappingDevices.begin(), mappingDevices.end());
+  std::vector<std::uint64_t> granularities;
+  for (const int device : devices) {
+    CUmemAllocationProp properties{};
+    properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    properties.location.id = device;
+    std::size_t granularity = 0;
+    check(cuMemGetAllocationGranularity(&granularity, &properties, option),
+          "cuMemGetAllocationGranularity");
+    granularities.push_back(granularity);
+  }
+  return combinedGranularity(granularities);
+}
+
 }  // namespace
 
 // [mapStripedRange]
@@ -225,25 +246,49 @@ std::uint64_t combinedGranularity(const std::vector<std::uint64_t>& perDevice) {
   return *std::max_element(perDevice.begin(), perDevice.end());
 }
 
+bool recommendedGranularityFits(const Granularities& granularities, std::uint64_t bytes,
+                                int stripeCount) {
+  if (granularities.minimum == 0)
+    throw std::invalid_argument("recommendedGranularityFits: the minimum granularity is 0");
+  if (stripeCount < 1) {
+    throw std::invalid_argument("recommendedGranularityFits: " + std::to_string(stripeCount) +
+                                " stripes; at least 1 is needed");
+  }
+  const auto count = static_cast<std::uint64_t>(stripeCount);
+  const std::uint64_t perStripe = bytes / count + (bytes % count != 0 ? 1 : 0);
+  return granularities.recommended != 0 && granularities.recommended % granularities.minimum == 0 &&
+         perStripe >= granularities.recommended;
+}
+
+StripeLayout planStripes(std::uint64_t bytes, const Granularities& granularities, int stripeCount,
+                         const std::vector<int>& backingDevices) {
+  const bool recommended = recommendedGranularityFits(granularities, bytes, stripeCount);
+  return planStripes(bytes, recommended ? granularities.recommended : granularities.minimum,
+                     stripeCount, backingDevices);
+}
+
 std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
                                  const std::vector<int>& mappingDevices) {
-  std::vector<int> devices = backingDevices;
-  devices.insert(devices.end(), mappingDevices.begin(), mappingDevices.end());
-  std::vector<std::uint64_t> granularities;
-  // The minimum is what cuMemCreate and cuMemMap require; the recommended granularity is a
-  // performance hint (the same 2 MiB on the H200).
-  for (const int device : devices) {
-    CUmemAllocationProp properties{};
-    properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    properties.location.id = device;
-    std::size_t granularity = 0;
-    check(
-        cuMemGetAllocationGranularity(&granularity, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-        "cuMemGetAllocationGranularity");
-    granularities.push_back(granularity);
+  return largestGranularity(backingDevices, mappingDevices, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+}
+
+Granularities stripedGranularities(const std::vector<int>& backingDevices,
+                                   const std::vector<int>& mappingDevices) {
+  return {largestGranularity(backingDevices, mappingDevices, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          largestGranularity(backingDevices, mappingDevices, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)};
+}
+
+std::string describeAccess(unsigned long long flags) {
+  switch (flags) {
+    case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+      return "rw";
+    case CU_MEM_ACCESS_FLAGS_PROT_READ:
+      return "r";
+    case CU_MEM_ACCESS_FLAGS_PROT_NONE:
+      return "none";
+    default:
+      return "flags " + std::to_string(flags);
   }
-  return combinedGranularity(granularities);
 }
 
 DeviceTopology queryDeviceTopology() {

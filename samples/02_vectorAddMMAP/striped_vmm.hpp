@@ -17,8 +17,11 @@
      |<----------------------- requestedBytes ------------------------->|<-- padding -->|
    @endverbatim
  *
- * - **granularity**: the largest CU_MEM_ALLOC_GRANULARITY_MINIMUM of the backing and mapping
- *   devices; cuMemCreate sizes and cuMemMap offsets must be multiples of it on every device.
+ * - **granularity**: cuMemCreate sizes and cuMemMap offsets must be multiples of the largest
+ *   CU_MEM_ALLOC_GRANULARITY_MINIMUM of the backing and mapping devices. The driver also names a
+ *   RECOMMENDED granularity, a multiple of it that performs better; a layout uses that one when
+ *   every stripe gets at least one unit of it, else the minimum (so a small range is not padded
+ *   up to many recommended units). It is also the reservation's alignment.
  * - **roundedBytes**: requestedBytes rounded up to a multiple of `N x granularity`, so every
  *   stripe has the same size, a multiple of the granularity. The padding at the end is mapped
  *   but never used; for a tiny size and many stripes it fills whole stripes.
@@ -31,6 +34,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "device_roles.hpp"
@@ -53,19 +57,40 @@ struct StripeLayout {
   std::vector<Stripe> stripes;       ///< In address order; stripe i starts at i x stripeBytes.
 };
 
+/// The granularities a set of devices accepts: each the largest over the devices.
+struct Granularities {
+  std::uint64_t minimum = 0;      ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM: what the calls require.
+  std::uint64_t recommended = 0;  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: what performs best.
+};
+
 /**
  * Plans a striped range (see the diagram above); no driver call.
  *
  * Stripe i is backed by `backingDevices[i % backingDevices.size()]`, so several stripes may live
  * on one device: with one GPU, `stripeCount = 8` still gives eight physical allocations.
  * @param bytes the size the caller needs; at least 1.
- * @param granularity from stripedGranularity(); at least 1.
+ * @param granularity a multiple of every device's minimum granularity; at least 1.
  * @param stripeCount how many physical allocations, in [1, 65536].
  * @param backingDevices the devices that hold the memory, in the order they receive stripes.
  * @throws std::invalid_argument for a zero size, granularity or stripe count, or no device;
  *         std::overflow_error when the rounded size does not fit in 64 bits (it never wraps).
  */
 StripeLayout planStripes(std::uint64_t bytes, std::uint64_t granularity, int stripeCount,
+                         const std::vector<int>& backingDevices);
+
+/**
+ * Whether a range of @p bytes in @p stripeCount stripes uses @p granularities.recommended: when
+ * every stripe gets at least one recommended unit (bytes / stripes, rounded up, is at least that
+ * large) and the recommended value is a multiple of the minimum (every driver reports it so; a
+ * value that is not could not be used for cuMemCreate).
+ * @throws std::invalid_argument for a zero minimum or a stripe count below 1.
+ */
+bool recommendedGranularityFits(const Granularities& granularities, std::uint64_t bytes,
+                                int stripeCount);
+
+/// planStripes() at the granularity recommendedGranularityFits() chooses: the recommended one
+/// when it fits, else the minimum. @throws what both throw.
+StripeLayout planStripes(std::uint64_t bytes, const Granularities& granularities, int stripeCount,
                          const std::vector<int>& backingDevices);
 
 /// The largest of @p perDevice (granularities are powers of two, so it is a multiple of all).
@@ -76,6 +101,15 @@ std::uint64_t combinedGranularity(const std::vector<std::uint64_t>& perDevice);
 /// device, combined with combinedGranularity(). @throws CudaError.
 std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
                                  const std::vector<int>& mappingDevices);
+
+/// cuMemGetAllocationGranularity, minimum and recommended, for pinned memory on each backing and
+/// mapping device, each combined with combinedGranularity(). @throws CudaError.
+Granularities stripedGranularities(const std::vector<int>& backingDevices,
+                                   const std::vector<int>& mappingDevices);
+
+/// What cuMemGetAccess reported for one device, for people: "rw", "r", "none", or the number of
+/// a value cuda.h does not name ("flags 7").
+std::string describeAccess(unsigned long long flags);
 
 /**
  * Builds the range @p layout describes and returns its base address:

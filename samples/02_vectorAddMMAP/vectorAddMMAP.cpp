@@ -14,9 +14,14 @@
  *    (**cuDeviceCanAccessPeer**, the VMM attribute) and device_roles.cpp decides: *backing*
  *    devices hold the memory, this device and every peer it can access that supports VMM itself;
  *    *mapping* devices may access the range, this one. `--backing` and `--mapping` choose both.
- *    stripedGranularity() takes the largest **cuMemGetAllocationGranularity** of those devices.
+ *    stripedGranularities() takes the largest **cuMemGetAllocationGranularity** of those devices,
+ *    minimum and recommended.
  * 3. **cuCtxCreate**, **cuModuleLoadData**, **cuModuleGetFunction**, as in 01.
- * 4. **The allocation**, mapStripedRange() in striped_vmm.cpp, one function, for A, B and C:
+ * 4. **The size**: **cuMemGetInfo** on every device that holds part of the run (a peer's through
+ *    its primary context); device_memory.cpp shrinks the default size until each has room for
+ *    its stripes (a `--size` that does not fit is refused, naming the device). The stripes use
+ *    the recommended granularity when each is at least that large, else the minimum.
+ *    Then **the allocation**, mapStripedRange() in striped_vmm.cpp, one function, for A, B and C:
  *    **cuMemAddressReserve** (addresses only), then per stripe **cuMemCreate** (physical memory on
  *    one device, no address yet), **cuMemMap** (at `base + i x stripe size`), **cuMemRelease**
  *    (the mapping keeps the memory alive), then one **cuMemSetAccess**: read-write for every
@@ -24,7 +29,8 @@
  *    call fails half-way, what was built is undone and the error names the call and the stripe.
  * 5. **What the driver sees**, asked from inside every stripe: **cuPointerGetAttributes** gives
  *    the whole range (so one pointer for the kernel) and the stripe's own device;
- *    **cuMemGetAccess** gives read-write for every mapping device. Anything else FAILs the run.
+ *    **cuMemGetAccess** gives read-write for every mapping device, printed per stripe (a stripe
+ *    on a peer shows the rights granted there). Anything else FAILs the run.
  * 6. Inputs in, **cuLaunchKernel**, result out, exact check: as in 01.
  * 7. **Measured** (vectorAddMMAP_measure.cpp): the same kernel on cuMemAlloc buffers in the same
  *    run (VMM / cuMemAlloc is about 1 when every stripe is on this GPU; stripes on a peer are
@@ -79,16 +85,17 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   }
 
   // [choose-devices]
-  // 2. Who holds the memory, who may access it, and the granularity all of them accept.
+  // 2. Who holds the memory, who may access it, and the granularities all of them accept.
   const vmm::DeviceTopology topology = vmm::queryDeviceTopology();
   const vmm::DeviceRoles roles =
       vmm::resolveDeviceRoles(ordinal, options.backing, options.mapping, topology);
   const int stripes = vmm::resolveStripeCount(options.stripes, roles.backing.size());
-  const std::uint64_t granularity = vmm::stripedGranularity(roles.backing, roles.mapping);
+  const vmm::Granularities granularities = vmm::stripedGranularities(roles.backing, roles.mapping);
   // [choose-devices]
   out << "Backing devices: " << vmm::formatDeviceList(roles.backing)
       << "   mapping devices: " << vmm::formatDeviceList(roles.mapping) << "   stripes: " << stripes
-      << "   granularity: " << ms::formatBytes(granularity) << '\n';
+      << "   granularity: " << ms::formatBytes(granularities.minimum) << " minimum, "
+      << ms::formatBytes(granularities.recommended) << " recommended\n";
 
   // 3. Context and kernel, as in 01.
   ms::OwnedContext context;
@@ -99,25 +106,40 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   CUfunction vecAdd = nullptr;
   ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
 
-  // 4. Three striped ranges. Six buffers of this size exist at the peak (three cuMemAlloc
-  // references are measured beside them), so the default size is chosen for six.
-  std::size_t freeBytes = 0, totalBytes = 0;
-  ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  const std::uint64_t bytes =
-      ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes, 6, sizeof(float));
-  const std::size_t count = bytes / sizeof(float);
-  const vmm::StripeLayout layout = vmm::planStripes(bytes, granularity, stripes, roles.backing);
-  if (3 * layout.roundedBytes + 3 * bytes > freeBytes) {
-    throw ms::UsageError("--stripes " + std::to_string(stripes) + " rounds each vector up to " +
-                         ms::formatBytes(layout.roundedBytes) + "; three of those and three " +
-                         ms::formatBytes(bytes) + " reference buffers do not fit in the " +
-                         ms::formatBytes(freeBytes) +
-                         " free; use fewer stripes or a smaller --size");
+  // 4. Three striped ranges, sized so that every device holding part of the run has room: each
+  // backing device its stripes of A, B and C, this device also the cuMemAlloc references measured
+  // beside them. cuMemGetInfo answers for the current context's device, so a peer's primary
+  // context is made current to ask it.
+  std::vector<int> holders = roles.backing;
+  if (std::find(holders.begin(), holders.end(), ordinal) == holders.end())
+    holders.push_back(ordinal);
+  std::vector<vmm::DeviceFree> freeMemory;
+  for (const int holder : holders) {
+    std::size_t freeBytes = 0, totalBytes = 0;
+    if (holder == ordinal) {
+      ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    } else {
+      CUdevice peer = 0;
+      ms::check(cuDeviceGet(&peer, holder), "cuDeviceGet");
+      const ms::PrimaryContext peerContext(peer);
+      const ms::ScopedContext current(peerContext.get());
+      ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    }
+    freeMemory.push_back({holder, freeBytes});
   }
+  const vmm::RunShape shape{ordinal, stripes, roles.backing, granularities,
+                            mappingCostStripeCounts()};
+  const vmm::RunSize size = vmm::sizeRun(options.sizeBytes, kDefaultBytes, shape, freeMemory);
+  const std::uint64_t bytes = size.bytes;
+  const std::size_t count = bytes / sizeof(float);
+  const vmm::StripeLayout& layout = size.layout;
+  // The recommended granularity performs better, but a small range would be padded up to it.
+  const bool recommended = vmm::recommendedGranularityFits(granularities, bytes, stripes);
   out << "Vectors: " << count << " floats (" << ms::formatBytes(bytes) << ") each, "
       << ms::formatBytes(layout.roundedBytes) << " mapped in " << stripes
       << (stripes == 1 ? " stripe of " : " stripes of ") << ms::formatBytes(layout.stripeBytes)
-      << '\n';
+      << (recommended ? " (recommended granularity)\n"
+                      : " (minimum granularity: a stripe is smaller than the recommended one)\n");
 
   // [allocate-ranges]
   const vmm::StripedVmmRange a(layout, roles.mapping);
@@ -130,7 +152,7 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   // pointer reaches every stripe), the device the stripe was created on, and read-write access
   // for every mapping device.
   std::vector<std::string> problems;
-  out << "  stripe  device  address         range seen from inside\n";
+  out << "  stripe  device  address         range seen from inside    access\n";
   for (std::size_t i = 0; i < layout.stripes.size(); ++i) {
     const vmm::Stripe& stripe = layout.stripes[i];
     const CUdeviceptr address = a.get() + stripe.offset;
@@ -148,6 +170,7 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
                          std::to_string(rangeSize) + " bytes; expected device " +
                          std::to_string(stripe.device) + " and the whole range");
     }
+    std::string access;  // per mapping device, read in this stripe: a peer's stripe has its own
     for (const int mapper : roles.mapping) {
       CUmemLocation location{};
       location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -158,8 +181,11 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
         problems.push_back("stripe " + std::to_string(i) + ": device " + std::to_string(mapper) +
                            " has access flags " + std::to_string(flags) + ", not read-write");
       }
+      access +=
+          (access.empty() ? "" : " ") + std::to_string(mapper) + ":" + vmm::describeAccess(flags);
     }
-    printStripe(out, i, deviceOrdinal, address, rangeStart, rangeSize, layout.stripes.size());
+    printStripe(out, i, deviceOrdinal, address, rangeStart, rangeSize, access,
+                layout.stripes.size());
   }
   out << "Read-write access for device" << (roles.mapping.size() > 1 ? "s " : " ")
       << vmm::formatDeviceList(roles.mapping)
@@ -200,14 +226,14 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
                                 a.get(), b.get(), c.get(),    count};
   const ms::VectorAddCheck timedRuns = compareWithCuMemAlloc(
       run, device, static_cast<int>(remoteStripes), options.common, hostA, hostB, hostC, out, json);
-  reportMappingCost(roles, granularity, bytes, out, json);
+  reportMappingCost(roles, granularities, bytes, out, json);
 
   const ms::VectorAddCheck& verified = firstRun.mismatches > 0 ? firstRun : timedRuns;
   if (verified.mismatches > 0)
     out << ms::describeMismatch(verified) << '\n';
   for (const std::string& problem : problems)
     out << "FAILED: " << problem << '\n';
-  recordRun(json, ordinal, ms::deviceName(device), roles, layout, problems);
+  recordRun(json, ordinal, ms::deviceName(device), roles, granularities, size, problems);
   json.set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
   // 8. Cleanup: the owners unmap C, B and A and free their addresses, after the stream, the
   // host memory and before the module and the context.

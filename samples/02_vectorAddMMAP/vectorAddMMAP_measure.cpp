@@ -15,7 +15,6 @@ namespace {
 
 constexpr int kBandwidthRounds = 3;  // interleaved VMM / cuMemAlloc rounds
 constexpr int kCostRepetitions = 7;  // timed builds per stripe count, after one untimed
-constexpr int kCostStripeCounts[] = {1, 2, 8, 64};
 
 ms::TimingStats timeKernel(const ms::VectorAddLaunch& run, CUdeviceptr a, CUdeviceptr b,
                            CUdeviceptr c, const ms::CommonOptions& options) {
@@ -113,14 +112,18 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
   return vmmCheck.mismatches > 0 ? vmmCheck : referenceCheck;
 }
 
-void reportMappingCost(const vmm::DeviceRoles& roles, std::uint64_t granularity,
+std::vector<int> mappingCostStripeCounts() {
+  return {1, 2, 8, 64};
+}
+
+void reportMappingCost(const vmm::DeviceRoles& roles, const vmm::Granularities& granularities,
                        std::uint64_t bytes, std::ostream& out, ms::JsonObject& json) {
   out << "Mapping cost of a " << ms::formatBytes(bytes) << " vector (host time, median of "
       << kCostRepetitions << ", ms per range):\n"
       << "  stripes     mapped     build      free   cuMemAlloc  cuMemFree   VMM / cuMemAlloc\n";
   ms::JsonArray rows;
-  for (const int stripes : kCostStripeCounts) {
-    const vmm::StripeLayout layout = vmm::planStripes(bytes, granularity, stripes, roles.backing);
+  for (const int stripes : mappingCostStripeCounts()) {
+    const vmm::StripeLayout layout = vmm::planStripes(bytes, granularities, stripes, roles.backing);
     std::vector<double> build, release, alloc, free;
     // Repetition 0 is not timed: the first build of a shape pays for driver bookkeeping.
     for (int repetition = 0; repetition <= kCostRepetitions; ++repetition) {
@@ -155,6 +158,7 @@ void reportMappingCost(const vmm::DeviceRoles& roles, std::uint64_t granularity,
     ms::JsonObject row;
     row.set("stripes", stripes)
         .set("bytes", layout.roundedBytes)
+        .set("granularity", layout.granularity)
         .set("buildMs", buildMs)
         .set("freeMs", freeMs)
         .set("cuMemAllocMs", allocMs)
@@ -166,22 +170,25 @@ void reportMappingCost(const vmm::DeviceRoles& roles, std::uint64_t granularity,
 }
 
 void printStripe(std::ostream& out, std::size_t stripe, int deviceOrdinal, CUdeviceptr address,
-                 CUdeviceptr rangeStart, std::size_t rangeSize, std::size_t stripeCount) {
+                 CUdeviceptr rangeStart, std::size_t rangeSize, const std::string& access,
+                 std::size_t stripeCount) {
   if (stripe == 4 && stripeCount > 5)
     out << "     ...\n";
   if (stripe >= 4 && stripe + 1 != stripeCount)
     return;
+  std::ostringstream range;
+  range << "0x" << std::hex << rangeStart << std::dec << " + " << ms::formatBytes(rangeSize);
   std::ostringstream row;
   row << std::setw(8) << stripe << std::setw(8) << deviceOrdinal << "  0x" << std::hex << std::left
-      << std::setw(14) << address << "0x" << rangeStart << std::dec << std::right << " + "
-      << ms::formatBytes(rangeSize) << '\n';
+      << std::setw(14) << address << std::dec << std::setw(26) << range.str() << access << '\n';
   out << row.str();
 }
 
 void recordRun(ms::JsonObject& json, int ordinal, const std::string& deviceName,
-               const vmm::DeviceRoles& roles, const vmm::StripeLayout& layout,
-               const std::vector<std::string>& problems) {
-  ms::JsonArray backing, mapping, stripes, problemList;
+               const vmm::DeviceRoles& roles, const vmm::Granularities& granularities,
+               const vmm::RunSize& size, const std::vector<std::string>& problems) {
+  const vmm::StripeLayout& layout = size.layout;
+  ms::JsonArray backing, mapping, stripes, problemList, memory;
   for (const int device : roles.backing)
     backing.add(device);
   for (const int device : roles.mapping)
@@ -190,6 +197,13 @@ void recordRun(ms::JsonObject& json, int ordinal, const std::string& deviceName,
     stripes.add(stripe.device);
   for (const std::string& problem : problems)
     problemList.add(problem);
+  for (const vmm::DeviceNeed& need : size.needs) {
+    ms::JsonObject row;
+    row.set("device", need.device)
+        .set("neededBytes", need.neededBytes())
+        .set("freeBytes", need.freeBytes);
+    memory.addRaw(row.dump());
+  }
   json.set("device", ordinal)
       .set("deviceName", deviceName)
       .set("backingDevices", backing)
@@ -197,6 +211,9 @@ void recordRun(ms::JsonObject& json, int ordinal, const std::string& deviceName,
       .set("stripes", static_cast<int>(layout.stripes.size()))
       .set("stripeDevices", stripes)
       .set("granularity", layout.granularity)
+      .set("minimumGranularity", granularities.minimum)
+      .set("recommendedGranularity", granularities.recommended)
+      .set("deviceMemory", memory)
       .set("bytesPerVector", layout.requestedBytes)
       .set("reservedBytesPerVector", layout.roundedBytes)
       .set("stripeBytes", layout.stripeBytes)

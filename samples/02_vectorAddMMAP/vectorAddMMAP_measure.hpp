@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "device_memory.hpp"
 #include "device_roles.hpp"
 #include "memsamples.hpp"
 #include "striped_vmm.hpp"
@@ -36,24 +37,33 @@ memsamples::VectorAddCheck compareWithCuMemAlloc(const memsamples::VectorAddLaun
                                                  float* hostC, std::ostream& out,
                                                  memsamples::JsonObject& json);
 
+/// The stripe counts of the ranges reportMappingCost() builds, one at a time, while A, B and C
+/// are alive (the sizing of the run counts them: memsamples::vmm::RunShape).
+std::vector<int> mappingCostStripeCounts();
+
 /**
  * The host time of building (mapStripedRange) and freeing (unmapStripedRange) a range of
- * @p bytes with 1, 2, 8 and 64 stripes over @p roles, in ms per range (median of 7 after one
- * untimed build), next to cuMemAlloc + cuMemFree of the same rounded size measured the same way.
+ * @p bytes with each of mappingCostStripeCounts() stripes over @p roles, each laid out at the
+ * granularity planStripes() chooses for it, in ms per range (median of 7 after one untimed
+ * build), next to cuMemAlloc + cuMemFree of the same rounded size measured the same way.
  * These are synchronous driver calls, so a host clock is the right instrument.
  * @throws CudaError.
  */
-void reportMappingCost(const memsamples::vmm::DeviceRoles& roles, std::uint64_t granularity,
-                       std::uint64_t bytes, std::ostream& out, memsamples::JsonObject& json);
+void reportMappingCost(const memsamples::vmm::DeviceRoles& roles,
+                       const memsamples::vmm::Granularities& granularities, std::uint64_t bytes,
+                       std::ostream& out, memsamples::JsonObject& json);
 
-/// One row of the stripe table: the stripe, the device the driver reports for it, its address
-/// and the range the driver sees from inside it. Rows 0-3 and the last one are printed, with
-/// "..." once in between, so a range of 64 stripes stays readable.
+/// One row of the stripe table: the stripe, the device the driver reports for it, its address,
+/// the range the driver sees from inside it and, per mapping device, the access cuMemGetAccess
+/// reports there ("0:rw 1:rw"). Rows 0-3 and the last one are printed, with "..." once in
+/// between, so a range of 64 stripes stays readable.
 void printStripe(std::ostream& out, std::size_t stripe, int deviceOrdinal, CUdeviceptr address,
-                 CUdeviceptr rangeStart, std::size_t rangeSize, std::size_t stripeCount);
+                 CUdeviceptr rangeStart, std::size_t rangeSize, const std::string& access,
+                 std::size_t stripeCount);
 
-/// The run's devices, stripes, sizes and driver-view problems as JSON fields.
+/// The run's devices, granularities, stripes, sizes, memory needed and free per device, and
+/// driver-view problems as JSON fields.
 void recordRun(memsamples::JsonObject& json, int ordinal, const std::string& deviceName,
                const memsamples::vmm::DeviceRoles& roles,
-               const memsamples::vmm::StripeLayout& layout,
-               const std::vector<std::string>& problems);
+               const memsamples::vmm::Granularities& granularities,
+               const memsamples::vmm::RunSize& size, const std::vector<std::string>& problems);

@@ -319,12 +319,10 @@ CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemA
     return CUDA_ERROR_INVALID_VALUE;
   if (!state().machine.devices[static_cast<std::size_t>(device)].vmm)
     return CUDA_ERROR_NOT_SUPPORTED;
-  const std::uint64_t minimum = fake::granularityOf(device);
-  // The recommended value is larger, so code that asks for the wrong one gets a wrong layout.
   if (option == CU_MEM_ALLOC_GRANULARITY_MINIMUM)
-    *granularity = minimum;
+    *granularity = fake::granularityOf(device);
   else if (option == CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
-    *granularity = 16 * minimum;
+    *granularity = state().machine.devices[static_cast<std::size_t>(device)].recommended;
   else
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;

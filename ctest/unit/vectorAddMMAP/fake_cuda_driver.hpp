@@ -24,11 +24,16 @@
 namespace fake {
 
 constexpr std::uint64_t kDefaultGranularity = 2ull << 20;
+/// Larger than the minimum (the H200 reports 2 MiB for both), so that code asking for the wrong
+/// one gets a wrong layout here.
+constexpr std::uint64_t kDefaultRecommendedGranularity = 32ull << 20;
 
 /// One GPU of the fake machine.
 struct Device {
   bool vmm = true;                                  ///< VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
   std::uint64_t granularity = kDefaultGranularity;  ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM
+  /// CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+  std::uint64_t recommended = kDefaultRecommendedGranularity;
 };
 
 /// The shape of the fake machine.

@@ -132,6 +132,25 @@ TEST_F(MapStripedRange, AlignsTheReservationToTheLayoutsGranularity) {
   EXPECT_EQ(fake::leftovers().physicalBytes, 24 * MiB);
 }
 
+TEST_F(MapStripedRange, UsesTheRecommendedGranularityForStripesAndAlignmentWhereItFits) {
+  // The lesson's path: both granularities from the driver, the layout chooses, the range is built.
+  fake::reset({{fake::Device{}, fake::Device{}}, {}});
+  const vmm::Granularities granularities = vmm::stripedGranularities({0, 1}, {0});
+  const vmm::StripeLayout layout = vmm::planStripes(64 * MiB, granularities, 2, {0, 1});
+  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  EXPECT_EQ(fake::lastReserveAlignment(), fake::kDefaultRecommendedGranularity);
+  EXPECT_EQ(base % fake::kDefaultRecommendedGranularity, 0u);
+  EXPECT_EQ(fake::deviceMappedAt(base + fake::kDefaultRecommendedGranularity), 1);
+  vmm::unmapStripedRange(base, layout.roundedBytes);
+  // 8 stripes of 8 MiB are smaller than the recommended 32 MiB: the minimum, and no padding.
+  const vmm::StripeLayout small = vmm::planStripes(64 * MiB, granularities, 8, {0, 1});
+  const CUdeviceptr smallBase = vmm::mapStripedRange(small, {0});
+  EXPECT_EQ(fake::lastReserveAlignment(), fake::kDefaultGranularity);
+  EXPECT_EQ(fake::leftovers().physicalBytes, 64 * MiB);
+  vmm::unmapStripedRange(smallBase, small.roundedBytes);
+  EXPECT_TRUE(machineIsClean());
+}
+
 TEST_F(MapStripedRange, AFailureAtEveryCallLeavesNothingAndSaysWhatWasUndone) {
   for (const int stripes : {1, 3, 8}) {
     for (const FailurePoint& point : everyBuildCall(stripes)) {

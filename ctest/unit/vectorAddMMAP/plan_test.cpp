@@ -1,4 +1,5 @@
-// planStripes() and combinedGranularity(): rounding and stripe layout.
+// planStripes(), the choice between the minimum and the recommended granularity, and
+// combinedGranularity(): rounding and stripe layout; describeAccess().
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -143,4 +144,53 @@ TEST(CombinedGranularity, TakesTheLargestAndRejectsZeroOrNothing) {
               vmm::combinedGranularity({2 * MiB, 0});
             }),
             "combinedGranularity: a device reported a granularity of 0");
+}
+
+TEST(RecommendedGranularityFits, WhenEveryStripeGetsAtLeastOneRecommendedUnit) {
+  const vmm::Granularities granularities{2 * MiB, 32 * MiB};
+  EXPECT_TRUE(vmm::recommendedGranularityFits(granularities, GiB, 8));            // 128 MiB each
+  EXPECT_TRUE(vmm::recommendedGranularityFits(granularities, 256 * MiB, 8));      // exactly 32 MiB
+  EXPECT_TRUE(vmm::recommendedGranularityFits(granularities, 256 * MiB - 4, 8));  // rounded up
+  EXPECT_FALSE(vmm::recommendedGranularityFits(granularities, 248 * MiB, 8));     // 31 MiB each
+  EXPECT_FALSE(vmm::recommendedGranularityFits(granularities, 4100, 1));
+  EXPECT_TRUE(vmm::recommendedGranularityFits({2 * MiB, 2 * MiB}, 2 * MiB, 1));  // the H200
+}
+
+TEST(RecommendedGranularityFits, NeverWhenTheRecommendedValueIsNoMultipleOfTheMinimum) {
+  EXPECT_FALSE(vmm::recommendedGranularityFits({2 * MiB, 3 * MiB}, GiB, 1));
+  EXPECT_FALSE(vmm::recommendedGranularityFits({2 * MiB, MiB}, GiB, 1));
+  EXPECT_FALSE(vmm::recommendedGranularityFits({2 * MiB, 0}, GiB, 1));
+}
+
+TEST(RecommendedGranularityFits, RejectsAZeroMinimumAndNoStripes) {
+  EXPECT_EQ(messageOf<std::invalid_argument>([] {
+              vmm::recommendedGranularityFits({0, 2 * MiB}, GiB, 1);
+            }),
+            "recommendedGranularityFits: the minimum granularity is 0");
+  EXPECT_EQ(messageOf<std::invalid_argument>([] {
+              vmm::recommendedGranularityFits({2 * MiB, 2 * MiB}, GiB, 0);
+            }),
+            "recommendedGranularityFits: 0 stripes; at least 1 is needed");
+}
+
+TEST(PlanStripes, AtTheRecommendedGranularityWhereItFitsElseTheMinimum) {
+  const vmm::Granularities granularities{2 * MiB, 32 * MiB};
+  // 100 MiB in 3 stripes: 34 MiB each before rounding, so 32 MiB units: 3 x 64 MiB.
+  const vmm::StripeLayout large = vmm::planStripes(100 * MiB, granularities, 3, {0, 1});
+  EXPECT_EQ(large.granularity, 32 * MiB);
+  EXPECT_EQ(large.roundedBytes, 192 * MiB);
+  EXPECT_EQ(large.stripeBytes, 64 * MiB);
+  EXPECT_EQ(large.stripes[1].offset, 64 * MiB);
+  EXPECT_EQ(large.stripes[1].device, 1);
+  // 90 MiB in 3 stripes: 30 MiB each, so the minimum, and no padding at all.
+  const vmm::StripeLayout small = vmm::planStripes(90 * MiB, granularities, 3, {0, 1});
+  EXPECT_EQ(small.granularity, 2 * MiB);
+  EXPECT_EQ(small.roundedBytes, 90 * MiB);
+}
+
+TEST(DescribeAccess, NamesTheFlagsCudaHDefinesAndShowsAnyOtherValue) {
+  EXPECT_EQ(vmm::describeAccess(CU_MEM_ACCESS_FLAGS_PROT_READWRITE), "rw");
+  EXPECT_EQ(vmm::describeAccess(CU_MEM_ACCESS_FLAGS_PROT_READ), "r");
+  EXPECT_EQ(vmm::describeAccess(CU_MEM_ACCESS_FLAGS_PROT_NONE), "none");
+  EXPECT_EQ(vmm::describeAccess(7), "flags 7");
 }

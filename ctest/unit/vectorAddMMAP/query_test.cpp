@@ -1,7 +1,8 @@
 /**
  * @file query_test.cpp
- * @brief queryDeviceTopology() and stripedGranularity() against fake machines: one GPU, GPUs
- *        without peer access, a peer without VMM, devices with different granularities.
+ * @brief queryDeviceTopology(), stripedGranularity() and stripedGranularities() against fake
+ *        machines: one GPU, GPUs without peer access, a peer without VMM, devices with different
+ *        granularities.
  */
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@ namespace {
 
 using QueryDeviceTopology = FakeDriverTest;
 using StripedGranularity = FakeDriverTest;
+using StripedGranularities = FakeDriverTest;
 
 using Matrix = std::vector<std::vector<bool>>;
 
@@ -75,7 +77,7 @@ TEST_F(QueryDeviceTopology, AFailedQueryNamesTheCall) {
 }
 
 TEST_F(StripedGranularity, IsTheMinimumGranularityOfOneGpu) {
-  // The fake's recommended granularity is 16 times larger, so asking for it would show here.
+  // The fake's recommended granularity is larger, so asking for it would show here.
   EXPECT_EQ(vmm::stripedGranularity({0}, {0}), fake::kDefaultGranularity);
   EXPECT_EQ(fake::callCount("cuMemGetAllocationGranularity"), 2);  // once as backing, once mapping
 }
@@ -95,6 +97,30 @@ TEST_F(StripedGranularity, ADeviceWithoutVmmIsAnErrorNamingTheCall) {
   machine.devices[1].vmm = false;
   fake::reset(machine);
   const memsamples::CudaError error = cudaErrorOf([] { vmm::stripedGranularity({0, 1}, {0}); });
+  EXPECT_EQ(withoutLine(error.what()),
+            "cuMemGetAllocationGranularity failed at striped_vmm.cpp:N: CUDA_ERROR_NOT_SUPPORTED "
+            "(operation not supported)");
+}
+
+TEST_F(StripedGranularities, AsksEachDeviceForBothAndTakesTheLargestOfEach) {
+  fake::reset({{fake::Device{true, 2 * MiB, 32 * MiB}, fake::Device{true, 8 * MiB, 16 * MiB},
+                fake::Device{true, 4 * MiB, 64 * MiB}},
+               {}});
+  const vmm::Granularities backed = vmm::stripedGranularities({0, 2}, {0});
+  EXPECT_EQ(backed.minimum, 4 * MiB);
+  EXPECT_EQ(backed.recommended, 64 * MiB);
+  // Each device is asked once per kind and per role.
+  EXPECT_EQ(fake::callCount("cuMemGetAllocationGranularity"), 6);
+  const vmm::Granularities mapped = vmm::stripedGranularities({0}, {0, 1});
+  EXPECT_EQ(mapped.minimum, 8 * MiB);
+  EXPECT_EQ(mapped.recommended, 32 * MiB);
+}
+
+TEST_F(StripedGranularities, ADeviceWithoutVmmIsAnErrorNamingTheCall) {
+  fake::Machine machine = machineOf(2);
+  machine.devices[1].vmm = false;
+  fake::reset(machine);
+  const memsamples::CudaError error = cudaErrorOf([] { vmm::stripedGranularities({0}, {0, 1}); });
   EXPECT_EQ(withoutLine(error.what()),
             "cuMemGetAllocationGranularity failed at striped_vmm.cpp:N: CUDA_ERROR_NOT_SUPPORTED "
             "(operation not supported)");
