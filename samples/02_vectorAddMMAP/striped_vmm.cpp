@@ -256,8 +256,8 @@ bool recommendedGranularityFits(const Granularities& granularities, std::uint64_
   }
   const auto count = static_cast<std::uint64_t>(stripeCount);
   const std::uint64_t perStripe = bytes / count + (bytes % count != 0 ? 1 : 0);
-  return granularities.recommended != 0 && granularities.recommended % granularities.minimum == 0 &&
-         perStripe >= granularities.recommended;
+  return memsamples::allocationGranularity(perStripe, granularities.minimum,
+                                           granularities.recommended) == granularities.recommended;
 }
 
 StripeLayout planStripes(std::uint64_t bytes, const Granularities& granularities, int stripeCount,

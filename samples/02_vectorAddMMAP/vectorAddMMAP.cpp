@@ -129,7 +129,10 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   }
   const vmm::RunShape shape{ordinal, stripes, roles.backing, granularities,
                             mappingCostStripeCounts()};
-  const vmm::RunSize size = vmm::sizeRun(options.sizeBytes, kDefaultBytes, shape, freeMemory);
+  // Step 6's three pinned host copies must fit too: in MemAvailable, or a container's limit.
+  const std::uint64_t hostFit =
+      ms::fitHostMemory(options.sizeBytes, kDefaultBytes, 3, sizeof(float));
+  const vmm::RunSize size = vmm::sizeRun(options.sizeBytes, hostFit, shape, freeMemory);
   const std::uint64_t bytes = size.bytes;
   const std::size_t count = bytes / sizeof(float);
   const vmm::StripeLayout& layout = size.layout;

@@ -121,11 +121,13 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
   CUfunction vecAdd = nullptr;
   ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
   // Never more managed memory than is free (an over-subscribed GPU evicts pages and can stall
-  // every process on it): the whole run, step 8's buffers included, is checked here, once.
+  // every process on it), nor than the host can hold (A, B and C while their pages are there, and
+  // step 8's pinned vector): the whole run, step 8's buffers included, is checked here, once.
   std::size_t freeBytes = 0, totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  const mm::ManagedSizes sizes = mm::planManagedSizes(options.sizeBytes, kDefaultBytes, kMinBytes,
-                                                      rangeBytes, counts, freeBytes);
+  const auto hostFit = ms::fitHostMemory(options.sizeBytes, kDefaultBytes, 4, sizeof(float));
+  const mm::ManagedSizes sizes =
+      mm::planManagedSizes(options.sizeBytes, hostFit, kMinBytes, rangeBytes, counts, freeBytes);
   const std::size_t bytes = sizes.vectorBytes, count = bytes / sizeof(float);
   out << mm::describeSizes(sizes, freeBytes, totalBytes) << '\n';
 
