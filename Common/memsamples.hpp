@@ -252,11 +252,24 @@ int validateDeviceOrdinal(long long requested, int deviceCount);
  */
 bool isUnusableDriverResult(CUresult result);
 
+/// "12.4" for 12040: a version as cuDriverGetVersion and CUDA_VERSION give it (1000 x major +
+/// 10 x minor) the way NVIDIA writes it.
+std::string formatCudaVersion(int version);
+
+/**
+ * Why a driver that supports CUDA @p driverVersion cannot run a sample built with CUDA
+ * @p builtVersion (both as cuDriverGetVersion gives them), or "" when it can: the driver must be at
+ * least as new as the toolkit, because cuda.h binds the samples to that toolkit's entry points.
+ */
+std::string driverTooOldReason(int driverVersion, int builtVersion);
+
 /**
  * Checks what `cuInit(0)` returned, as `check()` does, except that a machine without a usable
  * driver or device is not a failure of the sample: the results isUnusableDriverResult() accepts
- * become WaivedError (exit 2, "WAIVED: no usable CUDA device: ..."). Usage:
- * `checkDriverInit(cuInit(0));`
+ * become WaivedError (exit 2, "WAIVED: no usable CUDA device: ..."), and so does a driver older
+ * than the toolkit the sample was built with (cuDriverGetVersion < CUDA_VERSION, see
+ * driverTooOldReason()). Every sample calls it before any other driver entry point, so that on an
+ * old driver none of the entry points it lacks is ever called. Usage: `checkDriverInit(cuInit(0));`
  * @throws WaivedError or CudaError.
  */
 void checkDriverInit(CUresult initResult, const char* file = __builtin_FILE(),
