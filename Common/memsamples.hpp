@@ -29,6 +29,8 @@
 
 #include <cuda.h>
 
+#include "memsamples_weak_driver.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
