@@ -9,7 +9,8 @@
  *   place that prints them and turns them into an exit code (0 PASS, 1 FAIL, 2 WAIVED). No helper
  *   calls `exit()`, so every RAII owner on the way up releases its GPU resource first.
  * - **Driver-call checking.** `check(cuMemAlloc(...), "cuMemAlloc")` names the call, `file:line`,
- *   the CUresult name and string; checkDriverInit() turns "no usable driver" into WAIVED.
+ *   the CUresult name and string; checkDriverInit() turns "no usable driver" (none, no GPU, or one
+ *   older than the toolkit) into WAIVED.
  * - **Owners, not creators.** DriverHandle and its aliases (OwnedContext, OwnedDeviceMemory...)
  *   release a handle that the sample created with its own driver call: `check(cuMemAlloc(
  *   buffer.out(), bytes), "cuMemAlloc")`. Nothing here allocates a sample's memory for it. The

@@ -25,8 +25,8 @@
 
 #include <cuda.h>
 
-// A function-like macro expands its argument first: MEMSAMPLES_WEAK(cuCtxCreate) declares
-// cuCtxCreate_v4, the symbol the code really imports.
+/// Declares @p entryPoint weak. A function-like macro expands its argument first:
+/// MEMSAMPLES_WEAK(cuCtxCreate) declares cuCtxCreate_v4, the symbol the code really imports.
 #define MEMSAMPLES_WEAK(entryPoint) \
   extern "C" __attribute__((weak)) decltype(entryPoint) entryPoint;
 
