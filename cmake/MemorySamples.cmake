@@ -4,6 +4,7 @@
 # It provides:
 #   memsamples_add_fatbin(<kernel>)            kernels/<kernel>.cu -> bin/<kernel>.fatbin
 #   memsamples_add_sample(<name> SOURCES ... [KERNELS ...] [LIBRARIES ...])
+#                                              (and its CPU test oldDriver.<name>)
 #   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
 # and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
 # memsamples::common (core + CUDA driver helpers) and memsamples_gpu_launcher.
