@@ -9,7 +9,8 @@
  *   place that prints them and turns them into an exit code (0 PASS, 1 FAIL, 2 WAIVED). No helper
  *   calls `exit()`, so every RAII owner on the way up releases its GPU resource first.
  * - **Driver-call checking.** `check(cuMemAlloc(...), "cuMemAlloc")` names the call, `file:line`,
- *   the CUresult name and string; checkDriverInit() turns "no usable driver" into WAIVED.
+ *   the CUresult name and string; checkDriverInit() turns "no usable driver" (none, no GPU, or one
+ *   older than the toolkit) into WAIVED.
  * - **Owners, not creators.** DriverHandle and its aliases (OwnedContext, OwnedDeviceMemory...)
  *   release a handle that the sample created with its own driver call: `check(cuMemAlloc(
  *   buffer.out(), bytes), "cuMemAlloc")`. Nothing here allocates a sample's memory for it. The
@@ -28,6 +29,8 @@
 #pragma once
 
 #include <cuda.h>
+
+#include "memsamples_weak_driver.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -293,11 +296,24 @@ int validateDeviceOrdinal(long long requested, int deviceCount);
  */
 bool isUnusableDriverResult(CUresult result);
 
+/// "12.4" for 12040: a version as cuDriverGetVersion and CUDA_VERSION give it (1000 x major +
+/// 10 x minor) the way NVIDIA writes it.
+std::string formatCudaVersion(int version);
+
+/**
+ * Why a driver that supports CUDA @p driverVersion cannot run a sample built with CUDA
+ * @p builtVersion (both as cuDriverGetVersion gives them), or "" when it can: the driver must be at
+ * least as new as the toolkit, because cuda.h binds the samples to that toolkit's entry points.
+ */
+std::string driverTooOldReason(int driverVersion, int builtVersion);
+
 /**
  * Checks what `cuInit(0)` returned, as `check()` does, except that a machine without a usable
  * driver or device is not a failure of the sample: the results isUnusableDriverResult() accepts
- * become WaivedError (exit 2, "WAIVED: no usable CUDA device: ..."). Usage:
- * `checkDriverInit(cuInit(0));`
+ * become WaivedError (exit 2, "WAIVED: no usable CUDA device: ..."), and so does a driver older
+ * than the toolkit the sample was built with (cuDriverGetVersion < CUDA_VERSION, see
+ * driverTooOldReason()). Every sample calls it before any other driver entry point, so that on an
+ * old driver none of the entry points it lacks is ever called. Usage: `checkDriverInit(cuInit(0));`
  * @throws WaivedError or CudaError.
  */
 void checkDriverInit(CUresult initResult, const char* file = __builtin_FILE(),

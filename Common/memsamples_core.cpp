@@ -77,6 +77,19 @@ bool isUnusableDriverResult(CUresult result) {
   }
 }
 
+std::string formatCudaVersion(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string driverTooOldReason(int driverVersion, int builtVersion) {
+  if (driverVersion >= builtVersion)
+    return "";
+  const std::string built = formatCudaVersion(builtVersion);
+  return "the NVIDIA driver supports CUDA " + formatCudaVersion(driverVersion) +
+         ", but this sample was built with CUDA " + built + " and needs a driver for CUDA " +
+         built + " or newer";
+}
+
 // ---------------------------------------------------------------------------- command line values
 
 long long parseInteger(std::string_view text, std::string_view what, long long min, long long max) {

@@ -15,6 +15,12 @@ void checkDriverInit(CUresult initResult, const char* file, int line) {
     throw WaivedError("no usable CUDA device: cuInit returned " + describeResult(initResult));
   }
   check(initResult, "cuInit", file, line);
+  // Before anything else: on an older driver the entry points this toolkit's cuda.h binds to
+  // (cuCtxCreate_v4, cuMemPrefetchBatchAsync...) may not exist, and calling one would crash.
+  int driverVersion = 0;
+  check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion", file, line);
+  if (const std::string reason = driverTooOldReason(driverVersion, CUDA_VERSION); !reason.empty())
+    throw WaivedError(reason);
 }
 
 int deviceAttribute(CUdevice device, CUdevice_attribute attribute) {

@@ -4,6 +4,7 @@
 # It provides:
 #   memsamples_add_fatbin(<kernel>)            kernels/<kernel>.cu -> bin/<kernel>.fatbin
 #   memsamples_add_sample(<name> SOURCES ... [KERNELS ...] [LIBRARIES ...])
+#                                              (and its CPU test oldDriver.<name>)
 #   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
 # and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
 # memsamples::common (core + CUDA driver helpers) and memsamples_gpu_launcher.
@@ -165,6 +166,18 @@ if(NOT TARGET memsamples_core)
   target_link_libraries(memsamples_gpu_launcher PRIVATE ${CMAKE_DL_LIBS})
   memsamples_warnings(memsamples_gpu_launcher)
 
+  # The libcuda.so.1 of a driver older than the toolkit (ctest/old_driver), in a folder of its own
+  # so that pointing LD_LIBRARY_PATH there replaces the real driver for one test only.
+  set(MEMSAMPLES_OLD_DRIVER_VERSION 12040)
+  add_library(memsamples_old_driver SHARED "${MEMSAMPLES_ROOT}/ctest/old_driver/old_libcuda.cpp")
+  target_include_directories(memsamples_old_driver PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(memsamples_old_driver
+    PRIVATE MEMSAMPLES_OLD_DRIVER_VERSION=${MEMSAMPLES_OLD_DRIVER_VERSION})
+  set_target_properties(memsamples_old_driver PROPERTIES
+                        OUTPUT_NAME cuda SOVERSION 1
+                        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest/old_driver")
+  memsamples_warnings(memsamples_old_driver)
+
   # Prints where locateFatbin() finds a fatbin: the same lookup as the samples, without the
   # driver, so that the install and symlink cases are tested on machines without a GPU too.
   add_executable(memsamples_fatbin_probe "${MEMSAMPLES_ROOT}/ctest/fatbin_probe.cpp")
@@ -178,12 +191,27 @@ function(memsamples_add_sample name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;KERNELS;LIBRARIES")
   add_executable(${name} ${arg_SOURCES})
   target_link_libraries(${name} PRIVATE memsamples::common ${arg_LIBRARIES})
+  # Every symbol bound at load time, as Ubuntu's toolchain does by default: then every build shows
+  # that a driver older than the toolkit is waived, not refused by the loader before main.
+  target_link_options(${name} PRIVATE LINKER:-z,now)
   memsamples_warnings(${name})
   foreach(kernel IN LISTS arg_KERNELS)
     memsamples_add_fatbin(${kernel})
     add_dependencies(${name} memsamples_fatbin_${kernel})
   endforeach()
   install(TARGETS ${name} RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+
+  # A CPU test: against the old driver the sample must say WAIVED with both versions, exit 2.
+  math(EXPR old_major "${MEMSAMPLES_OLD_DRIVER_VERSION} / 1000")
+  math(EXPR old_minor "${MEMSAMPLES_OLD_DRIVER_VERSION} % 1000 / 10")
+  add_test(NAME oldDriver.${name}
+           COMMAND "${CMAKE_COMMAND}" -DSAMPLE=$<TARGET_FILE:${name}>
+                   -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
+                   -DDRIVER_DIR=$<TARGET_FILE_DIR:memsamples_old_driver>
+                   -DDRIVER_VERSION=${old_major}.${old_minor}
+                   -DBUILT_VERSION=${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}
+                   -DNM=${CMAKE_NM} -P "${MEMSAMPLES_ROOT}/ctest/old_driver/expect_waived.cmake")
+  set_tests_properties(oldDriver.${name} PROPERTIES LABELS unit TIMEOUT 60)
 endfunction()
 
 # memsamples_add_gpu_test(<test> TARGET <exe> [ARGS <args>...] [LABELS <labels>...])

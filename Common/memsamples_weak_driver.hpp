@@ -1,0 +1,121 @@
+/**
+ * @file memsamples_weak_driver.hpp
+ * @brief Weak references to the libcuda entry points the samples call, so that a driver older
+ *        than the toolkit is waived by the sample instead of refused by the loader.
+ *
+ * cuda.h binds a program to the newest version of each entry point (cuCtxCreate is
+ * cuCtxCreate_v4 with CUDA 13, cuEventElapsedTime is cuEventElapsedTime_v2) and the samples call
+ * new ones (cuMemPrefetchBatchAsync). An older libcuda.so.1 lacks them, and when symbols are bound
+ * at load time (`-z now`, Ubuntu's default, or LD_BIND_NOW) a strong reference to a missing one
+ * stops the process before main, with no verdict. A weak reference instead becomes a null
+ * address, which is harmless as long as it is never called: checkDriverInit() compares
+ * cuDriverGetVersion with CUDA_VERSION before any of them is, and waives an older driver.
+ * With a driver as new as the toolkit every weak reference binds exactly as a strong one would
+ * (an LD_PRELOAD shim that redefines one still comes first).
+ *
+ * cuInit, cuDriverGetVersion, cuGetErrorName and cuGetErrorString stay strong: every driver has
+ * them, and one strong reference keeps libcuda.so.1 a needed library when linking with
+ * `--as-needed` (the linker ignores weak references when it decides that).
+ *
+ * Every entry point a sample or Common calls must be listed here, by the name the code uses (the
+ * macro expands cuda.h's renaming, so the versioned symbol is the one made weak). The oldDriver.*
+ * tests check each sample binary and fail naming any strong import that is not.
+ */
+#pragma once
+
+#include <cuda.h>
+
+/// Declares @p entryPoint weak. A function-like macro expands its argument first:
+/// MEMSAMPLES_WEAK(cuCtxCreate) declares cuCtxCreate_v4, the symbol the code really imports.
+#define MEMSAMPLES_WEAK(entryPoint) \
+  extern "C" __attribute__((weak)) decltype(entryPoint) entryPoint;
+
+// Devices and contexts.
+MEMSAMPLES_WEAK(cuDeviceGet)
+MEMSAMPLES_WEAK(cuDeviceGetCount)
+MEMSAMPLES_WEAK(cuDeviceGetName)
+MEMSAMPLES_WEAK(cuDeviceGetAttribute)
+MEMSAMPLES_WEAK(cuDeviceGetPCIBusId)
+MEMSAMPLES_WEAK(cuDeviceTotalMem)
+MEMSAMPLES_WEAK(cuDeviceCanAccessPeer)
+MEMSAMPLES_WEAK(cuDeviceGetP2PAttribute)
+MEMSAMPLES_WEAK(cuDeviceGetDefaultMemPool)
+MEMSAMPLES_WEAK(cuDevicePrimaryCtxRetain)
+MEMSAMPLES_WEAK(cuDevicePrimaryCtxRelease)
+MEMSAMPLES_WEAK(cuCtxCreate)
+MEMSAMPLES_WEAK(cuCtxDestroy)
+MEMSAMPLES_WEAK(cuCtxGetCurrent)
+MEMSAMPLES_WEAK(cuCtxSetCurrent)
+MEMSAMPLES_WEAK(cuCtxPushCurrent)
+MEMSAMPLES_WEAK(cuCtxPopCurrent)
+MEMSAMPLES_WEAK(cuCtxGetDevice)
+MEMSAMPLES_WEAK(cuCtxGetDevice_v2)
+MEMSAMPLES_WEAK(cuCtxSynchronize)
+MEMSAMPLES_WEAK(cuCtxEnablePeerAccess)
+MEMSAMPLES_WEAK(cuCtxDisablePeerAccess)
+
+// Modules and launches.
+MEMSAMPLES_WEAK(cuModuleLoadData)
+MEMSAMPLES_WEAK(cuModuleUnload)
+MEMSAMPLES_WEAK(cuModuleGetFunction)
+MEMSAMPLES_WEAK(cuLaunchKernel)
+MEMSAMPLES_WEAK(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+
+// Streams and events.
+MEMSAMPLES_WEAK(cuStreamCreate)
+MEMSAMPLES_WEAK(cuStreamDestroy)
+MEMSAMPLES_WEAK(cuStreamSynchronize)
+MEMSAMPLES_WEAK(cuStreamWaitEvent)
+MEMSAMPLES_WEAK(cuLaunchHostFunc)
+MEMSAMPLES_WEAK(cuEventCreate)
+MEMSAMPLES_WEAK(cuEventDestroy)
+MEMSAMPLES_WEAK(cuEventRecord)
+MEMSAMPLES_WEAK(cuEventSynchronize)
+MEMSAMPLES_WEAK(cuEventElapsedTime)
+
+// Device and host memory, copies.
+MEMSAMPLES_WEAK(cuMemGetInfo)
+MEMSAMPLES_WEAK(cuMemAlloc)
+MEMSAMPLES_WEAK(cuMemFree)
+MEMSAMPLES_WEAK(cuMemHostAlloc)
+MEMSAMPLES_WEAK(cuMemFreeHost)
+MEMSAMPLES_WEAK(cuMemHostGetDevicePointer)
+MEMSAMPLES_WEAK(cuMemHostRegister)
+MEMSAMPLES_WEAK(cuMemHostUnregister)
+MEMSAMPLES_WEAK(cuMemcpyAsync)
+MEMSAMPLES_WEAK(cuMemcpyHtoDAsync)
+MEMSAMPLES_WEAK(cuMemcpyDtoHAsync)
+MEMSAMPLES_WEAK(cuMemcpyDtoDAsync)
+MEMSAMPLES_WEAK(cuMemcpyPeerAsync)
+MEMSAMPLES_WEAK(cuMemsetD8Async)
+MEMSAMPLES_WEAK(cuMemsetD32Async)
+MEMSAMPLES_WEAK(cuPointerGetAttributes)
+
+// Managed memory.
+MEMSAMPLES_WEAK(cuMemAllocManaged)
+MEMSAMPLES_WEAK(cuMemAdvise)
+MEMSAMPLES_WEAK(cuMemPrefetchAsync)
+MEMSAMPLES_WEAK(cuMemPrefetchBatchAsync)
+MEMSAMPLES_WEAK(cuMemDiscardBatchAsync)
+MEMSAMPLES_WEAK(cuMemRangeGetAttribute)
+MEMSAMPLES_WEAK(cuMemRangeGetAttributes)
+
+// Virtual memory management.
+MEMSAMPLES_WEAK(cuMemGetAllocationGranularity)
+MEMSAMPLES_WEAK(cuMemAddressReserve)
+MEMSAMPLES_WEAK(cuMemAddressFree)
+MEMSAMPLES_WEAK(cuMemCreate)
+MEMSAMPLES_WEAK(cuMemRelease)
+MEMSAMPLES_WEAK(cuMemMap)
+MEMSAMPLES_WEAK(cuMemUnmap)
+MEMSAMPLES_WEAK(cuMemSetAccess)
+MEMSAMPLES_WEAK(cuMemGetAccess)
+
+// Stream-ordered allocation and pools.
+MEMSAMPLES_WEAK(cuMemAllocFromPoolAsync)
+MEMSAMPLES_WEAK(cuMemFreeAsync)
+MEMSAMPLES_WEAK(cuMemPoolGetAttribute)
+MEMSAMPLES_WEAK(cuMemPoolSetAttribute)
+MEMSAMPLES_WEAK(cuMemPoolTrimTo)
+
+#undef MEMSAMPLES_WEAK
