@@ -164,6 +164,9 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream) {
 CUresult CUDAAPI cuStreamDestroy(CUstream) {
   return CUDA_ERROR_NOT_SUPPORTED;
 }
+CUresult CUDAAPI cuDriverGetVersion(int*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
 CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) {
   return CUDA_ERROR_NOT_SUPPORTED;
 }
