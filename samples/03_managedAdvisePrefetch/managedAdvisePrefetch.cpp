@@ -125,9 +125,9 @@ ms::Verdict runManagedAdvisePrefetch(const Options& options, ms::Report& report)
   // step 8's pinned vector): the whole run, step 8's buffers included, is checked here, once.
   std::size_t freeBytes = 0, totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  const auto hostFit = ms::fitHostMemory(options.sizeBytes, kDefaultBytes, 4, sizeof(float));
   const mm::ManagedSizes sizes =
-      mm::planManagedSizes(options.sizeBytes, hostFit, kMinBytes, rangeBytes, counts, freeBytes);
+      mm::planManagedSizes(options.sizeBytes, kDefaultBytes, kMinBytes, rangeBytes, counts,
+                           freeBytes, ms::hostMemoryAvailable());
   const std::size_t bytes = sizes.vectorBytes, count = bytes / sizeof(float);
   out << mm::describeSizes(sizes, freeBytes, totalBytes) << '\n';
 

@@ -206,7 +206,7 @@ void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint
 ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
                               std::uint64_t defaultBytes, std::uint64_t minBytes,
                               std::uint64_t rangeBytes, const std::vector<int>& batchCounts,
-                              std::uint64_t freeBytes) {
+                              std::uint64_t freeBytes, const HostMemory& host) {
   if (batchCounts.empty())
     throw std::invalid_argument("planManagedSizes: no batch counts");
   const int largestCount = *std::max_element(batchCounts.begin(), batchCounts.end());
@@ -220,6 +220,7 @@ ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
   }
   sizes.vectorBytes =
       chooseBufferBytes(vectorBytes, defaultBytes, freeBytes - sizes.spanBytes, 6, sizeof(float));
+  sizes.vectorBytes = fitHostMemory(vectorBytes, sizes.vectorBytes, 4, sizeof(float), host);
   if (sizes.vectorBytes < minBytes) {
     throw std::runtime_error("only " + formatBytes(freeBytes) +
                              " of device memory is free: too "

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "memsamples.hpp"  // HostMemory
+
 /// Managed-memory helpers of the CUDA Memory Samples (03_managedAdvisePrefetch, reused by 06).
 namespace memsamples::managed {
 
@@ -96,13 +98,16 @@ struct ManagedSizes {
  * @param rangeBytes `--range-size`.
  * @param batchCounts `--batch-counts` (not empty).
  * @param freeBytes cuMemGetInfo's free memory.
+ * @param host host memory (hostMemoryAvailable()): it must hold four vectors, A, B and C while
+ *        their pages are on the host and the pinned vector of the prefetch benchmark; checked
+ *        after the device, whose over-subscription is the dangerous one.
  * @throws UsageError for a size or span that does not fit ("--size 1.00 TiB needs 6 buffers but
  *         the device has only ..."), std::runtime_error when even @p minBytes does not fit.
  */
 ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
                               std::uint64_t defaultBytes, std::uint64_t minBytes,
                               std::uint64_t rangeBytes, const std::vector<int>& batchCounts,
-                              std::uint64_t freeBytes);
+                              std::uint64_t freeBytes, const HostMemory& host);
 
 /// "Vectors: 1.00 GiB each (3 managed + 3 cuMemAlloc), batch span 512 MiB; 139 GiB of 140 GiB
 /// free".

@@ -121,9 +121,13 @@ TEST(ManagedSupport, PagingModelNamesTheKindOfMachine) {
   }
 }
 
+namespace {
+const ms::HostMemory kRoomyHost{2048 * kGiB, "the host (MemAvailable)"};
+}  // namespace
+
 TEST(ManagedSizes, DefaultFitsSixVectorsAndTheSpanInFreeMemory) {
   const mm::ManagedSizes sizes =
-      mm::planManagedSizes(std::nullopt, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB);
+      mm::planManagedSizes(std::nullopt, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, kRoomyHost);
   EXPECT_EQ(sizes.spanBytes, 4096u * 2 * (64 << 10));  // 512 MiB
   EXPECT_EQ(sizes.vectorBytes, kGiB);
   EXPECT_EQ(mm::describeSizes(sizes, 139 * kGiB, 140 * kGiB),
@@ -131,7 +135,7 @@ TEST(ManagedSizes, DefaultFitsSixVectorsAndTheSpanInFreeMemory) {
             "140 GiB free");
   // Little free memory: the default shrinks so that six vectors take at most 80 % of the rest.
   const mm::ManagedSizes small =
-      mm::planManagedSizes(std::nullopt, kGiB, kMiB, 64 << 10, {16}, 1200 * kMiB);
+      mm::planManagedSizes(std::nullopt, kGiB, kMiB, 64 << 10, {16}, 1200 * kMiB, kRoomyHost);
   EXPECT_EQ(small.spanBytes, 2 * kMiB);
   EXPECT_LE(6 * small.vectorBytes + small.spanBytes, 1200 * kMiB);
   EXPECT_GE(small.vectorBytes, kMiB);
@@ -139,21 +143,44 @@ TEST(ManagedSizes, DefaultFitsSixVectorsAndTheSpanInFreeMemory) {
 
 TEST(ManagedSizes, RefusesWhatWouldOversubscribeTheDevice) {
   // The GPU test managedAdvisePrefetch.refusesOversubscription expects this text on the H200.
-  const std::string tooLarge = errorOf<ms::UsageError>(
-      [] { mm::planManagedSizes(1ull << 40, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB); });
+  const std::string tooLarge = errorOf<ms::UsageError>([] {
+    mm::planManagedSizes(1ull << 40, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, kRoomyHost);
+  });
   EXPECT_EQ(tooLarge.rfind("--size 1.00 TiB needs 6 buffers but the device has only ", 0), 0u)
       << tooLarge;
-  EXPECT_EQ(errorOf<ms::UsageError>(
-                [] { mm::planManagedSizes(kMiB, kGiB, kMiB, 2 * kMiB, {65536}, 139 * kGiB); }),
+  EXPECT_EQ(errorOf<ms::UsageError>([] {
+              mm::planManagedSizes(kMiB, kGiB, kMiB, 2 * kMiB, {65536}, 139 * kGiB, kRoomyHost);
+            }),
             "the batch benchmark span (65536 x 2 x 2.00 MiB = 256 GiB) would take half of the "
             "139 GiB free; lower --range-size or --batch-counts");
   // Too little free memory for six vectors of the smallest size the steps can cut.
-  EXPECT_EQ(errorOf<std::runtime_error>(
-                [] { mm::planManagedSizes(std::nullopt, kGiB, kMiB, 4096, {1}, 4 * kMiB); }),
+  EXPECT_EQ(errorOf<std::runtime_error>([] {
+              mm::planManagedSizes(std::nullopt, kGiB, kMiB, 4096, {1}, 4 * kMiB, kRoomyHost);
+            }),
             "the device has only 3.99 MiB free, too little for 6 buffers");
-  EXPECT_EQ(errorOf<std::runtime_error>(
-                [] { mm::planManagedSizes(std::nullopt, 512 << 10, kMiB, 4096, {1}, kGiB); }),
+  EXPECT_EQ(errorOf<std::runtime_error>([] {
+              mm::planManagedSizes(std::nullopt, 512 << 10, kMiB, 4096, {1}, kGiB, kRoomyHost);
+            }),
             "only 1.00 GiB of device memory is free: too little for six 1.00 MiB vectors");
-  EXPECT_THROW(mm::planManagedSizes(std::nullopt, kGiB, kMiB, 4096, {}, kGiB),
+  EXPECT_THROW(mm::planManagedSizes(std::nullopt, kGiB, kMiB, 4096, {}, kGiB, kRoomyHost),
                std::invalid_argument);
+}
+
+TEST(ManagedSizes, FourVectorsMustFitInHostMemoryToo) {
+  // A container with 3 GiB left: A, B and C while their pages are on the host, plus the pinned
+  // vector of the prefetch benchmark. The default shrinks to 80 % of that over four vectors.
+  const ms::HostMemory container{3 * kGiB, "the host (cgroup /box: memory.max - memory.current)"};
+  EXPECT_EQ(mm::planManagedSizes(std::nullopt, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, container)
+                .vectorBytes,
+            614 * kMiB);
+  EXPECT_EQ(errorOf<ms::UsageError>([&] {
+              mm::planManagedSizes(kGiB, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, container);
+            }),
+            "--size 1.00 GiB needs 4 buffers but the host (cgroup /box: memory.max - "
+            "memory.current) has only 3.00 GiB free; choose at most 768 MiB");
+  // Both too small: the device, whose over-subscription can stall the GPU, is named first.
+  const std::string both = errorOf<ms::UsageError>([&] {
+    mm::planManagedSizes(1ull << 40, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, container);
+  });
+  EXPECT_EQ(both.rfind("--size 1.00 TiB needs 6 buffers but the device has only ", 0), 0u) << both;
 }
