@@ -272,13 +272,28 @@ class NumaHostResource final : public ContextBoundResource {
   OwnedAllocations<NumaAllocation> allocations_;
 };
 
+// libnuma's nodes with 04's rule: GPU memory that is a NUMA node of its own (coherent
+// Grace-class systems) has memory, but binding host buffers there would put them in HBM.
+numa::NodeQueries hostNodesOfThisMachine() {
+  numa::NodeQueries nodes = numa::libnumaNodes();
+  int deviceCount = 0;
+  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+  for (int ordinal = 0; ordinal < deviceCount; ++ordinal) {
+    CUdevice each = 0;
+    check(cuDeviceGet(&each, ordinal), "cuDeviceGet");
+    if (deviceAttribute(each, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG) == CU_DEVICE_NUMA_CONFIG_NUMA_NODE)
+      nodes.deviceMemoryNodes[deviceAttribute(each, CU_DEVICE_ATTRIBUTE_NUMA_ID)] = ordinal;
+  }
+  return nodes;
+}
+
 // The node is 04's findNearestHostNode() of CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and sysfs.
 void makeNumaResource(KindResource& made, CUcontext context, CUdevice device,
                       const ResourceSettings& settings) {
   char busId[64] = {};
   check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
   const numa::HostNumaNode nearest = numa::findNearestHostNode(
-      deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), busId, numa::libnumaNodes());
+      deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), busId, hostNodesOfThisMachine());
   made.detail = nearest.known() ? "node " + std::to_string(nearest.node) + " (from " +
                                       numa::nodeSourceName(nearest.source) + ")"
                                 : "no known node (memory stays unbound)";
@@ -293,9 +308,10 @@ void makeNumaResource(KindResource& made, CUcontext context, CUdevice device,
 
 // Each allocation is one of 02's StripedVmmRange: stripes on the device and on every peer it can
 // access that supports VMM, mapped read-write for the device only. Sizes round up to stripes x
-// granularity (2 MiB x stripes on an H200): VMM is for large, long-lived buffers. Each
-// allocation asks the granularity again (one cuMemGetAllocationGranularity per backing and
-// mapping device) instead of reusing granularity_, which the latency table's row label says.
+// granularity (2 MiB x stripes on an H200; the recommended granularity once a stripe fills one
+// unit of it, as in 02): VMM is for large, long-lived buffers. Each allocation asks both
+// granularities again (cuMemGetAllocationGranularity per backing and mapping device) instead of
+// reusing granularity_, which the latency table's row label says.
 class StripedVmmResource final : public ContextBoundResource {
  public:
   StripedVmmResource(CUcontext context, int stripes)
@@ -313,7 +329,7 @@ class StripedVmmResource final : public ContextBoundResource {
     const std::vector<int> mapping = {ordinal_};
     ScopedContext scope(context_);
     vmm::StripedVmmRange range(
-        vmm::planStripes(bytes, vmm::stripedGranularity(backing_, mapping), stripes_, backing_),
+        vmm::planStripes(bytes, vmm::stripedGranularities(backing_, mapping), stripes_, backing_),
         mapping);
     void* ptr = fromDevicePointer(range.get());
     allocations_.add(ptr, bytes, std::move(range));
