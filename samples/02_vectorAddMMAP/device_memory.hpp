@@ -27,8 +27,8 @@ namespace memsamples::vmm {
 
 /// The free memory of one device, as cuMemGetInfo answered in a context on that device.
 struct DeviceFree {
-  int device = 0;
-  std::uint64_t freeBytes = 0;
+  int device = 0;               ///< Device ordinal.
+  std::uint64_t freeBytes = 0;  ///< cuMemGetInfo's free memory of that device.
 };
 
 /// Everything about a run but the vector size.
@@ -42,7 +42,7 @@ struct RunShape {
 
 /// What the run holds on one device at its peak, and what that device has free.
 struct DeviceNeed {
-  int device = 0;
+  int device = 0;                   ///< Device ordinal.
   int stripesHere = 0;              ///< Stripes of each vector on this device.
   std::uint64_t stripeBytes = 0;    ///< Those stripes of A, B and C together.
   std::uint64_t besideBytes = 0;    ///< The most measured beside them at one time.
@@ -65,9 +65,9 @@ std::vector<DeviceNeed> deviceNeeds(const RunShape& shape, std::uint64_t bytes,
 
 /// The size a run uses, its layout, and what it needs per device.
 struct RunSize {
-  std::uint64_t bytes = 0;
-  StripeLayout layout;
-  std::vector<DeviceNeed> needs;
+  std::uint64_t bytes = 0;        ///< Bytes per vector.
+  StripeLayout layout;            ///< The stripes of one vector of that size.
+  std::vector<DeviceNeed> needs;  ///< What each device holding part of the run needs.
 };
 
 /**
