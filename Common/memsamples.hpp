@@ -161,8 +161,8 @@ std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
 /// Host memory this process can still take, and the limit that decided it.
 struct HostMemory {
   std::uint64_t availableBytes = 0;  ///< the tighter of the limits below
-  /// Names that limit for messages: "the host (MemAvailable)", or "the host (cgroup <path>:
-  /// memory.max - memory.current)" when a container's or service's limit is tighter.
+  /// Names that limit for messages: "the host (MemAvailable)", or "the host (the memory limit
+  /// of cgroup <path>)" when a container's or service's limit is tighter.
   std::string limitedBy;
 };
 
@@ -177,11 +177,12 @@ std::optional<std::uint64_t> memAvailableBytes(std::string_view meminfoText);
  * MemAvailable alone is wrong inside a container or a systemd service with a memory limit: it
  * counts the whole machine, and pinning past the cgroup's limit gets the process killed by the
  * OOM killer rather than refused. The headroom is `memory.max - memory.current` (cgroup v2) or
- * `memory.limit_in_bytes - memory.usage_in_bytes` (v1), the smallest over the process's cgroup
- * and every ancestor that the mount shows, because a parent's limit binds its children too.
- * `memory.current` counts page cache the kernel could reclaim, so the headroom errs on the safe
- * side. A limit file that cannot be read is no limit; without /proc/meminfo the free pages
- * (sysconf) stand in for MemAvailable.
+ * `memory.limit_in_bytes - memory.usage_in_bytes` (v1), plus the inactive page cache that
+ * memory.stat reports (`inactive_file`, v1 `total_inactive_file`): the usage counts page cache,
+ * which a busy container fills up to its limit and the kernel drops before it kills anyone. The
+ * smallest over the process's cgroup and every ancestor that the mount shows, because a parent's
+ * limit binds its children too. A limit file that cannot be read is no limit; without
+ * /proc/meminfo the free pages (sysconf) stand in for MemAvailable.
  * @param root "" for this machine, or a fake tree holding proc/meminfo, proc/self/cgroup and
  *        sys/fs/cgroup/... (unit tests).
  */

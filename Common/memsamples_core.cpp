@@ -291,24 +291,48 @@ struct CgroupHeadroom {
   std::string cgroup;  // the cgroup whose limit is the tightest, as /proc/self/cgroup names it
 };
 
-/// The smallest limit - usage from @p cgroupPath up to the mount's top. Folders the mount does
-/// not show are skipped: a container without its own cgroup namespace sees its own cgroup at
-/// the top of the mount, under a path that names it as the host does.
+/// The value of @p key in a memory.stat file ("inactive_file 123" lines); none when absent.
+std::optional<std::uint64_t> readStat(const std::string& path, const std::string& key) {
+  std::ifstream file(path);
+  std::string name;
+  std::uint64_t value = 0;
+  while (file >> name >> value) {
+    if (name == key)
+      return value;
+  }
+  return std::nullopt;
+}
+
+/// What the cgroup's files at @p folder name: they differ between cgroup v2 and v1.
+struct CgroupFiles {
+  const char* limit;        // "max" in v2 means no limit
+  const char* usage;        // counts page cache too
+  const char* reclaimable;  // the memory.stat key of the page cache nobody is using
+};
+
+/// The smallest limit - (usage - inactive page cache) from @p cgroupPath up to the mount's top.
+/// The usage counts page cache, which a long-running container fills up to its limit and the
+/// kernel drops before it would kill anyone: without that correction the headroom of a busy
+/// container reads as 0. Folders the mount does not show are skipped: a container without its
+/// own cgroup namespace sees its own cgroup at the top of the mount, under a path that names it
+/// as the host does.
 std::optional<CgroupHeadroom> headroomAlongPath(const std::string& mount,
                                                 const std::string& cgroupPath,
-                                                const char* limitFile, const char* usageFile) {
+                                                const CgroupFiles& files) {
   std::optional<CgroupHeadroom> tightest;
   std::string path = cgroupPath;
   while (true) {
     const std::string folder = mount + (path == "/" ? "" : path);
-    const std::optional<std::string> limitText = readFirstLine(folder + "/" + limitFile);
-    const std::optional<std::uint64_t> usage = readByteCount(folder + "/" + usageFile);
-    if (limitText && *limitText != "max" && usage) {  // "max": cgroup v2's "no limit"
-      if (const std::optional<std::uint64_t> limit = readByteCount(folder + "/" + limitFile)) {
-        const std::uint64_t headroom = *limit > *usage ? *limit - *usage : 0;
-        if (!tightest || headroom < tightest->bytes)
-          tightest = CgroupHeadroom{headroom, path};
-      }
+    const std::optional<std::string> limitText = readFirstLine(folder + "/" + files.limit);
+    const std::optional<std::uint64_t> limit = readByteCount(folder + "/" + files.limit);
+    const std::optional<std::uint64_t> usage = readByteCount(folder + "/" + files.usage);
+    if (limitText && *limitText != "max" && limit && usage) {
+      const std::uint64_t cache =
+          std::min(*usage, readStat(folder + "/memory.stat", files.reclaimable).value_or(0));
+      const std::uint64_t used = *usage - cache;
+      const std::uint64_t headroom = *limit > used ? *limit - used : 0;
+      if (!tightest || headroom < tightest->bytes)
+        tightest = CgroupHeadroom{headroom, path};
     }
     if (path == "/" || path.empty())
       return tightest;
@@ -343,16 +367,15 @@ HostMemory hostMemoryAvailable(const std::string& root) {
     const std::string path = line.substr(second + 1);
     std::optional<CgroupHeadroom> headroom;
     if (line.compare(0, first, "0") == 0 && controllers.empty()) {
-      headroom = headroomAlongPath(root + "/sys/fs/cgroup", path, "memory.max", "memory.current");
+      headroom = headroomAlongPath(root + "/sys/fs/cgroup", path,
+                                   {"memory.max", "memory.current", "inactive_file"});
     } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
-      headroom = headroomAlongPath(root + "/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
-                                   "memory.usage_in_bytes");
+      headroom = headroomAlongPath(
+          root + "/sys/fs/cgroup/memory", path,
+          {"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"});
     }
     if (headroom && headroom->bytes < host.availableBytes) {
-      host = {headroom->bytes, "the host (cgroup " + headroom->cgroup + ": " +
-                                   (controllers.empty() ? "memory.max - memory.current"
-                                                        : "memory.limit_in_bytes - usage") +
-                                   ")"};
+      host = {headroom->bytes, "the host (the memory limit of cgroup " + headroom->cgroup + ")"};
     }
   }
   return host;

@@ -220,12 +220,15 @@ ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
   }
   sizes.vectorBytes =
       chooseBufferBytes(vectorBytes, defaultBytes, freeBytes - sizes.spanBytes, 6, sizeof(float));
-  sizes.vectorBytes = fitHostMemory(vectorBytes, sizes.vectorBytes, 4, sizeof(float), host);
   if (sizes.vectorBytes < minBytes) {
     throw std::runtime_error("only " + formatBytes(freeBytes) +
-                             " of device memory is free: too "
-                             "little for six " +
+                             " of device memory is free: too little for six " +
                              formatBytes(minBytes) + " vectors");
+  }
+  sizes.vectorBytes = fitHostMemory(vectorBytes, sizes.vectorBytes, 4, sizeof(float), host);
+  if (sizes.vectorBytes < minBytes) {
+    throw std::runtime_error(host.limitedBy + " has only " + formatBytes(host.availableBytes) +
+                             " free: too little for four " + formatBytes(minBytes) + " vectors");
   }
   return sizes;
 }

@@ -65,7 +65,7 @@ TEST(HostMemory, AContainersLimitIsTighterThanMemAvailable) {
   machine.cgroupV2("", std::to_string(4 * kGiB), 1 * kGiB);
   const ms::HostMemory host = machine.read();
   EXPECT_EQ(host.availableBytes, 3 * kGiB);
-  EXPECT_EQ(host.limitedBy, "the host (cgroup /: memory.max - memory.current)");
+  EXPECT_EQ(host.limitedBy, "the host (the memory limit of cgroup /)");
 }
 
 TEST(HostMemory, AParentsLimitBindsItsChildren) {
@@ -75,7 +75,26 @@ TEST(HostMemory, AParentsLimitBindsItsChildren) {
   machine.cgroupV2("/system.slice", std::to_string(10 * kGiB), 9 * kGiB);
   const ms::HostMemory host = machine.read();
   EXPECT_EQ(host.availableBytes, 1 * kGiB);
-  EXPECT_EQ(host.limitedBy, "the host (cgroup /system.slice: memory.max - memory.current)");
+  EXPECT_EQ(host.limitedBy, "the host (the memory limit of cgroup /system.slice)");
+}
+
+TEST(HostMemory, InactivePageCacheIsNotCountedAsUsed) {
+  // A busy container: 4 GiB limit, 3.9 GiB "used", of which 3 GiB is file cache nobody touches.
+  FakeMachine machine;
+  machine.write("proc/self/cgroup", "0::/\n");
+  machine.cgroupV2("", std::to_string(4 * kGiB), 4 * kGiB - 100 * kMiB);
+  machine.write("sys/fs/cgroup/memory.stat",
+                "anon 966367641\nfile 3221225472\nactive_file 0\ninactive_file " +
+                    std::to_string(3 * kGiB) + "\n");
+  EXPECT_EQ(machine.read().availableBytes, 3 * kGiB + 100 * kMiB);
+  // cgroup v1 names the hierarchical counter total_inactive_file.
+  FakeMachine v1;
+  v1.write("proc/self/cgroup", "4:memory:/\n");
+  v1.write("sys/fs/cgroup/memory/memory.limit_in_bytes", std::to_string(2 * kGiB) + "\n");
+  v1.write("sys/fs/cgroup/memory/memory.usage_in_bytes", std::to_string(2 * kGiB) + "\n");
+  v1.write("sys/fs/cgroup/memory/memory.stat",
+           "inactive_file 0\ntotal_inactive_file " + std::to_string(kGiB) + "\n");
+  EXPECT_EQ(v1.read().availableBytes, kGiB);
 }
 
 TEST(HostMemory, UsageAboveTheLimitLeavesNothing) {
@@ -94,7 +113,7 @@ TEST(HostMemory, CgroupV1MemoryController) {
   machine.write("sys/fs/cgroup/memory/memory.usage_in_bytes", std::to_string(512 * kMiB) + "\n");
   const ms::HostMemory host = machine.read();
   EXPECT_EQ(host.availableBytes, 1536 * kMiB);
-  EXPECT_EQ(host.limitedBy, "the host (cgroup /: memory.limit_in_bytes - usage)");
+  EXPECT_EQ(host.limitedBy, "the host (the memory limit of cgroup /)");
 }
 
 TEST(HostMemory, UnreadableLimitsAreNoLimit) {
@@ -106,15 +125,15 @@ TEST(HostMemory, UnreadableLimitsAreNoLimit) {
 }
 
 TEST(HostMemory, RequestedSizeMustFitInHostMemoryToo) {
-  const ms::HostMemory host{3 * kGiB, "the host (cgroup /box: memory.max - memory.current)"};
+  const ms::HostMemory host{3 * kGiB, "the host (the memory limit of cgroup /box)"};
   EXPECT_EQ(ms::fitHostMemory(512 * kMiB, 512 * kMiB, 3, sizeof(float), host), 512 * kMiB);
   try {
     ms::fitHostMemory(2 * kGiB, 2 * kGiB, 3, sizeof(float), host);
     ADD_FAILURE() << "accepted 3 x 2 GiB of pinned memory in a 3 GiB cgroup";
   } catch (const ms::UsageError& error) {
     EXPECT_STREQ(error.what(),
-                 "--size 2.00 GiB needs 3 buffers but the host (cgroup /box: memory.max - "
-                 "memory.current) has only 3.00 GiB free; choose at most 1.00 GiB");
+                 "--size 2.00 GiB needs 3 buffers but the host (the memory limit of cgroup /box) "
+                 "has only 3.00 GiB free; choose at most 1.00 GiB");
   }
 }
 

@@ -169,15 +169,28 @@ TEST(ManagedSizes, RefusesWhatWouldOversubscribeTheDevice) {
 TEST(ManagedSizes, FourVectorsMustFitInHostMemoryToo) {
   // A container with 3 GiB left: A, B and C while their pages are on the host, plus the pinned
   // vector of the prefetch benchmark. The default shrinks to 80 % of that over four vectors.
-  const ms::HostMemory container{3 * kGiB, "the host (cgroup /box: memory.max - memory.current)"};
+  const ms::HostMemory container{3 * kGiB, "the host (the memory limit of cgroup /box)"};
   EXPECT_EQ(mm::planManagedSizes(std::nullopt, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, container)
                 .vectorBytes,
             614 * kMiB);
   EXPECT_EQ(errorOf<ms::UsageError>([&] {
               mm::planManagedSizes(kGiB, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, container);
             }),
-            "--size 1.00 GiB needs 4 buffers but the host (cgroup /box: memory.max - "
-            "memory.current) has only 3.00 GiB free; choose at most 768 MiB");
+            "--size 1.00 GiB needs 4 buffers but the host (the memory limit of cgroup /box) has "
+            "only 3.00 GiB free; choose at most 768 MiB");
+  // Host memory too small for four vectors: refused, naming the limit.
+  EXPECT_EQ(errorOf<std::runtime_error>([&] {
+              mm::planManagedSizes(std::nullopt, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB,
+                                   {4 * kMiB, container.limitedBy});
+            }),
+            "the host (the memory limit of cgroup /box) has only 4.00 MiB free, too little for 4 "
+            "buffers");
+  EXPECT_EQ(errorOf<std::runtime_error>([&] {
+              mm::planManagedSizes(std::nullopt, kGiB, 8 * kMiB, 64 << 10, kCounts, 139 * kGiB,
+                                   {24 * kMiB, container.limitedBy});
+            }),
+            "the host (the memory limit of cgroup /box) has only 24.0 MiB free: too little for "
+            "four 8.00 MiB vectors");
   // Both too small: the device, whose over-subscription can stall the GPU, is named first.
   const std::string both = errorOf<ms::UsageError>([&] {
     mm::planManagedSizes(1ull << 40, kGiB, kMiB, 64 << 10, kCounts, 139 * kGiB, container);
