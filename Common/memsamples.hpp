@@ -639,11 +639,12 @@ TimingStats summarizeTimings(std::vector<double> timesMs);
  * Times @p work on @p stream with CUDA events: @p warmup untimed runs, then @p iterations runs
  * each between two events, and waits for the stream.
  *
- * The timed runs are queued behind a gate (a host function, cuLaunchHostFunc, that holds the
- * stream until the host has queued them all), so the GPU runs them back to back: the time the
- * host needs to queue a launch never enters the measurement, even for work shorter than that.
- * @p work must only enqueue its GPU work on @p stream, never wait for it (which would wait for the
- * gate: the gate gives up after 10 s, so that mistake is slow and its timing wrong, not a hang).
+ * The timed runs are queued behind a gate, 32 at a time (a host function, cuLaunchHostFunc, that
+ * holds the stream until the host has queued them), so the GPU runs them back to back: the time
+ * the host needs to queue a launch never enters the measurement, even for work shorter than that.
+ * @p work must only enqueue its GPU work on @p stream, never wait for it (that would wait for the
+ * gate, which gives up after 10 s: the mistake is then an error, not a hang).
+ * @throws std::runtime_error when the gate gave up before the host had queued the runs.
  */
 TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
                          const std::function<void()>& work);

@@ -122,11 +122,22 @@ class StreamGate {
   }
   StreamGate(const StreamGate&) = delete;
   StreamGate& operator=(const StreamGate&) = delete;
-  /// Opens the gate and waits for the stream: the host function uses this object until it ends.
+  /// On an error path: opens the gate and waits for the stream, because the host function uses
+  /// this object until it returns.
   ~StreamGate() {
     open();
     (void)cuStreamSynchronize(stream_);
   }
+  /// Opens the gate, waits for everything queued behind it, and says whether the gate held the
+  /// stream until now (false: it gave up waiting first, see waitUntilOpen()).
+  bool openAndWait() {
+    open();
+    check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return !gaveUp_;
+  }
+
+ private:
   void open() {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -134,21 +145,26 @@ class StreamGate {
     }
     opened_.notify_all();
   }
-
- private:
   static void CUDA_CB waitUntilOpen(void* gate) {
     auto* self = static_cast<StreamGate*>(gate);
     std::unique_lock<std::mutex> lock(self->mutex_);
-    // Bounded, so that the stream cannot stay held if queuing ever blocked the host (a full
-    // command queue): the timing would then include gaps, but nothing hangs.
-    self->opened_.wait_for(lock, std::chrono::seconds(10), [self] { return self->open_; });
+    // Bounded: if the host ever blocked while queuing (work that waits for the stream, which
+    // waits for this gate), the stream is let go instead of hanging, and the caller is told.
+    self->gaveUp_ =
+        !self->opened_.wait_for(lock, std::chrono::seconds(10), [self] { return self->open_; });
   }
 
   CUstream stream_;
   std::mutex mutex_;
   std::condition_variable opened_;
   bool open_ = false;
+  bool gaveUp_ = false;
 };
+
+/// Repetitions queued behind one gate: few enough that the commands of one batch (two events and
+/// the work, 05 queues 16 copies per repetition) never fill a stream's command queue, which would
+/// block the host before it opens the gate.
+constexpr std::size_t kRepetitionsPerGate = 32;
 
 }  // namespace
 
@@ -162,19 +178,24 @@ TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
     check(cuEventCreate(starts[i].out(), CU_EVENT_DEFAULT), "cuEventCreate");
     check(cuEventCreate(stops[i].out(), CU_EVENT_DEFAULT), "cuEventCreate");
   }
-  {
-    // Work shorter than it takes the host to queue it would leave the GPU idle between an event
-    // and the work after it, and that idle time would be measured. Behind the gate the host
-    // queues every repetition first; the GPU then runs them without waiting for the host.
+  // Work shorter than it takes the host to queue it would leave the GPU idle between an event and
+  // the work after it, and that idle time would be measured. Behind a gate the host queues the
+  // repetitions first; the GPU then runs them without waiting for the host.
+  for (std::size_t first = 0; first < starts.size(); first += kRepetitionsPerGate) {
+    const std::size_t end = std::min(starts.size(), first + kRepetitionsPerGate);
     StreamGate gate(stream);
-    for (std::size_t i = 0; i < starts.size(); ++i) {
+    for (std::size_t i = first; i < end; ++i) {
       check(cuEventRecord(starts[i].get(), stream), "cuEventRecord");
       work();
       check(cuEventRecord(stops[i].get(), stream), "cuEventRecord");
     }
-    gate.open();
+    if (!gate.openAndWait()) {
+      throw std::runtime_error(
+          "timeOnStream: the timing gate let the stream go after 10 s, before the host had queued "
+          "the repetitions behind it (the timed work must only enqueue, never wait for the "
+          "stream); these timings would include the host's delays");
+    }
   }
-  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   std::vector<double> times;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     float ms = 0;

@@ -49,6 +49,25 @@ TEST(TimeOnStream, TimedRunsAreQueuedBehindAGateSoNoLaunchGapIsTimed) {
   EXPECT_GT(firstIndexOf(log, "host function returned"), lastIndexOf(log, "work"));
 }
 
+TEST(TimeOnStream, ManyRepetitionsAreGatedInBatchesOf32) {
+  // A batch never fills the stream's command queue, which would block the host at the gate.
+  mt::timingDriver() = {};
+  ms::timeOnStream(kStream, 0, 70, [] { mt::enterTimingDriver("work"); });
+  const std::vector<std::string> log = mt::timingDriver().log();
+  std::vector<int> recordsPerGate;
+  for (const std::string& call : log) {
+    if (call == "cuLaunchHostFunc") {
+      recordsPerGate.push_back(0);
+    } else if (call == "cuEventRecord" && !recordsPerGate.empty()) {
+      ++recordsPerGate.back();
+    } else if (call == "host function returned") {
+      EXPECT_EQ(recordsPerGate.back() % 2, 0) << "a gate opened in the middle of a repetition";
+    }
+  }
+  EXPECT_EQ(recordsPerGate, (std::vector<int>{64, 64, 12}));
+  EXPECT_EQ(std::count(log.begin(), log.end(), "host function returned"), 3);
+}
+
 TEST(TimeOnStream, AnErrorWhileQueuingOpensTheGateAtOnce) {
   mt::timingDriver() = {};
   mt::timingDriver().fail("cuEventRecord", 4, CUDA_ERROR_LAUNCH_FAILED);
