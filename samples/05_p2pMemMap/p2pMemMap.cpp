@@ -157,15 +157,16 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
     ms::check(cuMemAlloc(buffer->out(), run.bytes), "cuMemAlloc");
   const p2p::SynchronizeOnExit drain({&accessor, &owner});  // no kernel runs when they are freed
   const bool acrossDevices = p2p::needsPeerAccess({owner.ordinal, accessor.ordinal});
-  if (acrossDevices) {  // the CURRENT context gains access to all allocations of the one named
+  bool adopted = false;  // already enabled by other code: used, and left for that code to disable
+  if (acrossDevices) {   // the CURRENT context gains access to all allocations of the one named
     const ms::ScopedContext onAccessor(accessor.ctx());
-    // Primary contexts are shared: CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED means another part of
-    // the process enabled it; it is used, and left for that code to disable.
     const CUresult enable = cuCtxEnablePeerAccess(owner.ctx(), 0);
-    p2p::adoptPeerAccess(enable, accessor, owner, enabled);  // ours: disabled on every path
+    // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: primary contexts are shared by the whole process.
+    adopted = !p2p::adoptPeerAccess(enable, accessor, owner, enabled);  // ours: always disabled
   }
   p2p::PathResult result = addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
   result.peerAccessEnabled = acrossDevices;
+  result.peerAccessAdopted = adopted;
   return result;
 }
 // [classic-path]

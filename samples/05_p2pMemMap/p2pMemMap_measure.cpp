@@ -496,6 +496,7 @@ void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& ou
         .set("vmm", pathJson(row.viaVmm))
         .set("classic", pathJson(row.classic))
         .set("classicUsedPeerAccess", row.classic.peerAccessEnabled)
+        .set("classicPeerAccessAdopted", row.classic.peerAccessAdopted)
         .set("localReference", pathJson(row.local));
     for (const auto& [key, value] :
          {std::pair{"vmmOverClassic", vmmOverClassic}, std::pair{"vmmOverLocal", vmmOverLocal},
@@ -507,7 +508,8 @@ void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& ou
   }
   for (const std::string& note : notes)
     out << "  " << note << '\n';
-  out << "  VMM: no cuCtxEnablePeerAccess was in effect; cuMemGetAccess on A, B and C: "
+  out << "  VMM: access from cuMemSetAccess (a VMM mapping does not take it from "
+         "cuCtxEnablePeerAccess); cuMemGetAccess on A, B and C: "
       << (vmmAccessAllReadWrite ? "read-write for the owner and the accessor"
                                 : "NOT read-write everywhere (see FAILED below)")
       << (notes.empty() ? "" : " (where the path ran)") << ".\n";
@@ -516,8 +518,14 @@ void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& ou
            "own allocations,\n  and the driver refuses a context as its own peer "
            "(CUDA_ERROR_INVALID_CONTEXT).\n";
   } else {
+    const auto adopted = std::count_if(paths.begin(), paths.end(), [](const PairPaths& row) {
+      return row.classic.peerAccessAdopted;
+    });
     out << "  Classic: cuCtxEnablePeerAccess from the accessor's context, kept for the copies "
-           "below, then\n  cuCtxDisablePeerAccess.\n";
+           "below, then\n  cuCtxDisablePeerAccess"
+        << (adopted == 0 ? ".\n"
+                         : "; for " + std::to_string(adopted) +
+                               " pair(s) it was already enabled by other code: used, left on.\n");
   }
   if (run.failures.size() != failuresBefore)
     out << "  Some checks failed: see FAILED below.\n";

@@ -59,6 +59,7 @@ struct PathResult {
   double gbps = 0;                  ///< 3 x bytes / median launch time.
   std::vector<RangeAccess> access;  ///< VMM path only: cuMemGetAccess on A, B and C.
   bool peerAccessEnabled = false;   ///< Classic path only: cuCtxEnablePeerAccess was used.
+  bool peerAccessAdopted = false;   ///< ...and it was already enabled by other code (left on).
 };
 
 /// A path that could not run on this machine, and @p reason why.

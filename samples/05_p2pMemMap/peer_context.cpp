@@ -46,13 +46,14 @@ EnabledPeerAccess::~EnabledPeerAccess() {
   (void)cuCtxPopCurrent(&popped);
 }
 
-void adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
+bool adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
                      std::vector<std::unique_ptr<EnabledPeerAccess>>& enabled, const char* file,
                      int line) {
   if (enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-    return;
+    return false;
   check(enable, "cuCtxEnablePeerAccess", file, line);
   enabled.push_back(std::make_unique<EnabledPeerAccess>(accessor, owner));
+  return true;
 }
 
 SynchronizeOnExit::~SynchronizeOnExit() {

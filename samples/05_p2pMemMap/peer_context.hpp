@@ -190,8 +190,9 @@ class EnabledPeerAccess {
  *   used and left for its owner to disable (cuCtxDisablePeerAccess here would pull it from under
  *   that code);
  * - anything else: CudaError naming cuCtxEnablePeerAccess at the caller's @p file : @p line.
+ * @return true when the access is the lesson's own (CUDA_SUCCESS), false when it was adopted.
  */
-void adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
+bool adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
                      std::vector<std::unique_ptr<EnabledPeerAccess>>& enabled,
                      const char* file = __builtin_FILE(), int line = __builtin_LINE());
 

@@ -20,11 +20,12 @@ namespace {
 using Enabled = std::vector<std::unique_ptr<p2p::EnabledPeerAccess>>;
 
 /// The lesson's step 7 for one pair: enable with the accessor current, then adopt the answer.
-void enableAsTheLessonDoes(const p2p::Endpoint& accessor, const p2p::Endpoint& owner,
+/// True when the access is the lesson's own, false when it was adopted.
+bool enableAsTheLessonDoes(const p2p::Endpoint& accessor, const p2p::Endpoint& owner,
                            Enabled& enabled) {
   const ms::ScopedContext onAccessor(accessor.ctx());
   const CUresult enable = cuCtxEnablePeerAccess(owner.ctx(), 0);
-  p2p::adoptPeerAccess(enable, accessor, owner, enabled);
+  return p2p::adoptPeerAccess(enable, accessor, owner, enabled);
 }
 
 class PeerAccess : public ::testing::Test {
@@ -40,7 +41,9 @@ TEST_F(PeerAccess, AlreadyEnabledElsewhereIsUsedAndNeverDisabledHere) {
   fake_peer::enableElsewhere(accessor.ctx(), owner.ctx());
   {
     Enabled enabled;
-    EXPECT_NO_THROW(enableAsTheLessonDoes(accessor, owner, enabled));
+    bool ours = true;
+    EXPECT_NO_THROW(ours = enableAsTheLessonDoes(accessor, owner, enabled));
+    EXPECT_FALSE(ours) << "access enabled elsewhere was reported as the lesson's";
     EXPECT_EQ(fake_peer::callCount("cuCtxEnablePeerAccess"), 1);
     EXPECT_TRUE(enabled.empty()) << "access enabled elsewhere was recorded as the lesson's";
   }  // the owners are gone, as at the end of the run or on an error path
@@ -53,7 +56,7 @@ TEST_F(PeerAccess, EnabledByTheLessonIsDisabledInTheAccessorsContextOnEveryPath)
   const p2p::Endpoint owner(0), accessor(1);
   {
     Enabled enabled;
-    enableAsTheLessonDoes(accessor, owner, enabled);
+    EXPECT_TRUE(enableAsTheLessonDoes(accessor, owner, enabled));
     ASSERT_EQ(enabled.size(), 1u);
     EXPECT_EQ(&enabled[0]->accessor(), &accessor);
     EXPECT_EQ(&enabled[0]->owner(), &owner);
