@@ -173,7 +173,7 @@ std::string pagingModel(const ManagedSupport& s) {
     return "coherent host link (host page tables " + std::to_string(s.pageableUsesHostPageTables) +
            ", direct host access " + std::to_string(s.directManagedAccessFromHost) +
            ", e.g. Grace Hopper): the GPU may use host-resident pages where they are, over the "
-           "link, instead of faulting them over, so (a) is not fault-driven migration and (d) "
+           "link, instead of faulting them over, so (a) may not be fault-driven migration and (d) "
            "is not bounded by PCIe";
   }
   return "GPU behind PCIe, no coherent host access (host page tables 0, direct host access 0, "

@@ -8,8 +8,8 @@
 
 #include <cstdint>
 #include <fstream>
-#include <string>
 #include <stdexcept>
+#include <string>
 
 namespace memsamples::numa {
 
@@ -26,7 +26,9 @@ PageSizes readPageSizes(std::size_t basePageBytes, const std::string& sysfsRoot)
 }
 
 PageSizes systemPageSizes() {
-  return readPageSizes(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  // Read once: 06 lays out a range per allocation inside its timed latency loops.
+  static const PageSizes pages = readPageSizes(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  return pages;
 }
 
 std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes) {

@@ -136,8 +136,13 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   for (int other = 0; other < deviceCount; ++other) {
     CUdevice handle = 0;
     ms::check(cuDeviceGet(&handle, other), "cuDeviceGet");
-    if (attributeOr(handle, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, 0) == CU_DEVICE_NUMA_CONFIG_NUMA_NODE)
-      nodes.deviceMemoryNodes[attributeOr(handle, CU_DEVICE_ATTRIBUTE_NUMA_ID, -1)] = other;
+    int numaConfig = 0, numaId = -1;
+    ms::check(cuDeviceGetAttribute(&numaConfig, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, handle),
+              "cuDeviceGetAttribute");
+    ms::check(cuDeviceGetAttribute(&numaId, CU_DEVICE_ATTRIBUTE_NUMA_ID, handle),
+              "cuDeviceGetAttribute");
+    if (numaConfig == CU_DEVICE_NUMA_CONFIG_NUMA_NODE && numaId >= 0)
+      nodes.deviceMemoryNodes[numaId] = other;
   }
   const mn::HostNumaNode nearest = mn::findNearestHostNode(attributeNode, busId, nodes);
   const int target = overridden ? static_cast<int>(options.node) : nearest.node;

@@ -196,10 +196,13 @@ bool NodeQueries::holdsHostMemory(int node) const {
 }
 
 NodeQueries libnumaNodes() {
+  // Without the policy calls (a container's seccomp filter refusing get_mempolicy, which libnuma
+  // needs) the same facts come from sysfs, which needs no such call: the nearest node with memory
+  // still matters to cuMemCreate(HOST_NUMA), a driver call no filter refuses.
+  if (!numaPolicyCallsAvailable())
+    return sysfsNodes("/sys");
   NodeQueries queries;
   queries.memory = libnumaNodeMemory();
-  if (!numaPolicyCallsAvailable())
-    return queries;
   for (int node = 0; node <= numa_max_node(); ++node)
     queries.nodes.push_back(node);
   queries.distance = [](int from, int to) { return numa_distance(from, to); };
@@ -225,7 +228,7 @@ NodeQueries sysfsNodes(const std::string& sysfsRoot) {
     std::ifstream file(folder + "/node" + std::to_string(from) + "/distance");
     const auto position = std::find(nodes.begin(), nodes.end(), to);
     int value = 0;
-    for (auto at = nodes.begin(); file >> value; ++at) {
+    for (auto at = nodes.begin(); at != nodes.end() && file >> value; ++at) {
       if (at == position)
         return value;
     }

@@ -128,8 +128,9 @@ struct NodeQueries {
   bool holdsHostMemory(int node) const;
 };
 
-/// The real queries: numa_max_node(), libnumaNodeMemory() and numa_distance(); no nodes when
-/// numaPolicyCallsAvailable() is false. The caller adds the GPU memory nodes.
+/// The real queries: numa_max_node(), libnumaNodeMemory() and numa_distance(); sysfsNodes("/sys")
+/// when numaPolicyCallsAvailable() is false (no nodes where the kernel has no NUMA). The caller
+/// adds the GPU memory nodes.
 NodeQueries libnumaNodes();
 
 /// The same from a sysfs tree: the `node<N>` folders of `<sysfsRoot>/devices/system/node`,

@@ -281,8 +281,10 @@ numa::NodeQueries hostNodesOfThisMachine() {
   for (int ordinal = 0; ordinal < deviceCount; ++ordinal) {
     CUdevice each = 0;
     check(cuDeviceGet(&each, ordinal), "cuDeviceGet");
-    if (deviceAttribute(each, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG) == CU_DEVICE_NUMA_CONFIG_NUMA_NODE)
-      nodes.deviceMemoryNodes[deviceAttribute(each, CU_DEVICE_ATTRIBUTE_NUMA_ID)] = ordinal;
+    const int numaId = deviceAttribute(each, CU_DEVICE_ATTRIBUTE_NUMA_ID);
+    if (deviceAttribute(each, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG) == CU_DEVICE_NUMA_CONFIG_NUMA_NODE &&
+        numaId >= 0)
+      nodes.deviceMemoryNodes[numaId] = ordinal;
   }
   return nodes;
 }

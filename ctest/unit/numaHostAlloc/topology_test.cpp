@@ -251,6 +251,18 @@ TEST(NodeDistance, SysfsRowsAreInNodeOrderNotByNumber) {
   EXPECT_EQ(nodes.distance(2, 0), 0);  // no distance file
 }
 
+TEST(NodeDistance, NumbersBeyondTheNodesAreNotADistance) {
+  // A row longer than the node list (a node gone offline since) must not give a node that does
+  // not exist the distance of whatever number comes after the last one.
+  FakeSysfs sysfs;
+  sysfs.node(0, 1024, 512);
+  sysfs.node(1, 1024, 512);
+  sysfs.distances(0, "10 20 30 40");
+  const mn::NodeQueries nodes = sysfs.nodes();
+  EXPECT_EQ(nodes.distance(0, 1), 20);
+  EXPECT_EQ(nodes.distance(0, 5), 0);
+}
+
 TEST(Topology, ANodeThatDoesNotExistIsRejected) {
   FakeSysfs sysfs;
   sysfs.gpuNode("3\n");
