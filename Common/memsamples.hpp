@@ -642,9 +642,10 @@ TimingStats summarizeTimings(std::vector<double> timesMs);
  * The timed runs are queued behind a gate, 32 at a time (a host function, cuLaunchHostFunc, that
  * holds the stream until the host has queued them), so the GPU runs them back to back: the time
  * the host needs to queue a launch never enters the measurement, even for work shorter than that.
- * @p work must only enqueue its GPU work on @p stream, never wait for it (that would wait for the
- * gate, which gives up after 10 s: the mistake is then an error, not a hang).
- * @throws std::runtime_error when the gate gave up before the host had queued the runs.
+ * @p work must only enqueue its GPU work on @p stream, never wait for it. Where launches block
+ * the host until they have run (CUDA_LAUNCH_BLOCKING=1, compute-sanitizer), holding the stream
+ * would hold the host: there the runs are timed without a gate (the gate gives up after 1 s
+ * when the host is stuck behind it) and a note on stderr says so.
  */
 TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
                          const std::function<void()>& work);

@@ -2,6 +2,8 @@
 // (fake_timing_driver.cpp) that logs every call and runs host functions on a thread.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -83,4 +85,28 @@ TEST(TimeOnStream, AnErrorWhileQueuingOpensTheGateAtOnce) {
   const std::vector<std::string> log = mt::timingDriver().log();
   EXPECT_GE(firstIndexOf(log, "host function returned"), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
+TEST(TimeOnStream, WhereLaunchesBlockTheHostTheRunsAreTimedWithoutAGate) {
+  // A launch that returns only once it has run (as under compute-sanitizer) cannot run while the
+  // gate holds the stream: the gate gives up after a second, and the rest needs no gate.
+  mt::timingDriver() = {};
+  const auto started = std::chrono::steady_clock::now();
+  const ms::TimingStats stats = ms::timeOnStream(kStream, 0, 40, [] {
+    mt::enterTimingDriver("work");
+    mt::finishHostFunction();  // "blocks" until the stream has passed the host function
+  });
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(stats.samples, 40);
+  const std::vector<std::string> log = mt::timingDriver().log();
+  EXPECT_EQ(std::count(log.begin(), log.end(), "cuLaunchHostFunc"), 1);
+  EXPECT_GE(took, std::chrono::milliseconds(900));
+  EXPECT_LT(took, std::chrono::seconds(5));
+
+  // CUDA_LAUNCH_BLOCKING=1 says so before anything is queued: no gate, no wait.
+  mt::timingDriver() = {};
+  setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
+  ms::timeOnStream(kStream, 0, 3, [] { mt::enterTimingDriver("work"); });
+  unsetenv("CUDA_LAUNCH_BLOCKING");
+  EXPECT_EQ(mt::timingDriver().count("cuLaunchHostFunc"), 0);
 }
