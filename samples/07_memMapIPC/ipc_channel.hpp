@@ -130,9 +130,9 @@ inline constexpr std::uint32_t kMessageMagic = 0x4350494D;
 
 /// One received message: its type, its payload, the descriptors that came with it (owned).
 struct Message {
-  std::uint32_t type = 0;               ///< The sender's message type.
-  std::vector<std::uint8_t> payload;    ///< The payload, all of it.
-  std::vector<OwnedFd> descriptors;     ///< Received descriptors (close-on-exec), owned.
+  std::uint32_t type = 0;             ///< The sender's message type.
+  std::vector<std::uint8_t> payload;  ///< The payload, all of it.
+  std::vector<OwnedFd> descriptors;   ///< Received descriptors (close-on-exec), owned.
 };
 
 /**
