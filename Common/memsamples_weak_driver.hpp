@@ -111,6 +111,22 @@ MEMSAMPLES_WEAK(cuMemUnmap)
 MEMSAMPLES_WEAK(cuMemSetAccess)
 MEMSAMPLES_WEAK(cuMemGetAccess)
 
+// Sharing between processes (07_memMapIPC).
+MEMSAMPLES_WEAK(cuMemExportToShareableHandle)
+MEMSAMPLES_WEAK(cuMemImportFromShareableHandle)
+MEMSAMPLES_WEAK(cuIpcGetMemHandle)
+MEMSAMPLES_WEAK(cuIpcOpenMemHandle)
+MEMSAMPLES_WEAK(cuIpcCloseMemHandle)
+MEMSAMPLES_WEAK(cuIpcGetEventHandle)
+MEMSAMPLES_WEAK(cuIpcOpenEventHandle)
+MEMSAMPLES_WEAK(cuMemPoolCreate)
+MEMSAMPLES_WEAK(cuMemPoolDestroy)
+MEMSAMPLES_WEAK(cuMemPoolSetAccess)
+MEMSAMPLES_WEAK(cuMemPoolExportToShareableHandle)
+MEMSAMPLES_WEAK(cuMemPoolImportFromShareableHandle)
+MEMSAMPLES_WEAK(cuMemPoolExportPointer)
+MEMSAMPLES_WEAK(cuMemPoolImportPointer)
+
 // Stream-ordered allocation and pools.
 MEMSAMPLES_WEAK(cuMemAllocFromPoolAsync)
 MEMSAMPLES_WEAK(cuMemFreeAsync)

@@ -11,6 +11,8 @@
  */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -48,7 +50,8 @@
   X(cuCtxCreate)                 \
   X(cuLaunchKernel)              \
   X(cuMemcpyHtoDAsync)           \
-  X(cuMemcpyDtoHAsync)
+  X(cuMemcpyDtoHAsync)           \
+  X(cuMemImportFromShareableHandle)
 
 namespace {
 
@@ -71,6 +74,10 @@ constexpr const char* kPrefix = "memsamples_fail_nth_call: ";
 int target = -1;
 long nth = 0;
 CUresult failure = CUDA_ERROR_OUT_OF_MEMORY;
+// MEMSAMPLES_FAIL_KILL_ONCE: instead of failing, the process that creates this file dies. A plain
+// pointer into the environment: a std::string here might be constructed after the constructor
+// function below has set it, and so emptied again.
+const char* killMarker = nullptr;
 
 // The driver may be called from several threads (the samples' streams, the registry stress test),
 // so the counts are atomic; the configuration above is written once, before main.
@@ -124,6 +131,12 @@ __attribute__((constructor)) void readConfiguration() {
   if (target < 0)
     refuse(std::string(kCallVariable) + "=" + value + ": '" + name +
            "' is not a function this library can fail; it knows " + knownFunctions());
+  if (const char* marker = std::getenv(kKillOnceVariable); marker != nullptr) {
+    if (*marker != '/' || result != nullptr)
+      refuse(std::string(kKillOnceVariable) + "=" + marker +
+             ": expected an absolute path, and no " + kResultVariable + " beside it");
+    killMarker = marker;  // the environment lives as long as the process
+  }
   if (result != nullptr) {
     long code = 0;
     if (!parseDecimal(result, INT_MIN, INT_MAX, code) || code == 0)
@@ -196,6 +209,17 @@ CUresult injected(Function function) {
   const long call = counts[function].fetch_add(1) + 1;
   if (function != target || call != nth)
     return CUDA_SUCCESS;
+  if (killMarker != nullptr) {
+    // Several processes of one test (a parent's workers) may reach this call; the one that
+    // creates the marker dies, the others carry on.
+    const int marker = open(killMarker, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (marker < 0)
+      return CUDA_SUCCESS;
+    close(marker);
+    std::fprintf(stderr, "%scall %ld of %s: process %d kills itself (injected)\n", kPrefix, call,
+                 kNames[function].person, static_cast<int>(getpid()));
+    raise(SIGKILL);
+  }
   __atomic_fetch_add(&memsamples_fail_nth_call_injected, 1ull, __ATOMIC_SEQ_CST);
   // In the test log, so that a reader sees which failure the sample's message is about.
   std::fprintf(stderr, "%scall %ld of %s returns CUresult %d (injected)\n", kPrefix, call,
@@ -291,6 +315,13 @@ CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void* srcHost, s
 CUresult CUDAAPI cuMemcpyDtoHAsync(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount,
                                    CUstream hStream) {
   return forward(k_cuMemcpyDtoHAsync, cuMemcpyDtoHAsync, dstHost, srcDevice, ByteCount, hStream);
+}
+
+CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
+                                                void* osHandle,
+                                                CUmemAllocationHandleType shHandleType) {
+  return forward(k_cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, handle, osHandle,
+                 shHandleType);
 }
 
 }  // extern "C"

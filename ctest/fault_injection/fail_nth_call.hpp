@@ -8,6 +8,10 @@
  *   returns an error without reaching the driver. The name is the one cuda.h gives people
  *   (`cuMemAlloc`) or the exported symbol (`cuMemAlloc_v2`). Unset: every call is forwarded.
  * - `MEMSAMPLES_FAIL_RESULT=<int>`: the CUresult to return (default CUDA_ERROR_OUT_OF_MEMORY).
+ * - `MEMSAMPLES_FAIL_KILL_ONCE=<absolute path>`: the Nth call kills its process (SIGKILL) instead
+ *   of failing, in the one process that manages to create that file first; in the others (a
+ *   parent's other workers) it goes through. A process that dies mid-run, for the tests of what
+ *   its peers do then.
  * A malformed value or an unknown function makes the process exit 1 at load time, so a typo in a
  * test cannot pass for a run without failures.
  *
@@ -32,5 +36,6 @@ inline constexpr const char* kDisarm = "memsamples_fail_nth_call_disarm";
 /// The environment variables the library reads.
 inline constexpr const char* kCallVariable = "MEMSAMPLES_FAIL_CALL";
 inline constexpr const char* kResultVariable = "MEMSAMPLES_FAIL_RESULT";
+inline constexpr const char* kKillOnceVariable = "MEMSAMPLES_FAIL_KILL_ONCE";
 
 }  // namespace memsamples::fail_nth_call

@@ -4,8 +4,9 @@
  *
  * No CUDA here; unit tested in ctest/unit/memMapIPC. The driver does not support a process that
  * uses CUDA on both sides of a fork(), so the workers are new programs (posix_spawn of this same
- * executable with `--worker`), started before the parent calls cuInit: each initializes CUDA for
- * itself, and nothing of the parent's CUDA state is ever copied.
+ * executable with `--worker`, which replaces the child with a fresh program at once): each
+ * initializes CUDA for itself, and nothing of the parent's CUDA state is ever copied, even though
+ * the parent has initialized CUDA by the time it starts them.
  */
 #pragma once
 
