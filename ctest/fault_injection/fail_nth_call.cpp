@@ -33,25 +33,27 @@
 
 // The functions that can be made to fail: the VMM build and free, and the calls a sample's set-up
 // makes (context, module, stream, allocations, copies, launch).
-#define MEMSAMPLES_INTERPOSED(X) \
-  X(cuMemAddressReserve)         \
-  X(cuMemAddressFree)            \
-  X(cuMemCreate)                 \
-  X(cuMemMap)                    \
-  X(cuMemRelease)                \
-  X(cuMemSetAccess)              \
-  X(cuMemUnmap)                  \
-  X(cuMemAlloc)                  \
-  X(cuMemAllocManaged)           \
-  X(cuMemHostAlloc)              \
-  X(cuMemHostRegister)           \
-  X(cuModuleLoadData)            \
-  X(cuStreamCreate)              \
-  X(cuCtxCreate)                 \
-  X(cuLaunchKernel)              \
-  X(cuMemcpyHtoDAsync)           \
-  X(cuMemcpyDtoHAsync)           \
-  X(cuMemImportFromShareableHandle)
+#define MEMSAMPLES_INTERPOSED(X)    \
+  X(cuMemAddressReserve)            \
+  X(cuMemAddressFree)               \
+  X(cuMemCreate)                    \
+  X(cuMemMap)                       \
+  X(cuMemRelease)                   \
+  X(cuMemSetAccess)                 \
+  X(cuMemUnmap)                     \
+  X(cuMemAlloc)                     \
+  X(cuMemAllocManaged)              \
+  X(cuMemHostAlloc)                 \
+  X(cuMemHostRegister)              \
+  X(cuModuleLoadData)               \
+  X(cuStreamCreate)                 \
+  X(cuCtxCreate)                    \
+  X(cuLaunchKernel)                 \
+  X(cuMemcpyHtoDAsync)              \
+  X(cuMemcpyDtoHAsync)              \
+  X(cuMemImportFromShareableHandle) \
+  X(cuIpcOpenMemHandle)             \
+  X(cuMemPoolImportPointer)
 
 namespace {
 
@@ -322,6 +324,15 @@ CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* ha
                                                 CUmemAllocationHandleType shHandleType) {
   return forward(k_cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, handle, osHandle,
                  shHandleType);
+}
+
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) {
+  return forward(k_cuIpcOpenMemHandle, cuIpcOpenMemHandle, pdptr, handle, Flags);
+}
+
+CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
+                                        CUmemPoolPtrExportData* shareData) {
+  return forward(k_cuMemPoolImportPointer, cuMemPoolImportPointer, ptr_out, pool, shareData);
 }
 
 }  // extern "C"

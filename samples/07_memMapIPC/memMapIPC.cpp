@@ -7,15 +7,17 @@
  * import them, each computes its slice of C = A + B in the shared memory, and the parent checks
  * every element. The flow:
  *
- * 1. **Workers first.** The driver does not support a process that uses CUDA on both sides of a
- *    fork(), so workers are new programs (posix_spawn of this executable with `--worker`), not
- *    forks. Each connects to a socket in a folder only this user can enter; the parent accepts
- *    only the pids it started (SO_PEERCRED, ipc_channel.hpp). A worker dies with its parent
- *    (PR_SET_PDEATHSIG).
+ * 1. **The driver and the device**; what it lacks for the three paths is WAIVED; a peer GPU, if
+ *    any, for the cross-GPU import.
  * 2. **The parent's context** and an interprocess event (**cuEventCreate** with
  *    CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**): workers wait on it (**cuIpcOpenEventHandle**,
  *    **cuStreamWaitEvent**), so A and B are written before any worker reads them, with no host
- *    round trip.
+ *    round trip. Free device memory is noted before any worker exists.
+ *    **The workers** then: the driver does not support a process that uses CUDA on both sides of
+ *    a fork(), so they are new programs (posix_spawn of this executable with `--worker`), not
+ *    forks. Each connects to a socket in a folder only this user can enter; the parent accepts
+ *    only the pids it started (SO_PEERCRED, ipc_channel.hpp). A worker dies with its parent
+ *    (PR_SET_PDEATHSIG).
  * 3. **VMM + descriptor**: **cuMemCreate** with `requestedHandleTypes` =
  *    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, mapped (**cuMemAddressReserve**, **cuMemMap**,
  *    **cuMemSetAccess**); **cuMemExportToShareableHandle** gives a descriptor that travels with
@@ -33,8 +35,10 @@
  * 7. **Measured** (memMapIPC_measure.cpp): export + send + import + map per allocation, and the
  *    kernel on imported memory against the same kernel on the parent's own cuMemAlloc memory.
  * 8. Teardown: workers drop their imports, the parent frees; free device memory is compared with
- *    its value before the first export. A worker that dies fails the run, naming it.
+ *    its value before the workers started. A worker that dies fails the run, naming it; the
+ *    others are killed before the parent frees memory they may still have imported.
  */
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -47,6 +51,7 @@
 #include "memMapIPC_measure.hpp"
 #include "memMapIPC_worker.hpp"
 #include "memsamples.hpp"
+#include "worker_link.hpp"
 #include "worker_processes.hpp"
 
 namespace ms = memsamples;
@@ -56,7 +61,6 @@ namespace {
 
 constexpr std::uint64_t kDefaultBytes = 256ull << 20;  // per vector
 constexpr int kMaxWorkers = 64;
-constexpr std::chrono::seconds kReplyTimeout{60};
 constexpr ipc::SharePath kPaths[] = {ipc::SharePath::VmmDescriptor, ipc::SharePath::LegacyIpc,
                                      ipc::SharePath::Pool};
 
@@ -144,6 +148,7 @@ std::vector<ipc::OwnedFd> exportBuffers(const ParentBuffers& buffers, ipc::Share
                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                 "cuMemExportToShareableHandle");
       descriptors.emplace_back(fd);
+      fcntl(fd, F_SETFD, FD_CLOEXEC);  // the driver's descriptor: never into a program we start
     }
   } else if (path == ipc::SharePath::LegacyIpc) {
     for (std::uint32_t i = 0; i < count; ++i)
@@ -154,6 +159,7 @@ std::vector<ipc::OwnedFd> exportBuffers(const ParentBuffers& buffers, ipc::Share
                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
               "cuMemPoolExportToShareableHandle");
     descriptors.emplace_back(fd);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
     for (std::uint32_t i = 0; i < count; ++i)
       ms::check(cuMemPoolExportPointer(&job.pooled[i], buffers.pointer[i]),
                 "cuMemPoolExportPointer");
@@ -162,32 +168,10 @@ std::vector<ipc::OwnedFd> exportBuffers(const ParentBuffers& buffers, ipc::Share
 }
 // [parent-export]
 
-/// The parent's end of one worker: its socket and process.
-struct Worker {
-  ipc::OwnedFd socket;
-  pid_t pid = 0;
-  int device = 0;
-};
-
-/// The next message from worker @p index; if it cannot come (the worker died, hung or spoke
-/// nonsense), an error that names the worker, how it ended, and what the parent waited for.
-ipc::Message receiveFrom(std::vector<Worker>& workers, ipc::WorkerGroup& group, std::size_t index,
-                         const std::string& waitingFor) {
-  try {
-    ipc::Message message = ipc::receiveMessage(workers[index].socket.get(), kReplyTimeout);
-    ipc::expectNotFailed(message);
-    return message;
-  } catch (const ipc::IpcError& error) {
-    const std::string how = group.waitFor(workers[index].pid, std::chrono::seconds(2));
-    throw std::runtime_error("worker " + std::to_string(index) + " (pid " +
-                             std::to_string(workers[index].pid) + ") " + how + ": " + error.what() +
-                             " (the parent was waiting for " + waitingFor + ")");
-  }
-}
-
 // [parent]
 ms::Verdict runParent(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
+  // --size must be whole floats: a usage error before any GPU work (or waiver).
   (void)ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, UINT64_MAX, 1, sizeof(float));
 
   // 1. The driver, the parent's device, and a peer that a worker can import across to.
@@ -224,85 +208,107 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   CUipcEventHandle inputsWrittenHandle = {};
   ms::check(cuIpcGetEventHandle(&inputsWrittenHandle, inputsWritten.get()), "cuIpcGetEventHandle");
 
+  std::size_t freeBefore = 0;  // compared at the end, when no worker and no buffer is left
+  ms::check(cuMemGetInfo(&freeBefore, &totalBytes), "cuMemGetInfo");
+
   // 3. The workers: new programs (posix_spawn + exec: no CUDA state of this process goes along,
   // which a fork() would copy), each accepted only if the kernel says it is one we started.
   const ipc::PrivateDirectory folder("memMapIPC");
   const std::string socketPath = folder.path() + "/socket";
   const ipc::OwnedFd listener = ipc::listenOn(socketPath, options.workers);
   ipc::WorkerGroup group;  // kills and reaps whatever is still running on any error
-  std::vector<Worker> workers(static_cast<std::size_t>(options.workers));
+  std::vector<ipc::Worker> workers(static_cast<std::size_t>(options.workers));
   for (std::size_t i = 0; i < workers.size(); ++i) {
     workers[i].device = peer >= 0 && i + 1 == workers.size() ? peer : ordinal;
     workers[i].pid = group.start("/proc/self/exe",
                                  {"memMapIPC", "--worker", socketPath, std::to_string(getpid()),
                                   std::to_string(i), std::to_string(workers[i].device)});
   }
-  for (std::size_t accepted = 0; accepted < workers.size(); ++accepted) {
-    ipc::Accepted connection = ipc::acceptWithin(listener.get(), kReplyTimeout);
-    const std::string refused = ipc::whyPeerIsRefused(connection.peer, getuid(), group.running());
-    if (!refused.empty())
-      throw ipc::IpcError("refused a connection to " + socketPath + ": " + refused);
-    const auto hello = ipc::payloadAs<ipc::Hello>(
-        ipc::receiveMessage(connection.socket.get(), kReplyTimeout), ipc::kHello);
-    if (hello.index >= workers.size() || workers[hello.index].pid != connection.peer.pid)
-      throw ipc::IpcError("pid " + std::to_string(connection.peer.pid) + " claims to be worker " +
-                          std::to_string(hello.index));
-    workers[hello.index].socket = std::move(connection.socket);
+  try {
+    for (std::size_t accepted = 0; accepted < workers.size(); ++accepted) {
+      ipc::Accepted connection = ipc::acceptWithin(listener.get(), ipc::kReplyTimeout);
+      const std::string refused = ipc::whyPeerIsRefused(connection.peer, getuid(), group.running());
+      if (!refused.empty())
+        throw ipc::IpcError("refused a connection to " + socketPath + ": " + refused);
+      const auto hello = ipc::payloadAs<ipc::Hello>(
+          ipc::receiveMessage(connection.socket.get(), ipc::kReplyTimeout), ipc::kHello);
+      if (hello.index >= workers.size() || workers[hello.index].pid != connection.peer.pid ||
+          workers[hello.index].socket)
+        throw ipc::IpcError("pid " + std::to_string(connection.peer.pid) + " claims to be worker " +
+                            std::to_string(hello.index));
+      workers[hello.index].socket = std::move(connection.socket);
+    }
+  } catch (const ipc::IpcError& error) {  // say what became of the workers, then fail
+    throw std::runtime_error(std::string(error.what()) + "; " + ipc::endWorkers(workers, group));
   }
+  unlink(socketPath.c_str());  // everyone expected is here: nobody else may connect
   out << ipc::describeWorkers(options.workers, ordinal, peer) << '\n';
-  std::size_t freeBefore = 0;
-  ms::check(cuMemGetInfo(&freeBefore, &totalBytes), "cuMemGetInfo");
 
   // 4-6. Each path: the parent creates and fills A and B, records the event, and sends every
   // worker its job; the workers import, wait for the event, and write their slices of C.
   std::vector<ipc::PathResult> results;
-  for (const ipc::SharePath path : kPaths) {
-    ipc::PathResult& result = results.emplace_back();
-    result.path = path;
-    const ParentBuffers buffers = createBuffers(path, ordinal, bytes, stream.get());
-    host.upload(buffers.pointer, stream.get());  // A and B in, C poisoned
-    ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
-    for (std::size_t w = 0; w < workers.size(); ++w) {
-      ipc::Job job;
-      const std::vector<ipc::OwnedFd> descriptors = exportBuffers(buffers, path, 3, job);
-      job.elements = count;
-      job.first = count * w / workers.size();
-      job.count = count * (w + 1) / workers.size() - job.first;
-      job.ownerDevice = ordinal;
-      job.inputsWritten = inputsWrittenHandle;
-      ipc::send(workers[w].socket.get(), ipc::kJob, job, ipc::rawDescriptors(descriptors));
-    }  // our descriptors close here; each worker holds its own for the same allocation
-    for (std::size_t w = 0; w < workers.size(); ++w)
-      ipc::expectMessage(receiveFrom(workers, group, w, "its slice"), ipc::kDone);
-    result.check = host.download(buffers.pointer[2], stream.get());
+  try {
+    for (const ipc::SharePath path : kPaths) {
+      ipc::PathResult& result = results.emplace_back();
+      result.path = path;
+      const ParentBuffers buffers = createBuffers(path, ordinal, bytes, stream.get());
+      const ipc::WorkersEndFirst endFirst(group);  // on an error: no import outlives the memory
+      host.upload(buffers.pointer, stream.get());  // A and B in, C poisoned
+      ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
+      for (std::size_t w = 0; w < workers.size(); ++w) {
+        ipc::Job job;
+        const std::vector<ipc::OwnedFd> descriptors = exportBuffers(buffers, path, 3, job);
+        job.elements = count;
+        job.first = count * w / workers.size();
+        job.count = count * (w + 1) / workers.size() - job.first;
+        job.ownerDevice = ordinal;
+        job.inputsWritten = inputsWrittenHandle;
+        ipc::sendTo(workers, group, w, ipc::kJob, job, ipc::rawDescriptors(descriptors), "a job");
+      }  // our descriptors close here; each worker holds its own for the same allocation
+      for (std::size_t w = 0; w < workers.size(); ++w)
+        ipc::expectMessage(ipc::receiveFrom(workers, group, w, "its slice"), ipc::kDone);
+      result.check = host.download(buffers.pointer[2], stream.get());
 
-    // 7. Measured: the kernel on imported memory (worker 0), then handoffs of one allocation.
-    ipc::send(workers[0].socket.get(), ipc::kBench,
-              ipc::Bench{options.common.warmup, options.common.iterations});
-    result.workerKernelMs = ipc::payloadAs<ipc::BenchDone>(
-                                receiveFrom(workers, group, 0, "the benchmark"), ipc::kBenchDone)
-                                .medianMs;
-    for (std::size_t w = 0; w < workers.size(); ++w)  // imports go before the memory does
-      ipc::sendMessage(workers[w].socket.get(), ipc::kRelease, nullptr, 0);
-    for (std::size_t w = 0; w < workers.size(); ++w)
-      ipc::expectMessage(receiveFrom(workers, group, w, "its release"), ipc::kReleased);
-    for (int i = 0; i < options.common.iterations; ++i) {
-      ipc::Job job;
-      const std::int64_t start = ipc::monotonicNanoseconds();
-      const std::vector<ipc::OwnedFd> descriptors = exportBuffers(buffers, path, 1, job);
-      job.ownerDevice = ordinal;
-      ipc::send(workers[0].socket.get(), ipc::kHandoff, job, ipc::rawDescriptors(descriptors));
-      const auto done = ipc::payloadAs<ipc::HandoffDone>(
-          receiveFrom(workers, group, 0, "a handoff"), ipc::kHandoffDone);
-      result.handoffMs.push_back(static_cast<double>(done.mappedAtNs - start) / 1e6);
-    }
+      // 7. Measured: the kernel on imported memory (worker 0), then handoffs of one allocation.
+      const ipc::Bench bench{options.common.warmup, options.common.iterations};
+      ipc::sendTo(workers, group, 0, ipc::kBench, bench, {}, "the benchmark");
+      result.workerKernelMs =
+          ipc::payloadAs<ipc::BenchDone>(ipc::receiveFrom(workers, group, 0, "the benchmark"),
+                                         ipc::kBenchDone)
+              .medianMs;
+      // Imports go before the memory does: the workers unmap, close and free theirs (a pool
+      // pointer must be freed by every importer first), then answer.
+      for (std::size_t w = 0; w < workers.size(); ++w)
+        ipc::sendTo(workers, group, w, ipc::kRelease, nullptr, 0, {}, "the release");
+      for (std::size_t w = 0; w < workers.size(); ++w)
+        ipc::expectMessage(ipc::receiveFrom(workers, group, w, "its release"), ipc::kReleased);
+      for (int i = 0; i < options.common.iterations; ++i) {
+        ipc::Job job;
+        const std::int64_t start = ipc::monotonicNanoseconds();
+        const std::vector<ipc::OwnedFd> descriptors = exportBuffers(buffers, path, 1, job);
+        job.ownerDevice = ordinal;
+        ipc::sendTo(workers, group, 0, ipc::kHandoff, job, ipc::rawDescriptors(descriptors),
+                    "a handoff");
+        const auto done = ipc::payloadAs<ipc::HandoffDone>(
+            ipc::receiveFrom(workers, group, 0, "a handoff"), ipc::kHandoffDone);
+        result.handoffMs.push_back(static_cast<double>(done.mappedAtNs - start) / 1e6);
+      }
+    }  // the parent frees: cuMemUnmap + cuMemAddressFree + cuMemRelease, cuMemFree, pool frees
+       // and cuMemPoolDestroy (the owners in ParentBuffers)
+  } catch (const std::exception&) {
+    // A worker failed: with every worker ended and the buffers freed, the memory must be back.
+    group.killAll();
+    std::size_t freeNow = 0;
+    ms::check(cuMemGetInfo(&freeNow, &totalBytes), "cuMemGetInfo");
+    out << ipc::describeFreeMemory(freeBefore, freeNow) << '\n';
+    throw;
   }
 
   // 8. Workers quit; every import and allocation is gone, so free memory must be back.
-  for (Worker& worker : workers)
-    ipc::sendMessage(worker.socket.get(), ipc::kQuit, nullptr, 0);
+  for (std::size_t w = 0; w < workers.size(); ++w)
+    ipc::sendTo(workers, group, w, ipc::kQuit, nullptr, 0, {}, "quit");
   std::vector<std::string> endings;
-  for (Worker& worker : workers)
+  for (const ipc::Worker& worker : workers)
     endings.push_back(group.waitFor(worker.pid, std::chrono::seconds(10)));
   const double referenceMs = ipc::timeOwnMemory(vecAdd, host, stream.get(), options.common);
   std::size_t freeAfter = 0;

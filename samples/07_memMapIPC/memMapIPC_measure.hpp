@@ -57,6 +57,10 @@ double timeVectorAdd(const VectorAddLaunch& launch, int warmup, int iterations);
 double timeOwnMemory(CUfunction vecAdd, const HostVectors& host, CUstream stream,
                      const CommonOptions& options);
 
+/// "Free device memory: 139 GiB before the workers started, 139 GiB now (back)": back when within
+/// 2 MiB, the driver's own rounding.
+std::string describeFreeMemory(std::size_t before, std::size_t now);
+
 /// What one path gave.
 struct PathResult {
   SharePath path = SharePath::VmmDescriptor;  ///< Which path.

@@ -47,6 +47,16 @@ WorkerImports importBuffers(const ipc::Job& job, ipc::Message& message, int work
   const std::size_t fds = job.path == ipc::SharePath::LegacyIpc ? 0
                           : job.path == ipc::SharePath::Pool    ? 1
                                                                 : job.allocations;
+  if (job.path > ipc::SharePath::Pool)
+    throw ipc::IpcError("a job for an unknown path " + std::to_string(static_cast<int>(job.path)));
+  // Never trust the slice: a wrong one would make the kernel write outside it, into the
+  // parent's memory.
+  if (job.first + job.count > job.elements || job.elements * sizeof(float) > job.allocationBytes) {
+    throw ipc::IpcError("a job whose slice [" + std::to_string(job.first) + ", +" +
+                        std::to_string(job.count) + ") of " + std::to_string(job.elements) +
+                        " floats does not fit its " + std::to_string(job.allocationBytes) +
+                        "-byte allocations");
+  }
   if (message.descriptors.size() != fds || job.allocations < 1 || job.allocations > 3) {
     throw ipc::IpcError("a " + std::string(ipc::pathName(job.path)) + " job of " +
                         std::to_string(job.allocations) + " allocations came with " +
@@ -127,7 +137,9 @@ int runWorker(const std::vector<std::string>& args) {
     std::optional<WorkerImports> imports;
     ipc::Job job;
     while (true) {
-      ipc::Message message = ipc::receiveMessage(socket.get(), std::chrono::hours(1));
+      // Long enough for the parent's checks between messages; a parent that died has already
+      // killed this process (dieWithParent), so the timeout only catches one that hangs.
+      ipc::Message message = ipc::receiveMessage(socket.get(), std::chrono::minutes(10));
       if (message.type == ipc::kQuit)
         return 0;
       if (message.type == ipc::kRelease) {
@@ -154,7 +166,7 @@ int runWorker(const std::vector<std::string>& args) {
                                          job.elements};
         const double medianMs = ipc::timeVectorAdd(launch, bench.warmup, bench.iterations);
         ipc::send(socket.get(), ipc::kBenchDone, ipc::BenchDone{medianMs});
-      } else {
+      } else {  // a kJob, or payloadAs() says what else came
         job = ipc::payloadAs<ipc::Job>(message, ipc::kJob);
         imports.reset();
         imports.emplace(importBuffers(job, message, hello.device, stream.get()));

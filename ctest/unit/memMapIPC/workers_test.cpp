@@ -159,7 +159,7 @@ TEST(SpawnProcess, TheWorkerStartsWithNoSignalsBlocked) {
 }
 
 TEST(EndedHow, NothingWhileRunningThenKilledBySignal9) {
-  const pid_t pid = ipc::spawnProcess(kShell, {"sh", "-c", "sleep 30"});
+  const pid_t pid = ipc::spawnProcess(kShell, {"sh", "-c", "exec sleep 30"});
   EXPECT_EQ(ipc::endedHow(pid), std::nullopt);
   ::kill(pid, SIGKILL);
   EXPECT_EQ(endWithin(pid, 10s), "killed by signal 9 (Killed)");
@@ -193,7 +193,7 @@ TEST(WorkerGroup, WaitForSaysHowEachEnded) {
 
 TEST(WorkerGroup, WaitForKillsAWorkerThatOverstays) {
   ipc::WorkerGroup group;
-  const pid_t pid = group.start(kShell, {"sh", "-c", "sleep 30"});
+  const pid_t pid = group.start(kShell, {"sh", "-c", "exec sleep 30"});
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(group.waitFor(pid, 100ms),
             "killed by signal 9 (Killed) after not ending within 100 ms");
@@ -217,8 +217,8 @@ TEST(WorkerGroup, DestructionLeavesNoWorkerRunningOrUnreaped) {
   std::vector<pid_t> pids;
   {
     ipc::WorkerGroup group;
-    pids.push_back(group.start(kShell, {"sh", "-c", "sleep 30"}));
-    pids.push_back(group.start(kShell, {"sh", "-c", "trap '' TERM; sleep 30"}));
+    pids.push_back(group.start(kShell, {"sh", "-c", "exec sleep 30"}));
+    pids.push_back(group.start(kShell, {"sh", "-c", "trap '' TERM; exec sleep 30"}));
     pids.push_back(group.start(kShell, {"sh", "-c", "exit 0"}));
     for (const pid_t pid : pids) {
       EXPECT_EQ(::kill(pid, 0), 0);  // running, or a zombie not yet reaped
