@@ -71,7 +71,7 @@ struct PathResult {
 
 /**
  * Prints the results (per path: verified, handoff median, kernel GB/s and the ratio to the
- * parent's own memory), how each worker ended, and free device memory before the first export
+ * parent's own memory), how each worker ended, and free device memory before the workers started
  * and after everything; the same in JSON.
  * @return Pass when every C is exact, every worker exited with 0 and free memory came back.
  */
