@@ -739,6 +739,12 @@ struct VectorAddLaunch {
   std::size_t count = 0;        ///< Elements per vector.
 };
 
+/**
+ * Times @p launch (VecAdd_kernel over its a, b, c and count) on its stream with timeOnStream():
+ * @p warmup untimed launches, then @p iterations timed ones.
+ */
+TimingStats timeVectorAdd(const VectorAddLaunch& launch, int warmup, int iterations);
+
 /// Fills @p a and @p b with reproducible pseudo-random values in [-1, 1) derived from @p seed.
 void fillVectorAddInputs(float* a, float* b, std::size_t count, std::uint32_t seed);
 

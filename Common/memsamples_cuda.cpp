@@ -228,6 +228,18 @@ TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
   return summarizeTimings(std::move(times));
 }
 
+TimingStats timeVectorAdd(const VectorAddLaunch& launch, int warmup, int iterations) {
+  // cuLaunchKernel copies each argument from its address with the kernel's parameter size.
+  CUdeviceptr a = launch.a, b = launch.b, c = launch.c;
+  unsigned long long n = launch.count;
+  void* params[] = {&a, &b, &c, &n};
+  return timeOnStream(launch.stream, warmup, iterations, [&] {
+    check(cuLaunchKernel(launch.kernel, launch.grid, 1, 1, launch.block, 1, 1, 0, launch.stream,
+                         params, nullptr),
+          "cuLaunchKernel");
+  });
+}
+
 unsigned int residentGridSize(CUfunction kernel, CUdevice device, int threadsPerBlock) {
   int blocksPerSm = 0;
   check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, kernel, threadsPerBlock, 0),

@@ -15,9 +15,6 @@ ms::VectorAddCheck measureVectorAdd(const ms::VectorAddLaunch& run, CUdevice dev
                                     const float* hostB, float* hostC, std::ostream& out,
                                     ms::JsonObject& json) {
   const std::size_t bytes = run.count * sizeof(float);
-  CUdeviceptr a = run.a, b = run.b, c = run.c;
-  unsigned long long n = run.count;
-  void* kernelParams[] = {&a, &b, &c, &n};
   // Interleaved rounds, each side keeping its best median: clocks and temperature drift during a
   // run, and neither side should get the cooler GPU. The kernel runs last, so C ends as A + B.
   ms::TimingStats copy{}, add{};
@@ -26,12 +23,7 @@ ms::VectorAddCheck measureVectorAdd(const ms::VectorAddLaunch& run, CUdevice dev
         ms::timeOnStream(run.stream, options.warmup, options.iterations, [&] {
           ms::check(cuMemcpyDtoDAsync(run.c, run.a, bytes, run.stream), "cuMemcpyDtoDAsync");
         });
-    const ms::TimingStats addRound =
-        ms::timeOnStream(run.stream, options.warmup, options.iterations, [&] {
-          ms::check(cuLaunchKernel(run.kernel, run.grid, 1, 1, run.block, 1, 1, 0, run.stream,
-                                   kernelParams, nullptr),
-                    "cuLaunchKernel");
-        });
+    const ms::TimingStats addRound = ms::timeVectorAdd(run, options.warmup, options.iterations);
     if (round == 0 || copyRound.medianMs < copy.medianMs)
       copy = copyRound;
     if (round == 0 || addRound.medianMs < add.medianMs)

@@ -16,15 +16,13 @@ namespace {
 constexpr int kBandwidthRounds = 3;  // interleaved VMM / cuMemAlloc rounds
 constexpr int kCostRepetitions = 7;  // timed builds per stripe count, after one untimed
 
-ms::TimingStats timeKernel(const ms::VectorAddLaunch& run, CUdeviceptr a, CUdeviceptr b,
-                           CUdeviceptr c, const ms::CommonOptions& options) {
-  unsigned long long n = run.count;
-  void* kernelParams[] = {&a, &b, &c, &n};
-  return ms::timeOnStream(run.stream, options.warmup, options.iterations, [&] {
-    ms::check(cuLaunchKernel(run.kernel, run.grid, 1, 1, run.block, 1, 1, 0, run.stream,
-                             kernelParams, nullptr),
-              "cuLaunchKernel");
-  });
+/// The same launch as @p run on other buffers.
+ms::TimingStats timeKernel(ms::VectorAddLaunch run, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                           const ms::CommonOptions& options) {
+  run.a = a;
+  run.b = b;
+  run.c = c;
+  return ms::timeVectorAdd(run, options.warmup, options.iterations);
 }
 
 ms::VectorAddCheck fetchAndCheck(const ms::VectorAddLaunch& run, CUdeviceptr c, const float* hostA,

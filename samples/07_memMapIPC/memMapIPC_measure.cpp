@@ -103,19 +103,6 @@ VectorAddCheck HostVectors::download(CUdeviceptr c, CUstream stream) const {
                         static_cast<const float*>(c_.get()), count_);
 }
 
-double timeVectorAdd(const VectorAddLaunch& launch, int warmup, int iterations) {
-  CUdeviceptr a = launch.a, b = launch.b, c = launch.c;
-  unsigned long long n = launch.count;
-  void* params[] = {&a, &b, &c, &n};
-  return timeOnStream(launch.stream, warmup, iterations,
-                      [&] {
-                        check(cuLaunchKernel(launch.kernel, launch.grid, 1, 1, launch.block, 1, 1,
-                                             0, launch.stream, params, nullptr),
-                              "cuLaunchKernel");
-                      })
-      .medianMs;
-}
-
 double timeOwnMemory(CUfunction vecAdd, const HostVectors& host, CUstream stream,
                      const CommonOptions& options) {
   const std::size_t bytes = host.count() * sizeof(float);
@@ -128,7 +115,7 @@ double timeOwnMemory(CUfunction vecAdd, const HostVectors& host, CUstream stream
                                kBlockSize, stream,
                                a.get(),    b.get(),
                                c.get(),    host.count()};
-  return timeVectorAdd(launch, options.warmup, options.iterations);
+  return timeVectorAdd(launch, options.warmup, options.iterations).medianMs;
 }
 
 std::string describeFreeMemory(std::size_t before, std::size_t now) {

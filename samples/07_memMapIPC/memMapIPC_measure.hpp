@@ -50,9 +50,6 @@ class HostVectors {
   OwnedPinnedHostMemory a_, b_, c_;
 };
 
-/// The median time of @p launch (VecAdd_kernel), CUDA events on its stream.
-double timeVectorAdd(const VectorAddLaunch& launch, int warmup, int iterations);
-
 /// The reference: the same kernel on the parent's own cuMemAlloc A, B and C, median ms.
 double timeOwnMemory(CUfunction vecAdd, const HostVectors& host, CUstream stream,
                      const CommonOptions& options);

@@ -164,7 +164,7 @@ int runWorker(const std::vector<std::string>& args) {
                                          imports.value().pointer[1],
                                          imports.value().pointer[2],
                                          job.elements};
-        const double medianMs = ipc::timeVectorAdd(launch, bench.warmup, bench.iterations);
+        const double medianMs = ms::timeVectorAdd(launch, bench.warmup, bench.iterations).medianMs;
         ipc::send(socket.get(), ipc::kBenchDone, ipc::BenchDone{medianMs});
       } else {  // a kJob, or payloadAs() says what else came
         job = ipc::payloadAs<ipc::Job>(message, ipc::kJob);
