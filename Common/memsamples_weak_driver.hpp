@@ -127,6 +127,13 @@ MEMSAMPLES_WEAK(cuMemPoolImportFromShareableHandle)
 MEMSAMPLES_WEAK(cuMemPoolExportPointer)
 MEMSAMPLES_WEAK(cuMemPoolImportPointer)
 
+// Multicast objects (08_multicastReduce).
+MEMSAMPLES_WEAK(cuMulticastGetGranularity)
+MEMSAMPLES_WEAK(cuMulticastCreate)
+MEMSAMPLES_WEAK(cuMulticastAddDevice)
+MEMSAMPLES_WEAK(cuMulticastBindMem)
+MEMSAMPLES_WEAK(cuMulticastUnbind)
+
 // Stream-ordered allocation and pools.
 MEMSAMPLES_WEAK(cuMemAllocFromPoolAsync)
 MEMSAMPLES_WEAK(cuMemFreeAsync)

@@ -2,7 +2,8 @@
 # (`cmake -S samples/01_vectorAddDrv -B build-01`). Including it twice is harmless.
 #
 # It provides:
-#   memsamples_add_fatbin(<kernel>)            kernels/<kernel>.cu -> bin/<kernel>.fatbin
+#   memsamples_add_fatbin(<kernel> [MIN_ARCHITECTURE <n>])
+#                                              kernels/<kernel>.cu -> bin/<kernel>.fatbin
 #   memsamples_add_sample(<name> SOURCES ... [KERNELS ...] [LIBRARIES ...])
 #                                              (and its CPU test oldDriver.<name>)
 #   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
@@ -55,8 +56,7 @@ endif()
 # Turns CMAKE_CUDA_ARCHITECTURES into nvcc flags: SASS for every listed architecture and PTX for
 # the newest one only, so that a future GPU can JIT-compile the kernels. Entries ending in -real
 # (SASS only) or -virtual (PTX only) are honoured as CMake documents them.
-function(_memsamples_nvcc_arch_flags out_var)
-  set(archs ${CMAKE_CUDA_ARCHITECTURES})
+function(_memsamples_nvcc_arch_flags out_var archs)
   if(archs MATCHES "^(native|all|all-major)$")
     set(${out_var} "-arch=${archs}" PARENT_SCOPE)
     return()
@@ -91,18 +91,58 @@ function(_memsamples_nvcc_arch_flags out_var)
   set(${out_var} "${flags}" PARENT_SCOPE)
 endfunction()
 
-# memsamples_add_fatbin(<kernel>): compiles kernels/<kernel>.cu into <kernel>.fatbin next to the
-# executables and installs it. Target: memsamples_fatbin_<kernel>. Safe to call from many samples.
+# The entries of CMAKE_CUDA_ARCHITECTURES that are @p minimum or newer (90a and 90-real count as
+# 90), for kernels that use instructions older GPUs lack. When none is left, the list is just
+# @p minimum, and configure says so: those kernels are then built for the oldest GPU that can run
+# them. native, all and all-major are kept as they are (nvcc expands them); such kernels guard
+# their bodies with __CUDA_ARCH__ so that they still compile for older GPUs there.
+function(_memsamples_archs_from out_var minimum kernel)
+  set(archs ${CMAKE_CUDA_ARCHITECTURES})
+  if(archs MATCHES "^(native|all|all-major)$")
+    set(${out_var} "${archs}" PARENT_SCOPE)
+    return()
+  endif()
+  set(kept "")
+  foreach(arch IN LISTS archs)
+    if(arch MATCHES "^([0-9]+)" AND CMAKE_MATCH_1 GREATER_EQUAL minimum)
+      list(APPEND kept "${arch}")
+    endif()
+  endforeach()
+  if(NOT kept)
+    message(STATUS "${kernel}.fatbin needs sm_${minimum} or newer, which CMAKE_CUDA_ARCHITECTURES "
+                   "(${archs}) does not list: building it for ${minimum}")
+    set(kept "${minimum}")
+  endif()
+  set(${out_var} "${kept}" PARENT_SCOPE)
+endfunction()
+
+# memsamples_add_fatbin(<kernel> [MIN_ARCHITECTURE <n>]): compiles kernels/<kernel>.cu into
+# <kernel>.fatbin next to the executables and installs it. Target: memsamples_fatbin_<kernel>.
+# Safe to call from many samples (the first call decides). With MIN_ARCHITECTURE, only the
+# entries of CMAKE_CUDA_ARCHITECTURES from that architecture on are built (e.g. 90 for the
+# multimem instructions of multicast_kernel.cu); the other kernels keep the whole list.
 function(memsamples_add_fatbin kernel)
   if(TARGET memsamples_fatbin_${kernel})
     return()
+  endif()
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MIN_ARCHITECTURE" "")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "memsamples_add_fatbin: unexpected arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(DEFINED arg_MIN_ARCHITECTURE)
+    if(NOT arg_MIN_ARCHITECTURE MATCHES "^[0-9]+$")
+      message(FATAL_ERROR "memsamples_add_fatbin: MIN_ARCHITECTURE must be a number such as 90")
+    endif()
+    _memsamples_archs_from(archs ${arg_MIN_ARCHITECTURE} ${kernel})
+  else()
+    set(archs ${CMAKE_CUDA_ARCHITECTURES})
   endif()
   set(source "${MEMSAMPLES_ROOT}/kernels/${kernel}.cu")
   if(NOT EXISTS "${source}")
     message(FATAL_ERROR "memsamples_add_fatbin: ${source} does not exist")
   endif()
   set(output "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${kernel}.fatbin")
-  _memsamples_nvcc_arch_flags(arch_flags)
+  _memsamples_nvcc_arch_flags(arch_flags "${archs}")
   # A file that changes when the architecture list does, so that the fatbin is rebuilt then.
   set(stamp "${CMAKE_CURRENT_BINARY_DIR}/${kernel}.fatbin.flags")
   file(CONFIGURE OUTPUT "${stamp}" CONTENT "${arch_flags}\n")
@@ -112,7 +152,7 @@ function(memsamples_add_fatbin kernel)
     COMMAND "${CUDAToolkit_NVCC_EXECUTABLE}" -fatbin -std=c++17 -O3 -lineinfo ${arch_flags}
             -o "${output}" "${source}"
     DEPENDS "${source}" "${stamp}"
-    COMMENT "Building ${kernel}.fatbin (${CMAKE_CUDA_ARCHITECTURES})"
+    COMMENT "Building ${kernel}.fatbin (${archs})"
     VERBATIM)
   add_custom_target(memsamples_fatbin_${kernel} ALL DEPENDS "${output}")
   install(FILES "${output}" DESTINATION "${MEMSAMPLES_FATBIN_INSTALL_DIR}")
