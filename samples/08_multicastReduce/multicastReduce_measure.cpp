@@ -1,0 +1,279 @@
+// The multicastReduce lesson's scaffolding and measurements (see multicastReduce_measure.hpp).
+#include "multicastReduce_measure.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+namespace memsamples::multicast {
+namespace {
+
+/// Peer_allreduce_kernel's first argument: every member's unicast address, as the kernel's
+/// `struct PeerCopies { float4* copy[8]; }` lays them out.
+struct PeerCopies {
+  CUdeviceptr copy[kMaxTeam] = {};
+};
+static_assert(sizeof(CUdeviceptr) == sizeof(void*), "a device pointer is a pointer");
+
+void synchronizeAll(const TeamRun& team) {
+  for (std::size_t g = 0; g < team.members.size(); ++g) {
+    const ScopedContext current(team.members[g].context);
+    check(cuStreamSynchronize(team.streams[g]), "cuStreamSynchronize");
+  }
+}
+
+/// Zeroes the data part of every copy (not the barrier counters), so that repeated in-place
+/// all-reduces during timing add zeros instead of growing without bound.
+void zeroData(const TeamRun& team) {
+  for (std::size_t g = 0; g < team.members.size(); ++g) {
+    const ScopedContext current(team.members[g].context);
+    check(cuMemsetD32Async(team.members[g].unicast, 0, team.layout.dataBytes / sizeof(float),
+                           team.streams[g]),
+          "cuMemsetD32Async");
+  }
+  synchronizeAll(team);
+}
+
+/// Events that make one repetition the team's: member 0 starts everyone and waits for everyone.
+class TeamEvents {
+ public:
+  explicit TeamEvents(const TeamRun& team) : team_(team), done_(team.members.size()) {
+    for (std::size_t g = 0; g < team.members.size(); ++g) {
+      const ScopedContext current(team.members[g].context);
+      check(cuEventCreate(g == 0 ? start_.out() : done_[g].out(), CU_EVENT_DISABLE_TIMING),
+            "cuEventCreate");
+    }
+  }
+  /// Enqueues @p work of every member between the fan-out and the fan-in.
+  void enqueue(const MemberWork& work) const {
+    check(cuEventRecord(start_.get(), team_.streams[0]), "cuEventRecord");
+    for (std::size_t g = 1; g < team_.members.size(); ++g)
+      check(cuStreamWaitEvent(team_.streams[g], start_.get(), 0), "cuStreamWaitEvent");
+    for (std::size_t g = 0; g < team_.members.size(); ++g) {
+      const ScopedContext current(team_.members[g].context);
+      work(g);
+    }
+    for (std::size_t g = 1; g < team_.members.size(); ++g) {
+      {
+        const ScopedContext current(team_.members[g].context);
+        check(cuEventRecord(done_[g].get(), team_.streams[g]), "cuEventRecord");
+      }
+      check(cuStreamWaitEvent(team_.streams[0], done_[g].get(), 0), "cuStreamWaitEvent");
+    }
+  }
+
+ private:
+  const TeamRun& team_;
+  OwnedEvent start_;
+  std::vector<OwnedEvent> done_;
+};
+
+TimingStats timeTeam(const TeamRun& team, const TeamEvents& events, const MemberWork& work,
+                     const CommonOptions& options) {
+  zeroData(team);
+  const ScopedContext current(team.members[0].context);  // timeOnStream's events: member 0's
+  return timeOnStream(team.streams[0], options.warmup, options.iterations,
+                      [&] { events.enqueue(work); });
+}
+
+void launch(CUfunction kernel, const TeamRun& team, std::size_t g, void** args) {
+  check(cuLaunchKernel(kernel, team.grid, 1, 1, team.block, 1, 1, 0, team.streams[g], args,
+                       nullptr),
+        "cuLaunchKernel");
+}
+
+std::string gbps(double bytes, const TimingStats& timing) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << gigabytesPerSecond(bytes, timing.medianMs);
+  return text.str();
+}
+
+}  // namespace
+
+void uploadInputs(const TeamRun& team, std::vector<float>& host) {
+  const std::size_t count = team.layout.dataBytes / sizeof(float);
+  for (std::size_t g = 0; g < team.members.size(); ++g) {
+    for (std::size_t i = 0; i < count; ++i)
+      host[i] = inputValue(static_cast<int>(g), i);
+    const ScopedContext current(team.members[g].context);
+    check(cuMemcpyHtoDAsync(team.members[g].unicast, host.data(), team.layout.dataBytes,
+                            team.streams[g]),
+          "cuMemcpyHtoDAsync");
+    check(cuStreamSynchronize(team.streams[g]), "cuStreamSynchronize");  // host is reused
+  }
+}
+
+Mismatch checkCopies(const TeamRun& team, std::vector<float>& host,
+                     const std::function<float(std::uint64_t)>& expected) {
+  const std::size_t count = team.layout.dataBytes / sizeof(float);
+  for (std::size_t g = 0; g < team.members.size(); ++g) {
+    const ScopedContext current(team.members[g].context);
+    check(cuMemcpyDtoHAsync(host.data(), team.members[g].unicast, team.layout.dataBytes,
+                            team.streams[g]),
+          "cuMemcpyDtoHAsync");
+    check(cuStreamSynchronize(team.streams[g]), "cuStreamSynchronize");
+    const Mismatch mismatch = compareExactly(host.data(), count, expected);
+    if (mismatch.count > 0)
+      return mismatch;
+  }
+  return {};
+}
+
+void runOnTeam(const TeamRun& team, const MemberWork& work) {
+  for (std::size_t g = 0; g < team.members.size(); ++g) {
+    const ScopedContext current(team.members[g].context);
+    work(g);
+  }
+  synchronizeAll(team);
+}
+
+std::vector<PathResult> measureAllReduce(const TeamRun& team, const MemberWork& multicast,
+                                         const Mismatch& multicastCheck,
+                                         const CommonOptions& options, std::vector<float>& host,
+                                         TimingStats& linkCopy) {
+  const std::size_t n = team.members.size();
+  auto teamSize = static_cast<unsigned int>(n);
+
+  // Peer loads: member g reads its share from every copy over NVLink, adds, writes every copy.
+  PeerCopies copies;
+  for (std::size_t g = 0; g < n; ++g)
+    copies.copy[g] = team.members[g].unicast;
+  const MemberWork peerLoads = [&](std::size_t g) {
+    unsigned long long first = team.shares[g].first, count = team.shares[g].count;
+    void* args[] = {&copies, &teamSize, &first, &count};
+    launch(team.kernels[g].peerReduce, team, g, args);
+  };
+
+  // Copy engine + local add: member g copies its share of every other copy into scratch, adds
+  // them to its own, and copies the sum back into every other copy.
+  std::uint64_t largestShare = 0;
+  for (const Share& share : team.shares)
+    largestShare = std::max(largestShare, share.count);
+  std::vector<OwnedDeviceMemory> scratch(n);
+  for (std::size_t g = 0; g < n; ++g) {
+    const ScopedContext current(team.members[g].context);
+    check(cuMemAlloc(scratch[g].out(), (n - 1) * largestShare * kVectorBytes), "cuMemAlloc");
+  }
+  std::deque<DrainOnExit> drains;  // on an error: no copy still runs when scratch is freed
+  for (std::size_t g = 0; g < n; ++g)
+    drains.emplace_back(team.streams[g]);
+  const MemberWork copyEngine = [&](std::size_t g) {
+    const Member& self = team.members[g];
+    const std::size_t offset = team.shares[g].first * kVectorBytes;
+    const std::size_t bytes = team.shares[g].count * kVectorBytes;
+    unsigned int parts = 0;
+    for (std::size_t h = 0; h < n; ++h) {
+      if (h == g)
+        continue;
+      check(cuMemcpyPeerAsync(scratch[g].get() + parts++ * bytes, self.context,
+                              team.members[h].unicast + offset, team.members[h].context, bytes,
+                              team.streams[g]),
+            "cuMemcpyPeerAsync");
+    }
+    CUdeviceptr dst = self.unicast + offset, src = scratch[g].get();
+    unsigned long long count = team.shares[g].count;
+    void* args[] = {&dst, &src, &parts, &count};
+    launch(team.kernels[g].addParts, team, g, args);
+    for (std::size_t h = 0; h < n; ++h) {
+      if (h != g)
+        check(cuMemcpyPeerAsync(team.members[h].unicast + offset, team.members[h].context, dst,
+                                self.context, bytes, team.streams[g]),
+              "cuMemcpyPeerAsync");
+    }
+  };
+
+  std::vector<PathResult> paths(3);
+  paths[0].name = "multicast (multimem.ld_reduce + st)";
+  paths[0].check = multicastCheck;
+  paths[1].name = "peer loads over NVLink";
+  paths[2].name = "copy engine + local add";
+  const auto sum = [&](std::uint64_t i) { return expectedSum(static_cast<int>(n), i); };
+  const MemberWork* works[] = {&multicast, &peerLoads, &copyEngine};
+  for (std::size_t p = 1; p < 3; ++p) {  // the multicast path was checked by the lesson
+    uploadInputs(team, host);
+    runOnTeam(team, *works[p]);
+    paths[p].check = checkCopies(team, host, sum);
+  }
+
+  const TeamEvents events(team);
+  for (std::size_t p = 0; p < 3; ++p)
+    paths[p].timing = timeTeam(team, events, *works[p], options);
+
+  // The link itself, as 05_p2pMemMap measures it: member 0 reads one share from member 1.
+  const ScopedContext current(team.members[0].context);
+  const std::size_t linkBytes = team.shares[1].count * kVectorBytes;
+  linkCopy = timeOnStream(team.streams[0], options.warmup, options.iterations, [&] {
+    check(cuMemcpyPeerAsync(team.members[0].unicast, team.members[0].context,
+                            team.members[1].unicast + team.shares[1].first * kVectorBytes,
+                            team.members[1].context, linkBytes, team.streams[0]),
+          "cuMemcpyPeerAsync");
+  });
+  return paths;
+}
+
+Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
+                  const std::vector<PathResult>& paths, const TimingStats& linkCopy,
+                  std::ostream& out, JsonObject& json) {
+  const int n = static_cast<int>(team.members.size());
+  const double bytes = static_cast<double>(team.layout.dataBytes);
+  const double factor = allReduceBusFactor(n);
+  const double linkBytes = static_cast<double>(team.shares[1].count * kVectorBytes);
+  bool pass = broadcast.count == 0;
+
+  out << "Broadcast from device " << root << " (multimem.st), every GPU's copy: "
+      << describe(broadcast) << '\n';
+  out << "All-reduce of " << formatBytes(team.layout.dataBytes) << " on " << n
+      << " GPUs, in place; median of " << paths[0].timing.samples << " (team time: start on "
+      << "device " << team.members[0].ordinal << " until every GPU is done)\n";
+  out << "  path                                   result       ms   algbw GB/s   busbw GB/s"
+         "   multicast is\n";
+  JsonArray jsonPaths;
+  for (const PathResult& path : paths) {
+    pass = pass && path.check.count == 0;
+    const double algbw = gigabytesPerSecond(bytes, path.timing.medianMs);
+    const double speedup = path.timing.medianMs / paths[0].timing.medianMs;
+    out << "  " << std::left << std::setw(38) << path.name << ' ' << std::setw(8)
+        << (path.check.count == 0 ? "exact" : "WRONG") << std::right << std::fixed
+        << std::setprecision(3) << std::setw(9) << path.timing.medianMs << std::setprecision(1)
+        << std::setw(13) << algbw << std::setw(13) << algbw * factor;
+    if (&path != &paths[0])
+      out << std::setprecision(2) << std::setw(10) << speedup << "x faster";
+    out << '\n';
+    if (path.check.count != 0)
+      out << "    " << path.name << ": " << describe(path.check) << '\n';
+    JsonObject entry;
+    entry.set("path", path.name)
+        .set("exact", path.check.count == 0)
+        .set("median_ms", path.timing.medianMs)
+        .set("algbw_gbps", algbw)
+        .set("busbw_gbps", algbw * factor)
+        .set("time_vs_multicast", speedup);
+    jsonPaths.addRaw(entry.dump());
+  }
+  out << "  algbw = bytes / time; busbw = algbw x 2(n-1)/n = algbw x " << std::setprecision(2)
+      << factor << " (NCCL's convention: what each GPU sends and receives)\n";
+  out << "  reference: one-way peer copy (cuMemcpyPeerAsync) of " << formatBytes(
+             static_cast<std::uint64_t>(linkBytes))
+      << ", device " << team.members[1].ordinal << " -> " << team.members[0].ordinal << ": "
+      << gbps(linkBytes, linkCopy) << " GB/s (the link 05_p2pMemMap measures)\n";
+  if (paths[1].timing.medianMs < paths[0].timing.medianMs)
+    out << "  note: the peer loads beat multicast here; see the README, \"Sample output\"\n";
+
+  JsonArray devices;
+  for (const Member& member : team.members)
+    devices.add(member.ordinal);
+  json.set("devices", devices)
+      .set("root", root)
+      .set("bytes", static_cast<std::uint64_t>(team.layout.dataBytes))
+      .set("allocation_bytes", static_cast<std::uint64_t>(team.layout.allocationBytes))
+      .set("granularity", static_cast<std::uint64_t>(team.layout.granularity))
+      .set("broadcast_exact", broadcast.count == 0)
+      .set("all_reduce", jsonPaths)
+      .set("bus_factor", factor)
+      .set("link_copy_gbps", gigabytesPerSecond(linkBytes, linkCopy.medianMs));
+  return pass ? Verdict::Pass : Verdict::Fail;
+}
+
+}  // namespace memsamples::multicast

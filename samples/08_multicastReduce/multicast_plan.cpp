@@ -1,0 +1,172 @@
+// The CUDA-free decisions of 08_multicastReduce (see multicast_plan.hpp).
+#include "multicast_plan.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+namespace memsamples::multicast {
+
+void addOptions(CommandLine& commandLine, Options& options) {
+  commandLine.addCommonOptions(options.common);
+  commandLine.addSize("size", "bytes to all-reduce, a multiple of 16 (default 256M)",
+                      options.sizeBytes);
+  commandLine.addIntegerList("devices",
+                             "the team, e.g. 0,1 (default: every GPU with multicast support)",
+                             options.devices, 0, std::numeric_limits<int>::max());
+}
+
+void validateSize(const std::optional<std::uint64_t>& sizeBytes) {
+  if (sizeBytes && *sizeBytes % kVectorBytes != 0)
+    throw UsageError("--size " + std::to_string(*sizeBytes) +
+                     " is not a multiple of 16 bytes (the all-reduce moves float4)");
+}
+
+std::string whyNotMember(const DeviceCapability& device, int ordinal) {
+  const std::string name = "device " + std::to_string(ordinal);
+  if (!device.multicastSupported)
+    return name + " has no multicast support (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 0)";
+  if (device.computeMajor < kMinComputeMajor)
+    return name + " is compute capability " + std::to_string(device.computeMajor) + "." +
+           std::to_string(device.computeMinor) + "; multimem instructions need 9.0 or newer";
+  return "";
+}
+
+TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
+                      const std::vector<int>& requested, const std::optional<long long>& root) {
+  const int count = static_cast<int>(devices.size());
+  for (const int ordinal : requested) {
+    if (ordinal < 0 || ordinal >= count)
+      throw UsageError("--devices names device " + std::to_string(ordinal) +
+                       ", but this machine has " + std::to_string(count) + " CUDA device" +
+                       (count == 1 ? "" : "s"));
+  }
+  if (root)
+    (void)validateDeviceOrdinal(*root, count);
+
+  TeamChoice choice;
+  std::vector<std::string> reasons;
+  if (requested.empty()) {
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      const std::string why = whyNotMember(devices[static_cast<std::size_t>(ordinal)], ordinal);
+      if (why.empty())
+        choice.members.push_back(ordinal);
+      else
+        reasons.push_back(why);
+    }
+  } else {
+    for (const int ordinal : requested) {
+      const std::string why = whyNotMember(devices[static_cast<std::size_t>(ordinal)], ordinal);
+      if (!why.empty()) {
+        choice.members.clear();
+        choice.waiver = "--devices: " + why;
+        return choice;
+      }
+      choice.members.push_back(ordinal);
+    }
+  }
+  if (choice.members.size() < 2) {
+    std::ostringstream text;
+    text << "needs two or more GPUs with multicast support (NVLink through NVSwitch) and compute "
+            "capability 9.0 or newer; this machine has "
+         << choice.members.size() << " of " << count;
+    for (const std::string& reason : reasons)
+      text << "; " << reason;
+    choice.members.clear();
+    choice.waiver = text.str();
+    return choice;
+  }
+  if (choice.members.size() > static_cast<std::size_t>(kMaxTeam))
+    choice.members.resize(static_cast<std::size_t>(kMaxTeam));
+
+  if (root) {
+    if (std::find(choice.members.begin(), choice.members.end(), *root) == choice.members.end())
+      throw UsageError("--device " + std::to_string(*root) +
+                       " is not in the team; it must be one of the GPUs that take part");
+    choice.root = static_cast<int>(*root);
+  } else {
+    std::vector<DeviceScore> scores;
+    for (const int ordinal : choice.members)
+      scores.push_back(devices[static_cast<std::size_t>(ordinal)].score);
+    choice.root = choice.members[static_cast<std::size_t>(pickFastestDevice(scores))];
+  }
+  return choice;
+}
+
+std::size_t roundUp(std::size_t bytes, std::size_t granularity) {
+  if (granularity == 0)
+    throw std::invalid_argument("roundUp: the granularity is 0");
+  const std::size_t remainder = bytes % granularity;
+  if (remainder == 0)
+    return bytes;
+  if (bytes > std::numeric_limits<std::size_t>::max() - (granularity - remainder))
+    throw std::overflow_error("roundUp: " + std::to_string(bytes) + " rounded up to a multiple of " +
+                              std::to_string(granularity) + " does not fit in size_t");
+  return bytes + (granularity - remainder);
+}
+
+BufferLayout planLayout(std::size_t dataBytes, std::size_t minimumGranularity,
+                        std::size_t recommendedGranularity, std::size_t allocationMinimum) {
+  if (allocationMinimum == 0)
+    throw std::invalid_argument("planLayout: the allocation granularity is 0");
+  BufferLayout layout;
+  layout.dataBytes = dataBytes;
+  layout.flagOffset = roundUp(dataBytes, 128);
+  layout.flagBytes = kMaxBlocks * sizeof(std::uint32_t);
+  const std::size_t used = layout.flagOffset + layout.flagBytes;
+  layout.granularity = std::lcm(
+      allocationGranularity(used, minimumGranularity, recommendedGranularity), allocationMinimum);
+  layout.allocationBytes = roundUp(used, layout.granularity);
+  return layout;
+}
+
+std::vector<Share> splitShares(std::uint64_t vectors, int teamSize) {
+  if (teamSize < 1)
+    throw std::invalid_argument("splitShares: a team of " + std::to_string(teamSize));
+  const auto n = static_cast<std::uint64_t>(teamSize);
+  std::vector<Share> shares;
+  for (std::uint64_t g = 0; g < n; ++g) {
+    // Member g starts at floor(g * vectors / n): sizes differ by at most one. The product is
+    // split so that it cannot overflow for any vectors count.
+    const auto start = [&](std::uint64_t k) {
+      return vectors / n * k + vectors % n * k / n;
+    };
+    shares.push_back({start(g), start(g + 1) - start(g)});
+  }
+  return shares;
+}
+
+double allReduceBusFactor(int teamSize) {
+  if (teamSize < 1)
+    throw std::invalid_argument("allReduceBusFactor: a team of " + std::to_string(teamSize));
+  return 2.0 * (teamSize - 1) / teamSize;
+}
+
+float inputValue(int member, std::uint64_t index) {
+  return static_cast<float>((index * 7 + static_cast<std::uint64_t>(member) * 13) % 251 +
+                            static_cast<std::uint64_t>(member));
+}
+
+float expectedSum(int teamSize, std::uint64_t index) {
+  float sum = 0;
+  for (int member = 0; member < teamSize; ++member)
+    sum += inputValue(member, index);
+  return sum;
+}
+
+float broadcastValue(std::uint64_t index) {
+  return static_cast<float>(index % 1021) + 0.5f;
+}
+
+std::string describe(const Mismatch& mismatch) {
+  if (mismatch.count == 0)
+    return "exact";
+  std::ostringstream text;
+  text << "element " << mismatch.first << ": expected " << mismatch.expected << ", got "
+       << mismatch.actual << " (" << mismatch.count << " wrong)";
+  return text.str();
+}
+
+}  // namespace memsamples::multicast

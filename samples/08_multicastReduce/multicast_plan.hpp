@@ -1,0 +1,166 @@
+/**
+ * @file multicast_plan.hpp
+ * @brief The CUDA-free decisions of 08_multicastReduce: which GPUs form the team, how the buffer
+ *        is sized for the multicast granularity and laid out, how it is split into per-GPU
+ *        shares, the values it is checked with, and the options. Unit tested without a GPU
+ *        (ctest/unit/multicastReduce).
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memsamples.hpp"
+
+namespace memsamples::multicast {
+
+/// The largest team the sample runs (the peer-load kernel takes this many copies).
+inline constexpr int kMaxTeam = 8;
+/// The oldest GPUs with multimem instructions: compute capability 9.0 (sm_90).
+inline constexpr int kMinComputeMajor = 9;
+/// One barrier counter per block: the all-reduce grid has at most this many blocks.
+inline constexpr unsigned int kMaxBlocks = 1024;
+/// Bytes of one element of the multimem instructions used (.v4.f32): shares are whole float4.
+inline constexpr std::size_t kVectorBytes = 16;
+
+/// The options of the sample.
+struct Options {
+  CommonOptions common;                  ///< --device (the broadcasting GPU), timing, --json...
+  std::optional<std::uint64_t> sizeBytes;  ///< --size: bytes to all-reduce (default 256M).
+  std::vector<int> devices;              ///< --devices: the team; empty: every capable GPU.
+};
+
+/// The default --size: 256 MiB.
+inline constexpr std::uint64_t kDefaultBytes = 256ull << 20;
+
+/// Registers the sample's options (common ones included) into @p options.
+void addOptions(CommandLine& commandLine, Options& options);
+
+/// Checks a --size value: a whole number of float4 (16 bytes).
+/// @throws UsageError naming the value.
+void validateSize(const std::optional<std::uint64_t>& sizeBytes);
+
+// ------------------------------------------------------------------------------------------------
+
+/// What the driver says about one device, as the team selection needs it.
+struct DeviceCapability {
+  bool multicastSupported = false;  ///< CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED != 0
+  int computeMajor = 0;             ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  int computeMinor = 0;             ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+  DeviceScore score;                ///< SMs and clock: the default root is the fastest member.
+};
+
+/// Why device @p ordinal cannot take part, or "" when it can (multicast and sm_90 or newer).
+std::string whyNotMember(const DeviceCapability& device, int ordinal);
+
+/// The team and the GPU that broadcasts, or why this machine cannot run the sample.
+struct TeamChoice {
+  std::vector<int> members;  ///< Device ordinals, ascending (or in --devices order).
+  int root = -1;             ///< The broadcasting member's ordinal.
+  std::string waiver;        ///< Non-empty: the reason to waive (members is then empty).
+};
+
+/**
+ * Chooses the team from the capability table @p devices (index = ordinal).
+ *
+ * Without @p requested: every device that can take part. With it: exactly those devices, each of
+ * which must be able to (else a waiver naming it). Fewer than two members: a waiver that says how
+ * many GPUs qualify and why the others do not. More than kMaxTeam: the first kMaxTeam.
+ * The root is @p root when given (it must be a member), else the fastest member
+ * (pickFastestDevice(), as every sample's default device; ties go to the lower ordinal).
+ * @throws UsageError for an ordinal outside the table (in @p requested or @p root) and for a
+ *         @p root that is not a member; these come before any waiver, so a mistake is reported
+ *         as one on every machine.
+ */
+TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
+                      const std::vector<int>& requested, const std::optional<long long>& root);
+
+// ------------------------------------------------------------------------------------------------
+
+/// Where things are in each GPU's copy of the multicast buffer:
+///
+///     0                        flagOffset            flagOffset + flagBytes   allocationBytes
+///     | data: dataBytes        | (pad) | barrier counters |        padding      |
+///
+/// allocationBytes is a multiple of the granularity: it is the multicast object's size, the
+/// size of every GPU's cuMemCreate allocation and of both mappings.
+struct BufferLayout {
+  std::size_t dataBytes = 0;        ///< The all-reduced bytes (--size).
+  std::size_t flagOffset = 0;       ///< Where the barrier counters start (128-byte aligned).
+  std::size_t flagBytes = 0;        ///< kMaxBlocks counters of 4 bytes.
+  std::size_t granularity = 0;      ///< The multicast granularity used.
+  std::size_t allocationBytes = 0;  ///< Everything, rounded up to granularity.
+};
+
+/// @p bytes rounded up to a multiple of @p granularity.
+/// @throws std::invalid_argument for a granularity of 0; std::overflow_error when it overflows.
+std::size_t roundUp(std::size_t bytes, std::size_t granularity);
+
+/**
+ * The layout for @p dataBytes with the multicast granularities cuMulticastGetGranularity gave:
+ * the recommended one where the buffer fills it (allocationGranularity(), Common), else the
+ * minimum; and a multiple of @p allocationMinimum too (cuMemGetAllocationGranularity), because
+ * the same size is also given to cuMemCreate and cuMemMap.
+ * @throws std::invalid_argument for a minimum of 0.
+ */
+BufferLayout planLayout(std::size_t dataBytes, std::size_t minimumGranularity,
+                        std::size_t recommendedGranularity, std::size_t allocationMinimum);
+
+/// One GPU's part of the buffer, in float4 (kVectorBytes).
+struct Share {
+  std::uint64_t first = 0;  ///< Index of its first float4.
+  std::uint64_t count = 0;  ///< How many float4.
+};
+
+/// Splits @p vectors float4 into @p teamSize contiguous shares that cover them in order, sizes
+/// differing by at most one. @throws std::invalid_argument for a team size below 1.
+std::vector<Share> splitShares(std::uint64_t vectors, int teamSize);
+
+/// The all-reduce bus bandwidth factor for @p teamSize GPUs, 2 (n - 1) / n, as NCCL reports it:
+/// the bytes each GPU must send and receive for an all-reduce of one byte. @p teamSize >= 1.
+double allReduceBusFactor(int teamSize);
+
+// ------------------------------------------------------------------------------------------------
+
+/// Member @p member's input at element @p index: a small integer (0 to 255 + member), so that
+/// every sum is exact in float whatever order the hardware adds in.
+float inputValue(int member, std::uint64_t index);
+
+/// The sum of every member's inputValue() at @p index for a team of @p teamSize.
+float expectedSum(int teamSize, std::uint64_t index);
+
+/// The broadcast source at @p index (distinct from every input value).
+float broadcastValue(std::uint64_t index);
+
+/// The first element where @p actual differs from what @p expected gives, and how many do.
+struct Mismatch {
+  std::uint64_t count = 0;  ///< Wrong elements.
+  std::uint64_t first = 0;  ///< The first wrong one (valid when count > 0).
+  float expected = 0;       ///< Its expected value.
+  float actual = 0;         ///< What was there.
+};
+
+/// Compares @p actual[0, n) with @p expected(i), exactly.
+template <typename Expected>
+Mismatch compareExactly(const float* actual, std::uint64_t n, Expected expected) {
+  Mismatch result;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const float want = expected(i);
+    if (actual[i] != want) {
+      if (result.count++ == 0) {
+        result.first = i;
+        result.expected = want;
+        result.actual = actual[i];
+      }
+    }
+  }
+  return result;
+}
+
+/// "exact" or "element 5: expected 3, got 1 (2 wrong)".
+std::string describe(const Mismatch& mismatch);
+
+}  // namespace memsamples::multicast
