@@ -1,0 +1,68 @@
+// The options of 08_multicastReduce: what is accepted and what is a usage error.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "multicast_plan.hpp"
+#include "test_support.hpp"
+
+namespace ms = memsamples;
+namespace mc = memsamples::multicast;
+using memsamples::test::messageOf;
+
+namespace {
+
+mc::Options parse(const std::vector<std::string>& args) {
+  mc::Options options;
+  ms::CommandLine commandLine("multicastReduce", "test");
+  mc::addOptions(commandLine, options);
+  commandLine.parse(args);
+  mc::validateSize(options.sizeBytes);
+  return options;
+}
+
+TEST(MulticastOptions, Defaults) {
+  const mc::Options options = parse({});
+  EXPECT_FALSE(options.sizeBytes.has_value());
+  EXPECT_TRUE(options.devices.empty());
+  EXPECT_FALSE(options.common.device.has_value());
+  EXPECT_EQ(mc::kDefaultBytes, 256ull << 20);
+}
+
+TEST(MulticastOptions, SizeDevicesAndRoot) {
+  const mc::Options options = parse({"--size", "64M", "--devices", "1,0", "-device=1"});
+  EXPECT_EQ(options.sizeBytes, 64ull << 20);
+  EXPECT_EQ(options.devices, (std::vector<int>{1, 0}));
+  EXPECT_EQ(options.common.device, 1);
+  EXPECT_EQ(parse({"--size=1048592"}).sizeBytes, 1048592u);
+}
+
+TEST(MulticastOptions, SizeMustBeWholeFloat4) {
+  EXPECT_EQ(messageOf<ms::UsageError>([] { parse({"--size", "100"}); }),
+            "--size 100 is not a multiple of 16 bytes (the all-reduce moves float4)");
+  EXPECT_EQ(messageOf<ms::UsageError>([] { parse({"--size", "1048580"}); }),
+            "--size 1048580 is not a multiple of 16 bytes (the all-reduce moves float4)");
+  EXPECT_THROW(parse({"--size", "0"}), ms::UsageError);
+  EXPECT_THROW(parse({"--size", "lots"}), ms::UsageError);
+}
+
+TEST(MulticastOptions, DevicesListIsChecked) {
+  EXPECT_THROW(parse({"--devices", "0,0"}), ms::UsageError);  // a device twice
+  EXPECT_THROW(parse({"--devices", "0,-1"}), ms::UsageError);
+  EXPECT_THROW(parse({"--devices", ""}), ms::UsageError);
+  EXPECT_THROW(parse({"--devices", "0,,1"}), ms::UsageError);
+  EXPECT_THROW(parse({"--devices"}), ms::UsageError);
+}
+
+TEST(MulticastOptions, UnknownOptionsAndNoTestModes) {
+  EXPECT_THROW(parse({"--bogus"}), ms::UsageError);
+  mc::Options options;
+  ms::CommandLine commandLine("multicastReduce", "test");
+  mc::addOptions(commandLine, options);
+  const std::string usage = commandLine.usage();
+  EXPECT_NE(usage.find("--devices"), std::string::npos);
+  EXPECT_NE(usage.find("--size"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,118 @@
+// Team selection of 08_multicastReduce on fake capability tables.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "multicast_plan.hpp"
+#include "test_support.hpp"
+
+namespace ms = memsamples;
+namespace mc = memsamples::multicast;
+using memsamples::test::messageOf;
+
+namespace {
+
+const mc::DeviceCapability kH200 = {true, 9, 0, {132, 1980000}};
+const mc::DeviceCapability kH200NoSwitch = {false, 9, 0, {132, 1980000}};
+const mc::DeviceCapability kA100 = {true, 8, 0, {108, 1410000}};  // say it had multicast
+const mc::DeviceCapability kB200 = {true, 10, 0, {148, 1965000}};
+
+using Table = std::vector<mc::DeviceCapability>;
+const std::vector<int> kAll;
+const std::optional<long long> kNoRoot;
+
+TEST(MulticastTeam, OneGpuIsWaived) {
+  const mc::TeamChoice choice = mc::chooseTeam({kH200}, kAll, kNoRoot);
+  EXPECT_TRUE(choice.members.empty());
+  EXPECT_EQ(choice.waiver,
+            "needs two or more GPUs with multicast support (NVLink through NVSwitch) and compute "
+            "capability 9.0 or newer; this machine has 1 of 1");
+}
+
+TEST(MulticastTeam, NoGpuIsWaived) {
+  EXPECT_FALSE(mc::chooseTeam({}, kAll, kNoRoot).waiver.empty());
+}
+
+TEST(MulticastTeam, TwoGpusWithoutMulticastAreWaivedWithTheReasons) {
+  const mc::TeamChoice choice = mc::chooseTeam({kH200NoSwitch, kH200NoSwitch}, kAll, kNoRoot);
+  EXPECT_TRUE(choice.members.empty());
+  EXPECT_NE(choice.waiver.find("this machine has 0 of 2; device 0 has no multicast support "
+                               "(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 0); device 1 has no "
+                               "multicast support"),
+            std::string::npos)
+      << choice.waiver;
+}
+
+TEST(MulticastTeam, OlderThanHopperCannotTakePart) {
+  const mc::TeamChoice choice = mc::chooseTeam({kA100, kA100}, kAll, kNoRoot);
+  EXPECT_TRUE(choice.members.empty());
+  EXPECT_NE(choice.waiver.find("device 0 is compute capability 8.0; multimem instructions need "
+                               "9.0 or newer"),
+            std::string::npos)
+      << choice.waiver;
+}
+
+TEST(MulticastTeam, TwoH200s) {
+  const mc::TeamChoice choice = mc::chooseTeam({kH200, kH200}, kAll, kNoRoot);
+  EXPECT_TRUE(choice.waiver.empty());
+  EXPECT_EQ(choice.members, (std::vector<int>{0, 1}));
+  EXPECT_EQ(choice.root, 0);  // a tie: the lower ordinal
+}
+
+TEST(MulticastTeam, IncapableDevicesAreLeftOut) {
+  const mc::TeamChoice choice =
+      mc::chooseTeam({kA100, kH200, kH200NoSwitch, kB200}, kAll, kNoRoot);
+  EXPECT_EQ(choice.members, (std::vector<int>{1, 3}));
+  EXPECT_EQ(choice.root, 3);  // the fastest member
+}
+
+TEST(MulticastTeam, AtMostEightMembers) {
+  const mc::TeamChoice choice = mc::chooseTeam(Table(10, kH200), kAll, kNoRoot);
+  EXPECT_EQ(choice.members.size(), static_cast<std::size_t>(mc::kMaxTeam));
+  EXPECT_EQ(choice.members.back(), 7);
+}
+
+TEST(MulticastTeam, RequestedDevicesInTheirOrder) {
+  const mc::TeamChoice choice = mc::chooseTeam(Table(4, kH200), {3, 1}, kNoRoot);
+  EXPECT_EQ(choice.members, (std::vector<int>{3, 1}));
+  EXPECT_EQ(choice.root, 3);
+}
+
+TEST(MulticastTeam, ARequestedDeviceThatCannotTakePartIsAWaiverNamingIt) {
+  const mc::TeamChoice choice = mc::chooseTeam({kH200, kH200NoSwitch, kH200}, {0, 1}, kNoRoot);
+  EXPECT_TRUE(choice.members.empty());
+  EXPECT_EQ(choice.waiver, "--devices: device 1 has no multicast support "
+                           "(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 0)");
+}
+
+TEST(MulticastTeam, ARequestedTeamOfOneIsWaived) {
+  EXPECT_FALSE(mc::chooseTeam({kH200, kH200}, {1}, kNoRoot).waiver.empty());
+}
+
+TEST(MulticastTeam, OutOfRangeDevicesAreUsageErrorsEvenWhereItWouldBeWaived) {
+  EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam({kH200}, {0, 5}, kNoRoot); }),
+            "--devices names device 5, but this machine has 1 CUDA device");
+  EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam(Table(2, kH200), {-1}, kNoRoot); }),
+            "--devices names device -1, but this machine has 2 CUDA devices");
+  EXPECT_NE(messageOf<ms::UsageError>([] { mc::chooseTeam({kH200}, kAll, 3); }).find("--device 3"),
+            std::string::npos);
+}
+
+TEST(MulticastTeam, RootMustBeAMember) {
+  EXPECT_EQ(mc::chooseTeam(Table(3, kH200), kAll, 2).root, 2);
+  EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam({kH200, kA100, kH200}, kAll, 1); }),
+            "--device 1 is not in the team; it must be one of the GPUs that take part");
+  EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam(Table(3, kH200), {0, 1}, 2); }),
+            "--device 2 is not in the team; it must be one of the GPUs that take part");
+}
+
+TEST(MulticastTeam, WhyNotMember) {
+  EXPECT_EQ(mc::whyNotMember(kH200, 0), "");
+  EXPECT_EQ(mc::whyNotMember(kB200, 0), "");
+  EXPECT_EQ(mc::whyNotMember({true, 7, 5, {}}, 4),
+            "device 4 is compute capability 7.5; multimem instructions need 9.0 or newer");
+}
+
+}  // namespace
