@@ -83,6 +83,7 @@ __device__ __forceinline__ void multimemStore(float4* mc, float4 v) {
  *    before the block's next accesses through the multicast address.
  * 5. `__syncthreads()`: the other threads wait for thread 0, and inherit its acquire.
  */
+// [barrier]
 __device__ void teamBarrier(unsigned int* counterMc, const unsigned int* counterUc,
                             unsigned int target) {
   __syncthreads();
@@ -102,6 +103,7 @@ __device__ void teamBarrier(unsigned int* counterMc, const unsigned int* counter
   }
   __syncthreads();
 }
+// [barrier]
 
 #endif  // __CUDA_ARCH__ >= 900
 
@@ -141,6 +143,7 @@ extern "C" __global__ void Multimem_broadcast_kernel(float4* mc, const float4* _
  * earlier work on its stream), so the sums read the inputs. The second: every GPU has stored its
  * share to every copy, so when this kernel ends here, this GPU's copy is complete.
  */
+// [all-reduce-kernel]
 extern "C" __global__ void Multimem_allreduce_kernel(float4* mc, unsigned long long first,
                                                      unsigned long long count,
                                                      unsigned int* countersMc,
@@ -160,6 +163,7 @@ extern "C" __global__ void Multimem_allreduce_kernel(float4* mc, unsigned long l
   __trap();
 #endif
 }
+// [all-reduce-kernel]
 
 /// Every GPU's unicast address of its copy, as this GPU reaches them (its own and its peers').
 struct PeerCopies {

@@ -241,6 +241,7 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
 
 }  // namespace
 
+/// Parses the options and runs the lesson under runSample() (exit 0 PASS, 1 FAIL, 2 WAIVED).
 int main(int argc, char** argv) {
   mc::Options options;
   ms::CommandLine commandLine(

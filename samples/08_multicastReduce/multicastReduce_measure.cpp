@@ -259,7 +259,10 @@ Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
       << ", device " << team.members[1].ordinal << " -> " << team.members[0].ordinal << ": "
       << gbps(linkBytes, linkCopy) << " GB/s (the link 05_p2pMemMap measures)\n";
   if (paths[1].timing.medianMs < paths[0].timing.medianMs)
-    out << "  note: the peer loads beat multicast here; see the README, \"Sample output\"\n";
+    out << "  note: the peer loads beat multicast here. Per GPU and link direction, multicast "
+           "moves S(1 + 1/n) bytes, peer loads 2S(n-1)/n: "
+        << std::setprecision(2) << (n + 1.0) / (2.0 * (n - 1))
+        << "x as many for multicast with " << n << " GPUs (README, \"Key APIs and concepts\")\n";
 
   JsonArray devices;
   for (const Member& member : team.members)
