@@ -112,6 +112,9 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
     out << "Device " << ordinal << ": " << ms::deviceName(device)
         << (ordinal == choice.root ? " (broadcasts)" : "") << '\n';
   }
+  // The root's context is current from here on (and while the owners below release): calls
+  // that need a current context and name no device of their own find one.
+  const ms::ScopedContext base(contexts[root].get());
   // Per GPU: its copy, the copy-engine reference's scratch, and (the root) the broadcast source.
   const std::uint64_t bytes = ms::fitHostMemory(
       options.sizeBytes,

@@ -49,10 +49,10 @@ class TeamEvents {
   /// Enqueues @p work of every member between the fan-out and the fan-in.
   void enqueue(const MemberWork& work) const {
     check(cuEventRecord(start_.get(), team_.streams[0]), "cuEventRecord");
-    for (std::size_t g = 1; g < team_.members.size(); ++g)
-      check(cuStreamWaitEvent(team_.streams[g], start_.get(), 0), "cuStreamWaitEvent");
     for (std::size_t g = 0; g < team_.members.size(); ++g) {
       const ScopedContext current(team_.members[g].context);
+      if (g > 0)  // an event of another device: the stream waits for it on the GPU
+        check(cuStreamWaitEvent(team_.streams[g], start_.get(), 0), "cuStreamWaitEvent");
       work(g);
     }
     for (std::size_t g = 1; g < team_.members.size(); ++g) {
@@ -163,6 +163,8 @@ std::vector<PathResult> measureAllReduce(const TeamRun& team, const MemberWork& 
     const Member& self = team.members[g];
     const std::size_t offset = team.shares[g].first * kVectorBytes;
     const std::size_t bytes = team.shares[g].count * kVectorBytes;
+    if (bytes == 0)  // a share can be empty when the buffer has fewer float4 than GPUs
+      return;
     unsigned int parts = 0;
     for (std::size_t h = 0; h < n; ++h) {
       if (h == g)
