@@ -117,8 +117,8 @@ extern "C" __global__ void Multimem_broadcast_kernel(float4* mc, const float4* _
                                                      unsigned long long vectors) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x +
-                              threadIdx.x;
+  for (unsigned long long i =
+           static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < vectors; i += stride)
     multimemStore(mc + i, src[i]);
 #else
@@ -154,8 +154,8 @@ extern "C" __global__ void Multimem_allreduce_kernel(float4* mc, unsigned long l
   const unsigned int* counterUc = countersUc + blockIdx.x;
   teamBarrier(counterMc, counterUc, teamSize * (2 * launch + 1));
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = first + static_cast<unsigned long long>(blockIdx.x) * blockDim.x +
-                              threadIdx.x;
+  for (unsigned long long i =
+           first + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < first + count; i += stride)
     multimemStore(mc + i, multimemLoadReduceAdd(mc + i));
   teamBarrier(counterMc, counterUc, teamSize * (2 * launch + 2));
@@ -180,8 +180,8 @@ extern "C" __global__ void Peer_allreduce_kernel(PeerCopies copies, unsigned int
                                                  unsigned long long first,
                                                  unsigned long long count) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = first + static_cast<unsigned long long>(blockIdx.x) * blockDim.x +
-                              threadIdx.x;
+  for (unsigned long long i =
+           first + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < first + count; i += stride) {
     float4 sum = copies.copy[0][i];
     for (unsigned int g = 1; g < teamSize && g < kMaxTeam; ++g) {
@@ -204,8 +204,8 @@ extern "C" __global__ void Peer_allreduce_kernel(PeerCopies copies, unsigned int
 extern "C" __global__ void Add_parts_kernel(float4* dst, const float4* __restrict__ parts,
                                             unsigned int partCount, unsigned long long count) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x +
-                              threadIdx.x;
+  for (unsigned long long i =
+           static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < count; i += stride) {
     float4 sum = dst[i];
     for (unsigned int p = 0; p < partCount; ++p) {

@@ -177,11 +177,11 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
               "cuModuleGetFunction");
     ms::check(cuModuleGetFunction(&k.addParts, modules[g].get(), "Add_parts_kernel"),
               "cuModuleGetFunction");
-    team.grid = std::min(team.grid,
-                         ms::residentGridSize(k.allReduce, team.members[g].device, kBlockSize));
+    team.grid =
+        std::min(team.grid, ms::residentGridSize(k.allReduce, team.members[g].device, kBlockSize));
     // The barrier counters start at zero in every copy (and only ever grow after that).
-    ms::check(cuMemsetD32Async(team.members[g].unicast + team.layout.flagOffset, 0,
-                               mc::kMaxBlocks, streams[g].get()),
+    ms::check(cuMemsetD32Async(team.members[g].unicast + team.layout.flagOffset, 0, mc::kMaxBlocks,
+                               streams[g].get()),
               "cuMemsetD32Async");
     ms::check(cuStreamSynchronize(streams[g].get()), "cuStreamSynchronize");
   }
@@ -227,8 +227,8 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
     if (g + 1 == n)
       ++launches;  // every member has launched this one
   };
-  mc::uploadInputs(team, host);             // member g's copy holds inputValue(g, i)
-  mc::runOnTeam(team, multicastReduce);     // launches on every GPU, waits for all
+  mc::uploadInputs(team, host);          // member g's copy holds inputValue(g, i)
+  mc::runOnTeam(team, multicastReduce);  // launches on every GPU, waits for all
   const mc::Mismatch reduced = mc::checkCopies(
       team, host, [&](std::uint64_t i) { return mc::expectedSum(static_cast<int>(n), i); });
   // [all-reduce]

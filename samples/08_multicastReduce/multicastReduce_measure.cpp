@@ -79,9 +79,9 @@ TimingStats timeTeam(const TeamRun& team, const TeamEvents& events, const Member
 }
 
 void launch(CUfunction kernel, const TeamRun& team, std::size_t g, void** args) {
-  check(cuLaunchKernel(kernel, team.grid, 1, 1, team.block, 1, 1, 0, team.streams[g], args,
-                       nullptr),
-        "cuLaunchKernel");
+  check(
+      cuLaunchKernel(kernel, team.grid, 1, 1, team.block, 1, 1, 0, team.streams[g], args, nullptr),
+      "cuLaunchKernel");
 }
 
 std::string gbps(double bytes, const TimingStats& timing) {
@@ -224,8 +224,8 @@ Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
   const double linkBytes = static_cast<double>(team.shares[1].count * kVectorBytes);
   bool pass = broadcast.count == 0;
 
-  out << "Broadcast from device " << root << " (multimem.st), every GPU's copy: "
-      << describe(broadcast) << '\n';
+  out << "Broadcast from device " << root
+      << " (multimem.st), every GPU's copy: " << describe(broadcast) << '\n';
   out << "All-reduce of " << formatBytes(team.layout.dataBytes) << " on " << n
       << " GPUs, in place; median of " << paths[0].timing.samples << " (team time: start on "
       << "device " << team.members[0].ordinal << " until every GPU is done)\n";
@@ -256,15 +256,15 @@ Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
   }
   out << "  algbw = bytes / time; busbw = algbw x 2(n-1)/n = algbw x " << std::setprecision(2)
       << factor << " (NCCL's convention: what each GPU sends and receives)\n";
-  out << "  reference: one-way peer copy (cuMemcpyPeerAsync) of " << formatBytes(
-             static_cast<std::uint64_t>(linkBytes))
-      << ", device " << team.members[1].ordinal << " -> " << team.members[0].ordinal << ": "
+  out << "  reference: one-way peer copy (cuMemcpyPeerAsync) of "
+      << formatBytes(static_cast<std::uint64_t>(linkBytes)) << ", device "
+      << team.members[1].ordinal << " -> " << team.members[0].ordinal << ": "
       << gbps(linkBytes, linkCopy) << " GB/s (the link 05_p2pMemMap measures)\n";
   if (paths[1].timing.medianMs < paths[0].timing.medianMs)
     out << "  note: the peer loads beat multicast here. Per GPU and link direction, multicast "
            "moves S(1 + 1/n) bytes, peer loads 2S(n-1)/n: "
-        << std::setprecision(2) << (n + 1.0) / (2.0 * (n - 1))
-        << "x as many for multicast with " << n << " GPUs (README, \"Key APIs and concepts\")\n";
+        << std::setprecision(2) << (n + 1.0) / (2.0 * (n - 1)) << "x as many for multicast with "
+        << n << " GPUs (README, \"Key APIs and concepts\")\n";
 
   JsonArray devices;
   for (const Member& member : team.members)

@@ -23,21 +23,21 @@ namespace memsamples::multicast {
 
 /// The kernels of multicast_kernel.fatbin, loaded in one member's context.
 struct Kernels {
-  CUfunction broadcast = nullptr;  ///< Multimem_broadcast_kernel
-  CUfunction allReduce = nullptr;  ///< Multimem_allreduce_kernel
-  CUfunction peerReduce = nullptr; ///< Peer_allreduce_kernel
-  CUfunction addParts = nullptr;   ///< Add_parts_kernel
+  CUfunction broadcast = nullptr;   ///< Multimem_broadcast_kernel
+  CUfunction allReduce = nullptr;   ///< Multimem_allreduce_kernel
+  CUfunction peerReduce = nullptr;  ///< Peer_allreduce_kernel
+  CUfunction addParts = nullptr;    ///< Add_parts_kernel
 };
 
 /// The team as the measurements see it: one entry per member in every vector.
 struct TeamRun {
-  std::vector<Member> members;     ///< Devices, contexts, unicast and multicast addresses.
-  std::vector<CUstream> streams;   ///< One stream per member, in its context.
-  std::vector<Kernels> kernels;    ///< The kernels, per member.
-  std::vector<Share> shares;       ///< Each member's share of the buffer, in float4.
-  BufferLayout layout;             ///< The buffer's layout.
-  unsigned int grid = 0;           ///< Blocks of every all-reduce launch (the same on each GPU).
-  unsigned int block = 0;          ///< Threads per block.
+  std::vector<Member> members;    ///< Devices, contexts, unicast and multicast addresses.
+  std::vector<CUstream> streams;  ///< One stream per member, in its context.
+  std::vector<Kernels> kernels;   ///< The kernels, per member.
+  std::vector<Share> shares;      ///< Each member's share of the buffer, in float4.
+  BufferLayout layout;            ///< The buffer's layout.
+  unsigned int grid = 0;          ///< Blocks of every all-reduce launch (the same on each GPU).
+  unsigned int block = 0;         ///< Threads per block.
 };
 
 /// Enqueues one member's part of an all-reduce on its stream (its context is current).

@@ -102,8 +102,9 @@ std::size_t roundUp(std::size_t bytes, std::size_t granularity) {
   if (remainder == 0)
     return bytes;
   if (bytes > std::numeric_limits<std::size_t>::max() - (granularity - remainder))
-    throw std::overflow_error("roundUp: " + std::to_string(bytes) + " rounded up to a multiple of " +
-                              std::to_string(granularity) + " does not fit in size_t");
+    throw std::overflow_error("roundUp: " + std::to_string(bytes) +
+                              " rounded up to a multiple of " + std::to_string(granularity) +
+                              " does not fit in size_t");
   return bytes + (granularity - remainder);
 }
 
@@ -130,9 +131,7 @@ std::vector<Share> splitShares(std::uint64_t vectors, int teamSize) {
   for (std::uint64_t g = 0; g < n; ++g) {
     // Member g starts at floor(g * vectors / n): sizes differ by at most one. The product is
     // split so that it cannot overflow for any vectors count.
-    const auto start = [&](std::uint64_t k) {
-      return vectors / n * k + vectors % n * k / n;
-    };
+    const auto start = [&](std::uint64_t k) { return vectors / n * k + vectors % n * k / n; };
     shares.push_back({start(g), start(g + 1) - start(g)});
   }
   return shares;

@@ -28,9 +28,9 @@ inline constexpr std::size_t kVectorBytes = 16;
 
 /// The options of the sample.
 struct Options {
-  CommonOptions common;                  ///< --device (the broadcasting GPU), timing, --json...
+  CommonOptions common;                    ///< --device (the broadcasting GPU), timing, --json...
   std::optional<std::uint64_t> sizeBytes;  ///< --size: bytes to all-reduce (default 256M).
-  std::vector<int> devices;              ///< --devices: the team; empty: every capable GPU.
+  std::vector<int> devices;                ///< --devices: the team; empty: every capable GPU.
 };
 
 /// The default --size: 256 MiB.

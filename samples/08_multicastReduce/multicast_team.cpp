@@ -14,8 +14,8 @@ void bindAndMapMembers(const BufferLayout& layout, std::vector<Member>& members,
   memory.mappings.reserve(2 * members.size());
   std::vector<CUmemAccessDesc> everyMember;  // the unicast copies are read by every GPU
   for (const Member& member : members)
-    everyMember.push_back({{CU_MEM_LOCATION_TYPE_DEVICE, member.ordinal},
-                           CU_MEM_ACCESS_FLAGS_PROT_READWRITE});
+    everyMember.push_back(
+        {{CU_MEM_LOCATION_TYPE_DEVICE, member.ordinal}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE});
 
   for (Member& member : members) {
     const ScopedContext current(member.context);

@@ -35,11 +35,11 @@ namespace memsamples::multicast {
 
 /// One GPU of the team, as the lesson and the measurements use it.
 struct Member {
-  int ordinal = -1;            ///< Its device ordinal.
-  CUdevice device = 0;         ///< Its device handle.
-  CUcontext context = nullptr; ///< Its primary context (retained by the lesson).
-  CUdeviceptr unicast = 0;     ///< Its copy, through a unicast mapping every member may access.
-  CUdeviceptr multicast = 0;   ///< The multicast mapping, for this GPU's kernels.
+  int ordinal = -1;             ///< Its device ordinal.
+  CUdevice device = 0;          ///< Its device handle.
+  CUcontext context = nullptr;  ///< Its primary context (retained by the lesson).
+  CUdeviceptr unicast = 0;      ///< Its copy, through a unicast mapping every member may access.
+  CUdeviceptr multicast = 0;    ///< The multicast mapping, for this GPU's kernels.
 };
 
 /**

@@ -39,9 +39,13 @@ TEST(MulticastOptions, SizeDevicesAndRoot) {
 }
 
 TEST(MulticastOptions, SizeMustBeWholeFloat4) {
-  EXPECT_EQ(messageOf<ms::UsageError>([] { parse({"--size", "100"}); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              parse({"--size", "100"});
+            }),
             "--size 100 is not a multiple of 16 bytes (the all-reduce moves float4)");
-  EXPECT_EQ(messageOf<ms::UsageError>([] { parse({"--size", "1048580"}); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              parse({"--size", "1048580"});
+            }),
             "--size 1048580 is not a multiple of 16 bytes (the all-reduce moves float4)");
   EXPECT_THROW(parse({"--size", "0"}), ms::UsageError);
   EXPECT_THROW(parse({"--size", "lots"}), ms::UsageError);

@@ -62,8 +62,7 @@ TEST(MulticastTeam, TwoH200s) {
 }
 
 TEST(MulticastTeam, IncapableDevicesAreLeftOut) {
-  const mc::TeamChoice choice =
-      mc::chooseTeam({kA100, kH200, kH200NoSwitch, kB200}, kAll, kNoRoot);
+  const mc::TeamChoice choice = mc::chooseTeam({kA100, kH200, kH200NoSwitch, kB200}, kAll, kNoRoot);
   EXPECT_EQ(choice.members, (std::vector<int>{1, 3}));
   EXPECT_EQ(choice.root, 3);  // the fastest member
 }
@@ -83,8 +82,9 @@ TEST(MulticastTeam, RequestedDevicesInTheirOrder) {
 TEST(MulticastTeam, ARequestedDeviceThatCannotTakePartIsAWaiverNamingIt) {
   const mc::TeamChoice choice = mc::chooseTeam({kH200, kH200NoSwitch, kH200}, {0, 1}, kNoRoot);
   EXPECT_TRUE(choice.members.empty());
-  EXPECT_EQ(choice.waiver, "--devices: device 1 has no multicast support "
-                           "(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 0)");
+  EXPECT_EQ(choice.waiver,
+            "--devices: device 1 has no multicast support "
+            "(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 0)");
 }
 
 TEST(MulticastTeam, ARequestedTeamOfOneIsWaived) {
@@ -92,7 +92,9 @@ TEST(MulticastTeam, ARequestedTeamOfOneIsWaived) {
 }
 
 TEST(MulticastTeam, OutOfRangeDevicesAreUsageErrorsEvenWhereItWouldBeWaived) {
-  EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam({kH200}, {0, 5}, kNoRoot); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              mc::chooseTeam({kH200}, {0, 5}, kNoRoot);
+            }),
             "--devices names device 5, but this machine has 1 CUDA device");
   EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam(Table(2, kH200), {-1}, kNoRoot); }),
             "--devices names device -1, but this machine has 2 CUDA devices");
@@ -102,9 +104,13 @@ TEST(MulticastTeam, OutOfRangeDevicesAreUsageErrorsEvenWhereItWouldBeWaived) {
 
 TEST(MulticastTeam, RootMustBeAMember) {
   EXPECT_EQ(mc::chooseTeam(Table(3, kH200), kAll, 2).root, 2);
-  EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam({kH200, kA100, kH200}, kAll, 1); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              mc::chooseTeam({kH200, kA100, kH200}, kAll, 1);
+            }),
             "--device 1 is not in the team; it must be one of the GPUs that take part");
-  EXPECT_EQ(messageOf<ms::UsageError>([] { mc::chooseTeam(Table(3, kH200), {0, 1}, 2); }),
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              mc::chooseTeam(Table(3, kH200), {0, 1}, 2);
+            }),
             "--device 2 is not in the team; it must be one of the GPUs that take part");
 }
 
