@@ -10,7 +10,8 @@
  *
  * 1. **Who can take part**: cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) and
  *    compute capability 9.0 or newer (the multimem instructions) per device; fewer than two such
- *    GPUs is WAIVED.
+ *    GPUs is WAIVED, and so is a machine where NVLink multicast is turned off (NCCL_NVLS_ENABLE=0
+ *    and the like).
  * 2. A primary context and the free memory of each member.
  * 3. **The object**: cuMulticastGetGranularity (minimum and recommended), the size rounded up;
  *    cuMulticastCreate for numDevices GPUs; cuMulticastAddDevice for *every* member before any
@@ -43,6 +44,7 @@
  * share's sum land in every copy before any GPU's kernel ends.
  */
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -92,6 +94,11 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
   const mc::TeamChoice choice = findTeam(options);
   if (!choice.waiver.empty())
     throw ms::WaivedError(choice.waiver);
+  // The multicast object lives in the NVSwitch fabric that every GPU of the host shares: where its
+  // owner has turned NVLink multicast off for NCCL, NVSHMEM or PyTorch, it is off for us too.
+  const auto environment = [](const char* name) -> const char* { return std::getenv(name); };
+  if (const std::string off = mc::multicastTurnedOff(environment); !off.empty())
+    throw ms::WaivedError(off);
   const std::size_t n = choice.members.size();
 
   // 2. Every member's primary context, and the smallest free memory among them.

@@ -2,6 +2,7 @@
 #include "multicast_plan.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <numeric>
 #include <sstream>
@@ -22,6 +23,26 @@ void validateSize(const std::optional<std::uint64_t>& sizeBytes) {
   if (sizeBytes && *sizeBytes % kVectorBytes != 0)
     throw UsageError("--size " + std::to_string(*sizeBytes) +
                      " is not a multiple of 16 bytes (the all-reduce moves float4)");
+}
+
+std::string multicastTurnedOff(const EnvironmentLookup& lookup) {
+  const auto isTrue = [](std::string value) {
+    std::transform(value.begin(), value.end(), value.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return value == "1" || value == "y" || value == "yes" || value == "true" || value == "on";
+  };
+  std::string setting;  // "NAME=value" of the first switch that turns multicast off
+  if (const char* nccl = lookup("NCCL_NVLS_ENABLE"); nccl != nullptr && std::string(nccl) == "0")
+    setting = std::string("NCCL_NVLS_ENABLE=") + nccl;
+  for (const char* name : {"NVSHMEM_DISABLE_NVLS", "TORCH_SYMM_MEM_DISABLE_MULTICAST"}) {
+    const char* value = lookup(name);
+    if (setting.empty() && value != nullptr && isTrue(value))
+      setting = std::string(name) + "=" + value;
+  }
+  if (setting.empty())
+    return "";
+  return "NVLink multicast is turned off on this machine (" + setting +
+         "); this sample creates multicast objects only where they are welcome";
 }
 
 std::string whyNotMember(const DeviceCapability& device, int ordinal) {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,22 @@ void addOptions(CommandLine& commandLine, Options& options);
 /// Checks a --size value: a whole number of float4 (16 bytes).
 /// @throws UsageError naming the value.
 void validateSize(const std::optional<std::uint64_t>& sizeBytes);
+
+// ------------------------------------------------------------------------------------------------
+
+/// Looks up an environment variable by name (std::getenv in the sample, a table in the tests);
+/// nullptr when it is not set.
+using EnvironmentLookup = std::function<const char*(const char*)>;
+
+/**
+ * Whether whoever runs this machine has turned NVLink multicast off, by one of the switches that
+ * NCCL, NVSHMEM and PyTorch obey: NCCL_NVLS_ENABLE=0, or NVSHMEM_DISABLE_NVLS or
+ * TORCH_SYMM_MEM_DISABLE_MULTICAST set to a true value (1, y, yes, true, on; any case).
+ * A multicast object lives in the NVSwitch fabric that every GPU of the host shares, so the sample
+ * honours the same switches as the libraries instead of creating one behind their back.
+ * @return "" when none is set, else the waiver, naming the variable and its value.
+ */
+std::string multicastTurnedOff(const EnvironmentLookup& lookup);
 
 // ------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,106 @@
+// A stand-in libcuda.so.1 for a machine that 08_multicastReduce would run on: a driver as new as
+// the toolkit and two GPUs with multicast support and compute capability 9.0. It answers the
+// questions the sample asks to choose its team and nothing else; every multicast entry point
+// says it was reached and aborts. With NVLink multicast turned off (NCCL_NVLS_ENABLE=0), the
+// sample must choose its team here and then waive without reaching any of them.
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+constexpr int kDevices = 2;
+
+[[noreturn]] void reached(const char* call) {
+  std::fprintf(stderr, "fake driver: %s was called, though multicast is turned off\n", call);
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuInit(unsigned int flags) {
+  return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
+  if (driverVersion == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  *driverVersion = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult, const char** name) {
+  if (name != nullptr)
+    *name = nullptr;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult, const char** text) {
+  if (text != nullptr)
+    *text = nullptr;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int* count) {
+  if (count == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  *count = kDevices;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
+  if (device == nullptr || ordinal < 0 || ordinal >= kDevices)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice device) {
+  if (value == nullptr || device < 0 || device >= kDevices)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (attribute) {  // an H200's answers
+    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED:
+      *value = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *value = 9;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      *value = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *value = 132;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      *value = 1980000;
+      break;
+    default:
+      *value = 0;
+      break;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*,
+                                           CUmulticastGranularity_flags) {
+  reached("cuMulticastGetGranularity");
+}
+
+CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) {
+  reached("cuMulticastCreate");
+}
+
+CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) {
+  reached("cuMulticastAddDevice");
+}
+
+CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, size_t,
+                                    CUmemGenericAllocationHandle, size_t, size_t,
+                                    unsigned long long) {
+  reached("cuMulticastBindMem");
+}
+
+}  // extern "C"
