@@ -495,6 +495,58 @@ using OwnedPinnedHostMemory = DriverHandle<void*, cuMemFreeHost>;
 using OwnedHostRegistration = DriverHandle<void*, cuMemHostUnregister>;
 
 /**
+ * Owns one driver handle of one context and releases it with @p Release while that context is
+ * current, whichever context is current when the owner dies. With several GPUs, some releases
+ * act on the current context (cuModuleUnload unloads "from the current context"), and the context
+ * on top of the stack while an exception unwinds is often another device's. Movable, not copyable.
+ * @tparam Handle the driver handle type (its value-initialised state means "nothing").
+ * @tparam Release the driver call that frees it.
+ */
+template <typename Handle, CUresult (*Release)(Handle)>
+class InContext {
+ public:
+  /// An empty owner for a handle of @p context.
+  explicit InContext(CUcontext context) noexcept : context_(context) {}
+  ~InContext() { reset(); }
+  /// Takes over @p other's handle; @p other is left empty.
+  InContext(InContext&& other) noexcept = default;
+  InContext& operator=(InContext&&) = delete;
+
+  /// The handle (still owned).
+  Handle get() const noexcept { return handle_.get(); }
+  /// Where the creating call writes the handle; releases the current one first.
+  Handle* out() noexcept {
+    reset();
+    return handle_.out();
+  }
+  /// Releases the handle now, in its context (the driver's answer is ignored, as in every
+  /// destructor here: a second error would only hide the first). The owner becomes empty.
+  void reset() noexcept {
+    if (handle_.get() == Handle{})
+      return;
+    const bool pushed = cuCtxPushCurrent(context_) == CUDA_SUCCESS;
+    handle_.reset();
+    if (pushed) {
+      CUcontext popped = nullptr;
+      (void)cuCtxPopCurrent(&popped);
+    }
+  }
+
+ private:
+  CUcontext context_;
+  DriverHandle<Handle, Release> handle_;  // the release itself; copies are refused by it
+};
+
+/// cuMemAlloc memory of one context, freed with cuMemFree in that context.
+using ContextMemory = InContext<CUdeviceptr, cuMemFree>;
+/// An event of one context (cuEventCreate), destroyed with cuEventDestroy in that context.
+using ContextEvent = InContext<CUevent, cuEventDestroy>;
+/// A module of one context (cuModuleLoadData), unloaded with cuModuleUnload in that context.
+using ContextModule = InContext<CUmodule, cuModuleUnload>;
+/// A stream of one context (cuStreamCreate): its work is waited for, then it is destroyed.
+using ContextStream = InContext<CUstream, drainAndDestroyStream>;
+
+/**
  * Waits for a stream when the scope ends, on every path (cuStreamSynchronize, answer ignored:
  * a failure of queued work is reported where the program waits for it). Declare it right after
  * the owners of memory that work queued on @p stream uses: it is destroyed first, so an error

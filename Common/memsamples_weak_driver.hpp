@@ -59,6 +59,7 @@ MEMSAMPLES_WEAK(cuModuleLoadData)
 MEMSAMPLES_WEAK(cuModuleUnload)
 MEMSAMPLES_WEAK(cuModuleGetFunction)
 MEMSAMPLES_WEAK(cuLaunchKernel)
+MEMSAMPLES_WEAK(cuLaunchCooperativeKernel)
 MEMSAMPLES_WEAK(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 // Streams and events.

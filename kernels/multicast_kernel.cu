@@ -11,14 +11,15 @@
  *   in the NVLink switch (NVLS) rather than by the SMs;
  * - `multimem.red.add [mc], v`: adds v to every copy (used here for the barrier's counters).
  * A multicast address must be a `.global` one of a multicast mapping; any other address is
- * undefined behaviour. Vector forms of .f32 move 16 bytes (`.v4.f32`), so the buffers are
- * handled as float4 and every share is a whole number of float4.
+ * undefined behaviour. The kernels use the widest vector form of .f32, `.v4.f32` (16 bytes per
+ * instruction), so the buffers are handled as float4 and every share is a whole number of float4.
  *
  * **Memory ordering.** The unicast mapping of a GPU's copy and the multicast mapping are two
  * virtual addresses of the same memory: PTX calls accesses through them accesses of different
  * *proxies*, and orders them against each other only across a `fence.proxy.alias` (or a kernel
- * boundary). Between GPUs, a write is visible to another GPU's read only when a release at
- * system scope by the writer is observed by an acquire at system scope of the reader.
+ * boundary). Between kernels running at the same time on different GPUs, a write is visible to
+ * the other GPU's read when a release at system scope by the writer is observed by an acquire at
+ * system scope of the reader (work that ended before a kernel started is ordered by the stream).
  * teamBarrier() below does both: it announces "this block is here" with a release reduction
  * through the multicast address (every GPU's counter goes up by one), fences the alias, and
  * waits with acquire loads of its own unicast copy of the counter until every GPU's block has
@@ -136,29 +137,30 @@ extern "C" __global__ void Multimem_broadcast_kernel(float4* mc, const float4* _
  * @param countersMc, countersUc the barrier counters (one per block) through the multicast and
  *        through this GPU's unicast address.
  * @param teamSize the number of GPUs.
- * @param launch how many all-reduces ran before this one on these counters (each has two
- *        barriers), so that the targets are teamSize x (2 launch + 1) and x (2 launch + 2).
+ * @param earlierRuns how many all-reduces ran before this one on these counters (each has two
+ *        barriers), so that the targets are teamSize x (2 earlierRuns + 1) and x (... + 2).
  *
- * The first barrier: every GPU has finished what it did to the buffer before this launch (its
- * earlier work on its stream), so the sums read the inputs. The second: every GPU has stored its
- * share to every copy, so when this kernel ends here, this GPU's copy is complete.
+ * The first barrier: each GPU's stream finished its earlier work (what wrote its inputs) before
+ * its kernel started, and the barrier waits until every GPU's kernel has started, so no GPU sums
+ * a copy that another GPU's stream is still writing. The second: every GPU has stored its share
+ * to every copy, so when this kernel ends here, this GPU's copy is complete.
+ * Every block of the grid must be resident at once (block b waits for block b of the other GPUs):
+ * the host launches it with cuLaunchCooperativeKernel.
  */
 // [all-reduce-kernel]
-extern "C" __global__ void Multimem_allreduce_kernel(float4* mc, unsigned long long first,
-                                                     unsigned long long count,
-                                                     unsigned int* countersMc,
-                                                     const unsigned int* countersUc,
-                                                     unsigned int teamSize, unsigned int launch) {
+extern "C" __global__ void Multimem_allreduce_kernel(
+    float4* mc, unsigned long long first, unsigned long long count, unsigned int* countersMc,
+    const unsigned int* countersUc, unsigned int teamSize, unsigned int earlierRuns) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   unsigned int* counterMc = countersMc + blockIdx.x;
   const unsigned int* counterUc = countersUc + blockIdx.x;
-  teamBarrier(counterMc, counterUc, teamSize * (2 * launch + 1));
+  teamBarrier(counterMc, counterUc, teamSize * (2 * earlierRuns + 1));
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   for (unsigned long long i =
            first + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < first + count; i += stride)
     multimemStore(mc + i, multimemLoadReduceAdd(mc + i));
-  teamBarrier(counterMc, counterUc, teamSize * (2 * launch + 2));
+  teamBarrier(counterMc, counterUc, teamSize * (2 * earlierRuns + 2));
 #else
   __trap();
 #endif

@@ -152,8 +152,8 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
                                const p2p::Endpoint& accessor,
                                std::vector<std::unique_ptr<p2p::EnabledPeerAccess>>& enabled) {
   const ms::ScopedContext onOwner(owner.ctx());  // cuMemAlloc allocates in the current context
-  p2p::ContextMemory a(owner.ctx()), b(owner.ctx()), c(owner.ctx());
-  for (p2p::ContextMemory* buffer : {&a, &b, &c})
+  ms::ContextMemory a(owner.ctx()), b(owner.ctx()), c(owner.ctx());
+  for (ms::ContextMemory* buffer : {&a, &b, &c})
     ms::check(cuMemAlloc(buffer->out(), run.bytes), "cuMemAlloc");
   const p2p::SynchronizeOnExit drain({&accessor, &owner});  // no kernel runs when they are freed
   const bool acrossDevices = p2p::needsPeerAccess({owner.ordinal, accessor.ordinal});

@@ -1,15 +1,17 @@
 /**
  * @file peer_context.hpp
- * @brief The owners of 05_p2pMemMap: each takes over the release of something the lesson
- *        created with its own driver call, and releases it in the context it belongs to.
+ * @brief The endpoints of 05_p2pMemMap and their owners: each takes over the release of
+ *        something the lesson created with its own driver call, and releases it in the context
+ *        it belongs to.
  *
  * With several GPUs every handle belongs to one context (a module, a stream, an event,
  * cuMemAlloc memory), and several calls act on the **current** context: cuCtxEnablePeerAccess
  * grants the current context access to another one, a module is unloaded from the current
  * context, an event is recorded on a stream of its own context. memsamples::ScopedContext makes
- * a context current for a scope (cuCtxPushCurrent / cuCtxPopCurrent). The owners here remember
- * their context and push it for the release, because the context on top of the stack when an
- * owner dies, e.g. while an exception unwinds, is often another device's. None of them creates
+ * a context current for a scope (cuCtxPushCurrent / cuCtxPopCurrent). Common's InContext owners
+ * (ContextModule, ContextStream, ContextEvent, ContextMemory) remember their context and push it
+ * for the release, because the context on top of the stack when an owner dies, e.g. while an
+ * exception unwinds, is often another device's. None of them creates
  * anything: the lesson writes every creation, e.g.
  * `check(cuMemAlloc(buffer.out(), bytes), "cuMemAlloc")` with the owner's context current.
  */
@@ -26,56 +28,6 @@
 #include "p2p_logic.hpp"
 
 namespace memsamples::p2p {
-
-/**
- * Owns one driver handle of one context and releases it with @p Release while that context is
- * current, whichever context is current when the owner dies. Movable, not copyable.
- * @tparam Handle the driver handle type (its value-initialised state means "nothing").
- * @tparam Release the driver call that frees it.
- */
-template <typename Handle, CUresult (*Release)(Handle)>
-class InContext {
- public:
-  /// An empty owner for a handle of @p context.
-  explicit InContext(CUcontext context) noexcept : context_(context) {}
-  ~InContext() { reset(); }
-  /// Takes over @p other's handle; @p other is left empty.
-  InContext(InContext&& other) noexcept = default;
-  InContext& operator=(InContext&&) = delete;
-
-  /// The handle (still owned).
-  Handle get() const noexcept { return handle_.get(); }
-  /// Where the creating call writes the handle; releases the current one first.
-  Handle* out() noexcept {
-    reset();
-    return handle_.out();
-  }
-  /// Releases the handle now, in its context (the driver's answer is ignored, as in every
-  /// destructor here: a second error would only hide the first). The owner becomes empty.
-  void reset() noexcept {
-    if (handle_.get() == Handle{})
-      return;
-    const bool pushed = cuCtxPushCurrent(context_) == CUDA_SUCCESS;
-    handle_.reset();
-    if (pushed) {
-      CUcontext popped = nullptr;
-      (void)cuCtxPopCurrent(&popped);
-    }
-  }
-
- private:
-  CUcontext context_;
-  DriverHandle<Handle, Release> handle_;  // the release itself; copies are refused by it
-};
-
-/// cuMemAlloc memory of one context, freed with cuMemFree in that context.
-using ContextMemory = InContext<CUdeviceptr, cuMemFree>;
-/// An event of one context (cuEventCreate), destroyed with cuEventDestroy in that context.
-using ContextEvent = InContext<CUevent, cuEventDestroy>;
-/// A module of one context (cuModuleLoadData), unloaded with cuModuleUnload in that context.
-using ContextModule = InContext<CUmodule, cuModuleUnload>;
-/// A stream of one context (cuStreamCreate): its work is waited for, then it is destroyed.
-using ContextStream = InContext<CUstream, drainAndDestroyStream>;
 
 /**
  * One endpoint (see PairPlan): what the lesson keeps for one side of a transfer, all in the

@@ -24,28 +24,30 @@
  * 5. **Broadcast**: one GPU stores a source buffer through its multicast address; every GPU's
  *    unicast copy is checked against the source.
  * 6. **All-reduce**, in place: each GPU takes a share of the buffer, reads its sum across the
- *    team (multimem.ld_reduce) and stores it to every copy (multimem.st); every copy is checked
- *    against the exact sum (the inputs are small integers, so float sums are exact).
+ *    team (multimem.ld_reduce) and stores it to every copy (multimem.st), in a kernel launched
+ *    cooperatively on every GPU; every copy is checked against the exact sum (the inputs are
+ *    small integers, so float sums are exact).
  * 7. **Measured** (multicastReduce_measure.cpp): the same all-reduce with plain peer loads over
  *    NVLink, and with the copy engine + a local add; algorithm and bus bandwidth, ratios, and a
  *    one-way peer copy as the link reference.
- * 8. **Teardown** in the documented order, on every path (TeamMemory's owners): unbind, unmap,
- *    release, free the addresses.
+ * 8. **Teardown** on every path (TeamMemory's owners): unbind, unmap, release, free the
+ *    addresses, each step for all GPUs before the next.
  *
  * **Memory ordering.** The unicast and multicast addresses of the same memory are two *proxies*
  * in PTX's memory model: within a kernel, an access through one is ordered against an access
  * through the other only by `fence.proxy.alias` (a kernel boundary orders everything, which is
- * why the checks below, run after the kernels, need no fence). Between GPUs, what one GPU wrote is
- * visible to another only after a release at system scope that the other observes with an acquire
- * at system scope. The all-reduce kernel therefore starts and ends with a team barrier
- * (multicast_kernel.cu): a `multimem.red.release.sys` of +1 on a counter in every copy, a
- * `fence.proxy.alias`, then `ld.acquire.sys` of the local copy until every GPU has arrived. The
- * first barrier makes every GPU's inputs visible before anyone sums them; the second makes every
- * share's sum land in every copy before any GPU's kernel ends.
+ * why the checks below, run after the kernels, need no fence). Between kernels running at once on
+ * different GPUs, what one GPU wrote is visible to another after a release at system scope that
+ * the other observes with an acquire at system scope. The all-reduce kernel therefore starts and
+ * ends with a team barrier (multicast_kernel.cu): a `multimem.red.release.sys` of +1 on a counter
+ * in every copy, a `fence.proxy.alias`, then `ld.acquire.sys` of the local copy until every GPU has
+ * arrived. The first barrier makes every GPU's inputs visible before anyone sums them; the second
+ * makes every share's sum land in every copy before any GPU's kernel ends.
  */
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -94,24 +96,28 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
   const mc::TeamChoice choice = findTeam(options);
   if (!choice.waiver.empty())
     throw ms::WaivedError(choice.waiver);
-  // The multicast object lives in the NVSwitch fabric that every GPU of the host shares: where its
-  // owner has turned NVLink multicast off for NCCL, NVSHMEM or PyTorch, it is off for us too.
+  // Before any multicast call: the object lives in the NVSwitch fabric that every GPU of the host
+  // shares, so where its owner has turned NVLink multicast off for NCCL, NVSHMEM or PyTorch, it is
+  // off for us too; and the all-reduce cannot run where launches block the host.
   const auto environment = [](const char* name) -> const char* { return std::getenv(name); };
-  if (const std::string off = mc::multicastTurnedOff(environment); !off.empty())
-    throw ms::WaivedError(off);
+  for (const std::string& why :
+       {mc::multicastTurnedOff(environment), mc::launchesBlock(environment)}) {
+    if (!why.empty())
+      throw ms::WaivedError(why);
+  }
   const std::size_t n = choice.members.size();
 
   // 2. Every member's primary context, and the smallest free memory among them.
   std::vector<ms::PrimaryContext> contexts;  // declared first: released last
   mc::TeamRun team;
-  std::size_t root = 0, freeBytes = SIZE_MAX;
+  std::size_t rootIndex = 0, freeBytes = SIZE_MAX;  // rootIndex: the root's place in members
   for (const int ordinal : choice.members) {
     CUdevice device = 0;
     ms::check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
     contexts.emplace_back(device);
     team.members.push_back({ordinal, device, contexts.back().get(), 0, 0});
     if (ordinal == choice.root)
-      root = team.members.size() - 1;
+      rootIndex = team.members.size() - 1;
     const ms::ScopedContext current(contexts.back().get());
     std::size_t freeHere = 0, total = 0;
     ms::check(cuMemGetInfo(&freeHere, &total), "cuMemGetInfo");
@@ -121,7 +127,7 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
   }
   // The root's context is current from here on (and while the owners below release): calls
   // that need a current context and name no device of their own find one.
-  const ms::ScopedContext base(contexts[root].get());
+  const ms::ScopedContext base(contexts[rootIndex].get());
   // Per GPU: its copy, the copy-engine reference's scratch, and (the root) the broadcast source.
   const std::uint64_t bytes = ms::fitHostMemory(
       options.sizeBytes,
@@ -139,13 +145,17 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
             "cuMulticastGetGranularity");
   ms::check(cuMulticastGetGranularity(&recommended, &prop, CU_MULTICAST_GRANULARITY_RECOMMENDED),
             "cuMulticastGetGranularity");
-  CUmemAllocationProp memoryProp = {};  // each copy is also a cuMemCreate allocation
-  memoryProp.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  memoryProp.location = {CU_MEM_LOCATION_TYPE_DEVICE, choice.root};
-  std::size_t allocationMinimum = 0;
-  ms::check(cuMemGetAllocationGranularity(&allocationMinimum, &memoryProp,
-                                          CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-            "cuMemGetAllocationGranularity");
+  std::size_t allocationMinimum = 1;  // each copy is also a cuMemCreate allocation on its GPU
+  for (const mc::Member& member : team.members) {
+    CUmemAllocationProp memoryProp = {};
+    memoryProp.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    memoryProp.location = {CU_MEM_LOCATION_TYPE_DEVICE, member.ordinal};
+    std::size_t granularity = 0;
+    ms::check(
+        cuMemGetAllocationGranularity(&granularity, &memoryProp, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
+    allocationMinimum = std::lcm(allocationMinimum, granularity);
+  }
   team.layout = mc::planLayout(bytes, minimum, recommended, allocationMinimum);
   prop.size = team.layout.allocationBytes;  // a multiple of the granularity
 
@@ -162,16 +172,20 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
   // 4. Per device: memory, bound to the object, mapped unicast and multicast.
   mc::bindAndMapMembers(team.layout, team.members, memory);
 
-  // Kernels and a stream on every member; one grid for all, every block resident (the barrier
-  // pairs block b of each GPU with block b of the others, so none may wait for a free SM).
+  // Kernels and a stream on every member, each released in its own context. One grid for all:
+  // the barrier pairs block b of each GPU with block b of the others, so every block must be
+  // resident at once (the all-reduce is launched cooperatively, and the driver refuses a grid
+  // that would not be); and the barrier counters, zeroed through each unicast mapping.
   const std::vector<char> fatbin = ms::readBinaryFile(ms::locateFatbin("multicast_kernel.fatbin"));
   ms::OwnedDeviceMemory source;  // the broadcast's source, on the root
-  std::vector<ms::OwnedModule> modules(n);
-  std::vector<ms::OwnedStream> streams(n);  // declared last: drained before anything is freed
+  std::vector<ms::ContextModule> modules;
+  std::vector<ms::ContextStream> streams;  // declared last: drained before anything is freed
   team.grid = mc::kMaxBlocks;
   team.block = kBlockSize;
   for (std::size_t g = 0; g < n; ++g) {
     const ms::ScopedContext current(team.members[g].context);
+    modules.emplace_back(team.members[g].context);
+    streams.emplace_back(team.members[g].context);
     ms::check(cuStreamCreate(streams[g].out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     team.streams.push_back(streams[g].get());
     ms::check(cuModuleLoadData(modules[g].out(), fatbin.data()), "cuModuleLoadData");
@@ -187,8 +201,8 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
     team.grid =
         std::min(team.grid, ms::residentGridSize(k.allReduce, team.members[g].device, kBlockSize));
     // The barrier counters start at zero in every copy (and only ever grow after that).
-    ms::check(cuMemsetD32Async(team.members[g].unicast + team.layout.flagOffset, 0, mc::kMaxBlocks,
-                               streams[g].get()),
+    ms::check(cuMemsetD32Async(team.members[g].unicast + team.layout.counterOffset, 0,
+                               mc::kMaxBlocks, streams[g].get()),
               "cuMemsetD32Async");
     ms::check(cuStreamSynchronize(streams[g].get()), "cuStreamSynchronize");
   }
@@ -198,44 +212,44 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
 
   // [broadcast]
   // 5. Broadcast: the root stores the source through its multicast address, once.
-  const mc::Member& rootMember = team.members[root];
+  const mc::Member& rootMember = team.members[rootIndex];
   {
     const ms::ScopedContext current(rootMember.context);
     ms::check(cuMemAlloc(source.out(), bytes), "cuMemAlloc");
     for (std::size_t i = 0; i < host.size(); ++i)
       host[i] = mc::broadcastValue(i);
-    ms::check(cuMemcpyHtoDAsync(source.get(), host.data(), bytes, streams[root].get()),
+    ms::check(cuMemcpyHtoDAsync(source.get(), host.data(), bytes, streams[rootIndex].get()),
               "cuMemcpyHtoDAsync");
     CUdeviceptr target = rootMember.multicast, from = source.get();
     unsigned long long count = vectors;
     void* args[] = {&target, &from, &count};
-    ms::check(cuLaunchKernel(team.kernels[root].broadcast, team.grid, 1, 1, kBlockSize, 1, 1, 0,
-                             streams[root].get(), args, nullptr),
+    ms::check(cuLaunchKernel(team.kernels[rootIndex].broadcast, team.grid, 1, 1, kBlockSize, 1, 1,
+                             0, streams[rootIndex].get(), args, nullptr),
               "cuLaunchKernel");
-    ms::check(cuStreamSynchronize(streams[root].get()), "cuStreamSynchronize");
+    ms::check(cuStreamSynchronize(streams[rootIndex].get()), "cuStreamSynchronize");
   }  // the kernel has ended: its multimem stores are visible to the other GPUs' copies
   const mc::Mismatch broadcast = mc::checkCopies(team, host, mc::broadcastValue);
   // [broadcast]
 
   // [all-reduce]
   // 6. All-reduce: member g sums its share across the team and stores it into every copy.
-  unsigned int launches = 0;  // all-reduces so far: the barrier counters' targets follow it
-  const mc::MemberWork multicastReduce = [&](std::size_t g) {
+  unsigned int allReducesSoFar = 0;  // the barrier counters' targets follow it
+  const mc::MemberWork multicastAllReduce = [&](std::size_t g) {
     const mc::Member& self = team.members[g];
     CUdeviceptr data = self.multicast;
     unsigned long long first = team.shares[g].first, count = team.shares[g].count;
-    CUdeviceptr countersMc = self.multicast + team.layout.flagOffset;  // +1 reaches every copy
-    CUdeviceptr countersUc = self.unicast + team.layout.flagOffset;    // read locally
-    unsigned int teamSize = static_cast<unsigned int>(n), launch = launches;
-    void* args[] = {&data, &first, &count, &countersMc, &countersUc, &teamSize, &launch};
-    ms::check(cuLaunchKernel(team.kernels[g].allReduce, team.grid, 1, 1, kBlockSize, 1, 1, 0,
-                             team.streams[g], args, nullptr),
-              "cuLaunchKernel");
+    CUdeviceptr countersMc = self.multicast + team.layout.counterOffset;  // +1 reaches every copy
+    CUdeviceptr countersUc = self.unicast + team.layout.counterOffset;    // read locally
+    unsigned int teamSize = static_cast<unsigned int>(n), earlierRuns = allReducesSoFar;
+    void* args[] = {&data, &first, &count, &countersMc, &countersUc, &teamSize, &earlierRuns};
+    ms::check(cuLaunchCooperativeKernel(team.kernels[g].allReduce, team.grid, 1, 1, kBlockSize, 1,
+                                        1, 0, team.streams[g], args),
+              "cuLaunchCooperativeKernel");
     if (g + 1 == n)
-      ++launches;  // every member has launched this one
+      ++allReducesSoFar;  // every member has launched this one
   };
-  mc::uploadInputs(team, host);          // member g's copy holds inputValue(g, i)
-  mc::runOnTeam(team, multicastReduce);  // launches on every GPU, waits for all
+  mc::uploadInputs(team, host);             // member g's copy holds inputValue(g, i)
+  mc::runOnTeam(team, multicastAllReduce);  // launches on every GPU, waits for all
   const mc::Mismatch reduced = mc::checkCopies(
       team, host, [&](std::uint64_t i) { return mc::expectedSum(static_cast<int>(n), i); });
   // [all-reduce]
@@ -243,10 +257,11 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
   // 7. Measured: the three paths on the same buffers, and the link.
   ms::TimingStats linkCopy;
   const std::vector<mc::PathResult> paths =
-      mc::measureAllReduce(team, multicastReduce, reduced, options.common, host, linkCopy);
+      mc::measureAllReduce(team, multicastAllReduce, reduced, options.common, host, linkCopy);
+  // 8. Teardown, as run() returns or unwinds: the streams drain, the modules and the source go,
+  // then TeamMemory unbinds every copy, unmaps every mapping, releases the memory and the object,
+  // and frees the address ranges, each step for all GPUs before the next.
   return mc::reportRun(team, choice.root, broadcast, paths, linkCopy, out, report.json());
-  // 8. Teardown: the streams drain, the modules go, then TeamMemory unbinds every copy, unmaps
-  // both mappings of each GPU, releases the memory and the object, and frees the addresses.
 }
 
 }  // namespace

@@ -39,9 +39,10 @@ void zeroData(const TeamRun& team) {
 /// Events that make one repetition the team's: member 0 starts everyone and waits for everyone.
 class TeamEvents {
  public:
-  explicit TeamEvents(const TeamRun& team) : team_(team), done_(team.members.size()) {
+  explicit TeamEvents(const TeamRun& team) : team_(team), start_(team.members[0].context) {
     for (std::size_t g = 0; g < team.members.size(); ++g) {
       const ScopedContext current(team.members[g].context);
+      done_.emplace_back(team.members[g].context);
       check(cuEventCreate(g == 0 ? start_.out() : done_[g].out(), CU_EVENT_DISABLE_TIMING),
             "cuEventCreate");
     }
@@ -66,8 +67,8 @@ class TeamEvents {
 
  private:
   const TeamRun& team_;
-  OwnedEvent start_;
-  std::vector<OwnedEvent> done_;
+  ContextEvent start_;              // recorded on member 0's stream
+  std::vector<ContextEvent> done_;  // done_[g]: member g's work has ended (g > 0)
 };
 
 TimingStats timeTeam(const TeamRun& team, const TeamEvents& events, const MemberWork& work,
@@ -235,13 +236,14 @@ Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
   for (const PathResult& path : paths) {
     pass = pass && path.check.count == 0;
     const double algbw = gigabytesPerSecond(bytes, path.timing.medianMs);
-    const double speedup = path.timing.medianMs / paths[0].timing.medianMs;
+    const double timeRatio = path.timing.medianMs / paths[0].timing.medianMs;  // this / multicast
     out << "  " << std::left << std::setw(38) << path.name << ' ' << std::setw(8)
         << (path.check.count == 0 ? "exact" : "WRONG") << std::right << std::fixed
         << std::setprecision(3) << std::setw(9) << path.timing.medianMs << std::setprecision(1)
         << std::setw(13) << algbw << std::setw(13) << algbw * factor;
     if (&path != &paths[0])
-      out << std::setprecision(2) << std::setw(10) << speedup << "x faster";
+      out << std::setprecision(2) << std::setw(10) << (timeRatio >= 1 ? timeRatio : 1 / timeRatio)
+          << (timeRatio >= 1 ? "x faster" : "x slower");
     out << '\n';
     if (path.check.count != 0)
       out << "    " << path.name << ": " << describe(path.check) << '\n';
@@ -251,7 +253,7 @@ Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
         .set("median_ms", path.timing.medianMs)
         .set("algbw_gbps", algbw)
         .set("busbw_gbps", algbw * factor)
-        .set("time_vs_multicast", speedup);
+        .set("time_vs_multicast", timeRatio);
     jsonPaths.addRaw(entry.dump());
   }
   out << "  algbw = bytes / time; busbw = algbw x 2(n-1)/n = algbw x " << std::setprecision(2)

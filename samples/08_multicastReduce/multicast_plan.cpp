@@ -45,6 +45,15 @@ std::string multicastTurnedOff(const EnvironmentLookup& lookup) {
          "); this sample creates multicast objects only where they are welcome";
 }
 
+std::string launchesBlock(const EnvironmentLookup& lookup) {
+  const char* blocking = lookup("CUDA_LAUNCH_BLOCKING");
+  if (blocking == nullptr || std::string(blocking) != "1")
+    return "";
+  return "CUDA_LAUNCH_BLOCKING=1 makes every launch wait for its kernel, but the all-reduce "
+         "kernels of all GPUs must run at once (they meet at a barrier); unset it to run this "
+         "sample";
+}
+
 std::string whyNotMember(const DeviceCapability& device, int ordinal) {
   const std::string name = "device " + std::to_string(ordinal);
   if (!device.multicastSupported)
@@ -64,6 +73,9 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
                        ", but this machine has " + std::to_string(count) + " CUDA device" +
                        (count == 1 ? "" : "s"));
   }
+  if (requested.size() > static_cast<std::size_t>(kMaxTeam))
+    throw UsageError("--devices names " + std::to_string(requested.size()) +
+                     " GPUs; this sample runs teams of at most " + std::to_string(kMaxTeam));
   if (root)
     (void)validateDeviceOrdinal(*root, count);
 
@@ -135,9 +147,9 @@ BufferLayout planLayout(std::size_t dataBytes, std::size_t minimumGranularity,
     throw std::invalid_argument("planLayout: the allocation granularity is 0");
   BufferLayout layout;
   layout.dataBytes = dataBytes;
-  layout.flagOffset = roundUp(dataBytes, 128);
-  layout.flagBytes = kMaxBlocks * sizeof(std::uint32_t);
-  const std::size_t used = layout.flagOffset + layout.flagBytes;
+  layout.counterOffset = roundUp(dataBytes, 128);
+  layout.counterBytes = kMaxBlocks * sizeof(std::uint32_t);
+  const std::size_t used = layout.counterOffset + layout.counterBytes;
   layout.granularity = std::lcm(
       allocationGranularity(used, minimumGranularity, recommendedGranularity), allocationMinimum);
   layout.allocationBytes = roundUp(used, layout.granularity);

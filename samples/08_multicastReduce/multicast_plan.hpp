@@ -60,6 +60,15 @@ using EnvironmentLookup = std::function<const char*(const char*)>;
  */
 std::string multicastTurnedOff(const EnvironmentLookup& lookup);
 
+/**
+ * Whether kernel launches block the host until the kernel has run (CUDA_LAUNCH_BLOCKING=1).
+ * The all-reduce kernels of all GPUs must run at once (they meet at a barrier), and the sample
+ * launches them one after the other from one thread: the first launch would return only when
+ * its kernel ended, which waits for a GPU whose kernel was never launched.
+ * @return "" when launches are asynchronous, else the waiver.
+ */
+std::string launchesBlock(const EnvironmentLookup& lookup);
+
 // ------------------------------------------------------------------------------------------------
 
 /// What the driver says about one device, as the team selection needs it.
@@ -83,14 +92,14 @@ struct TeamChoice {
 /**
  * Chooses the team from the capability table @p devices (index = ordinal).
  *
- * Without @p requested: every device that can take part. With it: exactly those devices, each of
- * which must be able to (else a waiver naming it). Fewer than two members: a waiver that says how
- * many GPUs qualify and why the others do not. More than kMaxTeam: the first kMaxTeam.
+ * Without @p requested: every device that can take part, the first kMaxTeam of them. With it:
+ * exactly those devices, each of which must be able to (else a waiver naming it). Fewer than two
+ * members: a waiver that says how many GPUs qualify and why the others do not.
  * The root is @p root when given (it must be a member), else the fastest member
  * (pickFastestDevice(), as every sample's default device; ties go to the lower ordinal).
- * @throws UsageError for an ordinal outside the table (in @p requested or @p root) and for a
- *         @p root that is not a member; these come before any waiver, so a mistake is reported
- *         as one on every machine.
+ * @throws UsageError for an ordinal outside the table (in @p requested or @p root), for more
+ *         than kMaxTeam in @p requested, and for a @p root that is not a member; these come before
+ * any waiver, so a mistake is reported as one on every machine.
  */
 TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
                       const std::vector<int>& requested, const std::optional<long long>& root);
@@ -99,15 +108,15 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
 
 /// Where things are in each GPU's copy of the multicast buffer:
 ///
-///     0                        flagOffset            flagOffset + flagBytes   allocationBytes
-///     | data: dataBytes        | (pad) | barrier counters |        padding      |
+///     0                  counterOffset      counterOffset + counterBytes     allocationBytes
+///     | data: dataBytes  | (pad) | barrier counters |          padding           |
 ///
 /// allocationBytes is a multiple of the granularity: it is the multicast object's size, the
 /// size of every GPU's cuMemCreate allocation and of both mappings.
 struct BufferLayout {
   std::size_t dataBytes = 0;        ///< The all-reduced bytes (--size).
-  std::size_t flagOffset = 0;       ///< Where the barrier counters start (128-byte aligned).
-  std::size_t flagBytes = 0;        ///< kMaxBlocks counters of 4 bytes.
+  std::size_t counterOffset = 0;    ///< Where the barrier counters start (128-byte aligned).
+  std::size_t counterBytes = 0;     ///< kMaxBlocks counters of 4 bytes.
   std::size_t granularity = 0;      ///< The multicast granularity used.
   std::size_t allocationBytes = 0;  ///< Everything, rounded up to granularity.
 };

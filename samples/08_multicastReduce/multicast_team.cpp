@@ -8,7 +8,7 @@ void bindAndMapMembers(const BufferLayout& layout, std::vector<Member>& members,
                        TeamMemory& memory) {
   const std::size_t bytes = layout.allocationBytes;
   // Owners are only added, never moved once made: reserve room for all of them.
-  memory.memory.reserve(members.size());
+  memory.copies.reserve(members.size());
   memory.bindings.reserve(members.size());
   memory.ranges.reserve(2 * members.size());
   memory.mappings.reserve(2 * members.size());
@@ -23,7 +23,7 @@ void bindAndMapMembers(const BufferLayout& layout, std::vector<Member>& members,
     CUmemAllocationProp prop = {};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, member.ordinal};
-    OwnedAllocationHandle& handle = memory.memory.emplace_back();
+    OwnedAllocationHandle& handle = memory.copies.emplace_back();
     check(cuMemCreate(handle.out(), bytes, &prop, 0), "cuMemCreate");
 
     // 2. Bound to the multicast object: from now on a multimem access reaches this copy too.

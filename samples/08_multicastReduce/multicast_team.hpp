@@ -51,7 +51,7 @@ struct Member {
 struct TeamMemory {
   std::vector<AddressRange> ranges;           ///< 4. cuMemAddressFree
   OwnedAllocationHandle object;               ///< 3. cuMemRelease of the multicast object
-  std::vector<OwnedAllocationHandle> memory;  ///< 3. cuMemRelease of each GPU's memory
+  std::vector<OwnedAllocationHandle> copies;  ///< 3. cuMemRelease of each GPU's memory
   std::vector<Mapping> mappings;              ///< 2. cuMemUnmap of every mapping
   std::vector<MulticastBinding> bindings;     ///< 1. cuMulticastUnbind of each GPU's memory
 };

@@ -33,18 +33,18 @@ TEST(MulticastLayout, DefaultSizeOnH200) {
   // The two-GPU H200 machine: multicast granularity 2 MiB (recommended), VMM 2 MiB.
   const mc::BufferLayout layout = mc::planLayout(256 * kMiB, 2 * kMiB, 2 * kMiB, 2 * kMiB);
   EXPECT_EQ(layout.dataBytes, 256 * kMiB);
-  EXPECT_EQ(layout.flagOffset, 256 * kMiB);
-  EXPECT_EQ(layout.flagBytes, mc::kMaxBlocks * 4u);
+  EXPECT_EQ(layout.counterOffset, 256 * kMiB);
+  EXPECT_EQ(layout.counterBytes, mc::kMaxBlocks * 4u);
   EXPECT_EQ(layout.granularity, 2 * kMiB);
   EXPECT_EQ(layout.allocationBytes, 258 * kMiB);  // the counters need one more granule
 }
 
 TEST(MulticastLayout, CountersAreAlignedAfterTheData) {
   const mc::BufferLayout layout = mc::planLayout(1048592, 2 * kMiB, 2 * kMiB, 2 * kMiB);
-  EXPECT_EQ(layout.flagOffset % 128, 0u);
-  EXPECT_GE(layout.flagOffset, layout.dataBytes);
-  EXPECT_LT(layout.flagOffset - layout.dataBytes, 128u);
-  EXPECT_LE(layout.flagOffset + layout.flagBytes, layout.allocationBytes);
+  EXPECT_EQ(layout.counterOffset % 128, 0u);
+  EXPECT_GE(layout.counterOffset, layout.dataBytes);
+  EXPECT_LT(layout.counterOffset - layout.dataBytes, 128u);
+  EXPECT_LE(layout.counterOffset + layout.counterBytes, layout.allocationBytes);
   EXPECT_EQ(layout.allocationBytes, 2 * kMiB);
 }
 

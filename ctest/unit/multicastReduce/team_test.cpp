@@ -73,6 +73,14 @@ TEST(MulticastTeam, AtMostEightMembers) {
   EXPECT_EQ(choice.members.back(), 7);
 }
 
+TEST(MulticastTeam, ARequestedTeamLargerThanEightIsAUsageError) {
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              mc::chooseTeam(Table(10, kH200), {0, 1, 2, 3, 4, 5, 6, 7, 8}, kNoRoot);
+            }),
+            "--devices names 9 GPUs; this sample runs teams of at most 8");
+  EXPECT_EQ(mc::chooseTeam(Table(10, kH200), {9, 8, 7, 6, 5, 4, 3, 2}, kNoRoot).members.size(), 8u);
+}
+
 TEST(MulticastTeam, RequestedDevicesInTheirOrder) {
   const mc::TeamChoice choice = mc::chooseTeam(Table(4, kH200), {3, 1}, kNoRoot);
   EXPECT_EQ(choice.members, (std::vector<int>{3, 1}));

@@ -1,4 +1,5 @@
-// The switches by which a machine's owner turns NVLink multicast off, and what the sample says.
+// The environment that stops the sample before any multicast call: the switches by which a
+// machine's owner turns NVLink multicast off, and blocking launches.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,12 +11,18 @@ namespace mc = memsamples::multicast;
 
 namespace {
 
-/// An environment made of @p variables only.
-std::string turnedOff(const std::map<std::string, std::string>& variables) {
-  return mc::multicastTurnedOff([&](const char* name) -> const char* {
+using Environment = std::map<std::string, std::string>;
+
+/// A lookup in @p variables only.
+mc::EnvironmentLookup lookupIn(const Environment& variables) {
+  return [&variables](const char* name) -> const char* {
     const auto found = variables.find(name);
     return found == variables.end() ? nullptr : found->second.c_str();
-  });
+  };
+}
+
+std::string turnedOff(const Environment& variables) {
+  return mc::multicastTurnedOff(lookupIn(variables));
 }
 
 TEST(MulticastTurnedOff, NothingSetMeansWelcome) {
@@ -56,6 +63,16 @@ TEST(MulticastTurnedOff, FirstSwitchInNcclNvshmemTorchOrderIsNamed) {
   EXPECT_NE(turnedOff({{"NCCL_NVLS_ENABLE", "1"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}})
                 .find("(TORCH_SYMM_MEM_DISABLE_MULTICAST=1)"),
             std::string::npos);
+}
+
+TEST(LaunchesBlock, OnlyCudaLaunchBlockingOneBlocks) {
+  EXPECT_EQ(mc::launchesBlock(lookupIn({})), "");
+  EXPECT_EQ(mc::launchesBlock(lookupIn({{"CUDA_LAUNCH_BLOCKING", "0"}})), "");
+  EXPECT_EQ(mc::launchesBlock(lookupIn({{"CUDA_LAUNCH_BLOCKING", ""}})), "");
+  EXPECT_EQ(mc::launchesBlock(lookupIn({{"CUDA_LAUNCH_BLOCKING", "1"}})),
+            "CUDA_LAUNCH_BLOCKING=1 makes every launch wait for its kernel, but the all-reduce "
+            "kernels of all GPUs must run at once (they meet at a barrier); unset it to run this "
+            "sample");
 }
 
 }  // namespace
