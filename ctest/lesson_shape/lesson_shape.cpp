@@ -138,10 +138,10 @@ ApiSection parseApiSection(const std::string& readme) {
   ApiSection section;
   std::istringstream lines(readme);
   std::string line;
-  std::string beforeVia;
+  std::string folderLines;  // the section without its Via paragraphs
   bool inSection = false;
   bool fenced = false;
-  bool viaSeen = false;
+  bool inVia = false;
   while (std::getline(lines, line)) {
     line = trimRight(line);
     if (!inSection) {
@@ -161,13 +161,15 @@ ApiSection parseApiSection(const std::string& readme) {
     if (isTopHeading(line))
       break;
     if (startsWith(text, "Via ")) {
-      viaSeen = true;
+      inVia = true;
       section.hasViaCommon = section.hasViaCommon || startsWith(text, "Via Common:");
+    } else if (text.empty()) {
+      inVia = false;  // a Via paragraph ends at a blank line
     }
-    if (!viaSeen)
-      beforeVia += line + "\n";
+    if (!inVia)
+      folderLines += line + "\n";
   }
-  for (const std::string& span : codeSpans(beforeVia)) {
+  for (const std::string& span : codeSpans(folderLines)) {
     const std::string name = callNameOf(span);
     if (!name.empty() && std::find(section.folderCalls.begin(), section.folderCalls.end(), name) ==
                              section.folderCalls.end())
@@ -228,6 +230,26 @@ bool containsCall(const std::string& code, const std::string& name) {
       return true;
   }
   return false;
+}
+
+std::vector<std::string> driverCalls(const std::string& code) {
+  std::vector<std::string> calls;
+  for (std::size_t at = code.find("cu"); at != std::string::npos; at = code.find("cu", at + 1)) {
+    if ((at > 0 && isIdentifierChar(code[at - 1])) || at + 2 >= code.size() ||
+        std::isupper(static_cast<unsigned char>(code[at + 2])) == 0)
+      continue;
+    std::size_t end = at + 2;
+    while (end < code.size() && isIdentifierChar(code[end]))
+      ++end;
+    std::size_t next = end;
+    while (next < code.size() && std::isspace(static_cast<unsigned char>(code[next])) != 0)
+      ++next;
+    if (next < code.size() && code[next] == '(')
+      calls.push_back(code.substr(at, end - at));
+  }
+  std::sort(calls.begin(), calls.end());
+  calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
+  return calls;
 }
 
 std::size_t countLines(const std::string& text) {
@@ -293,6 +315,14 @@ Report checkCalls(const std::string& folderArgument) {
                                 folder +
                                 " calls it outside comments and strings (write the call "
                                 "there, or list it on a \"Via ...\" line)");
+    }
+  }
+  for (const std::string& call : driverCalls(code)) {
+    if (std::find(section.folderCalls.begin(), section.folderCalls.end(), call) ==
+        section.folderCalls.end()) {
+      report.problems.push_back(folder + " calls `" + call + "`, but " + readme +
+                                " does not list " +
+                                "it among the folder's calls (outside the \"Via ...\" paragraphs)");
     }
   }
   report.summary = readme + ": " + std::to_string(section.folderCalls.size()) +

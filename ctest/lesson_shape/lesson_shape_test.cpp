@@ -45,6 +45,13 @@ TEST(ApiSection, CodeSpanMayWrapALine) {
   EXPECT_EQ(section.folderCalls, (Calls{"cuMemMap", "cuMemUnmap"}));
 }
 
+TEST(ApiSection, AViaParagraphEndsAtABlankLine) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "## Demonstrated API calls\n`cuA`\n\nVia Common: `cuB`,\n`cuC` (timing)\n\n"
+      "`Helper` (a helper of the folder) calls `cuD`.\n");
+  EXPECT_EQ(section.folderCalls, (std::vector<std::string>{"cuA", "cuD"}));
+}
+
 TEST(ApiSection, MissingSectionOrViaCommon) {
   EXPECT_FALSE(ls::parseApiSection("# x\n## Demonstrated API call\n`cuInit`\n").found);
   const ls::ApiSection noCommon =
@@ -153,6 +160,16 @@ TEST(ContainsCall, MacrosAreCode) {
   EXPECT_FALSE(ls::containsCall(stripped, "cuMemAlloc"));
 }
 
+TEST(DriverCalls, EveryDistinctCallSorted) {
+  EXPECT_EQ(ls::driverCalls("cuMemMap(a); check(cuMemCreate (&h), x); cuMemMap(b);\n"
+                            "DriverHandle<CUmodule, cuModuleUnload> m; ecuFake(); cu_lower();\n"
+                            "CUresult r = cuInit\n(0); cuda(); cuX;"),
+            (std::vector<std::string>{"cuInit", "cuMemCreate", "cuMemMap"}));
+  EXPECT_TRUE(ls::driverCalls("").empty());
+  EXPECT_TRUE(ls::driverCalls("cu").empty());
+  EXPECT_TRUE(ls::driverCalls("cuA").empty());
+}
+
 // ------------------------------------------------------------------ names, limits, lines
 
 TEST(Lesson, FileNameAndLimit) {
@@ -204,7 +221,7 @@ TEST_F(SampleFolder, CallsNamesReadmeCallAndFolder) {
         "// cuMemMap(\nvoid f() { cuMemAllocManaged(&p, n, 1); log(\"cuMemMap(\"); }\n");
   write("notes.txt", "cuMemMap(b);\n");  // not code
   const ls::Report report = ls::checkCalls(folder_);
-  ASSERT_EQ(report.problems.size(), 3u);
+  ASSERT_EQ(report.problems.size(), 4u);
   const std::string readme = folder_ + "/README.md";
   EXPECT_EQ(report.problems[0].rfind(readme + ": ", 0), 0u) << report.problems[0];
   EXPECT_NE(report.problems[0].find("no line starting with \"Via Common:\""), std::string::npos);
@@ -216,6 +233,9 @@ TEST_F(SampleFolder, CallsNamesReadmeCallAndFolder) {
                 " calls it outside comments and strings (write "
                 "the call there, or list it on a \"Via ...\" line)");
   EXPECT_NE(report.problems[2].find("`cuMemMap`"), std::string::npos);
+  EXPECT_EQ(report.problems[3], folder_ + " calls `cuMemAllocManaged`, but " + readme +
+                                    " does not list it among the folder's calls (outside the "
+                                    "\"Via ...\" paragraphs)");
 }
 
 TEST_F(SampleFolder, CallsFindKernelsInCuFiles) {
