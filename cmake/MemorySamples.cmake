@@ -7,6 +7,7 @@
 #   memsamples_add_sample(<name> SOURCES ... [KERNELS ...] [LIBRARIES ...])
 #                                              (and its CPU test oldDriver.<name>)
 #   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
+#   memsamples_add_usage_error_test(<test> TARGET <exe> ARGS ... MESSAGE <regex> [LABELS ...])
 # and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
 # memsamples::common (core + CUDA driver helpers) and memsamples_gpu_launcher.
 include_guard(GLOBAL)
@@ -262,4 +263,27 @@ function(memsamples_add_gpu_test test)
            COMMAND memsamples_gpu_launcher $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
   set_tests_properties(${test} PROPERTIES SKIP_RETURN_CODE 2 LABELS "gpu;${arg_LABELS}"
                                           TIMEOUT 600)
+endfunction()
+
+# memsamples_add_usage_error_test(<test> TARGET <exe> ARGS <args>... MESSAGE <regex>
+#                                 [LABELS <labels>...])
+# Bad input: the sample must exit with 1 and say MESSAGE (ctest/expect_usage_error.cmake checks
+# both). Skipped, with the reason, only where no driver or no device can be used; a sample that
+# waives bad input instead of refusing it fails.
+function(memsamples_add_usage_error_test test)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET;MESSAGE" "ARGS;LABELS")
+  # One -DARG<i> per argument: a list in one -D would not survive CTest's quoting.
+  set(numbered_args "")
+  set(count 0)
+  foreach(argument IN LISTS arg_ARGS)
+    list(APPEND numbered_args "-DARG${count}=${argument}")
+    math(EXPR count "${count} + 1")
+  endforeach()
+  add_test(NAME ${test}
+           COMMAND "${CMAKE_COMMAND}" -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
+                   -DSAMPLE=$<TARGET_FILE:${arg_TARGET}> -DARG_COUNT=${count} ${numbered_args}
+                   "-DMESSAGE=${arg_MESSAGE}"
+                   -P "${MEMSAMPLES_ROOT}/ctest/expect_usage_error.cmake")
+  set_tests_properties(${test} PROPERTIES LABELS "gpu;${arg_LABELS}" TIMEOUT 120
+                       SKIP_REGULAR_EXPRESSION "WAIVED: no (NVIDIA driver|usable CUDA device)")
 endfunction()

@@ -1,0 +1,35 @@
+# cmake -DLAUNCHER=<gpu launcher> -DSAMPLE=<exe> -DARG_COUNT=<n> -DARG0=<arg> ... -DARG<n-1>=<arg>
+#       "-DMESSAGE=<regex>" -P expect_usage_error.cmake
+#
+# Bad input to a sample: passes only when <exe>, run through the GPU test launcher with the
+# arguments ARG0 ... ARG<n-1>, exits with 1 and its output matches MESSAGE. CTest's
+# PASS_REGULAR_EXPRESSION alone ignores the exit code, so a sample that printed the right words and then went on, or waived (exit 2), would
+# pass. Where no driver or device can be used (the launcher's or the driver's "WAIVED: no ..."),
+# the output is passed on unchanged and the test's SKIP_REGULAR_EXPRESSION marks it Skipped.
+foreach(variable LAUNCHER SAMPLE ARG_COUNT MESSAGE)
+  if(NOT DEFINED ${variable} OR "${${variable}}" STREQUAL "")
+    message(FATAL_ERROR "expect_usage_error.cmake: -D${variable}=... is missing")
+  endif()
+endforeach()
+
+set(arguments "")
+if(ARG_COUNT GREATER 0)
+  math(EXPR last "${ARG_COUNT} - 1")
+  foreach(i RANGE ${last})
+    list(APPEND arguments "${ARG${i}}")
+  endforeach()
+endif()
+execute_process(COMMAND "${LAUNCHER}" "${SAMPLE}" ${arguments}
+                RESULT_VARIABLE exit_code OUTPUT_VARIABLE output ERROR_VARIABLE output)
+message("${output}")
+if(exit_code STREQUAL "2" AND output MATCHES "^WAIVED: no (NVIDIA driver|usable CUDA device)")
+  return()  # nothing to run it on: Skipped by the test's SKIP_REGULAR_EXPRESSION
+endif()
+string(REPLACE ";" " " command_line "${arguments}")
+if(NOT exit_code STREQUAL "1")
+  message(FATAL_ERROR "'${command_line}' is bad input: expected exit code 1, got ${exit_code}")
+endif()
+if(NOT output MATCHES "${MESSAGE}")
+  message(FATAL_ERROR "'${command_line}' exited with 1, but the output does not match "
+                      "'${MESSAGE}'")
+endif()
