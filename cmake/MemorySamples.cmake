@@ -7,7 +7,8 @@
 #   memsamples_add_sample(<name> SOURCES ... [KERNELS ...] [LIBRARIES ...])
 #                                              (and its CPU test oldDriver.<name>)
 #   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
-#   memsamples_add_usage_error_test(<test> TARGET <exe> ARGS ... MESSAGE <regex> [LABELS ...])
+#   memsamples_add_usage_error_test(<test> TARGET <exe> ARGS ... MESSAGE <regex> [RUNTIME_ERROR]
+#                                   [ALLOW_WAIVER] [LABELS ...])
 # and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
 # memsamples::common (core + CUDA driver helpers) and memsamples_gpu_launcher.
 include_guard(GLOBAL)
@@ -266,12 +267,19 @@ function(memsamples_add_gpu_test test)
 endfunction()
 
 # memsamples_add_usage_error_test(<test> TARGET <exe> ARGS <args>... MESSAGE <regex>
-#                                 [LABELS <labels>...])
-# Bad input: the sample must exit with 1 and say MESSAGE (ctest/expect_usage_error.cmake checks
-# both). Skipped, with the reason, only where no driver or no device can be used; a sample that
-# waives bad input instead of refusing it fails.
+#                                 [RUNTIME_ERROR] [ALLOW_WAIVER] [LABELS <labels>...])
+# Bad input: the sample must exit with 1, say MESSAGE and, as a usage error does, point to
+# --help (ctest/expect_usage_error.cmake checks all three). RUNTIME_ERROR: an error the run finds
+# ("<program>: error: ..."), not a usage error. Skipped, with the reason, only where no driver
+# or no device can be used; a sample that waives bad input instead of refusing it fails, unless
+# ALLOW_WAIVER (input that only this machine's capabilities can judge, checked after them).
 function(memsamples_add_usage_error_test test)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET;MESSAGE" "ARGS;LABELS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "RUNTIME_ERROR;ALLOW_WAIVER" "TARGET;MESSAGE"
+                        "ARGS;LABELS")
+  if(NOT arg_TARGET OR NOT arg_MESSAGE OR arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "memsamples_add_usage_error_test(${test}): TARGET and MESSAGE are "
+                        "required; not understood: '${arg_UNPARSED_ARGUMENTS}'")
+  endif()
   # One -DARG<i> per argument: a list in one -D would not survive CTest's quoting.
   set(numbered_args "")
   set(count 0)
@@ -279,11 +287,16 @@ function(memsamples_add_usage_error_test test)
     list(APPEND numbered_args "-DARG${count}=${argument}")
     math(EXPR count "${count} + 1")
   endforeach()
+  set(skip "WAIVED: no (NVIDIA driver|usable CUDA device)")
+  if(arg_ALLOW_WAIVER)
+    set(skip "WAIVED: ")
+  endif()
   add_test(NAME ${test}
            COMMAND "${CMAKE_COMMAND}" -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
                    -DSAMPLE=$<TARGET_FILE:${arg_TARGET}> -DARG_COUNT=${count} ${numbered_args}
-                   "-DMESSAGE=${arg_MESSAGE}"
+                   "-DMESSAGE=${arg_MESSAGE}" -DRUNTIME_ERROR=${arg_RUNTIME_ERROR}
+                   -DALLOW_WAIVER=${arg_ALLOW_WAIVER}
                    -P "${MEMSAMPLES_ROOT}/ctest/expect_usage_error.cmake")
   set_tests_properties(${test} PROPERTIES LABELS "gpu;${arg_LABELS}" TIMEOUT 120
-                       SKIP_REGULAR_EXPRESSION "WAIVED: no (NVIDIA driver|usable CUDA device)")
+                       SKIP_REGULAR_EXPRESSION "${skip}")
 endfunction()

@@ -82,7 +82,13 @@ for sample in "$build"/bin/*; do
   grep -q -- "--size" <<<"$help" && args+=(--size 16M)
   [ "$name" = p2pMemMap ] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && args+=(--loopback)
   for tool in racecheck initcheck synccheck; do
-    scope=()
+    # initcheck makes every launch wait for its kernel: multicastReduce's all-reduce needs the
+    # kernels of all GPUs running at once, so under initcheck its barrier would time out.
+    if [ "$name" = multicastReduce ] && [ "$tool" = initcheck ]; then
+      echo "== compute-sanitizer $tool: $name not run (launches block under initcheck)"
+      continue
+    fi
+    scope=(--target-processes all)
     # initcheck knows only what its own process wrote: memMapIPC's workers read vectors that the
     # parent filled, which every worker's initcheck would report as uninitialized. So initcheck
     # follows the parent alone there; memcheck, racecheck and synccheck follow the workers too.
@@ -91,6 +97,8 @@ for sample in "$build"/bin/*; do
     rc=$?
     # racecheck ends with "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
     echo "== compute-sanitizer $tool: $name exit=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/$name.$tool.log")"
+    # A waived sample (2) has nothing to check; anything else must exit 0 with nothing reported.
+    [ "$rc" = 2 ] && continue
     { [ "$rc" = 0 ] && grep -qE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)" \
       "$logs/$name.$tool.log"; } || status=1
   done

@@ -2,10 +2,11 @@
 //
 // Proves what 07_memMapIPC promises when the parent dies mid-run: its workers die too
 // (PR_SET_PDEATHSIG), so no worker is left holding imported GPU memory or waiting forever on a
-// socket. Starts the sample with a run long enough to be killed in, waits until it has child
-// processes and 2 s more (the workers have imported and run kernels), kills the parent with
-// SIGKILL (no destructor or handler of its own can run), and requires every worker to be gone
-// within 5 s. Exit 0 when that held.
+// socket. Starts the sample with a run long enough to be killed in, waits until all its workers
+// (--workers, default 2) are child processes with the GPU open (a /dev/nvidia* descriptor) and
+// 1 s more, kills the parent with SIGKILL (no destructor or handler of its own can run), and
+// requires every worker to be gone within 5 s. Exit 0 when that held; 2 (Skipped) when the sample
+// waived before it started a worker.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -38,13 +39,12 @@ std::string readFile(const std::string& path) {
   return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
-/// Starts @p args with stdout and stderr in @p logPath; its pid.
-pid_t startLogged(const std::vector<std::string>& args, const std::string& logPath) {
+/// Starts @p args with stdout and stderr in @p logFd; its pid.
+pid_t startLogged(const std::vector<std::string>& args, int logFd) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_adddup2(&actions, logFd, 1);
+  posix_spawn_file_actions_adddup2(&actions, logFd, 2);
   std::vector<char*> argv;
   for (const std::string& arg : args)
     argv.push_back(const_cast<char*>(arg.c_str()));
@@ -57,25 +57,60 @@ pid_t startLogged(const std::vector<std::string>& args, const std::string& logPa
   return pid;
 }
 
-/// The children of every thread of @p pid (/proc/<pid>/task/<tid>/children).
+/// The field after the command name in /proc/<pid>/stat: {state, parent pid}; {0, 0} if gone.
+std::pair<char, pid_t> stateAndParent(pid_t pid) {
+  const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t end = stat.rfind(')');  // the name, in parentheses, may hold anything
+  if (end == std::string::npos)
+    return {0, 0};
+  std::istringstream fields(stat.substr(end + 1));
+  char state = 0;
+  pid_t parent = 0;
+  fields >> state >> parent;
+  return {state, parent};
+}
+
+/// The processes whose parent is @p pid (a scan of /proc/<n>/stat).
 std::set<pid_t> childrenOf(pid_t pid) {
   std::set<pid_t> children;
   std::error_code error;
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
-    std::istringstream list(readFile(task.path().string() + "/children"));
-    for (pid_t child = 0; list >> child;)
-      children.insert(child);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const pid_t candidate = static_cast<pid_t>(std::stol(name));
+    if (stateAndParent(candidate).second == pid)
+      children.insert(candidate);
   }
   return children;
+}
+
+/// True when @p pid has a descriptor of an NVIDIA device open: its CUDA driver is initialized.
+bool hasGpuOpen(pid_t pid) {
+  std::error_code error;
+  for (const auto& fd :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+    const std::string target = std::filesystem::read_symlink(fd.path(), error).string();
+    if (target.rfind("/dev/nvidia", 0) == 0)
+      return true;
+  }
+  return false;
+}
+
+/// The --workers value among @p args, else the sample's default (2).
+std::size_t workerCount(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--workers")
+      return static_cast<std::size_t>(std::stoul(args[i + 1]));
+  }
+  return 2;
 }
 
 /// True while @p pid exists and is not a zombie (a dead child that nobody has reaped yet: in a
 /// container, the process that adopts orphans may never reap them).
 bool running(pid_t pid) {
-  const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
-  const std::size_t end = stat.rfind(')');  // the name, in parentheses, may hold anything
-  return end != std::string::npos && end + 2 < stat.size() && stat[end + 2] != 'Z';
+  const char state = stateAndParent(pid).first;
+  return state != 0 && state != 'Z';
 }
 
 }  // namespace
@@ -85,63 +120,80 @@ int main(int argc, char** argv) {
     std::cerr << "usage: " << argv[0] << " <memMapIPC> [arguments...]\n";
     return 1;
   }
-  const std::string log = "/tmp/memsamples_ipc_parent_death." + std::to_string(getpid());
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  std::string log = "/tmp/memsamples_ipc_parent_death.XXXXXX";
+  const int logFd = mkstemp(log.data());
+  if (logFd < 0) {
+    std::cout << "error: mkstemp " << log << ": " << std::strerror(errno) << '\n';
+    return 1;
+  }
   pid_t parent = -1;
+  int exitCode = 1;
   try {
-    parent = startLogged(std::vector<std::string>(argv + 1, argv + argc), log);
+    parent = startLogged(args, logFd);
 
-    // The workers are the parent's child processes (its report comes only at the end).
+    // Every worker is a child process of the parent with the GPU open; the parent's own report
+    // comes only at the end of the run.
+    const std::size_t expected = workerCount(args);
     const auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (childrenOf(parent).empty()) {
+    std::set<pid_t> workers;
+    for (;;) {
       int status = 0;
       if (waitpid(parent, &status, WNOHANG) == parent) {
-        parent = -1;  // reaped: nothing to kill
-        throw std::runtime_error("the sample ended before it started a worker:\n" + readFile(log));
+        parent = -1;                                          // reaped: nothing to kill
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {  // waived: nothing to test here
+          std::cout << readFile(log);
+          exitCode = 2;
+          break;
+        }
+        throw std::runtime_error(
+            "the sample ended before its workers ran (make the run longer):\n" + readFile(log));
       }
+      workers = childrenOf(parent);
+      std::size_t ready = 0;
+      for (const pid_t worker : workers)
+        ready += hasGpuOpen(worker) ? 1 : 0;
+      if (workers.size() == expected && ready == expected)
+        break;
       if (Clock::now() > deadline)
-        throw std::runtime_error("no worker process within 60 s:\n" + readFile(log));
+        throw std::runtime_error("after 60 s, " + std::to_string(ready) + " of " +
+                                 std::to_string(expected) + " workers have the GPU open:\n" +
+                                 readFile(log));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    std::this_thread::sleep_for(std::chrono::seconds(2));  // imports done, kernels running
-    const std::set<pid_t> workers = childrenOf(parent);
-    int status = 0;
-    if (waitpid(parent, &status, WNOHANG) == parent) {
+    if (exitCode != 2) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));  // their imports and kernels run
+      kill(parent, SIGKILL);
+      int status = 0;
+      while (waitpid(parent, &status, 0) < 0 && errno == EINTR) {
+      }
       parent = -1;
-      throw std::runtime_error("the run ended before it could be killed (make it longer):\n" +
-                               readFile(log));
-    }
-    if (workers.empty())
-      throw std::runtime_error("the sample runs, but has no worker to watch:\n" + readFile(log));
+      std::cout << readFile(log) << "parent killed with SIGKILL while its " << workers.size()
+                << " workers ran with the GPU open\n";
 
-    kill(parent, SIGKILL);
-    while (waitpid(parent, &status, 0) < 0 && errno == EINTR) {
+      std::set<pid_t> left = workers;
+      const auto gone = Clock::now() + std::chrono::seconds(5);
+      while (!left.empty() && Clock::now() < gone) {
+        for (auto it = left.begin(); it != left.end();)
+          it = running(*it) ? std::next(it) : left.erase(it);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      for (const pid_t worker : left) {
+        std::cout << "FAILED: worker pid " << worker << " still runs 5 s after its parent died\n";
+        kill(worker, SIGKILL);  // leave nothing behind
+      }
+      std::cout << (left.empty() ? "parent death: PASS\n" : "parent death: FAIL\n");
+      exitCode = left.empty() ? 0 : 1;
     }
-    parent = -1;
-    std::cout << readFile(log) << "parent killed with SIGKILL while " << workers.size()
-              << " workers ran\n";
-
-    std::set<pid_t> left = workers;
-    const auto gone = Clock::now() + std::chrono::seconds(5);
-    while (!left.empty() && Clock::now() < gone) {
-      for (auto it = left.begin(); it != left.end();)
-        it = running(*it) ? std::next(it) : left.erase(it);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::remove(log.c_str());
-    for (const pid_t worker : left) {
-      std::cout << "FAILED: worker pid " << worker << " still runs 5 s after its parent died\n";
-      kill(worker, SIGKILL);  // leave nothing behind
-    }
-    std::cout << (left.empty() ? "parent death: PASS\n" : "parent death: FAIL\n");
-    return left.empty() ? 0 : 1;
   } catch (const std::exception& error) {
     if (parent > 0) {
       kill(parent, SIGKILL);
       int status = 0;
       waitpid(parent, &status, 0);
     }
-    std::remove(log.c_str());
     std::cout << "error: " << error.what() << '\n';
-    return 1;
   }
+  close(logFd);
+  std::remove(log.c_str());
+  return exitCode;
 }

@@ -19,14 +19,21 @@ std::string deviceCountText(int count) {
          ")";
 }
 
+// Checks that a --backing or --mapping list names only existing devices.
+void checkOrdinals(const std::vector<int>& devices, const char* option, int deviceCount) {
+  for (const int device : devices) {
+    if (device < 0 || device >= deviceCount) {
+      throw UsageError(std::string(option) + " lists device " + std::to_string(device) + ", but " +
+                       deviceCountText(deviceCount));
+    }
+  }
+}
+
 // Checks a --backing or --mapping list: existing devices that support VMM.
 void checkDeviceOption(const std::vector<int>& devices, const char* option,
                        const DeviceTopology& topology) {
+  checkOrdinals(devices, option, topology.deviceCount());
   for (const int device : devices) {
-    if (device < 0 || device >= topology.deviceCount()) {
-      throw UsageError(std::string(option) + " lists device " + std::to_string(device) + ", but " +
-                       deviceCountText(topology.deviceCount()));
-    }
     if (!topology.vmmSupported[static_cast<std::size_t>(device)]) {
       throw UsageError(std::string(option) + " lists device " + std::to_string(device) +
                        ", which does not support virtual memory management "
@@ -36,6 +43,12 @@ void checkDeviceOption(const std::vector<int>& devices, const char* option,
 }
 
 }  // namespace
+
+void checkDeviceOrdinals(const std::vector<int>& backingOption,
+                         const std::vector<int>& mappingOption, int deviceCount) {
+  checkOrdinals(backingOption, "--backing", deviceCount);
+  checkOrdinals(mappingOption, "--mapping", deviceCount);
+}
 
 std::vector<int> discoverBackingDevices(int chosen, const DeviceTopology& topology) {
   topology.checkShape();

@@ -37,6 +37,14 @@ struct DeviceRoles {
 };
 
 /**
+ * Checks that every device @p backingOption and @p mappingOption name exists on a machine of
+ * @p deviceCount devices: bad input, reported before any waiver.
+ * @throws UsageError naming the option, the device and the device count.
+ */
+void checkDeviceOrdinals(const std::vector<int>& backingOption,
+                         const std::vector<int>& mappingOption, int deviceCount);
+
+/**
  * Checks or fills in the backing and mapping devices of the sample.
  *
  * Empty @p backingOption: discoverBackingDevices(). Empty @p mappingOption: just @p chosen.

@@ -74,6 +74,9 @@ ms::Verdict runVectorAddMMAP(const Options& options, ms::Report& report) {
   const CUdevice device = ms::selectDevice(options.common.device);
   const int ordinal = ms::deviceOrdinal(device);  // a CUdevice is a handle, not an ordinal
   out << "Device " << ordinal << ": " << ms::deviceName(device) << '\n';
+  int deviceCount = 0;  // bad input before any waiver: the devices the lists name exist
+  ms::check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+  vmm::checkDeviceOrdinals(options.backing, options.mapping, deviceCount);
   int vmmSupported = 0;
   ms::check(cuDeviceGetAttribute(&vmmSupported,
                                  CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device),

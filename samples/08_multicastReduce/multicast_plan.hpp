@@ -97,9 +97,10 @@ struct TeamChoice {
  * members: a waiver that says how many GPUs qualify and why the others do not.
  * The root is @p root when given (it must be a member), else the fastest member
  * (pickFastestDevice(), as every sample's default device; ties go to the lower ordinal).
- * @throws UsageError for an ordinal outside the table (in @p requested or @p root), for more
- *         than kMaxTeam in @p requested, and for a @p root that is not a member; these come before
- * any waiver, so a mistake is reported as one on every machine.
+ * @throws UsageError for an ordinal outside the table (in @p requested or @p root) and for more
+ *         than kMaxTeam in @p requested, before any waiver, so that such a mistake is reported
+ *         as one on every machine; and for a @p root that is not a member of a team that can
+ *         run (on a machine without one, the waiver is the answer).
  */
 TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
                       const std::vector<int>& requested, const std::optional<long long>& root);

@@ -2,7 +2,8 @@
 // the toolkit and two GPUs with multicast support and compute capability 9.0. It answers the
 // questions the sample asks to choose its team and nothing else; every multicast entry point
 // says it was reached and aborts. With NVLink multicast turned off (NCCL_NVLS_ENABLE=0), the
-// sample must choose its team here and then waive without reaching any of them.
+// sample must choose its team here and then waive without reaching any of them: at exit, the
+// stand-in says how many devices were asked about multicast support (2: the team was chosen).
 #include <cuda.h>
 
 #include <cstdio>
@@ -11,6 +12,17 @@
 namespace {
 
 constexpr int kDevices = 2;
+
+/// Counts the CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED queries and reports them at exit, on the
+/// stdout the sample's own WAIVED line went to (not in a process that never asked, such as the
+/// GPU test launcher, which only loads this library to see that it can).
+struct MulticastQueries {
+  int count = 0;
+  ~MulticastQueries() {
+    if (count > 0)
+      std::printf("fake driver: CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED asked %d times\n", count);
+  }
+} multicastQueries;
 
 [[noreturn]] void reached(const char* call) {
   std::fprintf(stderr, "fake driver: %s was called, though multicast is turned off\n", call);
@@ -64,6 +76,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
   switch (attribute) {  // an H200's answers
     case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED:
       *value = 1;
+      ++multicastQueries.count;
       break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
       *value = 9;

@@ -104,6 +104,15 @@ TEST(ResolveDeviceRoles, ADeviceThatDoesNotExistNamesTheDeviceCount) {
             "--mapping lists device 7, but this machine has 4 CUDA devices (valid: 0..3)");
 }
 
+TEST(CheckDeviceOrdinals, OnlyTheDeviceCountMatters) {
+  vmm::checkDeviceOrdinals({}, {}, 1);
+  vmm::checkDeviceOrdinals({0, 1}, {1}, 2);
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::checkDeviceOrdinals({0, 99}, {}, 1); }),
+            "--backing lists device 99, but this machine has 1 CUDA device (valid: 0)");
+  EXPECT_EQ(messageOf<ms::UsageError>([] { vmm::checkDeviceOrdinals({0}, {-1}, 2); }),
+            "--mapping lists device -1, but this machine has 2 CUDA devices (valid: 0..1)");
+}
+
 TEST(ResolveDeviceRoles, DevicesWithoutVmmAreRefused) {
   const auto machine = topology("10", {"11", "11"});
   EXPECT_EQ(messageOf<ms::UsageError>([&] {
