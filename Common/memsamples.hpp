@@ -632,6 +632,24 @@ class ScopedContext {
 /// @}
 
 // ------------------------------------------------------------------------------------------------
+/// @name Environment
+/// @{
+
+/// Looks up an environment variable by name: processEnvironment() in a sample, a table in a test;
+/// nullptr when it is not set.
+using EnvironmentLookup = std::function<const char*(const char*)>;
+
+/// This process's environment (std::getenv).
+const char* processEnvironment(const char* name);
+
+/// Whether every kernel launch waits until the kernel has run (CUDA_LAUNCH_BLOCKING=1). Then a
+/// stream held back by the host holds the host too (timeOnStream() times without its gate), and
+/// kernels that must run at the same time on several GPUs never do (08_multicastReduce waives).
+bool launchesBlockTheHost(const EnvironmentLookup& lookup = processEnvironment);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
 /// @name Fatbin lookup
 /// @{
 

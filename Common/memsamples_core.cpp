@@ -727,6 +727,15 @@ std::vector<char> readBinaryFile(const std::string& path) {
   return bytes;
 }
 
+const char* processEnvironment(const char* name) {
+  return std::getenv(name);
+}
+
+bool launchesBlockTheHost(const EnvironmentLookup& lookup) {
+  const char* blocking = lookup("CUDA_LAUNCH_BLOCKING");
+  return blocking != nullptr && std::string(blocking) == "1";
+}
+
 std::string locateFatbin(const std::string& fileName) {
   const char* overrideDir = std::getenv(kFatbinDirVariable);
   return findFatbin(fileName, executablePath(), overrideDir ? overrideDir : "");

@@ -171,13 +171,6 @@ class StreamGate {
 /// block the host before it opens the gate.
 constexpr std::size_t kRepetitionsPerGate = 32;
 
-/// CUDA_LAUNCH_BLOCKING=1 makes every launch wait until it has run: a held stream would then
-/// hold the host too.
-bool launchesBlockTheHost() {
-  const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
-  return blocking != nullptr && std::string(blocking) == "1";
-}
-
 void noteUngatedTiming() {
   static std::once_flag once;
   std::call_once(once, [] {

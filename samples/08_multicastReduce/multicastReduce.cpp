@@ -45,7 +45,6 @@
  * makes every share's sum land in every copy before any GPU's kernel ends.
  */
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
 #include <numeric>
 #include <string>
@@ -99,9 +98,8 @@ ms::Verdict run(const mc::Options& options, ms::Report& report) {
   // Before any multicast call: the object lives in the NVSwitch fabric that every GPU of the host
   // shares, so where its owner has turned NVLink multicast off for NCCL, NVSHMEM or PyTorch, it is
   // off for us too; and the all-reduce cannot run where launches block the host.
-  const auto environment = [](const char* name) -> const char* { return std::getenv(name); };
-  for (const std::string& why :
-       {mc::multicastTurnedOff(environment), mc::launchesBlock(environment)}) {
+  for (const std::string& why : {mc::multicastTurnedOff(ms::processEnvironment),
+                                 mc::launchesBlock(ms::processEnvironment)}) {
     if (!why.empty())
       throw ms::WaivedError(why);
   }

@@ -46,8 +46,7 @@ std::string multicastTurnedOff(const EnvironmentLookup& lookup) {
 }
 
 std::string launchesBlock(const EnvironmentLookup& lookup) {
-  const char* blocking = lookup("CUDA_LAUNCH_BLOCKING");
-  if (blocking == nullptr || std::string(blocking) != "1")
+  if (!launchesBlockTheHost(lookup))
     return "";
   return "CUDA_LAUNCH_BLOCKING=1 makes every launch wait for its kernel, but the all-reduce "
          "kernels of all GPUs must run at once (they meet at a barrier); unset it to run this "

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,10 +45,6 @@ void validateSize(const std::optional<std::uint64_t>& sizeBytes);
 
 // ------------------------------------------------------------------------------------------------
 
-/// Looks up an environment variable by name (std::getenv in the sample, a table in the tests);
-/// nullptr when it is not set.
-using EnvironmentLookup = std::function<const char*(const char*)>;
-
 /**
  * Whether whoever runs this machine has turned NVLink multicast off, by one of the switches that
  * NCCL, NVSHMEM and PyTorch obey: NCCL_NVLS_ENABLE=0, or NVSHMEM_DISABLE_NVLS or
@@ -61,10 +56,11 @@ using EnvironmentLookup = std::function<const char*(const char*)>;
 std::string multicastTurnedOff(const EnvironmentLookup& lookup);
 
 /**
- * Whether kernel launches block the host until the kernel has run (CUDA_LAUNCH_BLOCKING=1).
- * The all-reduce kernels of all GPUs must run at once (they meet at a barrier), and the sample
- * launches them one after the other from one thread: the first launch would return only when
- * its kernel ended, which waits for a GPU whose kernel was never launched.
+ * The waiver where kernel launches block the host until the kernel has run
+ * (launchesBlockTheHost(), Common). The all-reduce kernels of all GPUs must run at once (they
+ * meet at a barrier), and the sample launches them one after the other from one thread: the
+ * first launch would return only when its kernel ended, which waits for a GPU whose kernel was
+ * never launched.
  * @return "" when launches are asynchronous, else the waiver.
  */
 std::string launchesBlock(const EnvironmentLookup& lookup);

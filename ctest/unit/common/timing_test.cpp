@@ -110,3 +110,16 @@ TEST(TimeOnStream, WhereLaunchesBlockTheHostTheRunsAreTimedWithoutAGate) {
   unsetenv("CUDA_LAUNCH_BLOCKING");
   EXPECT_EQ(mt::timingDriver().count("cuLaunchHostFunc"), 0);
 }
+
+TEST(LaunchesBlockTheHost, OnlyCudaLaunchBlockingOne) {
+  const auto with = [](const char* value) {
+    return [value](const char* name) -> const char* {
+      return std::string(name) == "CUDA_LAUNCH_BLOCKING" ? value : nullptr;
+    };
+  };
+  EXPECT_FALSE(ms::launchesBlockTheHost(with(nullptr)));
+  EXPECT_FALSE(ms::launchesBlockTheHost(with("")));
+  EXPECT_FALSE(ms::launchesBlockTheHost(with("0")));
+  EXPECT_FALSE(ms::launchesBlockTheHost(with("yes")));
+  EXPECT_TRUE(ms::launchesBlockTheHost(with("1")));
+}

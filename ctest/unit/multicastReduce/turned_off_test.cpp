@@ -14,7 +14,7 @@ namespace {
 using Environment = std::map<std::string, std::string>;
 
 /// A lookup in @p variables only.
-mc::EnvironmentLookup lookupIn(const Environment& variables) {
+memsamples::EnvironmentLookup lookupIn(const Environment& variables) {
   return [&variables](const char* name) -> const char* {
     const auto found = variables.find(name);
     return found == variables.end() ? nullptr : found->second.c_str();
