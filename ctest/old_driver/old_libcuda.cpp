@@ -2,7 +2,9 @@
 // MEMSAMPLES_OLD_DRIVER_VERSION and exports only what every driver has had for years, so none of
 // the entry points that CUDA 13's cuda.h binds to (cuCtxCreate_v4, cuEventElapsedTime_v2,
 // cuMemPrefetchBatchAsync...) exists. A sample run against it must start, see the old version
-// and waive before it needs anything else.
+// and waive before it needs anything else. 08_multicastReduce's two-GPU stand-in builds these four
+// functions in too, with MEMSAMPLES_OLD_DRIVER_VERSION=CUDA_VERSION: a driver as new as the
+// toolkit.
 #include <cuda.h>
 
 extern "C" {

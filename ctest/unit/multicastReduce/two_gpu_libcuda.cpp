@@ -1,5 +1,7 @@
 // A stand-in libcuda.so.1 for a machine that 08_multicastReduce would run on: a driver as new as
-// the toolkit and two GPUs with multicast support and compute capability 9.0. It answers the
+// the toolkit (cuInit, cuDriverGetVersion and the error strings come from
+// ctest/old_driver/old_libcuda.cpp, built with this toolkit's CUDA_VERSION) and two GPUs with
+// multicast support and compute capability 9.0. It answers the
 // questions the sample asks to choose its team and nothing else; every multicast entry point
 // says it was reached and aborts. With NVLink multicast turned off (NCCL_NVLS_ENABLE=0), the
 // sample must choose its team here and then waive without reaching any of them: at exit, the
@@ -32,29 +34,6 @@ struct MulticastQueries {
 }  // namespace
 
 extern "C" {
-
-CUresult CUDAAPI cuInit(unsigned int flags) {
-  return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
-CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
-  if (driverVersion == nullptr)
-    return CUDA_ERROR_INVALID_VALUE;
-  *driverVersion = CUDA_VERSION;
-  return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuGetErrorName(CUresult, const char** name) {
-  if (name != nullptr)
-    *name = nullptr;
-  return CUDA_ERROR_INVALID_VALUE;
-}
-
-CUresult CUDAAPI cuGetErrorString(CUresult, const char** text) {
-  if (text != nullptr)
-    *text = nullptr;
-  return CUDA_ERROR_INVALID_VALUE;
-}
 
 CUresult CUDAAPI cuDeviceGetCount(int* count) {
   if (count == nullptr)
