@@ -8,19 +8,13 @@
 // requires every worker to be gone within 5 s. Exit 0 when that held; 2 (Skipped) when the sample
 // waived before it started a worker.
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -28,38 +22,17 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "logged_process.hpp"
+
+namespace mt = memsamples::test;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string readFile(const std::string& path) {
-  std::ifstream file(path);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
-
-/// Starts @p args with stdout and stderr in @p logFd; its pid.
-pid_t startLogged(const std::vector<std::string>& args, int logFd) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, logFd, 1);
-  posix_spawn_file_actions_adddup2(&actions, logFd, 2);
-  std::vector<char*> argv;
-  for (const std::string& arg : args)
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0)
-    throw std::runtime_error("posix_spawn " + args[0] + " failed: " + std::strerror(error));
-  return pid;
-}
-
 /// The field after the command name in /proc/<pid>/stat: {state, parent pid}; {0, 0} if gone.
 std::pair<char, pid_t> stateAndParent(pid_t pid) {
-  const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = mt::readTextFile("/proc/" + std::to_string(pid) + "/stat");
   const std::size_t end = stat.rfind(')');  // the name, in parentheses, may hold anything
   if (end == std::string::npos)
     return {0, 0};
@@ -121,16 +94,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::vector<std::string> args(argv + 1, argv + argc);
-  std::string log = "/tmp/memsamples_ipc_parent_death.XXXXXX";
-  const int logFd = mkstemp(log.data());
-  if (logFd < 0) {
-    std::cout << "error: mkstemp " << log << ": " << std::strerror(errno) << '\n';
-    return 1;
-  }
   pid_t parent = -1;
   int exitCode = 1;
   try {
-    parent = startLogged(args, logFd);
+    const mt::OutputLog log("memsamples_ipc_parent_death");
+    parent = mt::startLogged(args, log);
 
     // Every worker is a child process of the parent with the GPU open; the parent's own report
     // comes only at the end of the run.
@@ -142,12 +110,12 @@ int main(int argc, char** argv) {
       if (waitpid(parent, &status, WNOHANG) == parent) {
         parent = -1;                                          // reaped: nothing to kill
         if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {  // waived: nothing to test here
-          std::cout << readFile(log);
+          std::cout << log.text();
           exitCode = 2;
           break;
         }
         throw std::runtime_error(
-            "the sample ended before its workers ran (make the run longer):\n" + readFile(log));
+            "the sample ended before its workers ran (make the run longer):\n" + log.text());
       }
       workers = childrenOf(parent);
       std::size_t ready = 0;
@@ -158,7 +126,7 @@ int main(int argc, char** argv) {
       if (Clock::now() > deadline)
         throw std::runtime_error("after 60 s, " + std::to_string(ready) + " of " +
                                  std::to_string(expected) + " workers have the GPU open:\n" +
-                                 readFile(log));
+                                 log.text());
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (exitCode != 2) {
@@ -168,7 +136,7 @@ int main(int argc, char** argv) {
       while (waitpid(parent, &status, 0) < 0 && errno == EINTR) {
       }
       parent = -1;
-      std::cout << readFile(log) << "parent killed with SIGKILL while its " << workers.size()
+      std::cout << log.text() << "parent killed with SIGKILL while its " << workers.size()
                 << " workers ran with the GPU open\n";
 
       std::set<pid_t> left = workers;
@@ -193,7 +161,5 @@ int main(int argc, char** argv) {
     }
     std::cout << "error: " << error.what() << '\n';
   }
-  close(logFd);
-  std::remove(log.c_str());
   return exitCode;
 }
