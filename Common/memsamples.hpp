@@ -460,9 +460,9 @@ class DriverHandle {
     reset();
     return &handle_;
   }
-  /// Gives the handle up without releasing it, e.g. to a call that frees it and whose answer is
-  /// checked; the owner becomes empty.
-  Handle disown() noexcept { return std::exchange(handle_, Handle{}); }
+  /// Gives the handle up without releasing it, for the good path's explicit release whose answer
+  /// is checked, as in `check(cuMemFree(a.release()), "cuMemFree")`; the owner becomes empty.
+  Handle release() noexcept { return std::exchange(handle_, Handle{}); }
   /// Releases the handle now; the owner becomes empty.
   void reset() noexcept {
     if (handle_ != Handle{})
@@ -519,6 +519,9 @@ class InContext {
     reset();
     return handle_.out();
   }
+  /// Gives the handle up without releasing it, for a call that frees it in the caller's context
+  /// and whose answer is checked; the owner becomes empty.
+  Handle release() noexcept { return handle_.release(); }
   /// Releases the handle now, in its context (the driver's answer is ignored, as in every
   /// destructor here: a second error would only hide the first). The owner becomes empty.
   void reset() noexcept {

@@ -137,7 +137,7 @@ void reportMappingCost(const vmm::DeviceRoles& roles, const vmm::Granularities& 
       ms::check(cuMemAlloc(reference.out(), layout.roundedBytes), "cuMemAlloc");
       const double allocMs = millisecondsSince(start);
       start = std::chrono::steady_clock::now();
-      ms::check(cuMemFree(reference.disown()), "cuMemFree");
+      ms::check(cuMemFree(reference.release()), "cuMemFree");
       const double freeMs = millisecondsSince(start);
       if (repetition > 0) {
         build.push_back(buildMs);

@@ -71,7 +71,7 @@ TEST(DriverHandle, DisownGivesTheHandleUpWithoutReleasingIt) {
   released.clear();
   {
     FakeHandle owner(9);
-    EXPECT_EQ(owner.disown(), 9);
+    EXPECT_EQ(owner.release(), 9);
     EXPECT_EQ(owner.get(), 0);
   }
   EXPECT_TRUE(released.empty());
