@@ -1,14 +1,20 @@
 # Assembles one Doxygen page per sample (run by the `docs` target before Doxygen, so the site
 # always shows the READMEs as they are now):
 #
-#   <PAGES_DIR>/NN_name.md = samples/NN_name/README.md      (flow, concepts, API list, real output)
+#   <PAGES_DIR>/NN_name.md = samples/NN_name/README.md      (the core, run it, flow, details, API
+#                                                              list)
 #                          + docs/samples/NN_name.md         ("The code": \snippet blocks pulled
 #                                                              from the sample's sources, diagrams)
 #                          + links to the previous and the next lesson
 #   <PAGES_DIR>/lessons.md = the page `lessons`: every sample page as a \subpage, in folder order
 #
 # The README's title line gets the page label `sample_NN_name` (the main page links to it), and a
-# link to another sample's README becomes a link to that sample's page.
+# link to another sample's README becomes a link to that sample's page. The README's copy of its
+# core, a line `<!-- core: FILE -->` (or `<!-- core-b: FILE -->`) and the fenced code block right
+# after it, becomes `\snippet{lineno} NN_name/FILE core` (or `core-b`): the page shows the
+# source itself, between its `//! [core]` marker lines, with the file's line numbers. (The
+# lessonShape.core test keeps the README's copy identical to that region, for readers of the
+# README on its own.)
 # The READMEs themselves are excluded from Doxygen's INPUT, so each sample has exactly one page.
 # (Doxygen's \includedoc would avoid this step, but up to at least 1.9.4 it drops headings and
 # merges paragraphs of a markdown file.)
@@ -20,6 +26,65 @@ foreach(var MEMSAMPLES_ROOT PAGES_DIR)
     message(FATAL_ERROR "assemble_pages.cmake: -D${var}=... is required")
   endif()
 endforeach()
+
+# In @p page_var (the README of the sample @p name, read from @p readme), every core copy becomes
+# a \snippet of the region it copies.
+function(snippet_core_copies name readme page_var)
+  set(rest "${${page_var}}")
+  set(done "")
+  while(TRUE)
+    string(FIND "${rest}" "\n<!-- core" at)
+    if(at EQUAL -1)
+      break()
+    endif()
+    math(EXPR at "${at} + 1")
+    string(SUBSTRING "${rest}" 0 ${at} before)
+    string(APPEND done "${before}")
+    string(SUBSTRING "${rest}" ${at} -1 rest)
+    string(FIND "${rest}" "\n" eol)
+    if(eol EQUAL -1)
+      set(line "${rest}")
+      set(after "")
+    else()
+      string(SUBSTRING "${rest}" 0 ${eol} line)
+      math(EXPR eol "${eol} + 1")
+      string(SUBSTRING "${rest}" ${eol} -1 after)
+    endif()
+    if(NOT line MATCHES "^<!-- (core|core-b): ([^ \t]+) -->[ \t\r]*$")
+      string(APPEND done "${line}")  # another comment: kept as it is
+      if(eol EQUAL -1)
+        set(rest "")
+      else()
+        set(rest "\n${after}")
+      endif()
+      continue()
+    endif()
+    set(tag "${CMAKE_MATCH_1}")
+    set(file "${CMAKE_MATCH_2}")
+    if(NOT EXISTS "${MEMSAMPLES_ROOT}/samples/${name}/${file}")
+      message(FATAL_ERROR "${readme}: `${line}` names ${file}, which is not in samples/${name}")
+    endif()
+    if(NOT after MATCHES "^```")
+      message(FATAL_ERROR "${readme}: `${line}` must be followed directly by a fenced code block "
+                          "(```cpp) holding the copy of the region")
+    endif()
+    # The copy runs to the next line that starts with ``` (its closing fence), which goes too.
+    string(FIND "${after}" "\n```" close)
+    if(close EQUAL -1)
+      message(FATAL_ERROR "${readme}: the code block after `${line}` is never closed")
+    endif()
+    math(EXPR close "${close} + 1")
+    string(SUBSTRING "${after}" ${close} -1 rest)
+    string(FIND "${rest}" "\n" eol)
+    if(eol EQUAL -1)
+      set(rest "")
+    else()
+      string(SUBSTRING "${rest}" ${eol} -1 rest)
+    endif()
+    string(APPEND done "\\snippet{lineno} ${name}/${file} ${tag}")
+  endwhile()
+  set(${page_var} "${done}${rest}" PARENT_SCOPE)
+endfunction()
 
 file(REMOVE_RECURSE "${PAGES_DIR}")
 file(MAKE_DIRECTORY "${PAGES_DIR}")
@@ -45,6 +110,7 @@ foreach(name IN LISTS names)
   string(REGEX REPLACE "^# ([^\n]*)" "# \\1 {#sample_${name}}" page "${page}")
   string(REGEX REPLACE "\\]\\(\\.\\./([0-9][0-9]_[A-Za-z0-9]+)/(README\\.md)?\\)"
          "](@ref sample_\\1)" page "${page}")
+  snippet_core_copies(${name} "${readme}" page)
   set(code "${MEMSAMPLES_ROOT}/docs/samples/${name}.md")
   if(EXISTS "${code}")
     file(READ "${code}" code_part)

@@ -1,18 +1,17 @@
-// The lesson-shape rules of one sample folder; see lesson_shape.hpp.
+// The lesson-shape rules of one sample folder; see lesson_shape.hpp. This file: the shared text
+// helpers, comment stripping, the README call list and the `calls` and `lines` checks.
 #include "lesson_shape.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "lesson_shape_internal.hpp"
+
 namespace memsamples::lesson_shape {
-namespace {
 
-namespace fs = std::filesystem;
-
-const char* const kHeading = "## Demonstrated API calls";
+namespace internal {
 
 bool isIdentifierChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -20,6 +19,11 @@ bool isIdentifierChar(char c) {
 
 bool startsWith(const std::string& text, const std::string& prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string trimLeft(const std::string& text) {
@@ -31,6 +35,86 @@ std::string trimRight(const std::string& text) {
   const std::size_t last = text.find_last_not_of(" \t\r\n");
   return last == std::string::npos ? std::string() : text.substr(0, last + 1);
 }
+
+std::string trim(const std::string& text) {
+  return trimRight(trimLeft(text));
+}
+
+int numberFollowedBy(const std::string& text, std::size_t pos, const std::string& after) {
+  std::size_t end = pos;
+  while (end < text.size() && end - pos < 6 &&
+         std::isdigit(static_cast<unsigned char>(text[end])) != 0)
+    ++end;
+  if (end == pos || text.compare(end, after.size(), after) != 0)
+    return -1;
+  return std::stoi(text.substr(pos, end - pos));
+}
+
+std::string joinNumbers(const std::vector<int>& numbers) {
+  if (numbers.empty())
+    return "none";
+  std::string text;
+  for (const int number : numbers)
+    text += (text.empty() ? "" : ", ") + std::to_string(number);
+  return text;
+}
+
+bool isFence(const std::string& line) {
+  const std::string text = trimLeft(line);
+  return startsWith(text, "```") || startsWith(text, "~~~");
+}
+
+std::string readFile(const fs::path& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool readReadme(const fs::path& folder, std::string& text, std::vector<std::string>& problems) {
+  const fs::path path = folder / "README.md";
+  bool ok = false;
+  text = readFile(path, ok);
+  if (!ok)
+    problems.push_back(path.string() + ": cannot be read (every sample folder has a README.md)");
+  return ok;
+}
+
+fs::path normalizedFolder(const std::string& folder) {
+  fs::path path = fs::path(folder).lexically_normal();
+  return path.filename().empty() ? path.parent_path() : path;
+}
+
+std::vector<SourceFile> readSources(const fs::path& folder,
+                                    const std::vector<std::string>& extensions,
+                                    std::vector<std::string>& problems) {
+  std::vector<fs::path> paths;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() &&
+        std::find(extensions.begin(), extensions.end(), ext) != extensions.end())
+      paths.push_back(entry.path());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<SourceFile> files;
+  for (const fs::path& path : paths) {
+    bool ok = false;
+    files.push_back({path.filename().string(), readFile(path, ok)});
+    if (!ok)
+      problems.push_back(path.string() + ": cannot be read");
+  }
+  return files;
+}
+
+}  // namespace internal
+
+namespace {
+
+using namespace internal;
+
+const char* const kHeading = "## Demonstrated API calls";
 
 // A markdown heading of level 1 or 2 ends the section; `###` and deeper stay inside it.
 bool isTopHeading(const std::string& line) {
@@ -118,73 +202,24 @@ std::size_t rawStringEnd(const std::string& code, std::size_t open) {
   return close == std::string::npos ? code.size() : close + delimiter.size() + 2;
 }
 
-std::string readFile(const fs::path& path, bool& ok) {
-  std::ifstream in(path, std::ios::binary);
-  ok = static_cast<bool>(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// "samples/01_vectorAddDrv/" and "samples/./01_vectorAddDrv" -> "samples/01_vectorAddDrv".
-fs::path normalizedFolder(const std::string& folder) {
-  fs::path path = fs::path(folder).lexically_normal();
-  return path.filename().empty() ? path.parent_path() : path;
-}
-
-}  // namespace
-
-ApiSection parseApiSection(const std::string& readme) {
-  ApiSection section;
-  std::istringstream lines(readme);
-  std::string line;
-  std::string folderLines;  // the section without its Via paragraphs
-  bool inSection = false;
-  bool fenced = false;
-  bool inVia = false;
-  while (std::getline(lines, line)) {
-    line = trimRight(line);
-    if (!inSection) {
-      if (line == kHeading) {
-        inSection = true;
-        section.found = true;
-      }
-      continue;
-    }
-    const std::string text = trimLeft(line);
-    if (startsWith(text, "```") || startsWith(text, "~~~")) {
-      fenced = !fenced;
-      continue;
-    }
-    if (fenced)
-      continue;
-    if (isTopHeading(line))
-      break;
-    if (startsWith(text, "Via ")) {
-      inVia = true;
-      section.hasViaCommon = section.hasViaCommon || startsWith(text, "Via Common:");
-    } else if (text.empty()) {
-      inVia = false;  // a Via paragraph ends at a blank line
-    }
-    if (!inVia)
-      folderLines += line + "\n";
-  }
-  for (const std::string& span : codeSpans(folderLines)) {
+// The distinct `cu...` names of the code spans of @p text, appended to @p calls.
+void addCallNames(const std::string& text, std::vector<std::string>& calls) {
+  for (const std::string& span : codeSpans(text)) {
     const std::string name = callNameOf(span);
-    if (!name.empty() && std::find(section.folderCalls.begin(), section.folderCalls.end(), name) ==
-                             section.folderCalls.end())
-      section.folderCalls.push_back(name);
+    if (!name.empty() && std::find(calls.begin(), calls.end(), name) == calls.end())
+      calls.push_back(name);
   }
-  return section;
 }
 
-std::string stripCommentsAndStrings(const std::string& code) {
+// Comments (and, with @p blankStrings, string and character literals) of @p code become spaces.
+std::string strip(const std::string& code, bool blankStrings) {
   std::string out = code;
   std::size_t i = 0;
   while (i < code.size()) {
     const char c = code[i];
     const char next = i + 1 < code.size() ? code[i + 1] : '\0';
     std::size_t end = i + 1;
+    bool literal = false;
     if (c == '/' && next == '/') {
       end = i;  // to the end of the line, lines joined by a trailing backslash included
       while (end < code.size() && code[end] != '\n')
@@ -198,6 +233,7 @@ std::string stripCommentsAndStrings(const std::string& code) {
           prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR";
       const std::size_t rawEnd = raw ? rawStringEnd(code, i) : std::string::npos;
       end = rawEnd != std::string::npos ? rawEnd : quotedEnd(code, i);
+      literal = true;
     } else if (c == '\'') {
       const std::string token = tokenBefore(code, i);
       const bool digitSeparator =
@@ -207,14 +243,86 @@ std::string stripCommentsAndStrings(const std::string& code) {
         continue;
       }
       end = quotedEnd(code, i);
+      literal = true;
     } else {
       ++i;
       continue;
     }
-    blank(out, i, end);
+    if (blankStrings || !literal)
+      blank(out, i, end);
     i = end;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> splitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+ApiSection parseApiSection(const std::string& readme) {
+  ApiSection section;
+  std::string folderLines;  // the section without its Via paragraphs
+  std::string coreLines;    // its `In the core:` paragraph
+  bool inSection = false;
+  bool fenced = false;
+  enum class Paragraph { kFolder, kCore, kVia } paragraph = Paragraph::kFolder;
+  for (std::string line : splitLines(readme)) {
+    line = trimRight(line);
+    if (!inSection) {
+      if (line == kHeading) {
+        inSection = true;
+        section.found = true;
+      }
+      continue;
+    }
+    const std::string text = trimLeft(line);
+    if (isFence(text)) {
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced)
+      continue;
+    if (isTopHeading(line))
+      break;
+    if (startsWith(text, "Via ")) {
+      paragraph = Paragraph::kVia;
+      section.hasViaCommon = section.hasViaCommon || startsWith(text, "Via Common:");
+    } else if (startsWith(text, "In the core:")) {
+      paragraph = Paragraph::kCore;
+      section.hasCoreParagraph = true;
+    } else if (text.empty() || startsWith(text, "Elsewhere in this folder:")) {
+      paragraph = Paragraph::kFolder;  // a paragraph ends at a blank line
+    }
+    if (paragraph != Paragraph::kVia)
+      folderLines += line + "\n";
+    if (paragraph == Paragraph::kCore)
+      coreLines += line + "\n";
+  }
+  addCallNames(folderLines, section.folderCalls);
+  addCallNames(coreLines, section.coreCalls);
+  return section;
+}
+
+std::string stripCommentsAndStrings(const std::string& code) {
+  return strip(code, true);
+}
+
+std::string stripComments(const std::string& code) {
+  return strip(code, false);
 }
 
 bool containsCall(const std::string& code, const std::string& name) {
@@ -275,12 +383,9 @@ Report checkCalls(const std::string& folderArgument) {
   const std::string folder = normalizedFolder(folderArgument).string();
   const fs::path readmePath = fs::path(folder) / "README.md";
   const std::string readme = readmePath.string();
-  bool ok = false;
-  const std::string text = readFile(readmePath, ok);
-  if (!ok) {
-    report.problems.push_back(readme + ": cannot be read (every sample folder has a README.md)");
+  std::string text;
+  if (!readReadme(folder, text, report.problems))
     return report;
-  }
   const ApiSection section = parseApiSection(text);
   if (!section.found) {
     report.problems.push_back(readme + ": has no \"" + kHeading + "\" section");
@@ -292,21 +397,11 @@ Report checkCalls(const std::string& folderArgument) {
                               "Common makes for the sample are listed there)");
   }
 
-  std::vector<fs::path> files;
-  std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
-    const std::string ext = entry.path().extension().string();
-    if (entry.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".cu"))
-      files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<SourceFile> files =
+      readSources(folder, {".cpp", ".hpp", ".cu"}, report.problems);
   std::string code;
-  for (const fs::path& file : files) {
-    bool read = false;
-    code += stripCommentsAndStrings(readFile(file, read)) + "\n";
-    if (!read)
-      report.problems.push_back(file.string() + ": cannot be read");
-  }
+  for (const SourceFile& file : files)
+    code += stripCommentsAndStrings(file.text) + "\n";
   for (const std::string& call : section.folderCalls) {
     if (!containsCall(code, call)) {
       report.problems.push_back(readme + ": `" + call +
@@ -352,6 +447,27 @@ Report checkLines(const std::string& folder) {
   }
   report.summary =
       lesson + ": " + std::to_string(lines) + " lines (limit " + std::to_string(limit) + ")";
+  return report;
+}
+
+const std::vector<std::string>& checkNames() {
+  static const std::vector<std::string> names = {"calls",   "lines",   "core",  "readme",
+                                                 "breathe", "helpers", "steps", "folder"};
+  return names;
+}
+
+Report runCheck(const std::string& check, const std::string& folder) {
+  using Check = Report (*)(const std::string&);
+  static const std::vector<std::pair<std::string, Check>> checks = {
+      {"calls", checkCalls},   {"lines", checkLines},     {"core", checkCore},
+      {"readme", checkReadme}, {"breathe", checkBreathe}, {"helpers", checkHelpers},
+      {"steps", checkSteps},   {"folder", checkFolder}};
+  for (const auto& [name, run] : checks) {
+    if (name == check)
+      return run(folder);
+  }
+  Report report;
+  report.problems.push_back("unknown check \"" + check + "\"");
   return report;
 }
 

@@ -1,5 +1,7 @@
-// lesson_shape_check calls|lines <sample folder>: checks one rule of the lesson shape for one
-// sample (see lesson_shape.hpp) and prints one line per problem. Exit 0 when it holds, 1 when not.
+// lesson_shape_check <check> <sample folder>: checks one rule of the lesson shape for one sample
+// (see lesson_shape.hpp; <check> is calls, lines, core, readme, breathe, helpers, steps or
+// folder), prints one line per problem, then what was checked. Exit 0 when it holds, 1 when not.
+#include <algorithm>
 #include <iostream>
 #include <string>
 
@@ -7,12 +9,16 @@
 
 int main(int argc, char** argv) {
   namespace ls = memsamples::lesson_shape;
+  const std::vector<std::string>& names = ls::checkNames();
   const std::string check = argc == 3 ? argv[1] : "";
-  if (check != "calls" && check != "lines") {
-    std::cerr << "usage: lesson_shape_check calls|lines <samples/NN_name folder>\n";
+  if (std::find(names.begin(), names.end(), check) == names.end()) {
+    std::string list;
+    for (const std::string& name : names)
+      list += (list.empty() ? "" : "|") + name;
+    std::cerr << "usage: lesson_shape_check " << list << " <samples/NN_name folder>\n";
     return 1;
   }
-  const ls::Report report = check == "calls" ? ls::checkCalls(argv[2]) : ls::checkLines(argv[2]);
+  const ls::Report report = ls::runCheck(check, argv[2]);
   for (const std::string& problem : report.problems)
     std::cout << "FAILED: " << problem << "\n";
   if (!report.summary.empty())

@@ -1,18 +1,17 @@
-// Unit tests of the lesson-shape checker: README parsing, comment and string stripping, call
-// matching, and the two checks on a scratch sample folder.
+// Unit tests of the lesson-shape checker: README call lists, comment and string stripping, call
+// matching, and the `calls` and `lines` checks on a scratch sample folder.
 #include "lesson_shape.hpp"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "common/temp_dir.hpp"
+#include "lesson_shape_fixture.hpp"
 
 namespace ls = memsamples::lesson_shape;
 using Calls = std::vector<std::string>;
+using memsamples::lesson_shape::test::SampleFolder;
 
 // ------------------------------------------------------------------ README "Demonstrated API
 // calls"
@@ -81,6 +80,31 @@ TEST(ApiSection, FencedCodeIsSkipped) {
   EXPECT_EQ(section.folderCalls, (Calls{"cuA"}));
 }
 
+TEST(ApiSection, CoreAndElsewhereParagraphsAreFolderCalls) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "## Demonstrated API calls\n"
+      "In the core: `cuMemAlloc`, `cuMemcpyHtoD`,\n`cuMemFree`.\n\n"
+      "Elsewhere in this folder: `cuMemGetInfo`.\n\n"
+      "Via Common: `cuInit`, `cuDeviceGet`.\n\n"
+      "Via 02_vectorAddMMAP: `cuMemMap`.\n");
+  EXPECT_TRUE(section.hasCoreParagraph);
+  EXPECT_TRUE(section.hasViaCommon);
+  EXPECT_EQ(section.coreCalls, (Calls{"cuMemAlloc", "cuMemcpyHtoD", "cuMemFree"}));
+  EXPECT_EQ(section.folderCalls,
+            (Calls{"cuMemAlloc", "cuMemcpyHtoD", "cuMemFree", "cuMemGetInfo"}));
+}
+
+TEST(ApiSection, TheCoreParagraphEndsAtABlankLineOrAnotherParagraph) {
+  const ls::ApiSection section = ls::parseApiSection(
+      "## Demonstrated API calls\nIn the core: `cuA`\nElsewhere in this folder: `cuB`\n"
+      "In the core: `cuC`\nVia Common: `cuD`\n\n`cuE`\n");
+  EXPECT_EQ(section.coreCalls, (Calls{"cuA", "cuC"}));
+  EXPECT_EQ(section.folderCalls, (Calls{"cuA", "cuB", "cuC", "cuE"}));
+  // "In the core:" starts a line; inside a sentence it is plain text.
+  EXPECT_FALSE(ls::parseApiSection("## Demonstrated API calls\nCalls In the core: `cuA`\n")
+                   .hasCoreParagraph);
+}
+
 // ------------------------------------------------------------------ comments and strings
 
 TEST(Strip, CommentsAndStringsBecomeSpacesLinesKept) {
@@ -138,6 +162,21 @@ TEST(Strip, UnterminatedLiteralsAndComments) {
   EXPECT_FALSE(ls::containsCall(ls::stripCommentsAndStrings("// a \\\ncuA();\ncuB();"), "cuA"));
 }
 
+TEST(Strip, CommentsOnlyKeepsStrings) {
+  const std::string code = "a(\"// kept\"); // gone\n/* gone */ b('\\'');\n";
+  const std::string stripped = ls::stripComments(code);
+  EXPECT_EQ(stripped.size(), code.size());
+  EXPECT_EQ(stripped, "a(\"// kept\");        \n           b('\\'');\n");
+}
+
+TEST(Text, SplitLines) {
+  EXPECT_TRUE(ls::splitLines("").empty());
+  EXPECT_EQ(ls::splitLines("a"), (Calls{"a"}));
+  EXPECT_EQ(ls::splitLines("a\n"), (Calls{"a"}));
+  EXPECT_EQ(ls::splitLines("a\r\n\nb \r\n"), (Calls{"a", "", "b "}));
+  EXPECT_EQ(ls::splitLines("\n\n").size(), 2u);
+}
+
 // ------------------------------------------------------------------ call matching
 
 TEST(ContainsCall, WholeNameFollowedByParenthesis) {
@@ -189,20 +228,6 @@ TEST(Lesson, CountLines) {
 }
 
 // ------------------------------------------------------------------ the checks on a folder
-
-namespace {
-
-class SampleFolder : public ::testing::Test {
- protected:
-  void write(const std::string& name, const std::string& text) {
-    std::ofstream(std::filesystem::path(folder_) / name) << text;
-  }
-  memsamples::test::TempDir dir_;
-  std::string folder_ = dir_.path() + "/02_demo";
-  void SetUp() override { std::filesystem::create_directories(folder_); }
-};
-
-}  // namespace
 
 TEST_F(SampleFolder, CallsPassWhenEveryFolderCallIsCalled) {
   write("README.md",
@@ -266,6 +291,21 @@ TEST_F(SampleFolder, LinesWithinAndOverTheLimit) {
   EXPECT_EQ(report.problems[0], folder_ +
                                     "/demo.cpp: 351 lines, over the limit of 350 for a "
                                     "lesson file (tutorial header included)");
+}
+
+TEST(Checks, EveryCheckHasAName) {
+  EXPECT_EQ(ls::checkNames(),
+            (Calls{"calls", "lines", "core", "readme", "breathe", "helpers", "steps", "folder"}));
+  const ls::Report report = ls::runCheck("lenght", "samples/01_vectorAddDrv");
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0], "unknown check \"lenght\"");
+}
+
+TEST_F(SampleFolder, RunCheckRunsTheNamedCheck) {
+  write("demo.cpp", std::string(351, '\n'));
+  EXPECT_EQ(ls::runCheck("lines", folder_).problems, ls::checkLines(folder_).problems);
+  EXPECT_EQ(ls::runCheck("folder", folder_).summary, ls::checkFolder(folder_).summary);
+  EXPECT_EQ(ls::runCheck("steps", folder_).problems, ls::checkSteps(folder_).problems);
 }
 
 TEST_F(SampleFolder, LinesOfAMissingLessonFile) {
