@@ -107,7 +107,7 @@ class DriverHandle {
   ~DriverHandle() { reset(); }  ///< Releases the handle, if any.
   /// Takes over @p other's handle; @p other is left empty.
   DriverHandle(DriverHandle&& other) noexcept : handle_(std::exchange(other.handle_, Handle{})) {}
-  /// Releases the current handle, then takes over @p other's; @p other is left empty.
+  /// Takes over @p other's handle and releases the one it held; @p other is left empty.
   DriverHandle& operator=(DriverHandle&& other) noexcept {
     DriverHandle taken(std::move(other));  // a self-move gives the handle straight back
     std::swap(handle_, taken.handle_);
@@ -140,12 +140,13 @@ class DriverHandle {
 CUresult drainAndDestroyStream(CUstream stream) noexcept;
 
 using OwnedContext = DriverHandle<CUcontext, cuCtxDestroy>;  ///< cuCtxCreate -> cuCtxDestroy
-using OwnedModule = DriverHandle<CUmodule, cuModuleUnload>;  ///< cuModuleLoadData -> Unload
+using OwnedModule = DriverHandle<CUmodule, cuModuleUnload>;  ///< cuModuleLoadData -> cuModuleUnload
 /// cuStreamCreate -> drainAndDestroyStream(). Declare it after the memory its work uses.
 using OwnedStream = DriverHandle<CUstream, drainAndDestroyStream>;
 using OwnedEvent = DriverHandle<CUevent, cuEventDestroy>;  ///< cuEventCreate -> cuEventDestroy
-using OwnedDeviceMemory = DriverHandle<CUdeviceptr, cuMemFree>;    ///< cuMemAlloc -> cuMemFree
-using OwnedPinnedHostMemory = DriverHandle<void*, cuMemFreeHost>;  ///< cuMemHostAlloc -> FreeHost
+using OwnedDeviceMemory = DriverHandle<CUdeviceptr, cuMemFree>;  ///< cuMemAlloc -> cuMemFree
+/// Page-locked host memory: cuMemHostAlloc -> cuMemFreeHost.
+using OwnedPinnedHostMemory = DriverHandle<void*, cuMemFreeHost>;
 /// cuMemHostRegister -> cuMemHostUnregister; the memory stays the caller's and must outlive it.
 using OwnedHostRegistration = DriverHandle<void*, cuMemHostUnregister>;
 
