@@ -14,6 +14,8 @@
 
 namespace memsamples {
 
+// --------------------------------------------------------------------------------------- errors
+
 std::string formatCallFailure(std::string_view call, std::string_view file, int line,
                               std::string_view description) {
   const std::size_t slash = file.find_last_of('/');
@@ -21,6 +23,8 @@ std::string formatCallFailure(std::string_view call, std::string_view file, int 
   return std::string(call) + " failed at " + std::string(base) + ":" + std::to_string(line) + ": " +
          std::string(description);
 }
+
+// --------------------------------------------------------------------------------------- sizing
 
 std::string formatBytes(std::uint64_t bytes) {
   static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
