@@ -1,4 +1,7 @@
-// The driver half of the Common helper: device selection, contexts for several devices, timing.
+// The driver half of the Common helper: driver checks and device selection, the owners' out-of-line
+// parts, contexts for several devices, timing on a stream, and the driver calls of support/
+// (theoreticalPeakGBps, timeVectorAdd). It calls libcuda; the unit tests that need it link it
+// against a fake driver instead (ctest/unit/common/fake_timing_driver.cpp and others).
 #include "memsamples.hpp"
 
 #include <algorithm>
@@ -9,6 +12,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "support/devices.hpp"
+#include "support/timing.hpp"
+#include "support/vector_add.hpp"
 
 namespace memsamples {
 
@@ -86,6 +95,17 @@ double theoreticalPeakGBps(CUdevice device) {
 PrimaryContext::PrimaryContext(CUdevice device) {
   check(cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
   device_ = device;
+}
+PrimaryContext::PrimaryContext(PrimaryContext&& other) noexcept
+    : device_(std::exchange(other.device_, std::nullopt)),
+      context_(std::exchange(other.context_, nullptr)) {}
+PrimaryContext& PrimaryContext::operator=(PrimaryContext&& other) noexcept {
+  if (this != &other) {
+    reset();
+    device_ = std::exchange(other.device_, std::nullopt);
+    context_ = std::exchange(other.context_, nullptr);
+  }
+  return *this;
 }
 void PrimaryContext::makeCurrent() const {
   if (!device_)

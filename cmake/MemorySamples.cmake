@@ -10,7 +10,8 @@
 #   memsamples_add_usage_error_test(<test> TARGET <exe> ARGS ... MESSAGE <regex> [RUNTIME_ERROR]
 #                                   [ALLOW_WAIVER] [LABELS ...])
 # and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
-# memsamples::common (core + CUDA driver helpers) and memsamples_gpu_launcher.
+# memsamples::common (core + CUDA driver helpers), memsamples_weak_driver (the weak driver imports,
+# see below) and memsamples_gpu_launcher.
 include_guard(GLOBAL)
 
 get_filename_component(MEMSAMPLES_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
@@ -177,13 +178,33 @@ function(memsamples_warnings target)
   endif()
 endfunction()
 
-# The Common helper: one header for samples, two libraries so that the CUDA-free half can be unit
-# tested on machines without a driver.
+# The Common helper: one header for lessons (Common/memsamples.hpp) and its support headers
+# (Common/support/), two libraries so that the CUDA-free half can be unit tested on machines
+# without a driver.
 if(NOT TARGET memsamples_core)
-  add_library(memsamples_core STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_core.cpp")
+  # Every file of every target that uses Common is compiled with Common/support/weak_driver.hpp
+  # included first (-include): the driver entry points a driver older than the toolkit lacks are
+  # then weak imports in every object file, as the linker requires for the import to stay weak,
+  # so an old driver is waived by the sample instead of refused by the loader (LD_BIND_NOW, `-z
+  # now`). No lesson has to include it; the oldDriver.* tests check the imports of every sample.
+  add_library(memsamples_weak_driver INTERFACE)
+  target_compile_options(memsamples_weak_driver INTERFACE
+    "SHELL:-include \"${MEMSAMPLES_ROOT}/Common/support/weak_driver.hpp\"")
+  target_link_libraries(memsamples_weak_driver INTERFACE CUDA::toolkit)
+
+  add_library(memsamples_core STATIC
+    "${MEMSAMPLES_ROOT}/Common/memsamples_core.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/cli.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/devices.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/fatbin.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/host_memory.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/json.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/numa_sysfs.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/timing.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/vector_add.cpp")
   target_include_directories(memsamples_core PUBLIC "${MEMSAMPLES_ROOT}/Common")
   # cuda.h is needed for its types only; nothing here calls into libcuda.
-  target_link_libraries(memsamples_core PUBLIC CUDA::toolkit)
+  target_link_libraries(memsamples_core PUBLIC CUDA::toolkit memsamples_weak_driver)
   target_compile_definitions(memsamples_core
     PRIVATE MEMSAMPLES_FATBIN_FROM_BINDIR="${MEMSAMPLES_FATBIN_FROM_BINDIR}")
   memsamples_warnings(memsamples_core)

@@ -31,7 +31,7 @@ if(NM)
     list(JOIN strong ", " strong)
     message(FATAL_ERROR "${SAMPLE} imports these libcuda entry points strongly, so an older "
                         "driver without them stops it in the loader: ${strong}. Add them to "
-                        "Common/memsamples_weak_driver.hpp.")
+                        "Common/support/weak_driver.hpp.")
   endif()
 endif()
 

@@ -39,6 +39,8 @@
 #include <sstream>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
+#include "support/numa_sysfs.hpp"
 
 namespace ms = memsamples;
 

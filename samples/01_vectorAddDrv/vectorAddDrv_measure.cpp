@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <ostream>
 
+#include "support/devices.hpp"
+
 namespace ms = memsamples;
 
 namespace {

@@ -11,6 +11,7 @@
 #include <iosfwd>
 
 #include "memsamples.hpp"
+#include "support/vector_add.hpp"
 
 /**
  * Times a cuMemcpyDtoDAsync of A into C (read + write: 2 x size bytes) and the kernel (reads A

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
 
 /// The striped virtual-memory allocator of sample 02 (reused by sample 06 as a resource kind).
 namespace memsamples::vmm {

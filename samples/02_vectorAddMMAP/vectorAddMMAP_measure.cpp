@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "support/timing.hpp"
+
 namespace ms = memsamples;
 namespace vmm = memsamples::vmm;
 

@@ -19,6 +19,7 @@
 #include "device_roles.hpp"
 #include "memsamples.hpp"
 #include "striped_vmm.hpp"
+#include "support/vector_add.hpp"
 
 /**
  * Runs the kernel on the VMM ranges and on three cuMemAlloc buffers of the same size (the inputs

@@ -10,6 +10,8 @@
 #include <iomanip>
 #include <ostream>
 
+#include "support/timing.hpp"
+
 namespace ms = memsamples;
 namespace mm = memsamples::managed;
 

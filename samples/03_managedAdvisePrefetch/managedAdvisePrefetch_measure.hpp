@@ -18,6 +18,7 @@
 
 #include "managed_logic.hpp"
 #include "memsamples.hpp"
+#include "support/vector_add.hpp"
 
 struct ManagedRun;
 

@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "memsamples.hpp"  // HostMemory
+#include "memsamples.hpp"
+#include "support/host_memory.hpp"  // HostMemory
 
 /// Managed-memory helpers of the CUDA Memory Samples (03_managedAdvisePrefetch, reused by 06).
 namespace memsamples::managed {

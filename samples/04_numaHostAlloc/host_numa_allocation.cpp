@@ -6,6 +6,7 @@
 #include "host_numa_allocation.hpp"
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
 
 namespace ms = memsamples;
 

@@ -19,6 +19,7 @@
 
 #include "memsamples.hpp"
 #include "numa_binding.hpp"
+#include "support/vector_add.hpp"
 
 /// Three vectors A, B and C in one host range, as the CPU and as the GPU see them.
 struct HostVectors {

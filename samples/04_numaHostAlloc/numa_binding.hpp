@@ -43,6 +43,7 @@
 
 #include "host_layout.hpp"
 #include "memsamples.hpp"
+#include "support/numa_sysfs.hpp"
 
 /// The NUMA host-memory library of the CUDA Memory Samples (sample 04, reused by sample 06).
 namespace memsamples::numa {

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <utility>
 
+#include "support/timing.hpp"
+
 namespace memsamples::p2p {
 namespace {
 

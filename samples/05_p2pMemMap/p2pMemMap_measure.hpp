@@ -24,6 +24,7 @@
 #include "memsamples.hpp"
 #include "p2p_logic.hpp"
 #include "peer_context.hpp"
+#include "support/vector_add.hpp"
 
 namespace memsamples::p2p {
 

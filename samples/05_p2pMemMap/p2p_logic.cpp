@@ -7,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "support/cli.hpp"
+
 namespace memsamples::p2p {
 namespace {
 

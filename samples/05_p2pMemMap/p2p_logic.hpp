@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
 
 /// The logic of 05_p2pMemMap (peer access, VMM peer mappings, peer bandwidth).
 namespace memsamples::p2p {

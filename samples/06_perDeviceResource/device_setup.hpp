@@ -14,6 +14,7 @@
 #include "memory_resource.hpp"
 #include "memsamples.hpp"
 #include "resource_plan.hpp"
+#include "support/vector_add.hpp"
 
 namespace memsamples::resource {
 

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "support/timing.hpp"
+
 namespace memsamples::resource {
 namespace {
 

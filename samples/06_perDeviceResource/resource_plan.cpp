@@ -8,6 +8,7 @@
 #include <string>
 
 #include "memsamples.hpp"
+#include "support/cli.hpp"
 
 namespace memsamples::resource {
 

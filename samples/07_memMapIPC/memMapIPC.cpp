@@ -51,6 +51,7 @@
 #include "memMapIPC_measure.hpp"
 #include "memMapIPC_worker.hpp"
 #include "memsamples.hpp"
+#include "support/devices.hpp"
 #include "worker_link.hpp"
 #include "worker_processes.hpp"
 

@@ -10,6 +10,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "support/timing.hpp"
+
 namespace memsamples::ipc {
 
 namespace {

@@ -16,6 +16,7 @@
 #include "ipc_channel.hpp"
 #include "ipc_protocol.hpp"
 #include "memsamples.hpp"
+#include "support/vector_add.hpp"
 
 namespace memsamples::ipc {
 

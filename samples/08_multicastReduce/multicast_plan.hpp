@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
+#include "support/timing.hpp"
 
 namespace memsamples::multicast {
 

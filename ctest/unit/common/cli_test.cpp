@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "memsamples.hpp"
+#include "support/cli.hpp"
+#include "support/devices.hpp"
 
 namespace ms = memsamples;
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
 
 namespace ms = memsamples;
 

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
+#include "support/vector_add.hpp"
 
 namespace ms = memsamples;
 

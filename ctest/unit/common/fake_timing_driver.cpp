@@ -82,7 +82,7 @@ CUresult CUDAAPI cuGetErrorString(CUresult, const char** text) {
 }
 
 // checkDriverInit's query: libcuda's few strong imports must be defined (see
-// memsamples_weak_driver.hpp); the rest of memsamples_cuda.cpp's calls are weak and never made.
+// support/weak_driver.hpp); the rest of memsamples_cuda.cpp's calls are weak and never made.
 CUresult CUDAAPI cuDriverGetVersion(int*) { return CUDA_ERROR_NOT_SUPPORTED; }
 
 }  // extern "C"

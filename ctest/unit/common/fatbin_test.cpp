@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/fatbin.hpp"
 #include "temp_dir.hpp"
 
 namespace ms = memsamples;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "memsamples.hpp"
+#include "support/host_memory.hpp"
 #include "temp_dir.hpp"
 
 namespace ms = memsamples;

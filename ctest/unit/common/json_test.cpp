@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "memsamples.hpp"
+#include "support/json.hpp"
 
 namespace ms = memsamples;
 

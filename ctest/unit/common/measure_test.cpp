@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/timing.hpp"
+#include "support/vector_add.hpp"
 
 namespace ms = memsamples;
 

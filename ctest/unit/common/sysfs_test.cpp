@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
+#include "support/numa_sysfs.hpp"
 #include "temp_dir.hpp"
 
 namespace ms = memsamples;

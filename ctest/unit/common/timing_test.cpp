@@ -12,6 +12,7 @@
 
 #include "fake_timing_driver.hpp"
 #include "memsamples.hpp"
+#include "support/timing.hpp"
 
 namespace ms = memsamples;
 namespace mt = memsamples::test;

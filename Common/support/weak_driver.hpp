@@ -1,5 +1,5 @@
 /**
- * @file memsamples_weak_driver.hpp
+ * @file weak_driver.hpp
  * @brief Weak references to the libcuda entry points the samples call, so that a driver older
  *        than the toolkit is waived by the sample instead of refused by the loader.
  *
@@ -13,13 +13,26 @@
  * With a driver as new as the toolkit every weak reference binds exactly as a strong one would
  * (an LD_PRELOAD shim that redefines one still comes first).
  *
+ * **How it is applied: by the build, to every file, not by an `#include`.** The linker makes an
+ * imported symbol weak only when *every* object file that refers to it declared it weak, so one
+ * translation unit that calls cuMemAlloc with cuda.h's plain declaration makes the import strong
+ * again. Every lesson, helper and measure file calls driver entry points, and so do the owners
+ * inlined from memsamples.hpp (OwnedDeviceMemory names cuMemFree). Rather than asking each of
+ * those files to include this one (and a learner to read 94 declarations on the first include),
+ * cmake/MemorySamples.cmake compiles every file of every target that links memsamples::core or
+ * memsamples::common with `-include <Common>/support/weak_driver.hpp` (the interface target
+ * memsamples_weak_driver): this header comes first in each of them, before any other include.
+ * Code built outside those targets (a program of your own using memsamples.hpp) may include it
+ * itself, first, for the same effect.
+ *
  * cuInit, cuDriverGetVersion, cuGetErrorName and cuGetErrorString stay strong: every driver has
  * them, and one strong reference keeps libcuda.so.1 a needed library when linking with
  * `--as-needed` (the linker ignores weak references when it decides that).
  *
  * Every entry point a sample or Common calls must be listed here, by the name the code uses (the
  * macro expands cuda.h's renaming, so the versioned symbol is the one made weak). The oldDriver.*
- * tests check each sample binary and fail naming any strong import that is not.
+ * tests (a fake libcuda.so.1 of CUDA 12.4, LD_BIND_NOW=1) check each sample binary and fail
+ * naming any strong import that is not.
  */
 #pragma once
 

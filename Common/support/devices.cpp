@@ -1,0 +1,93 @@
+// The CUDA-free device rules of support/devices.hpp: default device, --device check, driver
+// results and versions, topology shape, VMM granularity, theoretical bandwidth. Unit tested in
+// ctest/unit/common (cli_test, errors_test, driver_version_test, sysfs_test).
+#include "support/devices.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "memsamples.hpp"
+
+namespace memsamples {
+
+bool isUnusableDriverResult(CUresult result) {
+  switch (result) {
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case CUDA_ERROR_STUB_LIBRARY:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string formatCudaVersion(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string driverTooOldReason(int driverVersion, int builtVersion) {
+  if (driverVersion >= builtVersion)
+    return "";
+  const std::string built = formatCudaVersion(builtVersion);
+  return "the NVIDIA driver supports CUDA " + formatCudaVersion(driverVersion) +
+         ", but this sample was built with CUDA " + built + " and needs a driver for CUDA " +
+         built + " or newer";
+}
+
+int pickFastestDevice(const std::vector<DeviceScore>& devices) {
+  if (devices.empty())
+    throw std::invalid_argument("pickFastestDevice: no devices");
+  int best = 0;
+  long long bestScore = -1;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const long long score =
+        static_cast<long long>(devices[i].multiprocessors) * devices[i].clockKHz;
+    if (score > bestScore) {
+      bestScore = score;
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+int validateDeviceOrdinal(long long requested, int deviceCount) {
+  if (requested < 0 || requested >= deviceCount) {
+    const std::string valid =
+        deviceCount == 1 ? "valid: 0" : "valid: 0.." + std::to_string(deviceCount - 1);
+    throw UsageError("--device " + std::to_string(requested) +
+                     " is out of range: this machine has " + std::to_string(deviceCount) +
+                     (deviceCount == 1 ? " CUDA device (" : " CUDA devices (") + valid + ")");
+  }
+  return static_cast<int>(requested);
+}
+
+double peakBandwidthGBps(int memoryClockKHz, int busWidthBits) {
+  return static_cast<double>(memoryClockKHz) * 1e3 * 2.0 * busWidthBits / 8.0 / 1e9;
+}
+
+std::size_t allocationGranularity(std::size_t bytes, std::size_t minimum, std::size_t recommended) {
+  if (minimum == 0)
+    throw std::invalid_argument("allocationGranularity: the minimum granularity is 0");
+  const bool usable = recommended > 0 && recommended % minimum == 0;
+  return usable && bytes >= recommended ? recommended : minimum;
+}
+
+void DeviceTopology::checkShape() const {
+  const auto count = static_cast<std::size_t>(deviceCount());
+  if (canAccessPeer.size() != count) {
+    throw std::invalid_argument("device topology: the peer matrix has " +
+                                std::to_string(canAccessPeer.size()) + " rows for " +
+                                std::to_string(count) + " devices");
+  }
+  for (const std::vector<bool>& row : canAccessPeer) {
+    if (row.size() != count) {
+      throw std::invalid_argument("device topology: a peer matrix row has " +
+                                  std::to_string(row.size()) + " columns for " +
+                                  std::to_string(count) + " devices");
+    }
+  }
+}
+
+}  // namespace memsamples
