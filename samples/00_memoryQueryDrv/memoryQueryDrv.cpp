@@ -211,13 +211,13 @@ std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
   return ordinals;
 }
 
-// [agree]
 /**
  * Whether one device's answers agree with each other: a device that reports VMM support
  * must report a non-zero granularity with the recommended one a multiple of the
  * minimum, for device memory and for the HOST_NUMA location; one that reports
  * concurrent managed access must report managed memory.
  */
+// [agree]
 bool answersAgree(const DeviceAnswers& d) {
   const auto usable = [](const Granularity& g) {
     return g.minimum > 0 && g.recommended % g.minimum == 0;

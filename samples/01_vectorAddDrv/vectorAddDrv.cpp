@@ -48,7 +48,7 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   std::ostream& out = report.out();
 
   //! [core]
-  // 1. Load the driver, and pick a device.
+  // 1. Load the driver (one older than the toolkit waives the run), and pick a device.
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(common.device);
   out << "Device " << ms::deviceOrdinal(device) << ": " << ms::deviceName(device) << '\n';
@@ -87,7 +87,7 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   float* hostA = static_cast<float*>(pinnedA.get());
   float* hostB = static_cast<float*>(pinnedB.get());
   float* hostC = static_cast<float*>(pinnedC.get());
-  ms::fillVectorAddInputs(hostA, hostB, count, 2024);
+  ms::fillVectorAddInputs(hostA, hostB, count, /*seed=*/2024);
 
   // 5. Copy the inputs in, add, copy the result out. One stream orders the copies and
   // the kernel, and one synchronize waits for all of them.
@@ -101,7 +101,7 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   // this grid runs 6 % faster than one that fills every SM once (4347 vs 4086 GB/s).
   ms::VectorAddLaunch launch;
   launch.kernel = vecAdd;
-  launch.block = 256;
+  launch.block = 256;  // threads per block
   launch.grid = ms::blocksToCover(count, 4 * launch.block);
   launch.stream = stream.get();
   launch.count = count;
