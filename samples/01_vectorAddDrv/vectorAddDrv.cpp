@@ -1,28 +1,37 @@
 /**
  * @file vectorAddDrv.cpp
- * @brief The baseline: C = A + B with the CUDA driver API, verified exactly and measured.
+ * @brief The baseline: C = A + B with the CUDA driver API, checked exactly and measured.
  *
- * Every other sample changes one thing about this program (where the memory comes from) and
- * keeps the rest, so read this one first. It uses the driver API in the order a program must:
+ * Every other sample changes one thing about this program (where the memory comes from)
+ * and keeps the rest, so read this one first. runVectorAdd() makes the driver calls in
+ * the order a program must; its core region holds all of them, cuInit to cuCtxDestroy:
  *
- * 1. **cuInit** loads the driver; Common's selectDevice() picks a device with cuDeviceGet
- *    (`--device N`, or the one with the most SMs x clock).
- * 2. **cuCtxCreate** makes a context: the device's address space and the owner of everything
- *    allocated below. It becomes current on this thread.
- * 3. **cuModuleLoadData** loads `vectorAdd_kernel.fatbin`, found next to the executable: SASS for
- *    each architecture it was built for and PTX for the newest, which the driver compiles for
- *    newer GPUs. **cuModuleGetFunction** finds `VecAdd_kernel` by its `extern "C"` name.
- * 4. **cuMemAlloc** A, B and C on the device; **cuMemHostAlloc** their page-locked host copies,
- *    which the copy engine reads directly, at full link speed and truly asynchronously.
- * 5. **cuStreamCreate**, **cuMemcpyHtoDAsync** the inputs, **cuLaunchKernel** with a
- *    `kernelParams` array, **cuMemcpyDtoHAsync** the result, **cuStreamSynchronize**.
- * 6. Every element of C is compared exactly with A + B on the CPU.
- * 7. **Measured** (vectorAddDrv_measure.cpp): the kernel's bandwidth next to a device-to-device
- *    copy and the theoretical peak, all from this run.
- * 8. The owners release everything in reverse order of creation, on the error paths too: the
- *    stream, host and device memory, the module, the context last.
+ * 1. Load the driver, and pick a device: **cuInit**, then Common's selectDevice() asks
+ *    cuDeviceGet for `--device N`, or for the one with the most SMs x clock.
+ * 2. Create a context (**cuCtxCreate**): the device's address space and the owner of
+ *    everything allocated below. It becomes current on this thread.
+ * 3. Load the kernel from the fatbin: **cuModuleLoadData** takes the bytes of
+ *    `vectorAdd_kernel.fatbin`, found next to the executable (SASS for each architecture
+ *    it was built for, and PTX for the newest, which the driver compiles for newer
+ *    GPUs); **cuModuleGetFunction** finds `VecAdd_kernel` by its `extern "C"` name.
+ * 4. Allocate three vectors on the device (**cuMemAlloc**), and their page-locked host
+ *    copies (**cuMemHostAlloc**), which the copy engine reads directly: at full link
+ *    speed, and truly asynchronously. sizeVectors() fits them to free memory.
+ * 5. Copy the inputs in, add, copy the result out: **cuStreamCreate**,
+ *    **cuMemcpyHtoDAsync**, **cuLaunchKernel** with a `kernelParams` array,
+ *    **cuMemcpyDtoHAsync**, **cuStreamSynchronize**.
+ * 6. Check C exactly: every element is compared with A + B on the CPU.
+ * 7. Measure the kernel against a copy and the peak (vectorAddDrv_measure.cpp): its
+ *    bandwidth next to a device-to-device copy and the theoretical peak, all from this
+ *    run. C is checked again after the timed launches.
+ * 8. Release everything in reverse order of creation, each answer checked:
+ *    **cuStreamDestroy**, **cuMemFreeHost**, **cuMemFree**, **cuModuleUnload**, and
+ *    **cuCtxDestroy** last. On an error path, the owners (`ms::Owned...`) release
+ *    instead.
  */
 #include <iostream>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "memsamples.hpp"
@@ -32,120 +41,125 @@ namespace ms = memsamples;
 
 namespace {
 
-constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // 256 Mi floats per vector
-constexpr int kBlockSize = 256;                      // threads per block of VecAdd_kernel
-
-struct Options {
-  ms::CommonOptions common;
-  std::optional<std::uint64_t> sizeBytes;
-};
-
-ms::Verdict runVectorAdd(const Options& options, ms::Report& report) {
+/// The lesson: every driver call of the baseline, in the order a program makes them.
+ms::Verdict runVectorAdd(const ms::CommonOptions& common,
+                         const std::optional<std::uint64_t>& requestedBytes,
+                         ms::Report& report) {
   std::ostream& out = report.out();
 
-  // 1. The driver, and a device.
+  //! [core]
+  // 1. Load the driver (one older than the toolkit waives the run), and pick a device.
   ms::checkDriverInit(cuInit(0));
-  const CUdevice device = ms::selectDevice(options.common.device);
+  const CUdevice device = ms::selectDevice(common.device);
   out << "Device " << ms::deviceOrdinal(device) << ": " << ms::deviceName(device) << '\n';
 
-  // [context-and-module]
-  // 2. A context on the device, current on this thread from now on.
+  // 2. Create a context: current on this thread from now on, it owns all that follows.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
 
-  // 3. The kernel, from the fatbin that the build put next to this executable.
+  // 3. Load the kernel from the fatbin that the build put next to this executable. The
+  // driver picks the SASS for this GPU, or compiles the PTX for a newer one.
   const std::string fatbinPath = ms::locateFatbin("vectorAdd_kernel.fatbin");
   const std::vector<char> fatbin = ms::readBinaryFile(fatbinPath);
   ms::OwnedModule module;
   ms::check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
   CUfunction vecAdd = nullptr;
   ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
-  // [context-and-module]
   out << "Kernels: " << fatbinPath << '\n';
 
-  // 4. Three vectors, sized to what the device has free and to the host memory their three
-  // pinned copies take (the tighter of MemAvailable and a container's memory limit).
-  std::size_t freeBytes = 0, totalBytes = 0;
-  ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  const std::uint64_t deviceBytes =
-      ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes, 3, sizeof(float));
-  const std::uint64_t bytes = ms::fitHostMemory(options.sizeBytes, deviceBytes, 3, sizeof(float));
+  // 4. Allocate three vectors on the device, and their page-locked host copies, sized to
+  // the device's free memory and to the host memory three pinned copies take.
+  const std::uint64_t bytes = sizeVectors(requestedBytes, out);
   const std::size_t count = bytes / sizeof(float);
-  out << "Vectors: " << count << " floats (" << ms::formatBytes(bytes) << ") each\n";
-
-  // [allocate]
-  ms::OwnedDeviceMemory a, b, c;
+  ms::OwnedDeviceMemory a;
+  ms::OwnedDeviceMemory b;
+  ms::OwnedDeviceMemory c;
   ms::check(cuMemAlloc(a.out(), bytes), "cuMemAlloc");
   ms::check(cuMemAlloc(b.out(), bytes), "cuMemAlloc");
   ms::check(cuMemAlloc(c.out(), bytes), "cuMemAlloc");
-  ms::OwnedPinnedHostMemory pinnedA, pinnedB, pinnedC;
+
+  ms::OwnedPinnedHostMemory pinnedA;
+  ms::OwnedPinnedHostMemory pinnedB;
+  ms::OwnedPinnedHostMemory pinnedC;
   ms::check(cuMemHostAlloc(pinnedA.out(), bytes, 0), "cuMemHostAlloc");
   ms::check(cuMemHostAlloc(pinnedB.out(), bytes, 0), "cuMemHostAlloc");
   ms::check(cuMemHostAlloc(pinnedC.out(), bytes, 0), "cuMemHostAlloc");
-  // [allocate]
   float* hostA = static_cast<float*>(pinnedA.get());
   float* hostB = static_cast<float*>(pinnedB.get());
   float* hostC = static_cast<float*>(pinnedC.get());
-  ms::fillVectorAddInputs(hostA, hostB, count, 2024);
+  ms::fillVectorAddInputs(hostA, hostB, count, /*seed=*/2024);
 
-  // 5. Inputs in, kernel, result out: one stream, so each step waits for the one before.
+  // 5. Copy the inputs in, add, copy the result out. One stream orders the copies and
+  // the kernel, and one synchronize waits for all of them.
   ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
   ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
 
-  // [launch]
-  // One float4 (four elements) per thread. The kernel's grid-stride loop would cover any count
-  // with fewer blocks, but on the H200 a grid this size runs 6 % faster than one that only
-  // fills every SM once (4347 vs 4086 GB/s, measured).
-  const unsigned int grid = ms::blocksToCover(count, 4 * kBlockSize);
+  // The launch's settings go in a struct, as step 7 repeats the launch. One float4 per
+  // thread: the kernel's grid-stride loop would do with fewer blocks, but on the H200
+  // this grid runs 6 % faster than one that fills every SM once (4347 vs 4086 GB/s).
+  ms::VectorAddLaunch launch;
+  launch.kernel = vecAdd;
+  launch.block = 256;  // threads per block
+  launch.grid = ms::blocksToCover(count, 4 * launch.block);
+  launch.stream = stream.get();
+  launch.count = count;
   // cuLaunchKernel copies each argument from its pointer with the size of the kernel's
-  // parameter, so each value must have exactly that type: CUdeviceptr for `const float*` (both
-  // 64 bits), and n as unsigned long long: from an int it would read 8 bytes out of 4.
-  CUdeviceptr deviceA = a.get(), deviceB = b.get(), deviceC = c.get();
+  // parameter, so each value must have exactly that type: CUdeviceptr for `const float*`
+  // (both 64 bits), and n as unsigned long long: from an int it would read 8 bytes of 4.
+  launch.a = a.get();
+  launch.b = b.get();
+  launch.c = c.get();
   unsigned long long n = count;
-  void* kernelParams[] = {&deviceA, &deviceB, &deviceC, &n};
-  ms::check(
-      cuLaunchKernel(vecAdd, grid, 1, 1, kBlockSize, 1, 1, 0, stream.get(), kernelParams, nullptr),
-      "cuLaunchKernel");
-  // [launch]
-
-  // [copy-back]
+  void* kernelParams[] = {&launch.a, &launch.b, &launch.c, &n};
+  ms::check(cuLaunchKernel(launch.kernel, launch.grid, 1, 1, launch.block, 1, 1, 0,
+                           launch.stream, kernelParams, nullptr),
+            "cuLaunchKernel");
   ms::check(cuMemcpyDtoHAsync(hostC, c.get(), bytes, stream.get()), "cuMemcpyDtoHAsync");
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-  // [copy-back]
 
-  // 6. Exact check: float addition is correctly rounded on the GPU and the CPU alike.
+  // 6. Check C exactly: float addition is correctly rounded on the GPU and CPU alike.
   const ms::VectorAddCheck firstRun = ms::checkVectorAdd(hostA, hostB, hostC, count);
 
-  // 7. Bandwidth against a copy and the peak; C is checked again after the timed launches.
-  const ms::VectorAddLaunch run{vecAdd,  grid,    kBlockSize, stream.get(),
-                                a.get(), b.get(), c.get(),    count};
-  const ms::VectorAddCheck timedRuns =
-      measureVectorAdd(run, device, options.common, hostA, hostB, hostC, out, report.json());
+  // 7. Measure the kernel against a copy and the peak. C is checked again after the
+  // timed launches, and the verdict counts both checks.
+  const ms::Verdict verdict =
+      measureVectorAdd(launch, firstRun, device, common, hostA, hostB, hostC, report);
 
-  const ms::VectorAddCheck& verified = firstRun.mismatches > 0 ? firstRun : timedRuns;
-  if (verified.mismatches > 0)
-    out << ms::describeMismatch(verified) << '\n';
-  report.json().set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
-  // 8. The owners release in reverse order of declaration: the stream (after its queued work),
-  // pinned and device memory, the module, and the context last: everything else belongs to it.
-  return verified.mismatches == 0 ? ms::Verdict::Pass : ms::Verdict::Fail;
+  // 8. Release everything in reverse order of creation, each answer checked. The stream
+  // is idle (the measurement ended with cuStreamSynchronize); the context goes last.
+  ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
+  ms::check(cuMemFreeHost(pinnedC.release()), "cuMemFreeHost");
+  ms::check(cuMemFreeHost(pinnedB.release()), "cuMemFreeHost");
+  ms::check(cuMemFreeHost(pinnedA.release()), "cuMemFreeHost");
+  ms::check(cuMemFree(c.release()), "cuMemFree");
+  ms::check(cuMemFree(b.release()), "cuMemFree");
+  ms::check(cuMemFree(a.release()), "cuMemFree");
+  ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
+  ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
+  //! [core]
+
+  return verdict;
 }
 
 }  // namespace
 
-/// Parses the options and hands the sample to runSample(), which owns output and exit codes.
+/// Parses the options and hands the lesson to runSample(), which owns output and exit
+/// codes.
 int main(int argc, char** argv) {
-  Options options;
+  ms::CommonOptions common;
+  std::optional<std::uint64_t> requestedBytes;
   ms::CommandLine commandLine(
       "vectorAddDrv",
-      "Adds two float vectors with the CUDA driver API, verifies every element and compares the "
-      "kernel's bandwidth with a device-to-device copy and the theoretical peak.");
-  commandLine.addCommonOptions(options.common);
-  commandLine.addSize("size",
-                      "bytes per vector, a multiple of 4 (default 1G, less if memory is short)",
-                      options.sizeBytes);
-  return ms::runSample(commandLine, options.common, argc, argv,
-                       [&](ms::Report& report) { return runVectorAdd(options, report); });
+      "Adds two float vectors with the CUDA driver API, verifies every element and "
+      "compares the kernel's bandwidth with a device-to-device copy and the theoretical "
+      "peak.");
+  commandLine.addCommonOptions(common);
+  commandLine.addSize(
+      "size", "bytes per vector, a multiple of 4 (default 1G, less if memory is short)",
+      requestedBytes);
+  return ms::runSample(commandLine, common, argc, argv, [&](ms::Report& report) {
+    return runVectorAdd(common, requestedBytes, report);
+  });
 }

@@ -1,0 +1,140 @@
+// 00_memoryQueryDrv's report: the answers as text and JSON (see memoryQueryDrv_report.hpp).
+#include "memoryQueryDrv_report.hpp"
+
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <utility>
+
+namespace ms = memsamples;
+
+namespace {
+
+std::string yesNo(int value) {
+  return value ? "yes" : "no";
+}
+
+std::string formatGranularity(const Granularity& granularity) {
+  return ms::formatBytes(granularity.minimum) + " / " + ms::formatBytes(granularity.recommended);
+}
+
+}  // namespace
+
+void reportDriver(int driverVersion, int deviceCount, std::ostream& out) {
+  out << "CUDA driver " << driverVersion / 1000 << "." << driverVersion % 1000 / 10 << ", "
+      << deviceCount << (deviceCount == 1 ? " device" : " devices") << "\n\n";
+}
+
+void reportDevice(const DeviceAnswers& d, std::ostream& out, ms::JsonArray& json) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  ms::JsonObject object;
+  const auto add = [&rows](const std::string& label, const std::string& value) {
+    rows.emplace_back(label, value);
+  };
+  const std::string computeCapability =
+      std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor);
+
+  add("Name", d.name);
+  add("Compute capability", computeCapability);
+  add("Multiprocessors", std::to_string(d.multiprocessors));
+  add("Global memory", ms::formatBytes(d.totalBytes));
+  add("PCI bus id", d.pciBusId);
+  object.set("ordinal", d.ordinal)
+      .set("name", d.name)
+      .set("computeCapability", computeCapability)
+      .set("multiprocessors", d.multiprocessors)
+      .set("totalBytes", static_cast<std::uint64_t>(d.totalBytes))
+      .set("pciBusId", d.pciBusId);
+
+  add("VMM (cuMemCreate/cuMemMap)", yesNo(d.vmm));
+  object.set("vmmSupported", d.vmm != 0);
+  if (d.vmm) {
+    add("  granularity min / recommended", formatGranularity(d.granularity));
+    object.set("granularityMinBytes", static_cast<std::uint64_t>(d.granularity.minimum))
+        .set("granularityRecommendedBytes", static_cast<std::uint64_t>(d.granularity.recommended));
+  }
+
+  add("Managed memory", yesNo(d.managed));
+  add("  concurrent managed access", yesNo(d.concurrentManaged));
+  add("Pageable memory access", yesNo(d.pageable));
+  add("  via host page tables (ATS)", yesNo(d.pageableUsesHostPageTables));
+  object.set("managedMemory", d.managed != 0)
+      .set("concurrentManagedAccess", d.concurrentManaged != 0)
+      .set("pageableMemoryAccess", d.pageable != 0)
+      .set("pageableAccessUsesHostPageTables", d.pageableUsesHostPageTables != 0);
+
+  const ms::PciNumaNode& sysfs = d.hostNumaSysfs;
+  add("Host NUMA node (driver attribute)", std::to_string(d.hostNumaIdAttribute));
+  add("Host NUMA node (sysfs)",
+      std::to_string(sysfs.node) + (sysfs.problem.empty() ? "" : " (" + sysfs.problem + ")"));
+  if (d.hostNumaIdAttribute != sysfs.node)
+    add("  note", "the two sources disagree (-1 = unknown)");
+  add("Host-NUMA VMM (HOST_NUMA location)", yesNo(d.hostNumaVmm));
+  object.set("hostNumaIdAttribute", d.hostNumaIdAttribute)
+      .set("hostNumaIdSysfs", sysfs.node)
+      .set("sysfsNumaNodePath", sysfs.path)
+      .set("hostNumaVmmSupported", d.hostNumaVmm != 0);
+  if (d.hostNumaVmm) {
+    if (d.hostNumaLocationId != d.hostNumaIdAttribute)
+      add("  location id",
+          std::to_string(d.hostNumaLocationId) + " (no NUMA: cuda.h asks for id 0)");
+    object.set("hostNumaLocationId", d.hostNumaLocationId);
+    add("  granularity min / recommended", formatGranularity(d.hostNumaGranularity));
+    object
+        .set("hostNumaGranularityMinBytes",
+             static_cast<std::uint64_t>(d.hostNumaGranularity.minimum))
+        .set("hostNumaGranularityRecommendedBytes",
+             static_cast<std::uint64_t>(d.hostNumaGranularity.recommended));
+  }
+  add("Memory pools (cuMemAllocAsync)", yesNo(d.memoryPools));
+  object.set("memoryPoolsSupported", d.memoryPools != 0);
+
+  std::ostringstream peakText;
+  peakText << std::fixed << std::setprecision(1) << d.peakGBps << " GB/s ("
+           << d.memoryClockKHz / 1000 << " MHz x 2 x " << d.busWidthBits << " bit)";
+  add("Theoretical memory bandwidth", peakText.str());
+  object.set("memoryClockKHz", d.memoryClockKHz)
+      .set("busWidthBits", d.busWidthBits)
+      .set("theoreticalPeakGBps", d.peakGBps);
+
+  out << "Device " << d.ordinal << '\n';
+  for (const auto& [label, value] : rows) {
+    out << "  " << std::left << std::setw(38) << label << value << '\n';
+  }
+  out << '\n';
+  json.addRaw(object.dump());
+}
+
+void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
+                 ms::JsonArray& json) {
+  // The columns are left-aligned, as the device tables above them are.
+  out << std::left;
+  out << "Peer access (row can access column's memory; rank = link performance, A = native "
+         "atomics)\n      ";
+  for (int owner = 0; owner < deviceCount; ++owner)
+    out << std::setw(10) << ("dev " + std::to_string(owner));
+  out << '\n';
+  auto next = peers.begin();  // the answers come in the order the matrix is printed
+  for (int accessor = 0; accessor < deviceCount; ++accessor) {
+    out << "  " << std::setw(4) << accessor;
+    for (int owner = 0; owner < deviceCount; ++owner) {
+      if (accessor == owner) {
+        out << std::setw(10) << "-";
+        continue;
+      }
+      const PeerAnswer& p = *next++;
+      out << std::setw(10)
+          << (p.canAccess ? "rank " + std::to_string(p.rank) + (p.atomics ? " A" : "")
+                          : std::string("no"));
+      ms::JsonObject pair;
+      pair.set("accessor", p.accessor).set("owner", p.owner).set("canAccessPeer", p.canAccess != 0);
+      if (p.canAccess)
+        pair.set("performanceRank", p.rank).set("nativeAtomics", p.atomics != 0);
+      json.addRaw(pair.dump());
+    }
+    out << '\n';
+  }
+  if (deviceCount == 1)
+    out << "  (one device: no peers)\n";
+}

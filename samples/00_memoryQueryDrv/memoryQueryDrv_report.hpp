@@ -1,0 +1,69 @@
+/**
+ * @file memoryQueryDrv_report.hpp
+ * @brief What 00_memoryQueryDrv's queries answered, and how they are printed: the table per
+ *        device, the peer-access matrix and the JSON result.
+ */
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <iosfwd>
+#include <vector>
+
+#include "memsamples.hpp"
+
+/// The minimum and recommended cuMemGetAllocationGranularity of pinned memory at a location.
+struct Granularity {
+  std::size_t minimum = 0;      ///< cuMemCreate's size and cuMemMap's address, size, offset.
+  std::size_t recommended = 0;  ///< What the driver suggests for performance.
+};
+
+/// One device's answers, each from the query named beside it.
+struct DeviceAnswers {
+  int ordinal = 0;                        ///< The N of cuDeviceGet(&device, N).
+  char name[256] = {};                    ///< cuDeviceGetName.
+  int computeMajor = 0;                   ///< COMPUTE_CAPABILITY_MAJOR.
+  int computeMinor = 0;                   ///< COMPUTE_CAPABILITY_MINOR.
+  int multiprocessors = 0;                ///< MULTIPROCESSOR_COUNT.
+  std::size_t totalBytes = 0;             ///< cuDeviceTotalMem.
+  char pciBusId[32] = {};                 ///< cuDeviceGetPCIBusId, e.g. "0000:00:06.0".
+  int vmm = 0;                            ///< VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED.
+  Granularity granularity;                ///< Device memory; asked only where vmm is set.
+  int managed = 0;                        ///< MANAGED_MEMORY.
+  int concurrentManaged = 0;              ///< CONCURRENT_MANAGED_ACCESS.
+  int pageable = 0;                       ///< PAGEABLE_MEMORY_ACCESS.
+  int pageableUsesHostPageTables = 0;     ///< PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES.
+  int hostNumaIdAttribute = 0;            ///< HOST_NUMA_ID (-1: the system has no NUMA).
+  memsamples::PciNumaNode hostNumaSysfs;  ///< `<sysfs>/bus/pci/devices/<bdf>/numa_node`.
+  int hostNumaVmm = 0;                    ///< HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED.
+  int hostNumaLocationId = 0;       ///< The HOST_NUMA location's id; set where hostNumaVmm is.
+  Granularity hostNumaGranularity;  ///< At that location; asked only where hostNumaVmm is set.
+  int memoryPools = 0;              ///< MEMORY_POOLS_SUPPORTED.
+  int memoryClockKHz = 0;           ///< MEMORY_CLOCK_RATE.
+  int busWidthBits = 0;             ///< GLOBAL_MEMORY_BUS_WIDTH.
+  double peakGBps = 0;              ///< memory clock x 2 x bus width / 8.
+};
+
+/// What one device (the accessor) may do with another's (the owner's) memory.
+struct PeerAnswer {
+  int accessor = 0;   ///< The device that would read and write.
+  int owner = 0;      ///< The device whose memory it is.
+  int canAccess = 0;  ///< cuDeviceCanAccessPeer.
+  int rank = 0;       ///< P2P PERFORMANCE_RANK; asked only where canAccess is set.
+  int atomics = 0;    ///< P2P NATIVE_ATOMIC_SUPPORTED; asked only where canAccess is set.
+};
+
+/// "CUDA driver 13.0, 1 device" and a blank line. cuDriverGetVersion's number is
+/// 1000 x major + 10 x minor.
+void reportDriver(int driverVersion, int deviceCount, std::ostream& out);
+
+/// Prints @p answers as a table ("Device N", a label and a value per line) and appends them to
+/// @p json as one object.
+void reportDevice(const DeviceAnswers& answers, std::ostream& out, memsamples::JsonArray& json);
+
+/// Prints the peer-access matrix of @p deviceCount devices (row = accessor, column = owner)
+/// from @p peers, one answer per ordered pair of different devices, and appends each to
+/// @p json.
+void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
+                 memsamples::JsonArray& json);
