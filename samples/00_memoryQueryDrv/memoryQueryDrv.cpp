@@ -48,8 +48,6 @@
 
 #include "memoryQueryDrv_report.hpp"
 #include "memsamples.hpp"
-#include "support/devices.hpp"
-#include "support/numa_sysfs.hpp"
 
 namespace ms = memsamples;
 

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"     // peakBandwidthGBps, validateDeviceOrdinal
+#include "support/numa_sysfs.hpp"  // PciNumaNode, readPciNumaNode, hostNumaLocationId
 
 /// The minimum and recommended cuMemGetAllocationGranularity of pinned memory at a location.
 struct Granularity {
