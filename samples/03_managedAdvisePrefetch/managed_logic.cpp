@@ -354,6 +354,7 @@ void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
     throw BatchPrefetchError("cuMemPrefetchBatchAsync: " + problem);
 }
 
+// [chunk-batch]
 PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
                          const CUmemLocation& gpu, const CUmemLocation& host, CUstream stream) {
   constexpr std::size_t kChunks = 10;
@@ -369,6 +370,7 @@ PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t 
   validatePrefetchBatch(builder.batch(), stream);
   return builder.batch();
 }
+// [chunk-batch]
 
 CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range) {
   if (range >= batch.dptrs.size() || batch.locationStarts.empty()) {
@@ -478,6 +480,7 @@ std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& indivi
   return out;
 }
 
+// [advice-table]
 std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId) {
   const CUmemLocation gpu = deviceLocation(ordinal);
   const CUmemLocation host = hostLocation();
@@ -517,8 +520,7 @@ std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNu
       {"first half: read-mostly", halves[0], CU_MEM_ADVISE_SET_READ_MOSTLY, gpu, {}},
       {"first half: accessed-by", halves[0], CU_MEM_ADVISE_SET_ACCESSED_BY, gpu, {}},
       {"second half: preferred host", halves[1], CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host, {}},
-      {"first half (preferred GPU, read-mostly, accessed-by)", halves[0], std::nullopt, {},
-       firstHalf},
+      {"first half (GPU, read-mostly, accessed-by)", halves[0], std::nullopt, {}, firstHalf},
       {"second half (preferred host)", halves[1], std::nullopt, {}, prefersHost},
       {"whole range (mixed values)", all, std::nullopt, {}, none},
       {"unset preferred location", all, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, gpu, {}},
@@ -528,6 +530,7 @@ std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNu
     steps.erase(steps.begin() + 3);
   return steps;
 }
+// [advice-table]
 
 // --------------------------------------------------------------------------- pointer attributes
 
