@@ -12,8 +12,8 @@
 #include <ostream>
 #include <utility>
 
-// cuMemcpyDtoH is not among Common's weak imports (memsamples_weak_driver.hpp): made weak here
-// the same way, so that an older driver is waived by the sample, not refused by the loader.
+/// cuMemcpyDtoH, which is not among Common's weak imports (memsamples_weak_driver.hpp), made weak
+/// the same way: an older driver is then waived by the sample, not refused by the loader.
 extern "C" __attribute__((weak)) decltype(cuMemcpyDtoH) cuMemcpyDtoH;
 
 namespace ms = memsamples;

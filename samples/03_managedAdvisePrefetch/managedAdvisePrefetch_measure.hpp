@@ -65,9 +65,9 @@ class ManagedRun {
              CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
 
   ReadBack readBack;   ///< Set by the lesson.
-  float* const hostA;  ///< A, B and C as the host sees them: the same addresses.
-  float* const hostB;
-  float* const hostC;
+  float* const hostA;  ///< A as the host sees it: the same address.
+  float* const hostB;  ///< B as the host sees it.
+  float* const hostC;  ///< C as the host sees it.
 
   /// Step 4: prints and checks what cuPointerGetAttributes said about A at its start and in its
   /// middle (the context it names must be the current one, the sample's).

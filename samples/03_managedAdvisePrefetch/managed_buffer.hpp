@@ -34,7 +34,7 @@ class ManagedBuffer {
                          unsigned int flags = CU_MEM_ATTACH_GLOBAL);
   /// Frees the memory (cuMemFree, answer ignored) and gives its size back to the budget.
   ~ManagedBuffer() { freeMemory(); }
-  ManagedBuffer(ManagedBuffer&& other) noexcept;
+  ManagedBuffer(ManagedBuffer&& other) noexcept;  ///< Takes over @p other's memory.
   /// Frees this buffer's memory now, then takes over @p other's.
   ManagedBuffer& operator=(ManagedBuffer&& other) noexcept;
   ManagedBuffer(const ManagedBuffer&) = delete;
@@ -45,7 +45,7 @@ class ManagedBuffer {
   T* as() const noexcept {  ///< The same address for the host.
     return reinterpret_cast<T*>(static_cast<std::uintptr_t>(ptr_));
   }
-  std::size_t size() const noexcept { return bytes_; }
+  std::size_t size() const noexcept { return bytes_; }  ///< The size in bytes.
 
  private:
   void freeMemory() noexcept;

@@ -158,8 +158,9 @@ struct PrefetchBatch {
 /// destination differs from the previous one's starts a new location.
 class PrefetchBatchBuilder {
  public:
+  /// Appends [@p ptr, @p ptr + @p bytes), to be prefetched to @p destination.
   PrefetchBatchBuilder& add(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& destination);
-  const PrefetchBatch& batch() const noexcept { return batch_; }
+  const PrefetchBatch& batch() const noexcept { return batch_; }  ///< The batch so far.
 
  private:
   PrefetchBatch batch_;
@@ -175,7 +176,7 @@ class PrefetchBatchBuilder {
  */
 std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream);
 
-/// @throws BatchPrefetchError("cuMemPrefetchBatchAsync: <problem>") when there is one.
+/// @throws BatchPrefetchError, "cuMemPrefetchBatchAsync: " and the problem, when there is one.
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream);
 
 /**
@@ -341,9 +342,10 @@ class Checklist {
   /// Records @p checked checks, each of @p found a failure. @return true when none.
   bool expectAttributes(const std::string& context, const std::vector<AttributeMismatch>& found,
                         std::size_t checked = kRangeAttributeCount);
-  std::size_t checks() const noexcept { return checks_; }
+  std::size_t checks() const noexcept { return checks_; }  ///< Checks recorded.
+  /// The failure lines, in the order they happened.
   const std::vector<std::string>& failures() const noexcept { return failures_; }
-  bool passed() const noexcept { return failures_.empty(); }
+  bool passed() const noexcept { return failures_.empty(); }  ///< True when none failed.
 
  private:
   std::size_t checks_ = 0;
@@ -367,6 +369,7 @@ void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes);
 /// and it must outlive the buffers charged to it.
 class ManagedMemoryBudget {
  public:
+  /// A budget of @p limitBytes.
   explicit ManagedMemoryBudget(std::uint64_t limitBytes) : limit_(limitBytes) {}
   ManagedMemoryBudget(const ManagedMemoryBudget&) = delete;
   ManagedMemoryBudget& operator=(const ManagedMemoryBudget&) = delete;
@@ -376,8 +379,8 @@ class ManagedMemoryBudget {
   /// Gives @p bytes back. @throws std::logic_error (changing nothing) for more than is charged:
   /// a caller gave back what it never reserved, and clamping would hide that bug.
   void release(std::uint64_t bytes);
-  std::uint64_t reserved() const;
-  std::uint64_t limit() const noexcept { return limit_; }
+  std::uint64_t reserved() const;                          ///< Bytes charged now.
+  std::uint64_t limit() const noexcept { return limit_; }  ///< The limit.
 
  private:
   const std::uint64_t limit_;
