@@ -95,7 +95,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(b.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(c.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
-  std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};
+  std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};  // loops, kernel arguments
   ms::OwnedStream stream;  // created: cuMemPrefetchBatchAsync refuses the NULL stream
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
@@ -110,7 +110,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   };
   run.expectPointers(pointerAttributes(a.get()), pointerAttributes(a.get() + bytes / 2));
 
-  // 5. Advice, row by row, each followed by the read-back of the attributes it implies.
+  // 5. Advice from a table, each row read back (run keeps the read-back for later use).
   run.readBack = [&](const std::string& label, CUdeviceptr ptr, std::size_t size,
                      const mm::ExpectedRange& expected, bool print) {
     mm::RangeAttributes one;  // eight answers, one cuMemRangeGetAttribute call each

@@ -155,18 +155,11 @@ ManagedRun::ManagedRun(ms::Report& report, const ManagedOptions& options, const 
       report_(report),
       options_(options),
       plan_(plan),
+      vecAdd_{kernel, plan.grid, plan.block, stream, abc[0], abc[1], abc[2],
+              plan.sizes.vectorBytes / sizeof(float)},
       bytes_(plan.sizes.vectorBytes),
       gpu_(mm::deviceLocation(plan.ordinal)),
-      host_(mm::hostLocation()) {
-  vecAdd_.kernel = kernel;
-  vecAdd_.grid = plan.grid;
-  vecAdd_.block = plan.block;
-  vecAdd_.stream = stream;
-  vecAdd_.a = abc[0];
-  vecAdd_.b = abc[1];
-  vecAdd_.c = abc[2];
-  vecAdd_.count = bytes_ / sizeof(float);
-}
+      host_(mm::hostLocation()) {}
 
 // ------------------------------------------------------------------------ the lesson's checks
 

@@ -488,21 +488,14 @@ std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNu
   const std::vector<ByteRange> halves = splitIntoChunks(bytes, 2, 64ull << 10);
   const ByteRange all{0, bytes};
   const std::string onGpu = describeLocation(gpu);
-  // The expectations: nothing, then one piece of advice at a time.
+  // What a read-back must say: {read-mostly, preferred location, accessed-by, last prefetch}.
   const ExpectedRange none;
-  ExpectedRange prefersGpu;
-  prefersGpu.preferred = gpu;
-  ExpectedRange prefersHost;
-  prefersHost.preferred = host;
-  ExpectedRange prefersNode;
-  prefersNode.preferred = node;
-  ExpectedRange accessed;
-  accessed.accessedBy = {ordinal};
-  ExpectedRange readMostly;
-  readMostly.readMostly = true;
-  ExpectedRange firstHalf = prefersGpu;  // the advice of the first half, all three at once
-  firstHalf.readMostly = true;
-  firstHalf.accessedBy = {ordinal};
+  const ExpectedRange prefersGpu{false, gpu, {}, {}};
+  const ExpectedRange prefersHost{false, host, {}, {}};
+  const ExpectedRange prefersNode{false, node, {}, {}};
+  const ExpectedRange accessed{false, {}, {ordinal}, {}};
+  const ExpectedRange readMostly{true, {}, {}, {}};
+  const ExpectedRange firstHalf{true, gpu, {ordinal}, {}};  // its three pieces of advice
   // The location of a read-mostly advice is ignored; the device is given.
   std::vector<AdviceStep> steps = {
       {"fresh allocation (no advice)", all, std::nullopt, {}, none},
