@@ -1,14 +1,16 @@
 /**
  * @file managedAdvisePrefetch_measure.cpp
- * @brief 03_managedAdvisePrefetch's measurements, checks and report; see the header.
+ * @brief 03_managedAdvisePrefetch's plan, checks and measurements; see the header.
  */
 #include "managedAdvisePrefetch_measure.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
-#include <iomanip>
 #include <ostream>
+#include <utility>
 
 #include "support/timing.hpp"
 
@@ -17,324 +19,478 @@ namespace mm = memsamples::managed;
 
 namespace {
 
-constexpr std::uint32_t kPoison = 0xFFFFFFFFu;  // a NaN: never equal to A + B
+constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // per vector
+constexpr std::uint32_t kPoison = 0xFFFFFFFFu;       // a NaN: never equal to A + B
 constexpr unsigned char kSpanPattern = 0x5A;
+using Clock = std::chrono::steady_clock;
 
-void launch(const ManagedRun& run, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
-  const ms::VectorAddLaunch& k = run.vecAdd;
-  unsigned long long n = k.count;  // the kernel's parameter types, exactly
-  void* params[] = {&a, &b, &c, &n};
-  ms::check(cuLaunchKernel(k.kernel, k.grid, 1, 1, k.block, 1, 1, 0, k.stream, params, nullptr),
-            "cuLaunchKernel");
+/// printf-style text for the report's lines.
+__attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ...) {
+  char line[512];
+  va_list args;
+  va_start(args, pattern);
+  std::vsnprintf(line, sizeof line, pattern, args);
+  va_end(args);
+  return line;
+}
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(const std::vector<double>& timesMs) {
+  return ms::summarizeTimings(timesMs).medianMs;
 }
 
 void prefetch(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& where, CUstream stream) {
   ms::check(cuMemPrefetchAsync(ptr, bytes, where, 0, stream), "cuMemPrefetchAsync");
 }
 
-/// A, B and C to @p where.
-void prefetchVectors(const ManagedRun& run, const CUmemLocation& where) {
-  const ms::VectorAddLaunch& k = run.vecAdd;
-  for (CUdeviceptr v : {k.a, k.b, k.c})
-    prefetch(v, k.count * sizeof(float), where, k.stream);
-}
-
-/// Fills a vector with NaNs, so that a result that was not written cannot pass the check.
-void poison(const ManagedRun& run, CUdeviceptr c) {
-  ms::check(cuMemsetD32Async(c, kPoison, run.vecAdd.count, run.vecAdd.stream), "cuMemsetD32Async");
-}
-
-ms::OwnedEvent createEvent() {
-  ms::OwnedEvent event;
-  ms::check(cuEventCreate(event.out(), CU_EVENT_DEFAULT), "cuEventCreate");
-  return event;
-}
-
-std::vector<ms::OwnedEvent> createEvents(std::size_t count) {
-  std::vector<ms::OwnedEvent> events(count);
-  for (ms::OwnedEvent& event : events)
-    event = createEvent();
-  return events;
-}
-
-float elapsedMs(const ms::OwnedEvent& start, const ms::OwnedEvent& stop) {
-  float elapsed = 0;
-  ms::check(cuEventElapsedTime(&elapsed, start.get(), stop.get()), "cuEventElapsedTime");
-  return elapsed;
-}
-
-/// Times @p work alone: @p before runs untimed first (the migration that sets the stage).
-template <typename Before, typename Work>
-double timeOnce(CUstream stream, Before before, Work work) {
-  before();
-  const ms::OwnedEvent start = createEvent(), stop = createEvent();
-  ms::check(cuEventRecord(start.get(), stream), "cuEventRecord");
-  work();
-  ms::check(cuEventRecord(stop.get(), stream), "cuEventRecord");
-  ms::check(cuEventSynchronize(stop.get()), "cuEventSynchronize");
-  return elapsedMs(start, stop);
-}
-
-struct KernelRow {
-  const char* label;
-  ms::TimingStats timing;
-  double gbps = 0;
+/// One stage of a round: work queued on the stream, timed or only setting the stage.
+struct Stage {
+  std::function<void()> work;
+  bool timed = true;
 };
 
-void printKernelRow(std::ostream& out, const KernelRow& row) {
-  out << "  " << std::left << std::setw(60) << row.label << std::right << std::fixed
-      << std::setprecision(1) << std::setw(9) << row.gbps << " GB/s  median "
-      << std::setprecision(3) << row.timing.medianMs << " ms\n";
-}
+/// The medians of one timed stage: GPU time between events around it, and how long queuing it
+/// kept the CPU busy.
+struct StageTimes {
+  double gpuMs = 0;
+  double hostMs = 0;
+};
 
-/// Sets or unsets (@p set) the advice of row (d) on A, B and C.
-void adviseRemote(const ManagedRun& run, bool set) {
-  const ms::VectorAddLaunch& k = run.vecAdd;
-  const std::size_t bytes = k.count * sizeof(float);
-  const CUmemLocation gpu = mm::deviceLocation(run.ordinal), host = mm::hostLocation();
-  for (CUdeviceptr v : {k.a, k.b, k.c}) {
-    ms::check(cuMemAdvise(v, bytes,
-                          set ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION
-                              : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
-                          host),
-              "cuMemAdvise");
-    ms::check(
-        cuMemAdvise(v, bytes, set ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY,
-                    gpu),
-        "cuMemAdvise");
+/// Runs @p stages in order, @p warmup + @p iterations rounds, all queued on @p stream before it
+/// is waited for (so a migration that sets the stage is never timed), and returns the medians of
+/// each stage over the last @p iterations rounds (zeros for untimed stages).
+std::vector<StageTimes> timeRounds(CUstream stream, int warmup, int iterations,
+                                   const std::vector<Stage>& stages) {
+  const std::size_t rounds = static_cast<std::size_t>(warmup + iterations);
+  const std::size_t n = stages.size();
+  std::vector<ms::OwnedEvent> marks(2 * rounds * n);
+  for (ms::OwnedEvent& mark : marks)
+    ms::check(cuEventCreate(mark.out(), CU_EVENT_DEFAULT), "cuEventCreate");
+  std::vector<std::vector<double>> hostMs(n);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    for (std::size_t s = 0; s < n; ++s) {
+      const std::size_t m = 2 * (r * n + s);
+      if (stages[s].timed)
+        ms::check(cuEventRecord(marks[m].get(), stream), "cuEventRecord");
+      const Clock::time_point begin = Clock::now();
+      stages[s].work();
+      hostMs[s].push_back(msSince(begin));
+      if (stages[s].timed)
+        ms::check(cuEventRecord(marks[m + 1].get(), stream), "cuEventRecord");
+    }
   }
+  ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  std::vector<StageTimes> medians(n);
+  for (std::size_t s = 0; s < n; ++s) {
+    if (!stages[s].timed)
+      continue;
+    std::vector<double> gpuMs;
+    for (std::size_t r = static_cast<std::size_t>(warmup); r < rounds; ++r) {
+      float elapsed = 0;
+      const std::size_t m = 2 * (r * n + s);
+      ms::check(cuEventElapsedTime(&elapsed, marks[m].get(), marks[m + 1].get()),
+                "cuEventElapsedTime");
+      gpuMs.push_back(elapsed);
+    }
+    hostMs[s].erase(hostMs[s].begin(), hostMs[s].begin() + warmup);
+    medians[s] = {median(gpuMs), median(hostMs[s])};
+  }
+  return medians;
 }
 
 }  // namespace
 
-void recordRange(const ManagedRun& run, const std::string& label, const mm::ExpectedRange& expected,
-                 const mm::RangeAttributes& individually, const mm::RangeAttributes& atOnce,
-                 bool print) {
-  const bool asAdvised =
-      run.checks->expectAttributes(label, mm::compareRangeAttributes(expected, individually));
-  const bool consistent =
-      run.checks->expectAttributes(label + " (cuMemRangeGetAttributes vs cuMemRangeGetAttribute)",
-                                   mm::differingAttributes(individually, atOnce));
+ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction kernel,
+                    ms::Report& report) {
+  std::ostream& out = report.out();
+  ManagedPlan plan;
+  plan.ordinal = ms::deviceOrdinal(device);
+  plan.deviceName = ms::deviceName(device);
+  out << "Device " << plan.ordinal << ": " << plan.deviceName << '\n';
+  mm::ManagedSupport& s = plan.support;
+  s.managedMemory = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
+  s.concurrentManagedAccess =
+      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
+  s.pageableMemoryAccess = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
+  s.directManagedAccessFromHost =
+      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST);
+  s.pageableUsesHostPageTables =
+      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
+  s.hostNumaId = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+  // cuMemPrefetchBatchAsync needs concurrent managed access on every device of the system.
+  ms::check(cuDeviceGetCount(&s.deviceCount), "cuDeviceGetCount");
+  for (int i = 0; i < s.deviceCount && s.firstDeviceWithoutConcurrentAccess < 0; ++i) {
+    CUdevice other = 0;
+    ms::check(cuDeviceGet(&other, i), "cuDeviceGet");
+    if (!ms::deviceAttribute(other, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS))
+      s.firstDeviceWithoutConcurrentAccess = i;
+  }
+  out << "[2] " << mm::describeSupport(s) << '\n';
+  if (const std::string reason = mm::waiverReason(s, plan.ordinal); !reason.empty())
+    throw ms::WaivedError(reason);
+  // The whole run, the measurements' buffers included, against what is free, once.
+  std::size_t freeBytes = 0;
+  std::size_t totalBytes = 0;
+  ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+  plan.sizes = mm::planManagedSizes(options.sizeBytes, kDefaultBytes, kMinVectorBytes,
+                                    *options.rangeBytes, options.batchCounts, freeBytes,
+                                    ms::hostMemoryAvailable());
+  out << mm::describeSizes(plan.sizes, freeBytes, totalBytes) << '\n';
+  plan.grid = ms::residentGridSize(kernel, device, static_cast<int>(plan.block));
+  plan.accessedBySlots = s.deviceCount + 1;
+  plan.numaNode = s.hostNumaId;
+  return plan;
+}
+
+ManagedRun::ManagedRun(ms::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
+                       CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc)
+    : hostA(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(0)))),
+      hostB(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(1)))),
+      hostC(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(2)))),
+      report_(report),
+      options_(options),
+      plan_(plan),
+      vecAdd_{kernel, plan.grid, plan.block, stream, abc[0], abc[1], abc[2],
+              plan.sizes.vectorBytes / sizeof(float)},
+      bytes_(plan.sizes.vectorBytes),
+      gpu_(mm::deviceLocation(plan.ordinal)),
+      host_(mm::hostLocation()) {}
+
+// ------------------------------------------------------------------------ the lesson's checks
+
+void ManagedRun::expectPointers(const mm::PointerAttributes& atStart,
+                                const mm::PointerAttributes& inside) {
+  const CUdeviceptr a = vecAdd_.a;
+  CUcontext context = nullptr;
+  ms::check(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+  report_.out() << "\n[4] cuPointerGetAttributes on A (" << mm::hex(a) << ", "
+                << ms::formatBytes(bytes_) << ")\n"
+                << mm::describePointerAttributes(atStart, inside, a + bytes_ / 2, context);
+  checks_.expectAttributes("cuPointerGetAttributes on A",
+                           mm::comparePointerAttributes(atStart, inside, a, bytes_, plan_.ordinal),
+                           mm::kPointerAttributeChecks);
+}
+
+void ManagedRun::expectRange(const std::string& label, const mm::ExpectedRange& expected,
+                             const mm::RangeAttributes& one, const mm::RangeAttributes& all,
+                             bool print) {
+  if (!std::exchange(adviceReported_, true))
+    report_.out() << "\n[5] Advice on A, each read back by cuMemRangeGetAttribute(s) (x8, then x1)\n";
+  const bool asAdvised = checks_.expectAttributes(label, mm::compareRangeAttributes(expected, one));
+  const bool consistent = checks_.expectAttributes(
+      label + " (cuMemRangeGetAttributes vs cuMemRangeGetAttribute)",
+      mm::differingAttributes(one, all));
   if (print || !asAdvised || !consistent) {
-    run.report->out() << "  " << std::left << std::setw(44) << label << std::right << ' '
-                      << mm::describeRangeAttributes(individually)
-                      << (asAdvised && consistent ? "" : "  <- MISMATCH") << '\n';
+    report_.out() << format("  %-44s ", label.c_str()) << mm::describeRangeAttributes(one)
+                  << (asAdvised && consistent ? "" : "  <- MISMATCH") << '\n';
   }
   // Both answers for a node are right; which one this driver gives is worth seeing.
-  if (const std::string readBack = mm::hostNumaReadBack(expected, individually); !readBack.empty())
-    run.report->out() << "    " << readBack << '\n';
+  if (const std::string node = mm::hostNumaReadBack(expected, one); !node.empty())
+    report_.out() << "    " << node << '\n';
 }
 
-void reportPointerAttributes(const ManagedRun& run, const mm::PointerAttributes& atStart,
-                             const mm::PointerAttributes& inside, CUdeviceptr insideAddress,
-                             CUcontext sampleContext) {
-  const CUdeviceptr a = run.vecAdd.a;
-  const std::size_t bytes = run.vecAdd.count * sizeof(float);
-  run.report->out() << "\n[3] cuPointerGetAttributes on A (" << mm::hex(a) << ", "
-                    << ms::formatBytes(bytes) << ")\n"
-                    << mm::describePointerAttributes(atStart, inside, insideAddress, sampleContext);
-  run.checks->expectAttributes("cuPointerGetAttributes on A",
-                               mm::comparePointerAttributes(atStart, inside, a, bytes, run.ordinal),
-                               mm::kPointerAttributeChecks);
+bool ManagedRun::refused(const mm::AdviceStep& step, CUresult result) {
+  if (result == CUDA_SUCCESS || !step.mayBeRefused)
+    return false;
+  report_.out() << "  " << step.label << ": not accepted (" << ms::describeResult(result)
+                << "), the advice stays as it was\n";
+  return true;
 }
 
-void expectBatchDestinations(const ManagedRun& run, const mm::PrefetchBatch& batch,
-                             const std::vector<memsamples::managed::ByteRange>& chunks,
-                             RangeCheck expectRange) {
+bool ManagedRun::verify(const std::string& what) {
+  const ms::VectorAddCheck result = ms::checkVectorAdd(hostA, hostB, hostC, vecAdd_.count);
+  const bool exact = result.mismatches == 0;
+  const std::string found = exact ? "0 mismatches" : ms::describeMismatch(result);
+  checks_.expect(exact, what, "C == A + B everywhere", found);
+  report_.out() << "  " << what << ": " << (exact ? "C == A + B, exact" : found) << '\n';
+  return exact;
+}
+
+void ManagedRun::checkRoundTrip() {
+  report_.out() << "\n[6] cuMemPrefetchAsync: A, B, C to the GPU, compute, C back to the host\n";
+  readBack("A after prefetch to the GPU", vecAdd_.a, bytes_, mm::prefetchedTo(gpu_), true);
+  readBack("C after prefetch back to host", vecAdd_.c, bytes_, mm::prefetchedTo(host_), true);
+  verify("GPU result read on the host after the round trip");
+}
+
+void ManagedRun::addOnGpuAndCpu(const mm::PrefetchBatch& batch) {
+  std::ostream& out = report_.out();
+  out << "\n[7] cuMemPrefetchBatchAsync: chunks 0-5 of A, B, C to the GPU, 6-9 to the host\n  "
+      << mm::describeBatch(batch) << '\n';
+  batchRanges_ = batch.dptrs.size();
+  batchLocations_ = batch.locations.size();
+  // The first host range is chunk 6 of A: the GPU adds the elements before it, the CPU the rest.
+  const std::size_t gpuElements =
+      (batch.dptrs.at(batch.locationStarts.at(1)) - vecAdd_.a) / sizeof(float);
+  launch(vecAdd_.a, vecAdd_.b, vecAdd_.c, gpuElements);
+  for (std::size_t i = gpuElements; i < vecAdd_.count; ++i)
+    hostC[i] = hostA[i] + hostB[i];
+  ms::check(cuStreamSynchronize(vecAdd_.stream), "cuStreamSynchronize");
   for (std::size_t i = 0; i < batch.dptrs.size(); ++i) {
-    expectRange(run, "batch range " + std::to_string(i), batch.dptrs[i], batch.sizes[i],
-                mm::prefetchedTo(mm::destinationOf(batch, i)), false);
+    readBack("batch range " + std::to_string(i), batch.dptrs[i], batch.sizes[i],
+             mm::prefetchedTo(mm::destinationOf(batch, i)), false);
   }
-  const std::string last = std::to_string(chunks.size() - 1);
-  run.report->out() << "  every range reads back its own destination as LAST_PREFETCH_LOCATION ("
-                    << batch.dptrs.size() << " ranges checked); chunk 0 and chunk " << last
-                    << " of C:\n";
-  const CUdeviceptr c = run.vecAdd.c;
-  expectRange(run, "C chunk 0", c, chunks.front().bytes,
-              mm::prefetchedTo(mm::deviceLocation(run.ordinal)), true);
-  expectRange(run, "C chunk " + last, c + chunks.back().offset, chunks.back().bytes,
-              mm::prefetchedTo(mm::hostLocation()), true);
-  expectRange(run, "all of C (mixed destinations)", c, run.vecAdd.count * sizeof(float), {}, true);
+  out << "  every range reads back its own destination as LAST_PREFETCH_LOCATION ("
+      << batch.dptrs.size() << " ranges checked); chunk 0 and chunk 9 of C:\n";
+  readBack("C chunk 0", vecAdd_.c, batch.sizes.front(), mm::prefetchedTo(gpu_), true);
+  readBack("C chunk 9", batch.dptrs.back(), batch.sizes.back(), mm::prefetchedTo(host_), true);
+  readBack("all of C (mixed destinations)", vecAdd_.c, bytes_, {}, true);
+  verify("GPU share + CPU share read on the host");
 }
 
-bool verifyOnHost(const ManagedRun& run, const std::string& what) {
-  const ms::VectorAddLaunch& k = run.vecAdd;
-  const ms::VectorAddCheck result =
-      ms::checkVectorAdd(run.host(k.a), run.host(k.b), run.host(k.c), k.count);
-  const std::string found = result.mismatches == 0 ? "0 mismatches" : ms::describeMismatch(result);
-  run.checks->expect(result.mismatches == 0, what, "C == A + B everywhere", found);
-  run.report->out() << "  " << what << ": "
-                    << (result.mismatches == 0 ? "C == A + B, exact" : found) << '\n';
-  return result.mismatches == 0;
+void ManagedRun::rewriteAfterDiscard(CUresult discarded) {
+  report_.out() << "\n[8] cuMemDiscardBatchAsync: C's contents are dead before the kernel "
+                   "overwrites it\n";
+  if (discarded == CUDA_ERROR_NOT_SUPPORTED) {
+    discardSupported_ = false;
+    report_.out() << "  not supported by this driver (" << ms::describeResult(discarded) << ")\n";
+  }
+  prefetch(vecAdd_.c, bytes_, gpu_, vecAdd_.stream);
+  launch(vecAdd_.a, vecAdd_.b, vecAdd_.c, vecAdd_.count);
+  ms::check(cuStreamSynchronize(vecAdd_.stream), "cuStreamSynchronize");
+  readBack("C after discard + prefetch", vecAdd_.c, bytes_, mm::prefetchedTo(gpu_), true);
+  verify("C written by the GPU after the discard");
 }
 
-void measureKernels(const ManagedRun& run, ManagedRatios& ratios, RangeCheck expectRange) {
-  std::ostream& out = run.report->out();
-  const ms::VectorAddLaunch& k = run.vecAdd;
-  const std::size_t bytes = k.count * sizeof(float);
-  const double moved = 3.0 * static_cast<double>(bytes);  // reads A and B, writes C
-  const int warmup = run.options.warmup, iterations = run.options.iterations;
-  const CUmemLocation gpu = mm::deviceLocation(run.ordinal), host = mm::hostLocation();
-  out << "\n[8a] Kernel C = A + B on " << ms::formatBytes(bytes)
-      << " vectors (3 x size bytes per launch)\n"
-      << "  This machine: " << run.pagingModel << '\n';
+// ------------------------------------------------------------------------------ the measurements
 
-  // (a) Demand paging: before each launch A, B and C are moved to the host (untimed), so the
-  // timed kernel faults every page over to the GPU.
-  poison(run, k.c);
-  std::vector<double> pagingMs;
-  for (int rep = -1; rep < run.migrationIterations; ++rep) {  // rep -1: warm-up
-    const double elapsed = timeOnce(
-        k.stream, [&] { prefetchVectors(run, host); }, [&] { launch(run, k.a, k.b, k.c); });
-    if (rep >= 0)
-      pagingMs.push_back(elapsed);
+void ManagedRun::launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, std::size_t count) {
+  unsigned long long n = count;  // the kernel's parameter types, exactly
+  void* params[] = {&a, &b, &c, &n};
+  ms::check(cuLaunchKernel(vecAdd_.kernel, vecAdd_.grid, 1, 1, vecAdd_.block, 1, 1, 0,
+                           vecAdd_.stream, params, nullptr),
+            "cuLaunchKernel");
+}
+
+void ManagedRun::prefetchVectors(const CUmemLocation& where) {
+  for (const CUdeviceptr v : {vecAdd_.a, vecAdd_.b, vecAdd_.c})
+    prefetch(v, bytes_, where, vecAdd_.stream);
+}
+
+/// NaNs in C, so that a result that was not written cannot pass the check.
+void ManagedRun::poisonC() {
+  ms::check(cuMemsetD32Async(vecAdd_.c, kPoison, vecAdd_.count, vecAdd_.stream),
+            "cuMemsetD32Async");
+}
+
+/// Sets or unsets (@p set) SET_PREFERRED_LOCATION host + SET_ACCESSED_BY device on @p vectors.
+void ManagedRun::adviseOnHost(const std::vector<CUdeviceptr>& vectors, bool set) {
+  for (const CUdeviceptr v : vectors) {
+    ms::check(cuMemAdvise(v, bytes_,
+                          set ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION
+                              : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+                          host_),
+              "cuMemAdvise");
+    ms::check(cuMemAdvise(v, bytes_,
+                          set ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY,
+                          gpu_),
+              "cuMemAdvise");
   }
-  KernelRow paging{"(a) managed, demand paging (pages start on the host)",
-                   ms::summarizeTimings(pagingMs)};
-  verifyOnHost(run, "(a) result");
+}
+
+void ManagedRun::measureKernels() {
+  std::ostream& out = report_.out();
+  const ms::VectorAddLaunch& k = vecAdd_;
+  const int warmup = options_.common.warmup;
+  const int iterations = options_.common.iterations;
+  const auto onManaged = [&] { launch(k.a, k.b, k.c, k.count); };
+  out << "\n[9a] Kernel C = A + B on " << ms::formatBytes(bytes_)
+      << " vectors (3 x size bytes per launch)\n  This machine: " << mm::pagingModel(plan_.support)
+      << '\n';
+
+  // (a) Demand paging: before each launch A, B and C move to the host (untimed), so the timed
+  // kernel faults every page over to the GPU.
+  poisonC();
+  const double paging =
+      timeRounds(k.stream, 1, options_.migrationIterations,
+                 {{[&] { prefetchVectors(host_); }, false}, {onManaged}})[1].gpuMs;
+  verify("(a) result");
 
   // (b) Prefetched: one prefetch, then the kernel finds every page resident.
-  poison(run, k.c);
-  prefetchVectors(run, gpu);
-  KernelRow prefetched{
-      "(b) managed, prefetched to the GPU",
-      ms::timeOnStream(k.stream, warmup, iterations, [&] { launch(run, k.a, k.b, k.c); })};
-  ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  verifyOnHost(run, "(b) result");
+  poisonC();
+  prefetchVectors(gpu_);
+  const double prefetched = ms::timeOnStream(k.stream, warmup, iterations, onManaged).medianMs;
+  verify("(b) result");
 
   // (c) The reference: ordinary device memory.
-  ms::OwnedDeviceMemory da, db, dc;
+  ms::OwnedDeviceMemory da;
+  ms::OwnedDeviceMemory db;
+  ms::OwnedDeviceMemory dc;
   for (ms::OwnedDeviceMemory* buffer : {&da, &db, &dc})
-    ms::check(cuMemAlloc(buffer->out(), bytes), "cuMemAlloc");
+    ms::check(cuMemAlloc(buffer->out(), bytes_), "cuMemAlloc");
   const ms::DrainOnExit drain{k.stream};
-  ms::check(cuMemcpyAsync(da.get(), k.a, bytes, k.stream), "cuMemcpyAsync");
-  ms::check(cuMemcpyAsync(db.get(), k.b, bytes, k.stream), "cuMemcpyAsync");
-  poison(run, dc.get());
-  KernelRow device{"(c) cuMemAlloc device memory (reference)",
-                   ms::timeOnStream(k.stream, warmup, iterations,
-                                    [&] { launch(run, da.get(), db.get(), dc.get()); })};
-  poison(run, k.c);
-  ms::check(cuMemcpyAsync(k.c, dc.get(), bytes, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemcpyAsync(da.get(), k.a, bytes_, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemcpyAsync(db.get(), k.b, bytes_, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemsetD32Async(dc.get(), kPoison, k.count, k.stream), "cuMemsetD32Async");
+  const double device =
+      ms::timeOnStream(k.stream, warmup, iterations, [&] {
+        launch(da.get(), db.get(), dc.get(), k.count);
+      }).medianMs;
+  poisonC();
+  ms::check(cuMemcpyAsync(k.c, dc.get(), bytes_, k.stream), "cuMemcpyAsync");
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  verifyOnHost(run, "(c) result (copied into C)");
+  verify("(c) result (copied into C)");
 
   // (d) Advice instead of migration: pages stay in host memory and the GPU maps them, so the
   // kernel reads and writes across the bus without a single fault.
-  adviseRemote(run, true);
-  poison(run, k.c);
-  prefetchVectors(run, host);
-  mm::ExpectedRange advised = mm::prefetchedTo(host);
-  advised.preferred = host;
-  advised.accessedBy = {run.ordinal};
-  expectRange(run, "A with preferred host + accessed-by GPU", k.a, bytes, advised, true);
-  KernelRow remote{
-      "(d) managed, kept on the host, GPU-mapped by advice",
-      ms::timeOnStream(k.stream, std::min(warmup, 1), std::min(iterations, run.migrationIterations),
-                       [&] { launch(run, k.a, k.b, k.c); })};
+  adviseOnHost({k.a, k.b, k.c}, true);
+  poisonC();
+  prefetchVectors(host_);
+  mm::ExpectedRange advised = mm::prefetchedTo(host_);
+  advised.preferred = host_;
+  advised.accessedBy = {plan_.ordinal};
+  readBack("A with preferred host + accessed-by GPU", k.a, bytes_, advised, true);
+  const double remote = ms::timeOnStream(k.stream, std::min(warmup, 1),
+                                         std::min(iterations, options_.migrationIterations), onManaged)
+                            .medianMs;
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  verifyOnHost(run, "(d) result");
-  adviseRemote(run, false);
+  verify("(d) result");
+  adviseOnHost({k.a, k.b, k.c}, false);
 
-  for (KernelRow* row : {&paging, &prefetched, &device, &remote}) {
-    row->gbps = ms::gigabytesPerSecond(moved, row->timing.medianMs);
-    printKernelRow(out, *row);
+  const char* const labels[] = {"(a) managed, demand paging (pages start on the host)",
+                                "(b) managed, prefetched to the GPU",
+                                "(c) cuMemAlloc device memory (reference)",
+                                "(d) managed, kept on the host, GPU-mapped by advice"};
+  const char* const keys[] = {"Paging", "Prefetched", "Device", "Remote"};
+  const double medians[] = {paging, prefetched, device, remote};
+  double gbps[4] = {};
+  for (int i = 0; i < 4; ++i) {
+    gbps[i] = ms::gigabytesPerSecond(3.0 * static_cast<double>(bytes_), medians[i]);
+    out << format("  %-60s%9.1f GB/s  median %.3f ms\n", labels[i], gbps[i], medians[i]);
+    report_.json()
+        .set(std::string("kernel") + keys[i] + "Ms", medians[i])
+        .set(std::string("kernel") + keys[i] + "GBps", gbps[i]);
   }
-  ratios.prefetchedOverDevice = prefetched.gbps / device.gbps;
-  ratios.pagingSlowdown = paging.timing.medianMs / prefetched.timing.medianMs;
-  out << std::setprecision(3) << "  (b)/(c) = " << ratios.prefetchedOverDevice
-      << " (expected >= 0.95 on an H200: resident managed pages are ordinary device memory)\n"
-      << std::setprecision(1) << "  demand paging is " << ratios.pagingSlowdown
-      << "x slower than the prefetched run; (d) runs at " << std::setprecision(3)
-      << remote.gbps / device.gbps << " of (c), bounded by the host link\n";
-  run.report->json()
-      .set("kernelPagingMs", paging.timing.medianMs)
-      .set("kernelPagingGBps", paging.gbps)
-      .set("kernelPrefetchedMs", prefetched.timing.medianMs)
-      .set("kernelPrefetchedGBps", prefetched.gbps)
-      .set("kernelDeviceMs", device.timing.medianMs)
-      .set("kernelDeviceGBps", device.gbps)
-      .set("kernelRemoteMs", remote.timing.medianMs)
-      .set("kernelRemoteGBps", remote.gbps)
-      .set("prefetchedOverDevice", ratios.prefetchedOverDevice)
-      .set("demandPagingSlowdown", ratios.pagingSlowdown);
+  prefetchedOverDevice_ = gbps[1] / gbps[2];
+  pagingSlowdown_ = paging / prefetched;
+  out << format("  (b)/(c) = %.3f (expected >= 0.95 on an H200: resident managed pages are "
+                "ordinary device memory)\n  demand paging is %.1fx slower than the prefetched "
+                "run; (d) runs at %.3f of (c), bounded by the host link\n",
+                prefetchedOverDevice_, pagingSlowdown_, gbps[3] / gbps[2]);
+  report_.json()
+      .set("prefetchedOverDevice", prefetchedOverDevice_)
+      .set("demandPagingSlowdown", pagingSlowdown_);
 }
 
-void measurePrefetchThroughput(const ManagedRun& run, ManagedRatios& ratios) {
-  std::ostream& out = run.report->out();
-  const CUstream stream = run.vecAdd.stream;
-  const CUdeviceptr a = run.vecAdd.a;
-  const std::size_t bytes = run.vecAdd.count * sizeof(float);
-  const CUmemLocation gpu = mm::deviceLocation(run.ordinal), host = mm::hostLocation();
-  const int warmup = run.options.warmup, iterations = run.options.iterations;
-  out << "\n[8b] Prefetch throughput, " << ms::formatBytes(bytes)
-      << " (A starts on the GPU and moves GPU -> host -> GPU each repetition)\n";
-  const std::size_t total = static_cast<std::size_t>(warmup + iterations);
-  const std::vector<ms::OwnedEvent> marks = createEvents(3 * total);
-  // A known start: A entirely on the GPU. The step before left it on the host, where the first
-  // GPU -> host prefetch would move nothing and, with --warmup 0, time a no-op.
-  prefetch(a, bytes, gpu, stream);
-  ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-  for (std::size_t i = 0; i < total; ++i) {
-    ms::check(cuEventRecord(marks[3 * i].get(), stream), "cuEventRecord");
-    prefetch(a, bytes, host, stream);
-    ms::check(cuEventRecord(marks[3 * i + 1].get(), stream), "cuEventRecord");
-    prefetch(a, bytes, gpu, stream);
-    ms::check(cuEventRecord(marks[3 * i + 2].get(), stream), "cuEventRecord");
-  }
-  ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-  std::vector<double> toHostMs, toGpuMs;
-  for (std::size_t i = static_cast<std::size_t>(warmup); i < total; ++i) {
-    toHostMs.push_back(elapsedMs(marks[3 * i], marks[3 * i + 1]));
-    toGpuMs.push_back(elapsedMs(marks[3 * i + 1], marks[3 * i + 2]));
-  }
-  const auto gbps = [bytes](double medianMs) {
-    return ms::gigabytesPerSecond(static_cast<double>(bytes), medianMs);
+void ManagedRun::measureTransfers() {
+  std::ostream& out = report_.out();
+  const ms::VectorAddLaunch& k = vecAdd_;
+  const int warmup = options_.common.warmup;
+  const int iterations = options_.common.iterations;
+  const auto gbps = [this](double medianMs) {
+    return ms::gigabytesPerSecond(static_cast<double>(bytes_), medianMs);
   };
-  const double prefetchUp = gbps(ms::summarizeTimings(toGpuMs).medianMs);
-  const double prefetchDown = gbps(ms::summarizeTimings(toHostMs).medianMs);
+  out << "\n[9b] Host <-> GPU, " << ms::formatBytes(bytes_)
+      << " (A starts on the GPU and moves GPU -> host -> GPU each repetition)\n";
+  // A known start: A entirely on the GPU (with --warmup 0 the first prefetch to the host would
+  // otherwise move nothing).
+  prefetch(k.a, bytes_, gpu_, k.stream);
+  const std::vector<StageTimes> moves =
+      timeRounds(k.stream, warmup, iterations,
+                 {{[&] { prefetch(k.a, bytes_, host_, k.stream); }},
+                  {[&] { prefetch(k.a, bytes_, gpu_, k.stream); }}});
+  const double prefetchDown = gbps(moves[0].gpuMs);
+  const double prefetchUp = gbps(moves[1].gpuMs);
 
-  ms::OwnedPinnedHostMemory pinned;
-  ms::check(cuMemHostAlloc(pinned.out(), bytes, 0), "cuMemHostAlloc");
-  std::memset(pinned.get(), 1, bytes);
-  ms::OwnedDeviceMemory target;
-  ms::check(cuMemAlloc(target.out(), bytes), "cuMemAlloc");
-  const ms::DrainOnExit drain{stream};
-  const double pinnedUp =
-      gbps(ms::timeOnStream(stream, warmup, iterations, [&] {
-             ms::check(cuMemcpyHtoDAsync(target.get(), pinned.get(), bytes, stream),
-                       "cuMemcpyHtoDAsync");
-           }).medianMs);
-  const double pinnedDown =
-      gbps(ms::timeOnStream(stream, warmup, iterations, [&] {
-             ms::check(cuMemcpyDtoHAsync(pinned.get(), target.get(), bytes, stream),
-                       "cuMemcpyDtoHAsync");
-           }).medianMs);
-  ratios.prefetchOverPinned = prefetchUp / pinnedUp;
-  out << std::fixed << std::setprecision(1) << "  host -> GPU  cuMemPrefetchAsync " << std::setw(7)
-      << prefetchUp << " GB/s   pinned cuMemcpyHtoDAsync " << std::setw(7) << pinnedUp
-      << " GB/s   ratio " << std::setprecision(3) << ratios.prefetchOverPinned
-      << " (expected >= 0.8 on an H200)\n"
-      << std::setprecision(1) << "  GPU -> host  cuMemPrefetchAsync " << std::setw(7)
-      << prefetchDown << " GB/s   pinned cuMemcpyDtoHAsync " << std::setw(7) << pinnedDown
-      << " GB/s   ratio " << std::setprecision(3) << prefetchDown / pinnedDown << '\n';
-  run.report->json()
+  // The references: copies between cuMemAlloc memory and pinned, then pageable, host memory
+  // (one host copy at a time, as planManagedSizes counted).
+  ms::OwnedDeviceMemory device;
+  ms::check(cuMemAlloc(device.out(), bytes_), "cuMemAlloc");
+  const ms::DrainOnExit drainDevice{k.stream};
+  double pinnedUp = 0;
+  double pinnedDown = 0;
+  {
+    ms::OwnedPinnedHostMemory pinned;
+    ms::check(cuMemHostAlloc(pinned.out(), bytes_, 0), "cuMemHostAlloc");
+    std::memset(pinned.get(), 1, bytes_);
+    const ms::DrainOnExit drainPinned{k.stream};
+    pinnedUp = gbps(ms::timeOnStream(k.stream, warmup, iterations, [&] {
+                      ms::check(cuMemcpyHtoDAsync(device.get(), pinned.get(), bytes_, k.stream),
+                                "cuMemcpyHtoDAsync");
+                    }).medianMs);
+    pinnedDown = gbps(ms::timeOnStream(k.stream, warmup, iterations, [&] {
+                        ms::check(cuMemcpyDtoHAsync(pinned.get(), device.get(), bytes_, k.stream),
+                                  "cuMemcpyDtoHAsync");
+                      }).medianMs);
+  }
+  // [pageable]
+  // Pageable: memory from new, every page touched before timing (a first touch would be timed
+  // too). cuMemcpyDtoH returns when the copy is done, so the host clock times it.
+  std::vector<unsigned char> pageable(bytes_, 1);
+  std::vector<double> pageableMs;
+  for (int i = -warmup; i < iterations; ++i) {
+    const Clock::time_point begin = Clock::now();
+    ms::check(cuMemcpyDtoH(pageable.data(), device.get(), bytes_), "cuMemcpyDtoH");
+    if (i >= 0)
+      pageableMs.push_back(msSince(begin));
+  }
+  const double pageableDown = gbps(median(pageableMs));
+  // [pageable]
+
+  // [in-place]
+  // Results back without a migration: C stays in host memory (preferred location host) and the
+  // GPU maps it (accessed-by), so the kernel's stores cross the link into host pages. A and B
+  // are on the GPU: the link carries C only. C's pages are made on the host first (prefetch, then
+  // the CPU writes NaNs into every one), or the first launch would pay for creating them.
+  adviseOnHost({k.c}, true);
+  prefetch(k.a, bytes_, gpu_, k.stream);
+  prefetch(k.b, bytes_, gpu_, k.stream);
+  prefetch(k.c, bytes_, host_, k.stream);
+  ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
+  std::memset(hostC, 0xFF, bytes_);
+  mm::ExpectedRange advised = mm::prefetchedTo(host_);
+  advised.preferred = host_;
+  advised.accessedBy = {plan_.ordinal};
+  readBack("C with preferred host + accessed-by GPU", k.c, bytes_, advised, true);
+  const ms::TimingStats inPlace = ms::timeOnStream(k.stream, warmup, iterations, [&] {
+    launch(k.a, k.b, k.c, k.count);
+  });
+  verify("C written in place by the GPU, read on the host");
+  adviseOnHost({k.c}, false);
+  const double inPlaceGBps = gbps(inPlace.medianMs);
+  // [in-place]
+
+  prefetchOverPinned_ = prefetchUp / pinnedUp;
+  prefetchOverPageable_ = prefetchDown / pageableDown;
+  inPlaceOverPinned_ = inPlaceGBps / pinnedDown;
+  out << format("  host -> GPU  cuMemPrefetchAsync %7.1f GB/s   pinned cuMemcpyHtoDAsync %7.1f "
+                "GB/s   ratio %.3f (expected >= 0.8 on an H200)\n",
+                prefetchUp, pinnedUp, prefetchOverPinned_)
+      << format("  GPU -> host  cuMemPrefetchAsync %7.1f GB/s   pageable cuMemcpyDtoH    %7.1f "
+                "GB/s   ratio %.3f (goal >= 1.0)\n",
+                prefetchDown, pageableDown, prefetchOverPageable_)
+      << format("               the link's limit: pinned cuMemcpyDtoHAsync %.1f GB/s (prefetch / "
+                "pinned = %.3f; managed host pages are not pinned)\n",
+                pinnedDown, prefetchDown / pinnedDown)
+      << format("  GPU -> host  kernel writes C in place %7.1f GB/s   pinned cuMemcpyDtoHAsync "
+                "%7.1f GB/s   ratio %.3f (goal >= 0.8)\n",
+                inPlaceGBps, pinnedDown, inPlaceOverPinned_);
+  report_.json()
       .set("prefetchHtoDGBps", prefetchUp)
       .set("pinnedHtoDGBps", pinnedUp)
-      .set("prefetchOverPinnedHtoD", ratios.prefetchOverPinned)
+      .set("prefetchOverPinnedHtoD", prefetchOverPinned_)
       .set("prefetchDtoHGBps", prefetchDown)
       .set("pinnedDtoHGBps", pinnedDown)
-      .set("prefetchOverPinnedDtoH", prefetchDown / pinnedDown);
+      .set("prefetchOverPinnedDtoH", prefetchDown / pinnedDown)
+      .set("pageableDtoHGBps", pageableDown)
+      .set("prefetchOverPageableDtoH", prefetchOverPageable_)
+      .set("inPlaceWriteMs", inPlace.medianMs)
+      .set("inPlaceWriteGBps", inPlaceGBps)
+      .set("inPlaceOverPinnedDtoH", inPlaceOverPinned_);
 }
 
-void measureBatchVersusSingle(const ManagedRun& run, std::uint64_t spanBytes,
-                              std::uint64_t rangeBytes, const std::vector<int>& counts) {
-  std::ostream& out = run.report->out();
-  const CUstream stream = run.vecAdd.stream;
-  const CUmemLocation gpu = mm::deviceLocation(run.ordinal), host = mm::hostLocation();
-  ms::OwnedDeviceMemory span;  // managed, freed with cuMemFree like any cuMemAlloc memory
+void ManagedRun::measureBatchVersusSingle() {
+  std::ostream& out = report_.out();
+  const CUstream stream = vecAdd_.stream;
+  const std::uint64_t rangeBytes = *options_.rangeBytes;
+  const std::uint64_t spanBytes = plan_.sizes.spanBytes;
+  ms::OwnedDeviceMemory span;  // managed, freed with cuMemFree like cuMemAlloc memory
   ms::check(cuMemAllocManaged(span.out(), spanBytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   const ms::DrainOnExit drain{stream};
-  out << "\n[8c] One cuMemPrefetchBatchAsync of K ranges vs K cuMemPrefetchAsync calls\n"
+  out << "\n[9c] One cuMemPrefetchBatchAsync of K ranges vs K cuMemPrefetchAsync calls\n"
       << "  ranges of " << ms::formatBytes(rangeBytes) << ", one every "
       << ms::formatBytes(2 * rangeBytes) << " of a " << ms::formatBytes(spanBytes)
       << " managed span, host -> GPU. Before each timed\n"
@@ -344,151 +500,112 @@ void measureBatchVersusSingle(const ManagedRun& run, std::uint64_t spanBytes,
       << "       K   batch GPU ms  singles GPU ms  speedup   batch host ms  singles host ms\n";
   auto* data = reinterpret_cast<unsigned char*>(static_cast<std::uintptr_t>(span.get()));
   std::memset(data, kSpanPattern, spanBytes);  // pages on the host, with data
-  const int warmup = run.options.warmup;
-  const std::size_t total = static_cast<std::size_t>(warmup + run.options.iterations);
+  const Stage toHost{[&] { prefetch(span.get(), spanBytes, host_, stream); }, false};
   ms::JsonArray rows;
-  for (int count : counts) {
+  for (const int count : options_.batchCounts) {
     const std::vector<mm::ByteRange> ranges =
         mm::stridedRanges(static_cast<std::size_t>(count), rangeBytes, 2 * rangeBytes);
     mm::PrefetchBatchBuilder builder;
     for (const mm::ByteRange& range : ranges)
-      builder.add(span.get() + range.offset, range.bytes, gpu);
+      builder.add(span.get() + range.offset, range.bytes, gpu_);
     mm::PrefetchBatch batch = builder.batch();
     mm::validatePrefetchBatch(batch, stream);
-
-    const std::vector<ms::OwnedEvent> marks = createEvents(4 * total);
-    std::vector<double> batchHostMs, singlesHostMs;
-    for (std::size_t i = 0; i < total; ++i) {
-      prefetch(span.get(), spanBytes, host, stream);
-      ms::check(cuEventRecord(marks[4 * i].get(), stream), "cuEventRecord");
-      auto begin = std::chrono::steady_clock::now();
+    const Stage oneBatch{[&] {
       ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
                                         batch.locations.data(), batch.locationStarts.data(),
                                         batch.locations.size(), 0, stream),
                 "cuMemPrefetchBatchAsync");
-      const std::chrono::duration<double, std::milli> batchCall =
-          std::chrono::steady_clock::now() - begin;
-      ms::check(cuEventRecord(marks[4 * i + 1].get(), stream), "cuEventRecord");
-
-      prefetch(span.get(), spanBytes, host, stream);
-      ms::check(cuEventRecord(marks[4 * i + 2].get(), stream), "cuEventRecord");
-      begin = std::chrono::steady_clock::now();
+    }};
+    const Stage singles{[&] {
       for (const mm::ByteRange& range : ranges)
-        prefetch(span.get() + range.offset, range.bytes, gpu, stream);
-      const std::chrono::duration<double, std::milli> singleCalls =
-          std::chrono::steady_clock::now() - begin;
-      ms::check(cuEventRecord(marks[4 * i + 3].get(), stream), "cuEventRecord");
-      if (i >= static_cast<std::size_t>(warmup)) {
-        batchHostMs.push_back(batchCall.count());
-        singlesHostMs.push_back(singleCalls.count());
-      }
-    }
-    ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    std::vector<double> batchMs, singlesMs;
-    for (std::size_t i = static_cast<std::size_t>(warmup); i < total; ++i) {
-      batchMs.push_back(elapsedMs(marks[4 * i], marks[4 * i + 1]));
-      singlesMs.push_back(elapsedMs(marks[4 * i + 2], marks[4 * i + 3]));
-    }
-    const double batchGpu = ms::summarizeTimings(batchMs).medianMs;
-    const double singlesGpu = ms::summarizeTimings(singlesMs).medianMs;
-    const double batchHost = ms::summarizeTimings(batchHostMs).medianMs;
-    const double singlesHost = ms::summarizeTimings(singlesHostMs).medianMs;
-    out << std::fixed << std::setw(8) << count << std::setprecision(3) << std::setw(15) << batchGpu
-        << std::setw(16) << singlesGpu << std::setprecision(2) << std::setw(8)
-        << singlesGpu / batchGpu << 'x' << std::setprecision(3) << std::setw(15) << batchHost
-        << std::setw(17) << singlesHost << '\n';
+        prefetch(span.get() + range.offset, range.bytes, gpu_, stream);
+    }};
+    const std::vector<StageTimes> t = timeRounds(stream, options_.common.warmup,
+                                                 options_.common.iterations,
+                                                 {toHost, oneBatch, toHost, singles});
+    out << format("%8d%15.3f%16.3f%8.2fx%15.3f%17.3f\n", count, t[1].gpuMs, t[3].gpuMs,
+                  t[3].gpuMs / t[1].gpuMs, t[1].hostMs, t[3].hostMs);
     ms::JsonObject row;
     row.set("ranges", count)
-        .set("batchGpuMs", batchGpu)
-        .set("singlesGpuMs", singlesGpu)
-        .set("batchHostMs", batchHost)
-        .set("singlesHostMs", singlesHost);
+        .set("batchGpuMs", t[1].gpuMs)
+        .set("singlesGpuMs", t[3].gpuMs)
+        .set("batchHostMs", t[1].hostMs)
+        .set("singlesHostMs", t[3].hostMs);
     rows.addRaw(row.dump());
   }
-  run.report->json().set("batchVsSingle", rows).set("batchRangeBytes", rangeBytes);
+  report_.json().set("batchVsSingle", rows).set("batchRangeBytes", rangeBytes);
 
   // The span went back and forth many times; its bytes must still be what the CPU wrote.
-  prefetch(span.get(), spanBytes, host, stream);
+  prefetch(span.get(), spanBytes, host_, stream);
   ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   const auto changed = static_cast<std::size_t>(
       std::count_if(data, data + spanBytes, [](unsigned char v) { return v != kSpanPattern; }));
-  run.checks->expect(changed == 0, "benchmark span after all prefetches", "every byte unchanged",
-                     std::to_string(changed) + " bytes changed");
+  checks_.expect(changed == 0, "benchmark span after all prefetches", "every byte unchanged",
+                 std::to_string(changed) + " bytes changed");
 }
 
-void measureDiscard(const ManagedRun& run) {
-  std::ostream& out = run.report->out();
-  const ms::VectorAddLaunch& k = run.vecAdd;
-  const std::size_t bytes = k.count * sizeof(float);
-  const CUmemLocation gpu = mm::deviceLocation(run.ordinal), host = mm::hostLocation();
-  out << "\n[8d] cuMemPrefetchAsync of C host -> GPU, live data vs after cuMemDiscardBatchAsync\n";
-  CUdeviceptr ranges[] = {k.c};
-  std::size_t sizes[] = {bytes};
-  std::vector<double> liveMs, discardedMs;
-  for (int rep = 0; rep < run.migrationIterations; ++rep) {
-    for (bool discard : {false, true}) {
-      CUresult discarded = CUDA_SUCCESS;
-      // C starts on the host each time. Moving it there copies its pages back from the GPU, so
-      // it holds data again (the values do not matter: the kernel overwrites C afterwards).
-      const double elapsed = timeOnce(
-          k.stream,
-          [&] {
-            prefetch(k.c, bytes, host, k.stream);
-            if (discard)
-              discarded = cuMemDiscardBatchAsync(ranges, sizes, 1, 0, k.stream);
-          },
-          [&] { prefetch(k.c, bytes, gpu, k.stream); });
-      if (discarded == CUDA_ERROR_NOT_SUPPORTED) {
-        out << "  skipped: " << ms::describeResult(discarded) << " from cuMemDiscardBatchAsync\n";
-        return;
-      }
-      ms::check(discarded, "cuMemDiscardBatchAsync");
-      (discard ? discardedMs : liveMs).push_back(elapsed);
-    }
+void ManagedRun::measureDiscard() {
+  std::ostream& out = report_.out();
+  const ms::VectorAddLaunch& k = vecAdd_;
+  out << "\n[9d] cuMemPrefetchAsync of C host -> GPU, live data vs after cuMemDiscardBatchAsync\n";
+  if (!discardSupported_) {
+    out << "  skipped: cuMemDiscardBatchAsync is not supported by this driver\n";
+    return;
   }
-  const ms::TimingStats live = ms::summarizeTimings(liveMs);
-  const ms::TimingStats dead = ms::summarizeTimings(discardedMs);
-  out << std::fixed << std::setprecision(3) << "  prefetch of C (" << ms::formatBytes(bytes)
-      << "): live data " << live.medianMs << " ms, after discard " << dead.medianMs
-      << " ms (median of " << run.migrationIterations << ").\n"
+  CUdeviceptr ranges[] = {k.c};
+  std::size_t sizes[] = {bytes_};
+  // C starts on the host each time. Moving it there copies its pages back from the GPU, so it
+  // holds data again (the values do not matter: the kernel overwrites C afterwards).
+  const Stage toHost{[&] { prefetch(k.c, bytes_, host_, k.stream); }, false};
+  const Stage discard{[&] {
+                        prefetch(k.c, bytes_, host_, k.stream);
+                        ms::check(cuMemDiscardBatchAsync(ranges, sizes, 1, 0, k.stream),
+                                  "cuMemDiscardBatchAsync");
+                      },
+                      false};
+  const Stage toGpu{[&] { prefetch(k.c, bytes_, gpu_, k.stream); }};
+  const std::vector<StageTimes> t =
+      timeRounds(k.stream, 0, options_.migrationIterations, {toHost, toGpu, discard, toGpu});
+  out << format("  prefetch of C (%s): live data %.3f ms, after discard %.3f ms (median of %d).\n",
+                ms::formatBytes(bytes_).c_str(), t[1].gpuMs, t[3].gpuMs,
+                options_.migrationIterations)
       << "  Discarded pages hold nothing worth keeping, so the driver may populate them on the "
          "GPU instead of copying them.\n";
   // The discarded C now holds indeterminate values; the kernel overwrites all of it.
-  launch(run, k.a, k.b, k.c);
+  launch(k.a, k.b, k.c, k.count);
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  verifyOnHost(run, "C written by the GPU after the timed discards");
-  run.report->json().set("prefetchLiveMs", live.medianMs).set("prefetchDiscardedMs", dead.medianMs);
+  verify("C written by the GPU after the timed discards");
+  report_.json().set("prefetchLiveMs", t[1].gpuMs).set("prefetchDiscardedMs", t[3].gpuMs);
 }
 
-ms::Verdict reportRun(const ManagedRun& run, const ManagedRatios& ratios,
-                      const std::string& deviceName, const mm::ManagedSupport& support,
-                      const mm::PrefetchBatch& batch) {
-  std::ostream& out = run.report->out();
-  const mm::Checklist& checks = *run.checks;
-  out << std::fixed
-      << "\nSummary: kernel on prefetched managed / cuMemAlloc = " << std::setprecision(3)
-      << ratios.prefetchedOverDevice
-      << ", prefetch / pinned copy (host -> GPU) = " << ratios.prefetchOverPinned
-      << ", demand paging slowdown = " << std::setprecision(1) << ratios.pagingSlowdown << "x\n";
-  out << "Checks: " << checks.checks() << ", failed: " << checks.failures().size() << '\n';
+ms::Verdict ManagedRun::verdict() {
+  std::ostream& out = report_.out();
+  out << format("\nSummary: kernel on prefetched managed / cuMemAlloc = %.3f, prefetch / pinned "
+                "copy (host -> GPU) = %.3f, prefetch / pageable copy (GPU -> host) = %.3f, "
+                "in-place writes / pinned copy (GPU -> host) = %.3f, demand paging slowdown = "
+                "%.1fx\n",
+                prefetchedOverDevice_, prefetchOverPinned_, prefetchOverPageable_,
+                inPlaceOverPinned_, pagingSlowdown_)
+      << "Checks: " << checks_.checks() << ", failed: " << checks_.failures().size() << '\n';
   ms::JsonArray failures;
-  for (const std::string& failure : checks.failures()) {
+  for (const std::string& failure : checks_.failures()) {
     out << "  FAIL " << failure << '\n';
     failures.add(failure);
   }
-  run.report->json()
-      .set("device", run.ordinal)
-      .set("deviceName", deviceName)
-      .set("bytesPerVector", static_cast<std::uint64_t>(run.vecAdd.count * sizeof(float)))
-      .set("iterations", run.options.iterations)
-      .set("migrationIterations", run.migrationIterations)
-      .set("hostNumaId", support.hostNumaId)
-      .set("pageableMemoryAccess", support.pageableMemoryAccess)
-      .set("pageableUsesHostPageTables", support.pageableUsesHostPageTables)
-      .set("coherentHostAccess", mm::coherentHostAccess(support))
-      .set("batchRanges", static_cast<std::uint64_t>(batch.dptrs.size()))
-      .set("batchLocations", static_cast<std::uint64_t>(batch.locations.size()))
-      .set("checks", static_cast<std::uint64_t>(checks.checks()))
+  const mm::ManagedSupport& s = plan_.support;
+  report_.json()
+      .set("device", plan_.ordinal)
+      .set("deviceName", plan_.deviceName)
+      .set("bytesPerVector", static_cast<std::uint64_t>(bytes_))
+      .set("iterations", options_.common.iterations)
+      .set("migrationIterations", options_.migrationIterations)
+      .set("hostNumaId", s.hostNumaId)
+      .set("pageableMemoryAccess", s.pageableMemoryAccess)
+      .set("pageableUsesHostPageTables", s.pageableUsesHostPageTables)
+      .set("coherentHostAccess", mm::coherentHostAccess(s))
+      .set("batchRanges", static_cast<std::uint64_t>(batchRanges_))
+      .set("batchLocations", static_cast<std::uint64_t>(batchLocations_))
+      .set("checks", static_cast<std::uint64_t>(checks_.checks()))
       .set("failures", failures);
-  return checks.passed() ? ms::Verdict::Pass : ms::Verdict::Fail;
+  return checks_.passed() ? ms::Verdict::Pass : ms::Verdict::Fail;
 }

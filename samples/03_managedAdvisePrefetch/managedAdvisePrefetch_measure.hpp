@@ -1,10 +1,7 @@
 /**
  * @file managedAdvisePrefetch_measure.hpp
- * @brief What 03_managedAdvisePrefetch measures and reports, on the lesson's managed A, B and C
- *        and against references from the same run: the kernel under demand paging, after a
- *        prefetch, on cuMemAlloc memory and on advised host memory; prefetch against pinned
- *        copies; the prefetch of discarded against live data; one batch prefetch against single
- *        prefetches; and the checks, summary and JSON fields of the run.
+ * @brief 03_managedAdvisePrefetch's run: its options and plan, the checks of the lesson's steps,
+ *        and its measurements, one call each, every figure next to a reference of the same run.
  */
 #pragma once
 
@@ -12,7 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <iosfwd>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,116 +18,120 @@
 #include "memsamples.hpp"
 #include "support/vector_add.hpp"
 
-struct ManagedRun;
-
-/// The lesson's range read-back: every range attribute of [ptr, ptr + bytes), read with
-/// cuMemRangeGetAttribute and cuMemRangeGetAttributes, recorded against @p expected and printed
-/// under @p label (when @p print, or on a mismatch).
-using RangeCheck = void (*)(const ManagedRun& run, const std::string& label, CUdeviceptr ptr,
-                            std::size_t bytes, const memsamples::managed::ExpectedRange& expected,
-                            bool print);
-
-/// What the steps of the sample share: its kernel launch on the managed A, B and C, where it
-/// reports, and how it checks.
-struct ManagedRun {
-  memsamples::VectorAddLaunch vecAdd;    ///< VecAdd_kernel on all of A, B, C, on a created stream.
-  int ordinal = 0;                       ///< The device, as a CUmemLocation id names it.
-  int accessedBySlots = 2;               ///< Devices + 1: room for every ACCESSED_BY answer.
-  memsamples::CommonOptions options;     ///< `--iterations`, `--warmup`.
-  int migrationIterations = 5;           ///< Repetitions of the runs that move whole vectors.
-  memsamples::Report* report = nullptr;  ///< The human report and the JSON result.
-  memsamples::managed::Checklist* checks = nullptr;  ///< Every check of the run.
-  std::string pagingModel;  ///< Which kind of machine step 8a's figures describe (pagingModel()).
-
-  /// A, B and C as the host sees them: the same addresses.
-  float* host(CUdeviceptr ptr) const noexcept {
-    return reinterpret_cast<float*>(static_cast<std::uintptr_t>(ptr));
-  }
+/// The sample's command line.
+struct ManagedOptions {
+  memsamples::CommonOptions common;                       ///< `--device`, `--iterations`, ...
+  std::optional<std::uint64_t> sizeBytes;                 ///< `--size`: bytes per vector.
+  std::optional<std::uint64_t> rangeBytes = 64ull << 10;  ///< `--range-size` of the benchmark.
+  std::vector<int> batchCounts = {16, 256, 4096};         ///< `--batch-counts` of the benchmark.
+  int migrationIterations = 5;  ///< `--migration-iterations`: runs that move whole vectors.
 };
 
-/// The figures the issue asks for, repeated in the summary.
-struct ManagedRatios {
-  double prefetchedOverDevice = 0;  ///< Kernel on prefetched managed / on cuMemAlloc (GB/s).
-  double pagingSlowdown = 0;        ///< Kernel time under demand paging / after a prefetch.
-  double prefetchOverPinned = 0;    ///< Prefetch host -> GPU / pinned cuMemcpyHtoDAsync (GB/s).
+/// The smallest vector: step 7 cuts each one into ten 64 KiB-aligned chunks.
+inline constexpr std::uint64_t kMinVectorBytes = 1ull << 20;
+
+/// What planRun() found out and decided.
+struct ManagedPlan {
+  memsamples::managed::ManagedSupport support;  ///< The device's managed-memory attributes.
+  memsamples::managed::ManagedSizes sizes;      ///< Bytes per vector and of the benchmark span.
+  int ordinal = 0;                              ///< The device, as a CUmemLocation id names it.
+  std::string deviceName;                       ///< For the JSON result.
+  unsigned int grid = 0;                        ///< VecAdd_kernel blocks: every SM filled.
+  unsigned int block = 256;                     ///< Threads per block.
+  int accessedBySlots = 2;                      ///< Devices + 1: room for every ACCESSED_BY.
+  int numaNode = -1;                            ///< The host NUMA node nearest the device.
 };
 
 /**
- * Records one range read-back against @p expected: what eight cuMemRangeGetAttribute calls
- * returned (@p individually) and whether one cuMemRangeGetAttributes call (@p atOnce) agrees.
- * Prints "  <label> <attributes>" when @p print, and always on a mismatch.
+ * Prints the device and what it supports of managed memory; throws WaivedError without managed
+ * memory, or without concurrent managed access on every device. Then the sizes of the whole run,
+ * checked once against the free memory of the current context's device (cuMemGetInfo) and of the
+ * host (planManagedSizes: a `--size` that does not fit is refused), and @p kernel's grid.
  */
-void recordRange(const ManagedRun& run, const std::string& label,
-                 const memsamples::managed::ExpectedRange& expected,
-                 const memsamples::managed::RangeAttributes& individually,
-                 const memsamples::managed::RangeAttributes& atOnce, bool print);
+ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction kernel,
+                    memsamples::Report& report);
 
-/**
- * Prints and checks what cuPointerGetAttributes said about A (@p atStart) and about the address
- * @p insideAddress inside it (@p inside); @p sampleContext is the context the sample created.
- */
-void reportPointerAttributes(const ManagedRun& run,
-                             const memsamples::managed::PointerAttributes& atStart,
-                             const memsamples::managed::PointerAttributes& inside,
-                             CUdeviceptr insideAddress, CUcontext sampleContext);
+/// The lesson's managed A, B and C, and what its steps check and measure on them. Every check is
+/// recorded; verdict() lists each failure (what, expected, got).
+class ManagedRun {
+ public:
+  /// The lesson's read-back of [ptr, ptr + bytes): every range attribute, asked one by one and
+  /// at once, handed to expectRange(). The lesson writes it; the measurements use it too.
+  using ReadBack = std::function<void(const std::string& label, CUdeviceptr ptr, std::size_t bytes,
+                                      const memsamples::managed::ExpectedRange& expected,
+                                      bool print)>;
 
-/**
- * Reads back (with @p expectRange) every range of @p batch, printed only on a mismatch: its last
- * prefetch location must be the destination the batch gave it. Then, printed, C's first and last
- * of @p chunks (the GPU's and the host's) and all of C, whose mixed destinations read back as
- * none.
- */
-void expectBatchDestinations(const ManagedRun& run, const memsamples::managed::PrefetchBatch& batch,
-                             const std::vector<memsamples::managed::ByteRange>& chunks,
-                             RangeCheck expectRange);
+  /// VecAdd_kernel (@p kernel) on @p abc (A, B, C) and @p stream, sized by @p plan.
+  ManagedRun(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
+             CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
 
-/**
- * Compares every element of C with A + B on the host, records the check and prints
- * "  <what>: C == A + B, exact" or the mismatches. @return true when C is exact.
- */
-bool verifyOnHost(const ManagedRun& run, const std::string& what);
+  ReadBack readBack;   ///< Set by the lesson.
+  float* const hostA;  ///< A as the host sees it: the same address.
+  float* const hostB;  ///< B as the host sees it.
+  float* const hostC;  ///< C as the host sees it.
 
-/**
- * The kernel on 3 x size bytes: (a) managed memory moved to the host before each launch, so that
- * the kernel faults every page over (demand paging, `--migration-iterations`); (b) the same after
- * one prefetch to the GPU; (c) three cuMemAlloc buffers (the reference); (d) managed memory kept
- * on the host by SET_PREFERRED_LOCATION host + SET_ACCESSED_BY device (mapped, no faults; the
- * advice is read back with @p expectRange, and unset afterwards). Each result is checked. Fills
- * `prefetchedOverDevice` and `pagingSlowdown`.
- * @throws CudaError.
- */
-void measureKernels(const ManagedRun& run, ManagedRatios& ratios, RangeCheck expectRange);
+  /// Step 4: prints and checks what cuPointerGetAttributes said about A at its start and in its
+  /// middle (the context it names must be the current one, the sample's).
+  void expectPointers(const memsamples::managed::PointerAttributes& atStart,
+                      const memsamples::managed::PointerAttributes& inside);
+  /// Records one read-back against @p expected (what eight cuMemRangeGetAttribute calls said,
+  /// @p one, and that one cuMemRangeGetAttributes call, @p all, agrees); printed when @p print and
+  /// on a mismatch. The first one opens step 5's report.
+  void expectRange(const std::string& label, const memsamples::managed::ExpectedRange& expected,
+                   const memsamples::managed::RangeAttributes& one,
+                   const memsamples::managed::RangeAttributes& all, bool print);
+  /// True when advice row @p step was refused (@p result) and may be: a host NUMA node, which
+  /// not every system takes; says so.
+  bool refused(const memsamples::managed::AdviceStep& step, CUresult result);
+  /// Compares all of C with A + B on the host, records and prints it. @return true when exact.
+  bool verify(const std::string& what);
+  /// Step 6's report: A's last prefetch went to the GPU, C's back to the host; C is checked.
+  void checkRoundTrip();
+  /// Step 7 after the batch call: the kernel adds the GPU's chunks while the CPU adds the host's;
+  /// then every range of @p batch reads back its destination, and C is checked.
+  void addOnGpuAndCpu(const memsamples::managed::PrefetchBatch& batch);
+  /// Step 8 after the discard (@p discarded: its answer): C to the GPU, the kernel rewrites it;
+  /// read back and checked. CUDA_ERROR_NOT_SUPPORTED is said, and skips measureDiscard().
+  void rewriteAfterDiscard(CUresult discarded);
 
-/**
- * cuMemPrefetchAsync of A GPU -> host and host -> GPU against pinned cuMemcpyDtoHAsync and
- * cuMemcpyHtoDAsync of the same size (median after warm-up). Fills `prefetchOverPinned`.
- * @throws CudaError.
- */
-void measurePrefetchThroughput(const ManagedRun& run, ManagedRatios& ratios);
+  /// (a) The kernel under demand paging, (b) after a prefetch, (c) on cuMemAlloc memory (the
+  /// reference), (d) on managed memory kept on the host by advice; each result checked.
+  void measureKernels();
+  /// Prefetch host -> GPU against a pinned copy; prefetch GPU -> host against a pageable copy
+  /// (the fair reference: managed host pages are not pinned), the pinned copy as the link's limit;
+  /// results written in place over the link (C preferred on the host, accessed by the GPU)
+  /// against a pinned copy. Information only: never fails the run.
+  void measureTransfers();
+  /// One cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls, for each
+  /// `--batch-counts` K, on a managed span of its own (checked afterwards).
+  void measureBatchVersusSingle();
+  /// The prefetch of C to the GPU with live data and after cuMemDiscardBatchAsync.
+  void measureDiscard();
 
-/**
- * One cuMemPrefetchBatchAsync of K ranges of @p rangeBytes (one every 2 x @p rangeBytes of a
- * managed span of @p spanBytes, allocated here) against K cuMemPrefetchAsync calls, for each K of
- * @p counts: GPU time (events) and how long the calls keep the CPU busy. The span's bytes are
- * checked afterwards.
- * @throws CudaError.
- */
-void measureBatchVersusSingle(const ManagedRun& run, std::uint64_t spanBytes,
-                              std::uint64_t rangeBytes, const std::vector<int>& counts);
+  /// The summary, every failed check, the JSON result. @return PASS when no check failed.
+  memsamples::Verdict verdict();
 
-/**
- * The prefetch of C to the GPU when C holds live data and after cuMemDiscardBatchAsync declared
- * it dead (median of `--migration-iterations`), then the kernel rewrites C, which is checked.
- * Skipped (and said so) when the driver does not support the discard.
- * @throws CudaError.
- */
-void measureDiscard(const ManagedRun& run);
+ private:
+  void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, std::size_t count);
+  void prefetchVectors(const CUmemLocation& where);
+  void poisonC();
+  void adviseOnHost(const std::vector<CUdeviceptr>& vectors, bool set);
 
-/**
- * Prints the summary line and the checks (every failure with what, expected, got) and records
- * the run in the JSON result. @return PASS when no check failed.
- */
-memsamples::Verdict reportRun(const ManagedRun& run, const ManagedRatios& ratios,
-                              const std::string& deviceName,
-                              const memsamples::managed::ManagedSupport& support,
-                              const memsamples::managed::PrefetchBatch& batch);
+  memsamples::Report& report_;
+  const ManagedOptions& options_;
+  const ManagedPlan& plan_;
+  memsamples::VectorAddLaunch vecAdd_;
+  std::size_t bytes_;
+  CUmemLocation gpu_;
+  CUmemLocation host_;
+  memsamples::managed::Checklist checks_;
+  bool discardSupported_ = true;
+  bool adviceReported_ = false;     // step 5's title printed
+  std::size_t batchRanges_ = 0;     // step 7's batch, for the JSON result
+  std::size_t batchLocations_ = 0;
+  double prefetchedOverDevice_ = 0;  // kernel on prefetched managed / on cuMemAlloc (GB/s)
+  double pagingSlowdown_ = 0;        // kernel time under demand paging / after a prefetch
+  double prefetchOverPinned_ = 0;    // prefetch host -> GPU / pinned cuMemcpyHtoDAsync
+  double prefetchOverPageable_ = 0;  // prefetch GPU -> host / pageable cuMemcpyDtoH
+  double inPlaceOverPinned_ = 0;     // kernel writing C on the host / pinned cuMemcpyDtoHAsync
+};

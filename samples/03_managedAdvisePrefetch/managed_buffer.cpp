@@ -11,7 +11,8 @@
 namespace memsamples::managed {
 
 ManagedBuffer::ManagedBuffer(std::size_t bytes, ManagedMemoryBudget* budget, unsigned int flags) {
-  std::size_t freeBytes = 0, totalBytes = 0;
+  std::size_t freeBytes = 0;
+  std::size_t totalBytes = 0;
   check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
   checkManagedRequest(bytes, freeBytes);
   if (budget != nullptr)
@@ -26,10 +27,6 @@ ManagedBuffer::ManagedBuffer(std::size_t bytes, ManagedMemoryBudget* budget, uns
   budget_ = budget;
 }
 
-ManagedBuffer::~ManagedBuffer() {
-  freeMemory();
-}
-
 ManagedBuffer::ManagedBuffer(ManagedBuffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, 0)),
       bytes_(std::exchange(other.bytes_, 0)),
@@ -37,8 +34,7 @@ ManagedBuffer::ManagedBuffer(ManagedBuffer&& other) noexcept
 
 ManagedBuffer& ManagedBuffer::operator=(ManagedBuffer&& other) noexcept {
   if (this != &other) {
-    // This buffer's memory goes back now, not whenever @p other happens to be destroyed.
-    freeMemory();
+    freeMemory();  // this buffer's memory goes back now, not when @p other happens to die
     ptr_ = std::exchange(other.ptr_, 0);
     bytes_ = std::exchange(other.bytes_, 0);
     budget_ = std::exchange(other.budget_, nullptr);
@@ -49,11 +45,9 @@ ManagedBuffer& ManagedBuffer::operator=(ManagedBuffer&& other) noexcept {
 void ManagedBuffer::freeMemory() noexcept {
   if (ptr_ == 0)
     return;
-  // The driver's answer is ignored as in DriverHandle: this also runs during unwinding.
-  (void)cuMemFree(std::exchange(ptr_, 0));
-  // The budget was charged exactly bytes_ by the constructor, so this gives back no more than
-  // it holds unless some other code over-released it; that logic error then ends the program
-  // (std::terminate, with the budget's message) rather than being hidden.
+  (void)cuMemFree(std::exchange(ptr_, 0));  // ignored, as in DriverHandle: this runs in unwinding
+  // The budget was charged exactly bytes_; a release it refuses is another caller's logic error,
+  // which then ends the program (std::terminate, with the budget's message) rather than hiding.
   if (ManagedMemoryBudget* budget = std::exchange(budget_, nullptr))
     budget->release(bytes_);
   bytes_ = 0;

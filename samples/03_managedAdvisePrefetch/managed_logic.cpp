@@ -1,51 +1,52 @@
 /**
  * @file managed_logic.cpp
- * @brief The CUDA-free rules of 03_managedAdvisePrefetch (see managed_logic.hpp). No cu* call
- *        here.
+ * @brief The CUDA-free rules of 03_managedAdvisePrefetch (see managed_logic.hpp); no cu* call.
  */
 #include "managed_logic.hpp"
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include <unistd.h>
-
-#include "memsamples.hpp"
 
 namespace memsamples::managed {
 namespace {
 
-std::string str(std::size_t value) {
+std::string str(std::uint64_t value) {
   return std::to_string(value);
 }
 
-std::string listOfDevices(std::vector<int> devices) {
-  std::sort(devices.begin(), devices.end());
-  std::string text = "{";
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    text += (i ? ", " : "") + legacyLocationName(devices[i]);
-  }
-  return text + "}";
+CUmemLocation location(CUmemLocationType type, int id) {
+  CUmemLocation where = {};
+  where.type = type;
+  where.id = id;
+  return where;
 }
 
 /// The entries of an ACCESSED_BY answer that name a processor (the driver pads with INVALID).
-std::vector<int> validEntries(const std::vector<int>& answer) {
-  std::vector<int> valid;
-  for (int value : answer) {
-    if (value != CU_DEVICE_INVALID)
-      valid.push_back(value);
-  }
-  std::sort(valid.begin(), valid.end());
-  return valid;
+std::vector<int> validEntries(std::vector<int> answer) {
+  answer.erase(std::remove(answer.begin(), answer.end(), CU_DEVICE_INVALID), answer.end());
+  std::sort(answer.begin(), answer.end());
+  return answer;
+}
+
+std::string listOfDevices(const std::vector<int>& devices) {
+  std::string text;
+  for (int device : validEntries(devices))
+    text += (text.empty() ? "" : ", ") + legacyLocationName(device);
+  return "{" + text + "}";
 }
 
 /// The legacy int the driver reports for a location: device ordinal, CU_DEVICE_CPU, or INVALID.
-int legacyValueOf(const std::optional<CUmemLocation>& location) {
-  if (!location)
+int legacyValueOf(const std::optional<CUmemLocation>& where) {
+  if (!where)
     return CU_DEVICE_INVALID;
-  if (location->type == CU_MEM_LOCATION_TYPE_DEVICE)
-    return location->id;
-  return CU_DEVICE_CPU;
+  return where->type == CU_MEM_LOCATION_TYPE_DEVICE ? where->id : CU_DEVICE_CPU;
+}
+
+bool idCounts(CUmemLocationType type) {
+  return type == CU_MEM_LOCATION_TYPE_DEVICE || type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
 }
 
 /// Compares the legacy/type/id triple of one location-valued attribute family.
@@ -53,100 +54,88 @@ void compareLocation(const std::string& family, const std::optional<CUmemLocatio
                      int gotLegacy, CUmemLocationType gotType, int gotId,
                      std::vector<AttributeMismatch>& out) {
   const std::string prefix = "CU_MEM_RANGE_ATTRIBUTE_" + family;
-  // The legacy int cannot name a NUMA node; what it returns for one is not documented.
-  const bool legacyComparable = !expected || expected->type != CU_MEM_LOCATION_TYPE_HOST_NUMA;
-  if (legacyComparable && gotLegacy != legacyValueOf(expected)) {
-    out.push_back(
-        {prefix, legacyLocationName(legacyValueOf(expected)), legacyLocationName(gotLegacy)});
-  }
   const CUmemLocationType expectedType = expected ? expected->type : CU_MEM_LOCATION_TYPE_INVALID;
   const bool nodeExpected = expectedType == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  // The legacy int cannot name a NUMA node; what it returns for one is not documented.
+  if (!nodeExpected && gotLegacy != legacyValueOf(expected))
+    out.push_back({prefix, legacyLocationName(legacyValueOf(expected)), legacyLocationName(gotLegacy)});
   // The driver may answer a node with plain HOST: still the host, only the node is not named.
-  const bool nodeAsHost = nodeExpected && gotType == CU_MEM_LOCATION_TYPE_HOST;
-  if (gotType != expectedType && !nodeAsHost) {
-    const std::string accepted =
-        locationTypeName(expectedType) +
-        (nodeExpected ? " or " + locationTypeName(CU_MEM_LOCATION_TYPE_HOST) : "");
-    out.push_back({prefix + "_TYPE", accepted, locationTypeName(gotType)});
+  if (gotType != expectedType && !(nodeExpected && gotType == CU_MEM_LOCATION_TYPE_HOST)) {
+    const std::string orHost = nodeExpected ? " or " + locationTypeName(CU_MEM_LOCATION_TYPE_HOST) : "";
+    out.push_back({prefix + "_TYPE", locationTypeName(expectedType) + orHost, locationTypeName(gotType)});
     return;  // the id means nothing when the type is already wrong
   }
-  const bool idMeaningful =
-      gotType == CU_MEM_LOCATION_TYPE_DEVICE || gotType == CU_MEM_LOCATION_TYPE_HOST_NUMA;
-  if (idMeaningful && gotId != expected->id) {
+  if (idCounts(gotType) && gotId != expected->id)
     out.push_back({prefix + "_ID", std::to_string(expected->id), std::to_string(gotId)});
-  }
 }
 
-std::string describeTypedLocation(CUmemLocationType type, int id) {
-  CUmemLocation location = {};
-  location.type = type;
-  location.id = id;
-  return describeLocation(location);
+/// Two sizes a message compares: formatBytes() of each, or the exact byte counts when both would
+/// print the same ("1.00 GiB refused: only 1.00 GiB free" would explain nothing).
+std::pair<std::string, std::string> comparedSizes(std::uint64_t first, std::uint64_t second) {
+  std::string a = formatBytes(first);
+  std::string b = formatBytes(second);
+  if (a == b && first != second)
+    return {str(first) + " bytes", str(second) + " bytes"};
+  return {std::move(a), std::move(b)};
 }
 
-bool knownLocationType(CUmemLocationType type) {
-  switch (type) {
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Groups of the rules of prefetchBatchProblem: the count (rules 1 and 2), the ranges themselves
-// (rule 6) and the stream (rule 8).
-
-/// Rules 1 and 2: at least one range, and as many sizes as starts.
-std::string countProblem(const std::vector<CUdeviceptr>& dptrs,
-                         const std::vector<std::size_t>& sizes) {
-  if (dptrs.empty() && sizes.empty())
+/// Rules 1 to 6 and 8 of prefetchBatchProblem() but the location rules (7), in that order.
+std::string rangeProblem(const PrefetchBatch& batch) {
+  const std::size_t count = batch.dptrs.size();
+  const std::size_t numLocations = batch.locationStarts.size();
+  const std::vector<std::size_t>& idx = batch.locationStarts;
+  if (count == 0 && batch.sizes.empty())
     return "the batch is empty: count must be at least 1";
-  if (dptrs.size() != sizes.size()) {
-    return "dptrs has " + str(dptrs.size()) + " entries but sizes has " + str(sizes.size()) +
+  if (count != batch.sizes.size()) {
+    return "dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
            ": both must have count entries";
   }
-  return {};
-}
-
-/// Rule 6: every range has a non-null start, at least one byte, and does not wrap around.
-/// Requires countProblem() to have found nothing.
-std::string rangeContentProblem(const std::vector<CUdeviceptr>& dptrs,
-                                const std::vector<std::size_t>& sizes) {
-  for (std::size_t i = 0; i < dptrs.size(); ++i) {
-    if (dptrs[i] == 0)
-      return "dptrs[" + str(i) + "] is null: every range must start at a managed address";
-    if (sizes[i] == 0)
-      return "sizes[" + str(i) + "] is 0: every range must have at least one byte";
-    if (sizes[i] - 1 > UINT64_MAX - dptrs[i]) {
-      return "range " + str(i) + " (dptrs[" + str(i) + "] + sizes[" + str(i) +
-             "]) wraps around the address space";
+  if (batch.locations.size() != numLocations) {
+    return "prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
+           str(numLocations) + ": both must have numPrefetchLocs entries";
+  }
+  if (numLocations == 0)
+    return "no destination: numPrefetchLocs must be at least 1";
+  if (numLocations > count) {
+    return "numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
+           "): every location must apply to at least one range";
+  }
+  if (idx[0] != 0) {
+    return "prefetchLocIdxs[0] is " + str(idx[0]) +
+           ", must be 0: the first location applies from the first range on";
+  }
+  for (std::size_t k = 1; k < numLocations; ++k) {
+    if (idx[k] <= idx[k - 1]) {
+      return "prefetchLocIdxs[" + str(k) + "] = " + str(idx[k]) + " is not greater than " +
+             "prefetchLocIdxs[" + str(k - 1) + "] = " + str(idx[k - 1]) +
+             ": the indices must strictly increase";
     }
   }
-  return {};
-}
-
-std::string streamProblem(CUstream stream) {
-  if (stream == nullptr || stream == CU_STREAM_LEGACY) {
-    return "the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
-           "the batch on a created stream";
+  if (idx.back() >= count) {
+    return "prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(idx.back()) +
+           " is not less than count (" + str(count) + "): the last location would apply to no range";
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string at = "[" + str(i) + "]";
+    if (batch.dptrs[i] == 0)
+      return "dptrs" + at + " is null: every range must start at a managed address";
+    if (batch.sizes[i] == 0)
+      return "sizes" + at + " is 0: every range must have at least one byte";
+    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i])
+      return "range " + str(i) + " (dptrs" + at + " + sizes" + at + ") wraps around the address space";
   }
   return {};
 }
 
 }  // namespace
 
-// -------------------------------------------------------------------------- support and sizes
+// ------------------------------------------------------------------------------ support and sizes
 
 std::string describeSupport(const ManagedSupport& s) {
-  return "managed memory " + std::to_string(s.managedMemory) + ", concurrent managed access " +
-         std::to_string(s.concurrentManagedAccess) + ", pageable memory access " +
-         std::to_string(s.pageableMemoryAccess) +
-         ", direct host access to GPU-resident managed memory " +
-         std::to_string(s.directManagedAccessFromHost) + ", host NUMA id " +
-         std::to_string(s.hostNumaId);
+  return "managed memory " + str(s.managedMemory) + ", concurrent managed access " +
+         str(s.concurrentManagedAccess) + ", pageable memory access " +
+         str(s.pageableMemoryAccess) + ", direct host access to GPU-resident managed memory " +
+         str(s.directManagedAccessFromHost) + ", host NUMA id " + std::to_string(s.hostNumaId);
 }
 
 std::string waiverReason(const ManagedSupport& support, int ordinal) {
@@ -170,8 +159,8 @@ bool coherentHostAccess(const ManagedSupport& s) {
 
 std::string pagingModel(const ManagedSupport& s) {
   if (coherentHostAccess(s)) {
-    return "coherent host link (host page tables " + std::to_string(s.pageableUsesHostPageTables) +
-           ", direct host access " + std::to_string(s.directManagedAccessFromHost) +
+    return "coherent host link (host page tables " + str(s.pageableUsesHostPageTables) +
+           ", direct host access " + str(s.directManagedAccessFromHost) +
            ", e.g. Grace Hopper): the GPU may use host-resident pages where they are, over the "
            "link, instead of faulting them over, so (a) may not be fault-driven migration and (d) "
            "is not bounded by PCIe";
@@ -192,14 +181,13 @@ void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint
   if (pageBytes == 0)
     throw std::invalid_argument("checkSizeOptions: the page size must be at least 1 byte");
   if (vectorBytes && *vectorBytes % sizeof(float) != 0) {
-    throw UsageError("--size " + std::to_string(*vectorBytes) + " is not a multiple of " +
-                     std::to_string(sizeof(float)) + " bytes (one element)");
+    throw UsageError("--size " + str(*vectorBytes) + " is not a multiple of " +
+                     str(sizeof(float)) + " bytes (one element)");
   }
   if (rangeBytes % pageBytes != 0) {
-    throw UsageError("--range-size " + std::to_string(rangeBytes) +
-                     " is not a multiple of the host page size (" + formatBytes(pageBytes) +
-                     "): the driver widens every range to whole pages, so the ranges would no "
-                     "longer be separate");
+    throw UsageError("--range-size " + str(rangeBytes) + " is not a multiple of the host page " +
+                     "size (" + formatBytes(pageBytes) + "): the driver widens every range to " +
+                     "whole pages, so the ranges would no longer be separate");
   }
 }
 
@@ -221,9 +209,8 @@ ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
   sizes.vectorBytes =
       chooseBufferBytes(vectorBytes, defaultBytes, freeBytes - sizes.spanBytes, 6, sizeof(float));
   if (sizes.vectorBytes < minBytes) {
-    throw std::runtime_error("only " + formatBytes(freeBytes) +
-                             " of device memory is free: too little for six " +
-                             formatBytes(minBytes) + " vectors");
+    throw std::runtime_error("only " + formatBytes(freeBytes) + " of device memory is free: " +
+                             "too little for six " + formatBytes(minBytes) + " vectors");
   }
   sizes.vectorBytes = fitHostMemory(vectorBytes, sizes.vectorBytes, 4, sizeof(float), host);
   if (sizes.vectorBytes < minBytes) {
@@ -243,65 +230,44 @@ std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
 // ------------------------------------------------------------------------------------ locations
 
 CUmemLocation deviceLocation(int ordinal) {
-  CUmemLocation location = {};
-  location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  location.id = ordinal;
-  return location;
+  return location(CU_MEM_LOCATION_TYPE_DEVICE, ordinal);
 }
 
 CUmemLocation hostLocation() {
-  CUmemLocation location = {};
-  location.type = CU_MEM_LOCATION_TYPE_HOST;
-  location.id = 0;
-  return location;
+  return location(CU_MEM_LOCATION_TYPE_HOST, 0);
 }
 
 CUmemLocation hostNumaLocation(int node) {
-  CUmemLocation location = {};
-  location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
-  location.id = node;
-  return location;
+  return location(CU_MEM_LOCATION_TYPE_HOST_NUMA, node);
 }
 
 bool sameLocation(const CUmemLocation& a, const CUmemLocation& b) {
-  if (a.type != b.type)
-    return false;
-  const bool idCounts =
-      a.type == CU_MEM_LOCATION_TYPE_DEVICE || a.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
-  return !idCounts || a.id == b.id;
+  return a.type == b.type && (!idCounts(a.type) || a.id == b.id);
 }
 
 std::string locationTypeName(CUmemLocationType type) {
-  switch (type) {
-    case CU_MEM_LOCATION_TYPE_INVALID:
-      return "CU_MEM_LOCATION_TYPE_INVALID";
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-      return "CU_MEM_LOCATION_TYPE_DEVICE";
-    case CU_MEM_LOCATION_TYPE_HOST:
-      return "CU_MEM_LOCATION_TYPE_HOST";
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      return "CU_MEM_LOCATION_TYPE_HOST_NUMA";
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT";
-    default:
-      return "CUmemLocationType " + std::to_string(static_cast<long long>(type));
-  }
+  // CU_MEM_LOCATION_TYPE_INVALID = 0 ... HOST_NUMA_CURRENT = 4, in this order.
+  static const char* const kNames[] = {"INVALID", "DEVICE", "HOST", "HOST_NUMA",
+                                       "HOST_NUMA_CURRENT"};
+  if (type >= CU_MEM_LOCATION_TYPE_INVALID && type <= CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+    return std::string("CU_MEM_LOCATION_TYPE_") + kNames[type];
+  return "CUmemLocationType " + std::to_string(static_cast<long long>(type));
 }
 
-std::string describeLocation(const CUmemLocation& location) {
-  switch (location.type) {
+std::string describeLocation(const CUmemLocation& where) {
+  switch (where.type) {
     case CU_MEM_LOCATION_TYPE_INVALID:
       return "invalid (none or mixed)";
     case CU_MEM_LOCATION_TYPE_DEVICE:
-      return "device " + std::to_string(location.id);
+      return "device " + std::to_string(where.id);
     case CU_MEM_LOCATION_TYPE_HOST:
       return "host";
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      return "host NUMA node " + std::to_string(location.id);
+      return "host NUMA node " + std::to_string(where.id);
     case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
       return "host NUMA node of the calling thread";
     default:
-      return locationTypeName(location.type) + " id " + std::to_string(location.id);
+      return locationTypeName(where.type) + " id " + std::to_string(where.id);
   }
 }
 
@@ -310,9 +276,42 @@ std::string legacyLocationName(int value) {
     return "CU_DEVICE_CPU (host)";
   if (value == CU_DEVICE_INVALID)
     return "CU_DEVICE_INVALID (none or mixed)";
-  if (value >= 0)
-    return "device " + std::to_string(value);
-  return "unknown location " + std::to_string(value);
+  return (value >= 0 ? "device " : "unknown location ") + std::to_string(value);
+}
+
+// ------------------------------------------------------------------------------------- splitting
+
+std::vector<ByteRange> splitIntoChunks(std::uint64_t totalBytes, std::size_t chunks,
+                                       std::uint64_t alignment) {
+  if (chunks == 0)
+    throw std::invalid_argument("splitIntoChunks: the number of chunks must be at least 1");
+  if (alignment == 0)
+    throw std::invalid_argument("splitIntoChunks: the alignment must be at least 1 byte");
+  if (totalBytes / chunks < alignment) {
+    throw std::invalid_argument("splitIntoChunks: " + str(totalBytes) + " bytes cannot make " +
+                                str(chunks) + " chunks of at least " + str(alignment) + " bytes");
+  }
+  const std::uint64_t chunkBytes = totalBytes / chunks / alignment * alignment;
+  std::vector<ByteRange> ranges(chunks);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    ranges[i].offset = i * chunkBytes;
+    ranges[i].bytes = i + 1 < chunks ? chunkBytes : totalBytes - ranges[i].offset;
+  }
+  return ranges;
+}
+
+std::vector<ByteRange> stridedRanges(std::size_t count, std::uint64_t rangeBytes,
+                                     std::uint64_t strideBytes) {
+  if (rangeBytes == 0)
+    throw std::invalid_argument("stridedRanges: a range must have at least one byte");
+  if (rangeBytes > strideBytes) {
+    throw std::invalid_argument("stridedRanges: ranges of " + str(rangeBytes) +
+                                " bytes overlap with a stride of " + str(strideBytes));
+  }
+  std::vector<ByteRange> ranges(count);
+  for (std::size_t i = 0; i < count; ++i)
+    ranges[i] = {i * strideBytes, rangeBytes};
+  return ranges;
 }
 
 // -------------------------------------------------------------------------------- batch prefetch
@@ -329,58 +328,49 @@ PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t byt
 }
 
 std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream) {
-  const std::size_t count = batch.dptrs.size();
-  const std::size_t numLocations = batch.locationStarts.size();
-  if (std::string problem = countProblem(batch.dptrs, batch.sizes); !problem.empty())
+  if (std::string problem = rangeProblem(batch); !problem.empty())
     return problem;
-  if (batch.locations.size() != numLocations) {
-    return "prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
-           str(numLocations) + ": both must have numPrefetchLocs entries";
-  }
-  if (numLocations == 0)
-    return "no destination: numPrefetchLocs must be at least 1";
-  if (numLocations > count) {
-    return "numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
-           "): every location must apply to at least one range";
-  }
-  if (batch.locationStarts[0] != 0) {
-    return "prefetchLocIdxs[0] is " + str(batch.locationStarts[0]) +
-           ", must be 0: the first location applies from the first range on";
-  }
-  for (std::size_t k = 1; k < numLocations; ++k) {
-    if (batch.locationStarts[k] <= batch.locationStarts[k - 1]) {
-      return "prefetchLocIdxs[" + str(k) + "] = " + str(batch.locationStarts[k]) +
-             " is not greater than prefetchLocIdxs[" + str(k - 1) +
-             "] = " + str(batch.locationStarts[k - 1]) + ": the indices must strictly increase";
-    }
-  }
-  if (batch.locationStarts.back() >= count) {
-    return "prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(batch.locationStarts.back()) +
-           " is not less than count (" + str(count) +
-           "): the last location would apply to no range";
-  }
-  if (std::string problem = rangeContentProblem(batch.dptrs, batch.sizes); !problem.empty())
-    return problem;
-  for (std::size_t k = 0; k < numLocations; ++k) {
-    const CUmemLocation& location = batch.locations[k];
-    if (!knownLocationType(location.type)) {
-      return "prefetchLocs[" + str(k) + "] has type " + locationTypeName(location.type) +
+  for (std::size_t k = 0; k < batch.locations.size(); ++k) {
+    const CUmemLocation& where = batch.locations[k];
+    if (where.type < CU_MEM_LOCATION_TYPE_DEVICE ||
+        where.type > CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT) {
+      return "prefetchLocs[" + str(k) + "] has type " + locationTypeName(where.type) +
              ": a prefetch goes to a DEVICE, HOST, HOST_NUMA or HOST_NUMA_CURRENT location";
     }
-    const bool needsId = location.type == CU_MEM_LOCATION_TYPE_DEVICE ||
-                         location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
-    if (needsId && location.id < 0) {
-      return "prefetchLocs[" + str(k) + "] is " + locationTypeName(location.type) + " with id " +
-             std::to_string(location.id) + ": the id must be a device ordinal or NUMA node >= 0";
+    if (idCounts(where.type) && where.id < 0) {
+      return "prefetchLocs[" + str(k) + "] is " + locationTypeName(where.type) + " with id " +
+             std::to_string(where.id) + ": the id must be a device ordinal or NUMA node >= 0";
     }
   }
-  return streamProblem(stream);
+  if (stream == nullptr || stream == CU_STREAM_LEGACY) {
+    return "the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
+           "the batch on a created stream";
+  }
+  return {};
 }
 
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
   if (std::string problem = prefetchBatchProblem(batch, stream); !problem.empty())
     throw BatchPrefetchError("cuMemPrefetchBatchAsync: " + problem);
 }
+
+// [chunk-batch]
+PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
+                         const CUmemLocation& gpu, const CUmemLocation& host, CUstream stream) {
+  constexpr std::size_t kChunks = 10;
+  constexpr std::size_t kDeviceChunks = 6;  // chunks 0-5 go to the GPU, 6-9 to the host
+  const std::vector<ByteRange> chunks = splitIntoChunks(bytes, kChunks, 64ull << 10);
+  PrefetchBatchBuilder builder;
+  for (const bool toGpu : {true, false}) {
+    for (const CUdeviceptr vector : vectors) {
+      for (std::size_t i = toGpu ? 0 : kDeviceChunks; i < (toGpu ? kDeviceChunks : kChunks); ++i)
+        builder.add(vector + chunks[i].offset, chunks[i].bytes, toGpu ? gpu : host);
+    }
+  }
+  validatePrefetchBatch(builder.batch(), stream);
+  return builder.batch();
+}
+// [chunk-batch]
 
 CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range) {
   if (range >= batch.dptrs.size() || batch.locationStarts.empty()) {
@@ -394,40 +384,32 @@ CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range) {
 }
 
 std::string describeBatch(const PrefetchBatch& batch) {
-  std::string text = str(batch.dptrs.size()) + " ranges; prefetchLocs = {";
+  std::string locations;
+  std::string starts;
   for (std::size_t k = 0; k < batch.locations.size(); ++k)
-    text += (k ? ", " : "") + describeLocation(batch.locations[k]);
-  text += "}, prefetchLocIdxs = {";
+    locations += (k ? ", " : "") + describeLocation(batch.locations[k]);
   for (std::size_t k = 0; k < batch.locationStarts.size(); ++k)
-    text += (k ? ", " : "") + str(batch.locationStarts[k]);
-  return text + "}, numPrefetchLocs = " + str(batch.locations.size());
+    starts += (k ? ", " : "") + str(batch.locationStarts[k]);
+  return str(batch.dptrs.size()) + " ranges; prefetchLocs = {" + locations +
+         "}, prefetchLocIdxs = {" + starts + "}, numPrefetchLocs = " + str(batch.locations.size());
 }
 
 // ------------------------------------------------------------------------------ range attributes
 
 RangeAttributeQuery rangeAttributeQuery(RangeAttributes& a, int accessedBySlots) {
-  a.accessedBy.assign(static_cast<std::size_t>(accessedBySlots < 1 ? 1 : accessedBySlots),
-                      CU_DEVICE_INVALID);
-  RangeAttributeQuery query;
-  const auto ask = [&query](CUmem_range_attribute attribute, void* data, std::size_t bytes) {
-    query.data.push_back(data);
-    query.sizes.push_back(bytes);
-    query.asked.push_back(attribute);
-  };
-  ask(CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, &a.readMostly, sizeof a.readMostly);
-  ask(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, &a.preferredLocation, sizeof a.preferredLocation);
-  ask(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, &a.preferredLocationType,
-      sizeof a.preferredLocationType);
-  ask(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, &a.preferredLocationId,
-      sizeof a.preferredLocationId);
-  ask(CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, a.accessedBy.data(), a.accessedBy.size() * sizeof(int));
-  ask(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, &a.lastPrefetchLocation,
-      sizeof a.lastPrefetchLocation);
-  ask(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, &a.lastPrefetchLocationType,
-      sizeof a.lastPrefetchLocationType);
-  ask(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID, &a.lastPrefetchLocationId,
-      sizeof a.lastPrefetchLocationId);
-  return query;
+  a.accessedBy.assign(static_cast<std::size_t>(std::max(accessedBySlots, 1)), CU_DEVICE_INVALID);
+  const std::size_t accessedByBytes = a.accessedBy.size() * sizeof(int);
+  return {{&a.readMostly, &a.preferredLocation, &a.preferredLocationType, &a.preferredLocationId,
+           a.accessedBy.data(), &a.lastPrefetchLocation, &a.lastPrefetchLocationType,
+           &a.lastPrefetchLocationId},
+          {sizeof(int), sizeof(int), sizeof(CUmemLocationType), sizeof(int), accessedByBytes,
+           sizeof(int), sizeof(CUmemLocationType), sizeof(int)},
+          {CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
+           CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
+           CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+           CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
+           CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+           CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID}};
 }
 
 ExpectedRange prefetchedTo(const CUmemLocation& destination) {
@@ -437,14 +419,12 @@ ExpectedRange prefetchedTo(const CUmemLocation& destination) {
 }
 
 std::string describeRangeAttributes(const RangeAttributes& a) {
-  std::ostringstream text;
-  text << "read-mostly " << a.readMostly << ", preferred "
-       << describeTypedLocation(a.preferredLocationType, a.preferredLocationId) << " (legacy "
-       << legacyLocationName(a.preferredLocation) << "), accessed-by "
-       << listOfDevices(validEntries(a.accessedBy)) << ", last prefetch "
-       << describeTypedLocation(a.lastPrefetchLocationType, a.lastPrefetchLocationId) << " (legacy "
-       << legacyLocationName(a.lastPrefetchLocation) << ")";
-  return text.str();
+  return "read-mostly " + std::to_string(a.readMostly) + ", preferred " +
+         describeLocation(location(a.preferredLocationType, a.preferredLocationId)) +
+         " (legacy " + legacyLocationName(a.preferredLocation) + "), accessed-by " +
+         listOfDevices(a.accessedBy) + ", last prefetch " +
+         describeLocation(location(a.lastPrefetchLocationType, a.lastPrefetchLocationId)) +
+         " (legacy " + legacyLocationName(a.lastPrefetchLocation) + ")";
 }
 
 std::vector<AttributeMismatch> compareRangeAttributes(const ExpectedRange& expected,
@@ -457,11 +437,9 @@ std::vector<AttributeMismatch> compareRangeAttributes(const ExpectedRange& expec
   }
   compareLocation("PREFERRED_LOCATION", expected.preferred, got.preferredLocation,
                   got.preferredLocationType, got.preferredLocationId, out);
-  std::vector<int> expectedAccessors = expected.accessedBy;
-  std::sort(expectedAccessors.begin(), expectedAccessors.end());
-  if (validEntries(got.accessedBy) != expectedAccessors) {
-    out.push_back({"CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", listOfDevices(expectedAccessors),
-                   listOfDevices(validEntries(got.accessedBy))});
+  if (validEntries(got.accessedBy) != validEntries(expected.accessedBy)) {
+    out.push_back({"CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", listOfDevices(expected.accessedBy),
+                   listOfDevices(got.accessedBy)});
   }
   compareLocation("LAST_PREFETCH_LOCATION", expected.lastPrefetch, got.lastPrefetchLocation,
                   got.lastPrefetchLocationType, got.lastPrefetchLocationId, out);
@@ -480,29 +458,72 @@ std::string hostNumaReadBack(const ExpectedRange& expected, const RangeAttribute
 
 std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& individually,
                                                    const RangeAttributes& atOnce) {
-  std::vector<AttributeMismatch> out;
-  const auto compare = [&out](const char* name, const std::string& a, const std::string& b) {
-    if (a != b)
-      out.push_back({std::string("CU_MEM_RANGE_ATTRIBUTE_") + name, a, b});
+  // Each attribute as text, in the order of the members.
+  const auto fields = [](const RangeAttributes& a) {
+    return std::vector<std::string>{
+        std::to_string(a.readMostly),       legacyLocationName(a.preferredLocation),
+        locationTypeName(a.preferredLocationType), std::to_string(a.preferredLocationId),
+        listOfDevices(a.accessedBy),        legacyLocationName(a.lastPrefetchLocation),
+        locationTypeName(a.lastPrefetchLocationType), std::to_string(a.lastPrefetchLocationId)};
   };
-  compare("READ_MOSTLY", std::to_string(individually.readMostly),
-          std::to_string(atOnce.readMostly));
-  compare("PREFERRED_LOCATION", legacyLocationName(individually.preferredLocation),
-          legacyLocationName(atOnce.preferredLocation));
-  compare("PREFERRED_LOCATION_TYPE", locationTypeName(individually.preferredLocationType),
-          locationTypeName(atOnce.preferredLocationType));
-  compare("PREFERRED_LOCATION_ID", std::to_string(individually.preferredLocationId),
-          std::to_string(atOnce.preferredLocationId));
-  compare("ACCESSED_BY", listOfDevices(validEntries(individually.accessedBy)),
-          listOfDevices(validEntries(atOnce.accessedBy)));
-  compare("LAST_PREFETCH_LOCATION", legacyLocationName(individually.lastPrefetchLocation),
-          legacyLocationName(atOnce.lastPrefetchLocation));
-  compare("LAST_PREFETCH_LOCATION_TYPE", locationTypeName(individually.lastPrefetchLocationType),
-          locationTypeName(atOnce.lastPrefetchLocationType));
-  compare("LAST_PREFETCH_LOCATION_ID", std::to_string(individually.lastPrefetchLocationId),
-          std::to_string(atOnce.lastPrefetchLocationId));
+  static const char* const kNames[] = {
+      "READ_MOSTLY",          "PREFERRED_LOCATION",          "PREFERRED_LOCATION_TYPE",
+      "PREFERRED_LOCATION_ID", "ACCESSED_BY",                 "LAST_PREFETCH_LOCATION",
+      "LAST_PREFETCH_LOCATION_TYPE", "LAST_PREFETCH_LOCATION_ID"};
+  const std::vector<std::string> one = fields(individually);
+  const std::vector<std::string> all = fields(atOnce);
+  std::vector<AttributeMismatch> out;
+  for (std::size_t i = 0; i < kRangeAttributeCount; ++i) {
+    if (one[i] != all[i])
+      out.push_back({std::string("CU_MEM_RANGE_ATTRIBUTE_") + kNames[i], one[i], all[i]});
+  }
   return out;
 }
+
+// [advice-table]
+std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId) {
+  const CUmemLocation gpu = deviceLocation(ordinal);
+  const CUmemLocation host = hostLocation();
+  const CUmemLocation node = hostNumaLocation(hostNumaId);
+  const std::vector<ByteRange> halves = splitIntoChunks(bytes, 2, 64ull << 10);
+  const ByteRange all{0, bytes};
+  const std::string onGpu = describeLocation(gpu);
+  // What a read-back must say: {read-mostly, preferred location, accessed-by, last prefetch}.
+  const ExpectedRange none;
+  const ExpectedRange prefersGpu{false, gpu, {}, {}};
+  const ExpectedRange prefersHost{false, host, {}, {}};
+  const ExpectedRange prefersNode{false, node, {}, {}};
+  const ExpectedRange accessed{false, {}, {ordinal}, {}};
+  const ExpectedRange readMostly{true, {}, {}, {}};
+  const ExpectedRange firstHalf{true, gpu, {ordinal}, {}};  // its three pieces of advice
+  // The location of a read-mostly advice is ignored; the device is given.
+  std::vector<AdviceStep> steps = {
+      {"fresh allocation (no advice)", all, std::nullopt, {}, none},
+      {"SET_PREFERRED_LOCATION " + onGpu, all, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu, prefersGpu},
+      {"SET_PREFERRED_LOCATION host", all, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host, prefersHost},
+      {"SET_PREFERRED_LOCATION " + describeLocation(node), all,
+       CU_MEM_ADVISE_SET_PREFERRED_LOCATION, node, prefersNode, true},
+      {"UNSET_PREFERRED_LOCATION", all, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host, none},
+      {"SET_ACCESSED_BY " + onGpu, all, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu, accessed},
+      {"UNSET_ACCESSED_BY " + onGpu, all, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu, none},
+      {"SET_READ_MOSTLY", all, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu, readMostly},
+      {"UNSET_READ_MOSTLY", all, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu, none},
+      // Different advice on the two halves: a query over both reports no single value.
+      {"first half: preferred GPU", halves[0], CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu, {}},
+      {"first half: read-mostly", halves[0], CU_MEM_ADVISE_SET_READ_MOSTLY, gpu, {}},
+      {"first half: accessed-by", halves[0], CU_MEM_ADVISE_SET_ACCESSED_BY, gpu, {}},
+      {"second half: preferred host", halves[1], CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host, {}},
+      {"first half (GPU, read-mostly, accessed-by)", halves[0], std::nullopt, {}, firstHalf},
+      {"second half (preferred host)", halves[1], std::nullopt, {}, prefersHost},
+      {"whole range (mixed values)", all, std::nullopt, {}, none},
+      {"unset preferred location", all, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, gpu, {}},
+      {"unset read-mostly", all, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu, {}},
+      {"all advice unset again", all, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu, none}};
+  if (hostNumaId < 0)  // the device names no host NUMA node: there is none to advise
+    steps.erase(steps.begin() + 3);
+  return steps;
+}
+// [advice-table]
 
 // --------------------------------------------------------------------------- pointer attributes
 
@@ -519,23 +540,20 @@ std::vector<AttributeMismatch> comparePointerAttributes(const PointerAttributes&
   const auto span = [](CUdeviceptr start, std::size_t size) {
     return "[" + hex(start) + ", " + hex(start + size) + ")";
   };
+  const std::string range = "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR/_SIZE";
+  const auto hostAddress = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(got.hostPointer));
   expect(got.isManaged == 1, "CU_POINTER_ATTRIBUTE_IS_MANAGED", "1", std::to_string(got.isManaged));
   expect(got.deviceOrdinal == ordinal, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL",
          std::to_string(ordinal), std::to_string(got.deviceOrdinal));
   // The range the driver tracks must contain the whole allocation (for cuMemAllocManaged it is
-  // the allocation itself).
-  expect(got.rangeStart <= ptr && got.rangeStart + got.rangeSize >= ptr + bytes,
-         "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR/_SIZE", "a range containing " + span(ptr, bytes),
-         span(got.rangeStart, got.rangeSize));
+  // the allocation itself), and be the same from inside.
+  expect(got.rangeStart <= ptr && got.rangeStart + got.rangeSize >= ptr + bytes, range.c_str(),
+         "a range containing " + span(ptr, bytes), span(got.rangeStart, got.rangeSize));
   expect(inside.rangeStart == got.rangeStart && inside.rangeSize == got.rangeSize,
-         "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR/_SIZE from inside",
-         "the same range as from "
-         "the start",
+         (range + " from inside").c_str(), "the same range as from the start",
          span(inside.rangeStart, inside.rangeSize));
   expect(got.devicePointer == ptr, "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", hex(ptr),
          hex(got.devicePointer));
-  const auto hostAddress =
-      static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(got.hostPointer));
   expect(hostAddress == ptr, "CU_POINTER_ATTRIBUTE_HOST_POINTER", hex(ptr), hex(hostAddress));
   return out;
 }
@@ -559,18 +577,12 @@ std::string describePointerAttributes(const PointerAttributes& got, const Pointe
 }
 
 const char* memoryTypeName(unsigned int memoryType) {
-  switch (memoryType) {
-    case CU_MEMORYTYPE_HOST:
-      return "CU_MEMORYTYPE_HOST";
-    case CU_MEMORYTYPE_DEVICE:
-      return "CU_MEMORYTYPE_DEVICE";
-    case CU_MEMORYTYPE_ARRAY:
-      return "CU_MEMORYTYPE_ARRAY";
-    case CU_MEMORYTYPE_UNIFIED:
-      return "CU_MEMORYTYPE_UNIFIED";
-    default:
-      return "unknown CUmemorytype";
-  }
+  // CU_MEMORYTYPE_HOST = 1 ... CU_MEMORYTYPE_UNIFIED = 4, in this order.
+  static const char* const kNames[] = {"CU_MEMORYTYPE_HOST", "CU_MEMORYTYPE_DEVICE",
+                                       "CU_MEMORYTYPE_ARRAY", "CU_MEMORYTYPE_UNIFIED"};
+  if (memoryType >= CU_MEMORYTYPE_HOST && memoryType <= CU_MEMORYTYPE_UNIFIED)
+    return kNames[memoryType - CU_MEMORYTYPE_HOST];
+  return "unknown CUmemorytype";
 }
 
 std::string hex(std::uint64_t value) {
@@ -583,56 +595,63 @@ std::string hex(std::uint64_t value) {
 
 bool Checklist::expect(bool ok, const std::string& what, const std::string& expected,
                        const std::string& got) {
-  ++checks_;
-  if (!ok)
-    failures_.push_back(what + ": expected " + expected + ", got " + got);
-  return ok;
+  return expectAttributes(what, ok ? std::vector<AttributeMismatch>{}
+                                   : std::vector<AttributeMismatch>{{"", expected, got}},
+                          1);
 }
 
 bool Checklist::expectAttributes(const std::string& context,
                                  const std::vector<AttributeMismatch>& found, std::size_t checked) {
   checks_ += checked;
-  for (const AttributeMismatch& mismatch : found) {
-    failures_.push_back(context + ": " + mismatch.attribute + ": expected " + mismatch.expected +
-                        ", got " + mismatch.got);
+  for (const AttributeMismatch& m : found) {
+    const std::string attribute = m.attribute.empty() ? "" : ": " + m.attribute;
+    failures_.push_back(context + attribute + ": expected " + m.expected + ", got " + m.got);
   }
   return found.empty();
 }
 
-// ------------------------------------------------------------------------------------- splitting
+// -------------------------------------------------------- ManagedBuffer's guard and the budget
 
-std::vector<ByteRange> splitIntoChunks(std::uint64_t totalBytes, std::size_t chunks,
-                                       std::uint64_t alignment) {
-  if (chunks == 0)
-    throw std::invalid_argument("splitIntoChunks: the number of chunks must be at least 1");
-  if (alignment == 0)
-    throw std::invalid_argument("splitIntoChunks: the alignment must be at least 1 byte");
-  if (totalBytes / chunks < alignment) {
-    throw std::invalid_argument("splitIntoChunks: " + std::to_string(totalBytes) +
-                                " bytes cannot make " + str(chunks) + " chunks of at least " +
-                                std::to_string(alignment) + " bytes");
+void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes) {
+  if (bytes == 0) {
+    throw ManagedAllocationRefused(
+        "cuMemAllocManaged of 0 bytes refused: a managed allocation needs at least one byte "
+        "(the driver would return CUDA_ERROR_INVALID_VALUE)");
   }
-  const std::uint64_t chunkBytes = totalBytes / chunks / alignment * alignment;
-  std::vector<ByteRange> ranges(chunks);
-  for (std::size_t i = 0; i < chunks; ++i) {
-    ranges[i].offset = i * chunkBytes;
-    ranges[i].bytes = i + 1 < chunks ? chunkBytes : totalBytes - ranges[i].offset;
+  if (bytes > freeBytes) {
+    const auto [asked, available] = comparedSizes(bytes, freeBytes);
+    throw ManagedAllocationRefused(
+        "cuMemAllocManaged of " + asked + " refused: the device has only " + available +
+        " free, and over-subscribing managed memory can stall a shared GPU; ask for at most " +
+        available);
   }
-  return ranges;
 }
 
-std::vector<ByteRange> stridedRanges(std::size_t count, std::uint64_t rangeBytes,
-                                     std::uint64_t strideBytes) {
-  if (rangeBytes == 0)
-    throw std::invalid_argument("stridedRanges: a range must have at least one byte");
-  if (rangeBytes > strideBytes) {
-    throw std::invalid_argument("stridedRanges: ranges of " + std::to_string(rangeBytes) +
-                                " bytes overlap with a stride of " + std::to_string(strideBytes));
+void ManagedMemoryBudget::reserve(std::uint64_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes > limit_ - reserved_) {  // a subtraction, so that a huge request cannot overflow
+    const auto [asked, left] = comparedSizes(bytes, limit_ - reserved_);
+    throw ManagedAllocationRefused("cuMemAllocManaged of " + asked +
+                                   " refused: the managed-memory budget of " + formatBytes(limit_) +
+                                   " has " + left + " left (" + formatBytes(reserved_) +
+                                   " already allocated)");
   }
-  std::vector<ByteRange> ranges(count);
-  for (std::size_t i = 0; i < count; ++i)
-    ranges[i] = {i * strideBytes, rangeBytes};
-  return ranges;
+  reserved_ += bytes;
+}
+
+void ManagedMemoryBudget::release(std::uint64_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes > reserved_) {
+    const auto [given, charged] = comparedSizes(bytes, reserved_);
+    throw std::logic_error("ManagedMemoryBudget::release: " + given + " given back, but only " +
+                           charged + " is charged; a caller released memory it never reserved");
+  }
+  reserved_ -= bytes;
+}
+
+std::uint64_t ManagedMemoryBudget::reserved() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return reserved_;
 }
 
 }  // namespace memsamples::managed

@@ -1,32 +1,32 @@
 /**
  * @file managed_logic.hpp
- * @brief The CUDA-free rules of 03_managedAdvisePrefetch: what the device must support, how
- *        large the buffers may be, batch-prefetch validation, location names, what a range or
- *        pointer attribute should read back, and how buffers are cut into ranges.
+ * @brief The CUDA-free rules of 03_managedAdvisePrefetch: what the device must support, how large
+ *        the buffers may be, the advice table, batch-prefetch arrays and their rules, what a range
+ *        or pointer attribute must read back, and the free-memory guard of ManagedBuffer.
  *
- * Nothing declared here calls the driver (cuda.h is included for its types only): the lesson,
- * managedAdvisePrefetch.cpp, writes every call and hands the answers to these functions, so every
- * rule and every message is unit tested on machines without a GPU
+ * Nothing here calls the driver (cuda.h is included for its types): the lesson writes every call
+ * and hands the answers to these functions, which are unit tested on machines without a GPU
  * (ctest/unit/managedAdvisePrefetch).
  */
 #pragma once
 
 #include <cuda.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "memsamples.hpp"
+#include "memsamples.hpp"            // UsageError
 #include "support/host_memory.hpp"  // HostMemory
 
 /// Managed-memory helpers of the CUDA Memory Samples (03_managedAdvisePrefetch, reused by 06).
 namespace memsamples::managed {
 
-// ------------------------------------------------------------------------------------------------
 /// @name What the device supports, and how large the buffers may be
 /// @{
 
@@ -39,44 +39,32 @@ struct ManagedSupport {
   int pageableUsesHostPageTables = 0;   ///< ..._PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES.
   int hostNumaId = -1;                  ///< CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (-1: none).
   int deviceCount = 0;                  ///< cuDeviceGetCount.
-  /// The first device of the system without concurrent managed access, or -1.
-  int firstDeviceWithoutConcurrentAccess = -1;
+  int firstDeviceWithoutConcurrentAccess = -1;  ///< The first such device of the system, or -1.
 };
 
-/// The attributes as one line for people: "managed memory 1, concurrent managed access 1, ...".
+/// "managed memory 1, concurrent managed access 1, ...".
 std::string describeSupport(const ManagedSupport& support);
 
-/**
- * Why device @p ordinal cannot run the sample, or an empty string: it needs managed memory, and
- * concurrent managed access on every device (prefetching to a GPU, most advice and
- * cuMemPrefetchBatchAsync need it).
- */
+/// Why device @p ordinal cannot run the sample, or "": it needs managed memory, and concurrent
+/// managed access on every device (prefetch to a GPU and cuMemPrefetchBatchAsync need it).
 std::string waiverReason(const ManagedSupport& support, int ordinal);
 
-/**
- * True when the GPU reaches host memory coherently: it walks the host's page tables
- * (PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES) or the host reads GPU-resident managed memory
- * without migrating it (DIRECT_MANAGED_MEM_ACCESS_FROM_HOST), as on Grace Hopper over NVLink-C2C.
- */
+/// True when the GPU reaches host memory coherently (host page tables or direct host access, as
+/// on Grace Hopper over NVLink-C2C): then a GPU access to a host page need not migrate it.
 bool coherentHostAccess(const ManagedSupport& support);
 
-/**
- * Which kind of machine the demand-paging figures describe, for people: on a GPU behind PCIe
- * a GPU access to a host-resident page faults and the page migrates; on a coherent system the GPU
- * may use the page where it is, over the link, so the same kernel measures something else.
- */
+/// Which kind of machine the demand-paging figures describe: PCIe (faults migrate pages) or a
+/// coherent link (the GPU may use host pages where they are).
 std::string pagingModel(const ManagedSupport& support);
 
-/// The host's page size, sysconf(_SC_PAGESIZE): 4 KiB on x86-64, 4, 16 or 64 KiB on arm64.
-/// @throws std::runtime_error when sysconf cannot say.
+/// sysconf(_SC_PAGESIZE). @throws std::runtime_error when sysconf cannot say.
 std::uint64_t hostPageBytes();
 
 /**
- * Checks what the command line can get wrong before the driver is asked anything, so that a
- * mistake is reported (exit 1) before any waiver: the vector size must be a whole number of
- * floats, and a benchmark range a whole number of host pages of @p pageBytes (the driver widens
- * every range to whole pages, so the ranges would no longer be separate).
- * @throws UsageError naming the option; std::invalid_argument when @p pageBytes is 0.
+ * What the command line can get wrong, checked before the driver is asked (exit 1 before any
+ * waiver): `--size` must be whole floats, `--range-size` whole host pages of @p pageBytes (the
+ * driver widens ranges to whole pages, so they would no longer be separate).
+ * @throws UsageError; std::invalid_argument when @p pageBytes is 0.
  */
 void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint64_t rangeBytes,
                       std::uint64_t pageBytes = hostPageBytes());
@@ -89,178 +77,159 @@ struct ManagedSizes {
 
 /**
  * The sizes of one run, never more than the device has free: six vectors (three managed, three
- * cuMemAlloc for the reference) and the benchmark span (the largest of @p batchCounts ranges of
- * @p rangeBytes, one every 2 x @p rangeBytes) must fit in @p freeBytes together. cuMemGetInfo
- * counts managed pages only once they are on the GPU, so the sum is checked here, once, before
- * anything is allocated: an over-subscribed GPU evicts pages and can stall every process on it.
- * @param vectorBytes `--size`, if given (else @p defaultBytes, reduced to fit).
- * @param defaultBytes the benchmark size per vector.
- * @param minBytes the smallest vector the steps can cut into their chunks.
- * @param rangeBytes `--range-size`.
- * @param batchCounts `--batch-counts` (not empty).
- * @param freeBytes cuMemGetInfo's free memory.
- * @param host host memory (hostMemoryAvailable()): it must hold four vectors, A, B and C while
- *        their pages are on the host and the pinned vector of the prefetch benchmark; checked
- *        after the device, whose over-subscription is the dangerous one.
- * @throws UsageError for a size or span that does not fit ("--size 1.00 TiB needs 6 buffers but
- *         the device has only ..."), std::runtime_error when even @p minBytes does not fit.
+ * cuMemAlloc) and the benchmark span (the largest of @p batchCounts ranges of @p rangeBytes, one
+ * every 2 x @p rangeBytes) must fit in @p freeBytes together, checked once before anything is
+ * allocated (cuMemGetInfo counts managed pages only once they are on the GPU). Four vectors must
+ * fit in @p host: A, B and C while their pages are there, and one host copy of the measurements.
+ * @throws UsageError for a `--size` (@p vectorBytes) or span that does not fit,
+ *         std::runtime_error when even @p minBytes does not.
  */
 ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
                               std::uint64_t defaultBytes, std::uint64_t minBytes,
                               std::uint64_t rangeBytes, const std::vector<int>& batchCounts,
                               std::uint64_t freeBytes, const HostMemory& host);
 
-/// "Vectors: 1.00 GiB each (3 managed + 3 cuMemAlloc), batch span 512 MiB; 139 GiB of 140 GiB
-/// free".
+/// "Vectors: 1.00 GiB each (3 managed + 3 cuMemAlloc), batch span 512 MiB; 139 GiB of ... free".
 std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
                           std::uint64_t totalBytes);
 
 /// @}
-
-// ------------------------------------------------------------------------------------------------
 /// @name Locations
 /// @{
 
-/// CU_MEM_LOCATION_TYPE_DEVICE with the device ordinal @p ordinal.
-CUmemLocation deviceLocation(int ordinal);
-/// CU_MEM_LOCATION_TYPE_HOST (the id is ignored by the driver; it is set to 0).
-CUmemLocation hostLocation();
-/// CU_MEM_LOCATION_TYPE_HOST_NUMA on host NUMA node @p node.
-CUmemLocation hostNumaLocation(int node);
+CUmemLocation deviceLocation(int ordinal);  ///< CU_MEM_LOCATION_TYPE_DEVICE, id = ordinal.
+CUmemLocation hostLocation();               ///< CU_MEM_LOCATION_TYPE_HOST (id 0, ignored).
+CUmemLocation hostNumaLocation(int node);   ///< CU_MEM_LOCATION_TYPE_HOST_NUMA, id = node.
 
-/**
- * True when @p a and @p b name the same place. The id only counts where the driver reads it
- * (DEVICE and HOST_NUMA); for HOST and HOST_NUMA_CURRENT it is ignored.
- */
+/// Same place: the id counts only for DEVICE and HOST_NUMA.
 bool sameLocation(const CUmemLocation& a, const CUmemLocation& b);
 
-/// "CU_MEM_LOCATION_TYPE_DEVICE", ..., or "CUmemLocationType 42" for an unknown value.
+/// "CU_MEM_LOCATION_TYPE_DEVICE", ..., or "CUmemLocationType 42".
 std::string locationTypeName(CUmemLocationType type);
 
-/// For people: "device 0", "host", "host NUMA node 1", "host NUMA node of the calling thread",
-/// "invalid (none or mixed)".
+/// "device 0", "host", "host NUMA node 1", "invalid (none or mixed)", ...
 std::string describeLocation(const CUmemLocation& location);
 
-/// A legacy (int) location as returned by CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION and
-/// LAST_PREFETCH_LOCATION: "device 0", "CU_DEVICE_CPU (host)", "CU_DEVICE_INVALID (none or mixed)".
+/// A legacy int location: "device 0", "CU_DEVICE_CPU (host)", "CU_DEVICE_INVALID (none or mixed)".
 std::string legacyLocationName(int value);
 
 /// @}
+/// @name Cutting buffers into ranges
+/// @{
 
-// ------------------------------------------------------------------------------------------------
+/// A byte range inside a buffer.
+struct ByteRange {
+  std::uint64_t offset = 0;  ///< First byte, from the start of the buffer.
+  std::uint64_t bytes = 0;   ///< Length in bytes (never 0).
+};
+
+/// @p totalBytes cut into @p chunks consecutive ranges with boundaries on multiples of
+/// @p alignment, the remainder in the last. @throws std::invalid_argument when impossible.
+std::vector<ByteRange> splitIntoChunks(std::uint64_t totalBytes, std::size_t chunks,
+                                       std::uint64_t alignment);
+
+/// @p count ranges of @p rangeBytes, one every @p strideBytes (never touching, so the driver
+/// cannot merge them). @throws std::invalid_argument when a range is empty or wider than a stride.
+std::vector<ByteRange> stridedRanges(std::size_t count, std::uint64_t rangeBytes,
+                                     std::uint64_t strideBytes);
+
+/// @}
 /// @name Batch prefetch
 /// @{
 
-/// A batch that cuMemPrefetchBatchAsync would reject; what() says which rule and why.
+/// A batch that cuMemPrefetchBatchAsync would reject; what() names the rule.
 class BatchPrefetchError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
 
 /**
- * The four arrays of one cuMemPrefetchBatchAsync call.
- *
- * Range i is [dptrs[i], dptrs[i] + sizes[i]). Location k, locations[k], applies to the ranges
- * locationStarts[k] .. locationStarts[k+1] - 1 (the last one up to the end of the batch): the
- * driver's `prefetchLocIdxs`. Ten ranges of which the first six go to the GPU and the last four
- * to the host are therefore `locations = {device, host}`, `locationStarts = {0, 6}`.
+ * The four arrays of one cuMemPrefetchBatchAsync call. Range i is [dptrs[i], dptrs[i] + sizes[i]);
+ * location k applies to ranges locationStarts[k] .. locationStarts[k+1] - 1 (`prefetchLocIdxs`):
+ * six ranges to the GPU, then four to the host are `locations = {device, host}`, `starts {0, 6}`.
  */
 struct PrefetchBatch {
-  std::vector<CUdeviceptr> dptrs;        ///< Start of each range (`dptrs`).
-  std::vector<std::size_t> sizes;        ///< Bytes of each range (`sizes`).
-  std::vector<CUmemLocation> locations;  ///< Destinations (`prefetchLocs`).
-  std::vector<std::size_t>
-      locationStarts;  ///< First range of each destination (`prefetchLocIdxs`).
+  std::vector<CUdeviceptr> dptrs;            ///< `dptrs`.
+  std::vector<std::size_t> sizes;            ///< `sizes`.
+  std::vector<CUmemLocation> locations;      ///< `prefetchLocs`.
+  std::vector<std::size_t> locationStarts;   ///< `prefetchLocIdxs`.
 };
 
-/**
- * Builds a PrefetchBatch one range at a time, so the index arrays are right by construction:
- * a range whose destination differs from the previous range's starts a new location entry.
- */
+/// Builds a PrefetchBatch range by range, the index arrays right by construction: a range whose
+/// destination differs from the previous one's starts a new location.
 class PrefetchBatchBuilder {
  public:
-  /// Appends the range [@p ptr, @p ptr + @p bytes) to be prefetched to @p destination.
+  /// Appends [@p ptr, @p ptr + @p bytes), to be prefetched to @p destination.
   PrefetchBatchBuilder& add(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& destination);
-  /// The batch built so far.
-  const PrefetchBatch& batch() const noexcept { return batch_; }
+  const PrefetchBatch& batch() const noexcept { return batch_; }  ///< The batch so far.
 
  private:
   PrefetchBatch batch_;
 };
 
 /**
- * Why cuMemPrefetchBatchAsync would reject @p batch on @p stream, or an empty string.
- *
- * The rules, checked in this order (the first broken one is reported):
- * 1. at least one range (count > 0);
- * 2. `dptrs` and `sizes` have the same length (count);
- * 3. `prefetchLocs` and `prefetchLocIdxs` have the same length (numPrefetchLocs);
- * 4. at least one location, and numPrefetchLocs <= count;
- * 5. `prefetchLocIdxs[0] == 0`, the indices strictly increase, and the last one is < count;
- * 6. every range has a non-null start, at least one byte, and does not wrap around;
- * 7. every location is DEVICE (id >= 0), HOST, HOST_NUMA (id >= 0) or HOST_NUMA_CURRENT;
- * 8. the stream is a created one: the legacy NULL stream (0 or CU_STREAM_LEGACY) is refused by
- *    the driver with CUDA_ERROR_INVALID_VALUE.
+ * Why cuMemPrefetchBatchAsync would reject @p batch on @p stream, or "". The first broken rule:
+ * 1. count > 0; 2. dptrs and sizes of equal length; 3. prefetchLocs and prefetchLocIdxs of equal
+ * length; 4. at least one location, no more than count; 5. prefetchLocIdxs[0] == 0, strictly
+ * increasing, the last < count; 6. every range non-null, non-empty, not wrapping around; 7. every
+ * location DEVICE (id >= 0), HOST, HOST_NUMA (id >= 0) or HOST_NUMA_CURRENT; 8. a created stream
+ * (the driver refuses the legacy NULL stream with CUDA_ERROR_INVALID_VALUE).
  */
 std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream);
 
-/// Throws BatchPrefetchError("cuMemPrefetchBatchAsync: <problem>") when prefetchBatchProblem()
-/// finds one.
+/// @throws BatchPrefetchError, "cuMemPrefetchBatchAsync: " and the problem, when there is one.
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream);
 
-/// The destination of range @p range of a valid @p batch: the location whose group holds it.
-/// @throws std::out_of_range when the batch has no such range.
+/**
+ * Step 7's batch: each of @p vectors (@p bytes each) cut into ten 64 KiB-aligned chunks, chunks
+ * 0-5 of every vector to @p gpu, then chunks 6-9 of every vector to @p host (ranges in destination
+ * order: two locations, prefetchLocIdxs = {0, 6 x vectors}), validated for @p stream.
+ * @throws BatchPrefetchError, std::invalid_argument (vectors under 640 KiB).
+ */
+PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
+                         const CUmemLocation& gpu, const CUmemLocation& host, CUstream stream);
+
+/// The destination of range @p range. @throws std::out_of_range when there is no such range.
 CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range);
 
-/// The arrays for people: "30 ranges; prefetchLocs = {device 0, host}, prefetchLocIdxs =
-/// {0, 18}, numPrefetchLocs = 2".
+/// "30 ranges; prefetchLocs = {device 0, host}, prefetchLocIdxs = {0, 18}, numPrefetchLocs = 2".
 std::string describeBatch(const PrefetchBatch& batch);
 
 /// @}
-
-// ------------------------------------------------------------------------------------------------
-/// @name Range attributes: what was read, what was expected
+/// @name Range attributes: asked, expected, compared
 /// @{
 
 /// Every CU_MEM_RANGE_ATTRIBUTE_* of one managed range, as the driver returned them.
 struct RangeAttributes {
-  int readMostly = 0;  ///< READ_MOSTLY: 1 when every page is read-duplicated.
+  int readMostly = 0;                         ///< READ_MOSTLY: 1 when every page is.
   int preferredLocation = CU_DEVICE_INVALID;  ///< PREFERRED_LOCATION (legacy int).
   CUmemLocationType preferredLocationType = CU_MEM_LOCATION_TYPE_INVALID;  ///< ..._TYPE
-  int preferredLocationId = 0;  ///< PREFERRED_LOCATION_ID (meaningful for DEVICE, HOST_NUMA).
-  std::vector<int> accessedBy;  ///< ACCESSED_BY, padded with CU_DEVICE_INVALID by the driver.
+  int preferredLocationId = 0;                ///< ..._ID (meaningful for DEVICE, HOST_NUMA).
+  std::vector<int> accessedBy;                ///< ACCESSED_BY, padded with CU_DEVICE_INVALID.
   int lastPrefetchLocation = CU_DEVICE_INVALID;  ///< LAST_PREFETCH_LOCATION (legacy int).
   CUmemLocationType lastPrefetchLocationType = CU_MEM_LOCATION_TYPE_INVALID;  ///< ..._TYPE
-  int lastPrefetchLocationId = 0;  ///< LAST_PREFETCH_LOCATION_ID.
+  int lastPrefetchLocationId = 0;             ///< ..._ID.
 };
 
-/// Number of attributes a RangeAttributes holds (each comparison counts as one check).
+/// Attributes in a RangeAttributes (each comparison counts as one check).
 inline constexpr std::size_t kRangeAttributeCount = 8;
 
-/**
- * The arguments of cuMemRangeGetAttributes for all of a RangeAttributes, three parallel arrays;
- * entry i also gives cuMemRangeGetAttribute's (data, dataSize, attribute) for one attribute.
- */
+/// cuMemRangeGetAttributes' three parallel arrays; entry i is also one cuMemRangeGetAttribute
+/// call's (data, dataSize, attribute).
 struct RangeAttributeQuery {
   std::vector<void*> data;                   ///< Where each answer goes (inside the target).
   std::vector<std::size_t> sizes;            ///< Its size in bytes, as the driver requires.
   std::vector<CUmem_range_attribute> asked;  ///< Which attribute.
 };
 
-/**
- * The query that fills @p target, every attribute in the order of its members. ACCESSED_BY gets
- * @p accessedBySlots entries (at least 1): room for every processor the answer may list.
- * Sizes are what cuMemRangeGetAttribute requires: 4 bytes for the ints, sizeof the enum for the
- * _TYPE attributes, a non-zero multiple of 4 for ACCESSED_BY. @p target must outlive the query
- * and must not be changed while it is used.
- */
+/// The query that fills @p target, in member order: 4 bytes per int, sizeof the enum for _TYPE,
+/// @p accessedBySlots ints (at least 1) for ACCESSED_BY. @p target must outlive the query.
 RangeAttributeQuery rangeAttributeQuery(RangeAttributes& target, int accessedBySlots);
 
-/// One line for people, e.g. "read-mostly 0, preferred device 0 (legacy 0), accessed-by {0},
-/// last prefetch host (legacy CU_DEVICE_CPU (host))".
+/// "read-mostly 0, preferred device 0 (legacy device 0), accessed-by {0}, last prefetch ...".
 std::string describeRangeAttributes(const RangeAttributes& attributes);
 
-/// What a program that set some advice should read back for a whole range.
+/// What a program that set some advice must read back for a whole range.
 struct ExpectedRange {
   bool readMostly = false;                    ///< SET_READ_MOSTLY on every page.
   std::optional<CUmemLocation> preferred;     ///< Same preferred location on every page, or none.
@@ -279,42 +248,46 @@ struct AttributeMismatch {
 };
 
 /**
- * Compares what the driver returned with what the advice implies, by the rules documented for
- * cuMemRangeGetAttribute:
- * - READ_MOSTLY is 1 only when every page is read-mostly;
- * - PREFERRED_LOCATION(_TYPE/_ID) name the location when all pages share it, else INVALID
- *   (CU_DEVICE_INVALID for the legacy value, which is not compared for HOST_NUMA since the
- *   legacy int cannot express a node); the _ID is compared only for DEVICE and HOST_NUMA;
- * - a HOST_NUMA location may come back as HOST_NUMA with the same node or as plain HOST (the
- *   driver need not name the node: the H200 VM, one node online, driver 580, says HOST); any
- *   other type, or HOST_NUMA with another node, is a mismatch;
- * - ACCESSED_BY lists exactly the devices advised for the whole range, the rest of the array
- *   being CU_DEVICE_INVALID;
- * - LAST_PREFETCH_LOCATION(_TYPE/_ID) follow the same rules as the preferred location.
- * @return one entry per attribute that differs; empty when everything matches.
+ * The attributes that differ from what the advice implies, by cuMemRangeGetAttribute's rules: a
+ * value only when every page has it, else INVALID / 0 / not listed; the legacy int is not
+ * compared for HOST_NUMA (it cannot name a node), the _ID only for DEVICE and HOST_NUMA, whose
+ * _TYPE is wrong-type-first; a HOST_NUMA preference may read back as that node or as plain HOST
+ * (the H200 VM, one node, driver 580, says HOST); ACCESSED_BY lists exactly the advised devices.
  */
 std::vector<AttributeMismatch> compareRangeAttributes(const ExpectedRange& expected,
                                                       const RangeAttributes& got);
 
-/**
- * For a range whose expected preferred location is a host NUMA node: which of the two accepted
- * answers the driver gave, e.g. "the driver reports host NUMA node 1 as
- * CU_MEM_LOCATION_TYPE_HOST (no node named)". Empty for any other expectation.
- */
+/// For an expected host NUMA preference, which accepted answer the driver gave ("the driver
+/// reports host NUMA node 1 as CU_MEM_LOCATION_TYPE_HOST (no node named)"); else "".
 std::string hostNumaReadBack(const ExpectedRange& expected, const RangeAttributes& got);
 
-/// The attributes (by name) in which two reads of the same range differ, e.g. one
-/// cuMemRangeGetAttributes call against eight cuMemRangeGetAttribute calls.
+/// The attributes in which two reads of one range differ (one call against eight).
 std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& individually,
                                                    const RangeAttributes& atOnce);
 
-/// @}
+/// One row of step 5's advice table: an advice on part of A, then what a read-back must say.
+struct AdviceStep {
+  std::string label;                      ///< Printed with the read-back.
+  ByteRange range;                        ///< The bytes of A it applies to.
+  std::optional<CUmem_advise> advice;     ///< None: only a read-back.
+  CUmemLocation where{};                  ///< The advice's location.
+  std::optional<ExpectedRange> expected;  ///< None: no read-back after this advice.
+  bool mayBeRefused = false;              ///< A host NUMA node: not every system takes one.
+};
 
-// ------------------------------------------------------------------------------------------------
+/**
+ * Step 5's table for a vector of @p bytes on device @p ordinal: each advice set, read back and
+ * unset on all of A (preferred location device, host, host NUMA node @p hostNumaId unless it is
+ * negative; accessed-by; read-mostly), then different advice on its two halves, each half and the
+ * mixed whole read back, and everything unset again.
+ */
+std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId);
+
+/// @}
 /// @name Pointer attributes
 /// @{
 
-/// What cuPointerGetAttributes says about an address.
+/// What cuPointerGetAttributes says about an address, and what it is asked.
 struct PointerAttributes {
   unsigned int memoryType = 0;    ///< CU_POINTER_ATTRIBUTE_MEMORY_TYPE (a CUmemorytype).
   int isManaged = 0;              ///< CU_POINTER_ATTRIBUTE_IS_MANAGED.
@@ -324,60 +297,56 @@ struct PointerAttributes {
   CUdeviceptr devicePointer = 0;  ///< CU_POINTER_ATTRIBUTE_DEVICE_POINTER.
   void* hostPointer = nullptr;    ///< CU_POINTER_ATTRIBUTE_HOST_POINTER.
   CUcontext context = nullptr;    ///< CU_POINTER_ATTRIBUTE_CONTEXT.
+
+  /// The attributes one cuPointerGetAttributes call asks, in the order of the members above.
+  std::array<CUpointer_attribute, 8> asked = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+      CU_POINTER_ATTRIBUTE_RANGE_SIZE,     CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+      CU_POINTER_ATTRIBUTE_HOST_POINTER,   CU_POINTER_ATTRIBUTE_CONTEXT};
+
+  /// Where cuPointerGetAttributes writes the answer to each of asked, in its order.
+  std::array<void*, 8> answers() noexcept {
+    return {&memoryType, &isManaged,     &deviceOrdinal, &rangeStart,
+            &rangeSize,  &devicePointer, &hostPointer,   &context};
+  }
 };
 
-/// Number of checks comparePointerAttributes() makes.
+/// Checks comparePointerAttributes() makes.
 inline constexpr std::size_t kPointerAttributeChecks = 6;
 
-/**
- * Compares what cuPointerGetAttributes said about a managed allocation [@p ptr, @p ptr +
- * @p bytes) made in a context of device @p ordinal (@p got) and about an address inside it
- * (@p inside) with what it must say: managed, that device, a range that contains the allocation
- * (for cuMemAllocManaged, the allocation itself) and is the same from inside, and one address for
- * the device and the host. @return one entry per check that failed.
- */
+/// What cuPointerGetAttributes must say about a managed allocation [@p ptr, @p ptr + @p bytes) of
+/// device @p ordinal (@p got) and from an address inside it (@p inside): managed, that device, a
+/// range containing the allocation and the same from inside, one address for device and host.
 std::vector<AttributeMismatch> comparePointerAttributes(const PointerAttributes& got,
                                                         const PointerAttributes& inside,
                                                         CUdeviceptr ptr, std::size_t bytes,
                                                         int ordinal);
 
-/// Several lines for people (each indented by two spaces and ended by a newline), from what was
-/// read at the allocation's start (@p got) and in its middle (@p inside, at @p insideAddress);
-/// @p sampleContext is the context the sample created.
+/// The answers for people, one indented line each; @p sampleContext is the sample's context.
 std::string describePointerAttributes(const PointerAttributes& got, const PointerAttributes& inside,
                                       CUdeviceptr insideAddress, CUcontext sampleContext);
 
-/// "CU_MEMORYTYPE_DEVICE", ..., or "unknown CUmemorytype".
-const char* memoryTypeName(unsigned int memoryType);
-
-/// "0x7f4742000000".
-std::string hex(std::uint64_t value);
+const char* memoryTypeName(unsigned int memoryType);  ///< "CU_MEMORYTYPE_DEVICE", ...
+std::string hex(std::uint64_t value);                 ///< "0x7f4742000000".
 
 /// @}
-
-// ------------------------------------------------------------------------------------------------
 /// @name Verdict bookkeeping
 /// @{
 
-/**
- * Collects the sample's assertions. Every failed one becomes a line naming what was checked,
- * what was expected and what was found; the verdict is PASS only when there is none.
- */
+/// Every check of the run; each failure becomes "<what>: expected <expected>, got <got>".
 class Checklist {
  public:
-  /// Records one check; when @p ok is false it adds "<what>: expected <expected>, got <got>".
+  /// Records one check.
   bool expect(bool ok, const std::string& what, const std::string& expected,
               const std::string& got);
-  /// Records @p checked checks (one per attribute compared); each mismatch adds
-  /// "<context>: <attribute>: expected <expected>, got <got>". @return true when none.
+  /// Records @p checked checks, each of @p found a failure. @return true when none.
   bool expectAttributes(const std::string& context, const std::vector<AttributeMismatch>& found,
                         std::size_t checked = kRangeAttributeCount);
-  /// How many checks were recorded.
-  std::size_t checks() const noexcept { return checks_; }
+  std::size_t checks() const noexcept { return checks_; }  ///< Checks recorded.
   /// The failure lines, in the order they happened.
   const std::vector<std::string>& failures() const noexcept { return failures_; }
-  /// True when no check failed.
-  bool passed() const noexcept { return failures_.empty(); }
+  bool passed() const noexcept { return failures_.empty(); }  ///< True when none failed.
 
  private:
   std::size_t checks_ = 0;
@@ -385,35 +354,40 @@ class Checklist {
 };
 
 /// @}
-
-// ------------------------------------------------------------------------------------------------
-/// @name Cutting buffers into ranges
+/// @name ManagedBuffer's guard and budget (06_perDeviceResource; see managed_buffer.hpp)
 /// @{
 
-/// A byte range inside a buffer.
-struct ByteRange {
-  std::uint64_t offset = 0;  ///< First byte, from the start of the buffer.
-  std::uint64_t bytes = 0;   ///< Length in bytes (never 0).
+/// A managed allocation that the guard or a budget refused; nothing was allocated.
+class ManagedAllocationRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
-/**
- * Cuts @p totalBytes into @p chunks consecutive, non-empty ranges whose boundaries are multiples
- * of @p alignment; the last chunk takes the remainder. Aligned boundaries keep advice and
- * prefetch exact: the driver widens every range to whole CPU pages.
- * @throws std::invalid_argument when @p chunks or @p alignment is 0, or @p totalBytes is smaller
- *         than @p chunks x @p alignment.
- */
-std::vector<ByteRange> splitIntoChunks(std::uint64_t totalBytes, std::size_t chunks,
-                                       std::uint64_t alignment);
+/// Throws ManagedAllocationRefused for 0 bytes or more than @p freeBytes.
+void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes);
 
-/**
- * @p count ranges of @p rangeBytes, one every @p strideBytes: [0, r), [s, s + r), ... With a
- * stride larger than the range the ranges never touch, so the driver cannot merge neighbours and
- * each one is a separate piece of work, as in a real scattered working set.
- * @throws std::invalid_argument when @p rangeBytes is 0 or larger than @p strideBytes.
- */
-std::vector<ByteRange> stridedRanges(std::size_t count, std::uint64_t rangeBytes,
-                                     std::uint64_t strideBytes);
+/// An upper limit on the managed memory kept allocated on one device; thread-safe, not copyable,
+/// and it must outlive the buffers charged to it.
+class ManagedMemoryBudget {
+ public:
+  /// A budget of @p limitBytes.
+  explicit ManagedMemoryBudget(std::uint64_t limitBytes) : limit_(limitBytes) {}
+  ManagedMemoryBudget(const ManagedMemoryBudget&) = delete;
+  ManagedMemoryBudget& operator=(const ManagedMemoryBudget&) = delete;
+
+  /// Charges @p bytes. @throws ManagedAllocationRefused (charging nothing) past the limit.
+  void reserve(std::uint64_t bytes);
+  /// Gives @p bytes back. @throws std::logic_error (changing nothing) for more than is charged:
+  /// a caller gave back what it never reserved, and clamping would hide that bug.
+  void release(std::uint64_t bytes);
+  std::uint64_t reserved() const;                          ///< Bytes charged now.
+  std::uint64_t limit() const noexcept { return limit_; }  ///< The limit.
+
+ private:
+  const std::uint64_t limit_;
+  mutable std::mutex mutex_;
+  std::uint64_t reserved_ = 0;
+};
 
 /// @}
 

@@ -241,3 +241,32 @@ TEST(DescribeBatch, NamesTheFourArrays) {
   EXPECT_EQ(mm::describeBatch(mm::PrefetchBatch{}),
             "0 ranges; prefetchLocs = {}, prefetchLocIdxs = {}, numPrefetchLocs = 0");
 }
+
+// Step 7's batch: ten 64 KiB-aligned chunks per vector, 0-5 of each to the GPU, then 6-9 of each
+// to the host, so two locations whose second starts after the GPU's 3 x 6 ranges.
+TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
+  constexpr std::uint64_t kBytes = 1ull << 20;
+  const std::vector<CUdeviceptr> abc = {kBase, kBase + kBytes, kBase + 2 * kBytes};
+  const mm::PrefetchBatch batch =
+      mm::chunkBatch(abc, kBytes, mm::deviceLocation(0), mm::hostLocation(), createdStream());
+  ASSERT_EQ(batch.dptrs.size(), 30u);
+  EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 18}));
+  EXPECT_EQ(mm::describeBatch(batch),
+            "30 ranges; prefetchLocs = {device 0, host}, prefetchLocIdxs = {0, 18}, "
+            "numPrefetchLocs = 2");
+  const std::uint64_t chunk = 65536;  // 1 MiB / 10 = 102.4 KiB, down to a whole 64 KiB
+  EXPECT_EQ(batch.dptrs[0], kBase);
+  EXPECT_EQ(batch.dptrs[6], kBase + kBytes);          // B's chunk 0
+  EXPECT_EQ(batch.dptrs[18], kBase + 6 * chunk);      // A's chunk 6, the first to the host
+  EXPECT_EQ(batch.dptrs[29], kBase + 2 * kBytes + 9 * chunk);  // C's chunk 9
+  EXPECT_EQ(batch.sizes[29], kBytes - 9 * chunk);     // the last chunk takes the remainder
+  for (std::size_t i = 0; i < 30; ++i)
+    EXPECT_EQ(mm::destinationOf(batch, i).type,
+              i < 18 ? CU_MEM_LOCATION_TYPE_DEVICE : CU_MEM_LOCATION_TYPE_HOST) << i;
+  // Checked before it is returned: the NULL stream is refused, a vector too small is too.
+  EXPECT_THROW(mm::chunkBatch(abc, kBytes, mm::deviceLocation(0), mm::hostLocation(), nullptr),
+               mm::BatchPrefetchError);
+  EXPECT_THROW(mm::chunkBatch(abc, 10 * 65536 - 1, mm::deviceLocation(0), mm::hostLocation(),
+                              createdStream()),
+               std::invalid_argument);
+}

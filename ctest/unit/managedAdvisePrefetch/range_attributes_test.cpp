@@ -1,6 +1,7 @@
 // What each range attribute must read back after a given advice; location names; Checklist.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 #include "managed_logic.hpp"
@@ -297,4 +298,59 @@ TEST(Checklist, CountsChecksAndWordsFailures) {
   EXPECT_EQ(checks.failures()[0], "C after prefetch: expected 0 mismatches, got 3 mismatches");
   EXPECT_EQ(checks.failures()[1],
             "SET_READ_MOSTLY: CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: expected 1, got 0");
+}
+
+// Step 5's table: every advice set, read back and unset on all of A, then the halves.
+TEST(AdviceSteps, EachAdviceIsSetReadBackAndUnset) {
+  constexpr std::uint64_t kBytes = 1ull << 20;
+  const std::vector<mm::AdviceStep> steps = mm::adviceSteps(kBytes, 2, 1);
+  ASSERT_EQ(steps.size(), 19u);
+  // Before any advice: a read-back of the fresh allocation, which has none.
+  EXPECT_FALSE(steps[0].advice.has_value());
+  ASSERT_TRUE(steps[0].expected.has_value());
+  EXPECT_TRUE(mm::compareRangeAttributes(*steps[0].expected, pristine()).empty());
+  // Whole-range rows: advice, then exactly what it implies.
+  EXPECT_EQ(steps[1].label, "SET_PREFERRED_LOCATION device 2");
+  EXPECT_EQ(*steps[1].advice, CU_MEM_ADVISE_SET_PREFERRED_LOCATION);
+  EXPECT_TRUE(mm::sameLocation(*steps[1].expected->preferred, mm::deviceLocation(2)));
+  EXPECT_EQ(steps[3].label, "SET_PREFERRED_LOCATION host NUMA node 1");
+  EXPECT_TRUE(steps[3].mayBeRefused);
+  EXPECT_TRUE(mm::sameLocation(steps[3].where, mm::hostNumaLocation(1)));
+  EXPECT_EQ(steps[5].expected->accessedBy, std::vector<int>{2});
+  EXPECT_TRUE(steps[7].expected->readMostly);
+  for (const mm::AdviceStep& step : steps) {
+    EXPECT_EQ(step.range.offset + step.range.bytes <= kBytes, true) << step.label;
+    EXPECT_EQ(step.mayBeRefused, &step == &steps[3]) << step.label;
+  }
+  // The halves: advice without read-backs, then three read-backs without advice.
+  EXPECT_EQ(steps[9].range.bytes, kBytes / 2);
+  EXPECT_FALSE(steps[9].expected.has_value());
+  EXPECT_EQ(steps[12].range.offset, kBytes / 2);
+  EXPECT_FALSE(steps[13].advice.has_value());
+  EXPECT_TRUE(steps[13].expected->readMostly);
+  EXPECT_EQ(steps[13].expected->accessedBy, std::vector<int>{2});
+  EXPECT_EQ(steps[14].expected->preferred->type, CU_MEM_LOCATION_TYPE_HOST);
+  EXPECT_EQ(steps[15].label, "whole range (mixed values)");
+  EXPECT_TRUE(mm::compareRangeAttributes(*steps[15].expected, pristine()).empty());
+  // Everything unset at the end, and read back as a fresh range.
+  EXPECT_EQ(*steps.back().advice, CU_MEM_ADVISE_UNSET_ACCESSED_BY);
+  EXPECT_EQ(steps.back().label, "all advice unset again");
+  EXPECT_TRUE(mm::compareRangeAttributes(*steps.back().expected, pristine()).empty());
+  // A device that names no host NUMA node gets no node row.
+  const std::vector<mm::AdviceStep> noNode = mm::adviceSteps(kBytes, 0, -1);
+  ASSERT_EQ(noNode.size(), 18u);
+  for (const mm::AdviceStep& step : noNode)
+    EXPECT_NE(step.where.type, CU_MEM_LOCATION_TYPE_HOST_NUMA) << step.label;
+}
+
+// What one cuPointerGetAttributes call asks, and where each answer lands.
+TEST(PointerAttributeQuery, AsksEightAttributesIntoTheMembers) {
+  mm::PointerAttributes p;
+  const std::array<void*, 8> answers = p.answers();
+  EXPECT_EQ(p.asked[0], CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
+  EXPECT_EQ(answers[0], &p.memoryType);
+  EXPECT_EQ(p.asked[3], CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
+  EXPECT_EQ(answers[3], &p.rangeStart);
+  EXPECT_EQ(p.asked[7], CU_POINTER_ATTRIBUTE_CONTEXT);
+  EXPECT_EQ(answers[7], &p.context);
 }
