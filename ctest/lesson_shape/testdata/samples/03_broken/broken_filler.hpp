@@ -1,1201 +1,1201 @@
-// Test data: a folder over its line limit (never built).
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+// Test data: a folder over its code-line limit (never built).
+int filler0;
+int filler1;
+int filler2;
+int filler3;
+int filler4;
+int filler5;
+int filler6;
+int filler7;
+int filler8;
+int filler9;
+int filler10;
+int filler11;
+int filler12;
+int filler13;
+int filler14;
+int filler15;
+int filler16;
+int filler17;
+int filler18;
+int filler19;
+int filler20;
+int filler21;
+int filler22;
+int filler23;
+int filler24;
+int filler25;
+int filler26;
+int filler27;
+int filler28;
+int filler29;
+int filler30;
+int filler31;
+int filler32;
+int filler33;
+int filler34;
+int filler35;
+int filler36;
+int filler37;
+int filler38;
+int filler39;
+int filler40;
+int filler41;
+int filler42;
+int filler43;
+int filler44;
+int filler45;
+int filler46;
+int filler47;
+int filler48;
+int filler49;
+int filler50;
+int filler51;
+int filler52;
+int filler53;
+int filler54;
+int filler55;
+int filler56;
+int filler57;
+int filler58;
+int filler59;
+int filler60;
+int filler61;
+int filler62;
+int filler63;
+int filler64;
+int filler65;
+int filler66;
+int filler67;
+int filler68;
+int filler69;
+int filler70;
+int filler71;
+int filler72;
+int filler73;
+int filler74;
+int filler75;
+int filler76;
+int filler77;
+int filler78;
+int filler79;
+int filler80;
+int filler81;
+int filler82;
+int filler83;
+int filler84;
+int filler85;
+int filler86;
+int filler87;
+int filler88;
+int filler89;
+int filler90;
+int filler91;
+int filler92;
+int filler93;
+int filler94;
+int filler95;
+int filler96;
+int filler97;
+int filler98;
+int filler99;
+int filler100;
+int filler101;
+int filler102;
+int filler103;
+int filler104;
+int filler105;
+int filler106;
+int filler107;
+int filler108;
+int filler109;
+int filler110;
+int filler111;
+int filler112;
+int filler113;
+int filler114;
+int filler115;
+int filler116;
+int filler117;
+int filler118;
+int filler119;
+int filler120;
+int filler121;
+int filler122;
+int filler123;
+int filler124;
+int filler125;
+int filler126;
+int filler127;
+int filler128;
+int filler129;
+int filler130;
+int filler131;
+int filler132;
+int filler133;
+int filler134;
+int filler135;
+int filler136;
+int filler137;
+int filler138;
+int filler139;
+int filler140;
+int filler141;
+int filler142;
+int filler143;
+int filler144;
+int filler145;
+int filler146;
+int filler147;
+int filler148;
+int filler149;
+int filler150;
+int filler151;
+int filler152;
+int filler153;
+int filler154;
+int filler155;
+int filler156;
+int filler157;
+int filler158;
+int filler159;
+int filler160;
+int filler161;
+int filler162;
+int filler163;
+int filler164;
+int filler165;
+int filler166;
+int filler167;
+int filler168;
+int filler169;
+int filler170;
+int filler171;
+int filler172;
+int filler173;
+int filler174;
+int filler175;
+int filler176;
+int filler177;
+int filler178;
+int filler179;
+int filler180;
+int filler181;
+int filler182;
+int filler183;
+int filler184;
+int filler185;
+int filler186;
+int filler187;
+int filler188;
+int filler189;
+int filler190;
+int filler191;
+int filler192;
+int filler193;
+int filler194;
+int filler195;
+int filler196;
+int filler197;
+int filler198;
+int filler199;
+int filler200;
+int filler201;
+int filler202;
+int filler203;
+int filler204;
+int filler205;
+int filler206;
+int filler207;
+int filler208;
+int filler209;
+int filler210;
+int filler211;
+int filler212;
+int filler213;
+int filler214;
+int filler215;
+int filler216;
+int filler217;
+int filler218;
+int filler219;
+int filler220;
+int filler221;
+int filler222;
+int filler223;
+int filler224;
+int filler225;
+int filler226;
+int filler227;
+int filler228;
+int filler229;
+int filler230;
+int filler231;
+int filler232;
+int filler233;
+int filler234;
+int filler235;
+int filler236;
+int filler237;
+int filler238;
+int filler239;
+int filler240;
+int filler241;
+int filler242;
+int filler243;
+int filler244;
+int filler245;
+int filler246;
+int filler247;
+int filler248;
+int filler249;
+int filler250;
+int filler251;
+int filler252;
+int filler253;
+int filler254;
+int filler255;
+int filler256;
+int filler257;
+int filler258;
+int filler259;
+int filler260;
+int filler261;
+int filler262;
+int filler263;
+int filler264;
+int filler265;
+int filler266;
+int filler267;
+int filler268;
+int filler269;
+int filler270;
+int filler271;
+int filler272;
+int filler273;
+int filler274;
+int filler275;
+int filler276;
+int filler277;
+int filler278;
+int filler279;
+int filler280;
+int filler281;
+int filler282;
+int filler283;
+int filler284;
+int filler285;
+int filler286;
+int filler287;
+int filler288;
+int filler289;
+int filler290;
+int filler291;
+int filler292;
+int filler293;
+int filler294;
+int filler295;
+int filler296;
+int filler297;
+int filler298;
+int filler299;
+int filler300;
+int filler301;
+int filler302;
+int filler303;
+int filler304;
+int filler305;
+int filler306;
+int filler307;
+int filler308;
+int filler309;
+int filler310;
+int filler311;
+int filler312;
+int filler313;
+int filler314;
+int filler315;
+int filler316;
+int filler317;
+int filler318;
+int filler319;
+int filler320;
+int filler321;
+int filler322;
+int filler323;
+int filler324;
+int filler325;
+int filler326;
+int filler327;
+int filler328;
+int filler329;
+int filler330;
+int filler331;
+int filler332;
+int filler333;
+int filler334;
+int filler335;
+int filler336;
+int filler337;
+int filler338;
+int filler339;
+int filler340;
+int filler341;
+int filler342;
+int filler343;
+int filler344;
+int filler345;
+int filler346;
+int filler347;
+int filler348;
+int filler349;
+int filler350;
+int filler351;
+int filler352;
+int filler353;
+int filler354;
+int filler355;
+int filler356;
+int filler357;
+int filler358;
+int filler359;
+int filler360;
+int filler361;
+int filler362;
+int filler363;
+int filler364;
+int filler365;
+int filler366;
+int filler367;
+int filler368;
+int filler369;
+int filler370;
+int filler371;
+int filler372;
+int filler373;
+int filler374;
+int filler375;
+int filler376;
+int filler377;
+int filler378;
+int filler379;
+int filler380;
+int filler381;
+int filler382;
+int filler383;
+int filler384;
+int filler385;
+int filler386;
+int filler387;
+int filler388;
+int filler389;
+int filler390;
+int filler391;
+int filler392;
+int filler393;
+int filler394;
+int filler395;
+int filler396;
+int filler397;
+int filler398;
+int filler399;
+int filler400;
+int filler401;
+int filler402;
+int filler403;
+int filler404;
+int filler405;
+int filler406;
+int filler407;
+int filler408;
+int filler409;
+int filler410;
+int filler411;
+int filler412;
+int filler413;
+int filler414;
+int filler415;
+int filler416;
+int filler417;
+int filler418;
+int filler419;
+int filler420;
+int filler421;
+int filler422;
+int filler423;
+int filler424;
+int filler425;
+int filler426;
+int filler427;
+int filler428;
+int filler429;
+int filler430;
+int filler431;
+int filler432;
+int filler433;
+int filler434;
+int filler435;
+int filler436;
+int filler437;
+int filler438;
+int filler439;
+int filler440;
+int filler441;
+int filler442;
+int filler443;
+int filler444;
+int filler445;
+int filler446;
+int filler447;
+int filler448;
+int filler449;
+int filler450;
+int filler451;
+int filler452;
+int filler453;
+int filler454;
+int filler455;
+int filler456;
+int filler457;
+int filler458;
+int filler459;
+int filler460;
+int filler461;
+int filler462;
+int filler463;
+int filler464;
+int filler465;
+int filler466;
+int filler467;
+int filler468;
+int filler469;
+int filler470;
+int filler471;
+int filler472;
+int filler473;
+int filler474;
+int filler475;
+int filler476;
+int filler477;
+int filler478;
+int filler479;
+int filler480;
+int filler481;
+int filler482;
+int filler483;
+int filler484;
+int filler485;
+int filler486;
+int filler487;
+int filler488;
+int filler489;
+int filler490;
+int filler491;
+int filler492;
+int filler493;
+int filler494;
+int filler495;
+int filler496;
+int filler497;
+int filler498;
+int filler499;
+int filler500;
+int filler501;
+int filler502;
+int filler503;
+int filler504;
+int filler505;
+int filler506;
+int filler507;
+int filler508;
+int filler509;
+int filler510;
+int filler511;
+int filler512;
+int filler513;
+int filler514;
+int filler515;
+int filler516;
+int filler517;
+int filler518;
+int filler519;
+int filler520;
+int filler521;
+int filler522;
+int filler523;
+int filler524;
+int filler525;
+int filler526;
+int filler527;
+int filler528;
+int filler529;
+int filler530;
+int filler531;
+int filler532;
+int filler533;
+int filler534;
+int filler535;
+int filler536;
+int filler537;
+int filler538;
+int filler539;
+int filler540;
+int filler541;
+int filler542;
+int filler543;
+int filler544;
+int filler545;
+int filler546;
+int filler547;
+int filler548;
+int filler549;
+int filler550;
+int filler551;
+int filler552;
+int filler553;
+int filler554;
+int filler555;
+int filler556;
+int filler557;
+int filler558;
+int filler559;
+int filler560;
+int filler561;
+int filler562;
+int filler563;
+int filler564;
+int filler565;
+int filler566;
+int filler567;
+int filler568;
+int filler569;
+int filler570;
+int filler571;
+int filler572;
+int filler573;
+int filler574;
+int filler575;
+int filler576;
+int filler577;
+int filler578;
+int filler579;
+int filler580;
+int filler581;
+int filler582;
+int filler583;
+int filler584;
+int filler585;
+int filler586;
+int filler587;
+int filler588;
+int filler589;
+int filler590;
+int filler591;
+int filler592;
+int filler593;
+int filler594;
+int filler595;
+int filler596;
+int filler597;
+int filler598;
+int filler599;
+int filler600;
+int filler601;
+int filler602;
+int filler603;
+int filler604;
+int filler605;
+int filler606;
+int filler607;
+int filler608;
+int filler609;
+int filler610;
+int filler611;
+int filler612;
+int filler613;
+int filler614;
+int filler615;
+int filler616;
+int filler617;
+int filler618;
+int filler619;
+int filler620;
+int filler621;
+int filler622;
+int filler623;
+int filler624;
+int filler625;
+int filler626;
+int filler627;
+int filler628;
+int filler629;
+int filler630;
+int filler631;
+int filler632;
+int filler633;
+int filler634;
+int filler635;
+int filler636;
+int filler637;
+int filler638;
+int filler639;
+int filler640;
+int filler641;
+int filler642;
+int filler643;
+int filler644;
+int filler645;
+int filler646;
+int filler647;
+int filler648;
+int filler649;
+int filler650;
+int filler651;
+int filler652;
+int filler653;
+int filler654;
+int filler655;
+int filler656;
+int filler657;
+int filler658;
+int filler659;
+int filler660;
+int filler661;
+int filler662;
+int filler663;
+int filler664;
+int filler665;
+int filler666;
+int filler667;
+int filler668;
+int filler669;
+int filler670;
+int filler671;
+int filler672;
+int filler673;
+int filler674;
+int filler675;
+int filler676;
+int filler677;
+int filler678;
+int filler679;
+int filler680;
+int filler681;
+int filler682;
+int filler683;
+int filler684;
+int filler685;
+int filler686;
+int filler687;
+int filler688;
+int filler689;
+int filler690;
+int filler691;
+int filler692;
+int filler693;
+int filler694;
+int filler695;
+int filler696;
+int filler697;
+int filler698;
+int filler699;
+int filler700;
+int filler701;
+int filler702;
+int filler703;
+int filler704;
+int filler705;
+int filler706;
+int filler707;
+int filler708;
+int filler709;
+int filler710;
+int filler711;
+int filler712;
+int filler713;
+int filler714;
+int filler715;
+int filler716;
+int filler717;
+int filler718;
+int filler719;
+int filler720;
+int filler721;
+int filler722;
+int filler723;
+int filler724;
+int filler725;
+int filler726;
+int filler727;
+int filler728;
+int filler729;
+int filler730;
+int filler731;
+int filler732;
+int filler733;
+int filler734;
+int filler735;
+int filler736;
+int filler737;
+int filler738;
+int filler739;
+int filler740;
+int filler741;
+int filler742;
+int filler743;
+int filler744;
+int filler745;
+int filler746;
+int filler747;
+int filler748;
+int filler749;
+int filler750;
+int filler751;
+int filler752;
+int filler753;
+int filler754;
+int filler755;
+int filler756;
+int filler757;
+int filler758;
+int filler759;
+int filler760;
+int filler761;
+int filler762;
+int filler763;
+int filler764;
+int filler765;
+int filler766;
+int filler767;
+int filler768;
+int filler769;
+int filler770;
+int filler771;
+int filler772;
+int filler773;
+int filler774;
+int filler775;
+int filler776;
+int filler777;
+int filler778;
+int filler779;
+int filler780;
+int filler781;
+int filler782;
+int filler783;
+int filler784;
+int filler785;
+int filler786;
+int filler787;
+int filler788;
+int filler789;
+int filler790;
+int filler791;
+int filler792;
+int filler793;
+int filler794;
+int filler795;
+int filler796;
+int filler797;
+int filler798;
+int filler799;
+int filler800;
+int filler801;
+int filler802;
+int filler803;
+int filler804;
+int filler805;
+int filler806;
+int filler807;
+int filler808;
+int filler809;
+int filler810;
+int filler811;
+int filler812;
+int filler813;
+int filler814;
+int filler815;
+int filler816;
+int filler817;
+int filler818;
+int filler819;
+int filler820;
+int filler821;
+int filler822;
+int filler823;
+int filler824;
+int filler825;
+int filler826;
+int filler827;
+int filler828;
+int filler829;
+int filler830;
+int filler831;
+int filler832;
+int filler833;
+int filler834;
+int filler835;
+int filler836;
+int filler837;
+int filler838;
+int filler839;
+int filler840;
+int filler841;
+int filler842;
+int filler843;
+int filler844;
+int filler845;
+int filler846;
+int filler847;
+int filler848;
+int filler849;
+int filler850;
+int filler851;
+int filler852;
+int filler853;
+int filler854;
+int filler855;
+int filler856;
+int filler857;
+int filler858;
+int filler859;
+int filler860;
+int filler861;
+int filler862;
+int filler863;
+int filler864;
+int filler865;
+int filler866;
+int filler867;
+int filler868;
+int filler869;
+int filler870;
+int filler871;
+int filler872;
+int filler873;
+int filler874;
+int filler875;
+int filler876;
+int filler877;
+int filler878;
+int filler879;
+int filler880;
+int filler881;
+int filler882;
+int filler883;
+int filler884;
+int filler885;
+int filler886;
+int filler887;
+int filler888;
+int filler889;
+int filler890;
+int filler891;
+int filler892;
+int filler893;
+int filler894;
+int filler895;
+int filler896;
+int filler897;
+int filler898;
+int filler899;
+int filler900;
+int filler901;
+int filler902;
+int filler903;
+int filler904;
+int filler905;
+int filler906;
+int filler907;
+int filler908;
+int filler909;
+int filler910;
+int filler911;
+int filler912;
+int filler913;
+int filler914;
+int filler915;
+int filler916;
+int filler917;
+int filler918;
+int filler919;
+int filler920;
+int filler921;
+int filler922;
+int filler923;
+int filler924;
+int filler925;
+int filler926;
+int filler927;
+int filler928;
+int filler929;
+int filler930;
+int filler931;
+int filler932;
+int filler933;
+int filler934;
+int filler935;
+int filler936;
+int filler937;
+int filler938;
+int filler939;
+int filler940;
+int filler941;
+int filler942;
+int filler943;
+int filler944;
+int filler945;
+int filler946;
+int filler947;
+int filler948;
+int filler949;
+int filler950;
+int filler951;
+int filler952;
+int filler953;
+int filler954;
+int filler955;
+int filler956;
+int filler957;
+int filler958;
+int filler959;
+int filler960;
+int filler961;
+int filler962;
+int filler963;
+int filler964;
+int filler965;
+int filler966;
+int filler967;
+int filler968;
+int filler969;
+int filler970;
+int filler971;
+int filler972;
+int filler973;
+int filler974;
+int filler975;
+int filler976;
+int filler977;
+int filler978;
+int filler979;
+int filler980;
+int filler981;
+int filler982;
+int filler983;
+int filler984;
+int filler985;
+int filler986;
+int filler987;
+int filler988;
+int filler989;
+int filler990;
+int filler991;
+int filler992;
+int filler993;
+int filler994;
+int filler995;
+int filler996;
+int filler997;
+int filler998;
+int filler999;
+int filler1000;
+int filler1001;
+int filler1002;
+int filler1003;
+int filler1004;
+int filler1005;
+int filler1006;
+int filler1007;
+int filler1008;
+int filler1009;
+int filler1010;
+int filler1011;
+int filler1012;
+int filler1013;
+int filler1014;
+int filler1015;
+int filler1016;
+int filler1017;
+int filler1018;
+int filler1019;
+int filler1020;
+int filler1021;
+int filler1022;
+int filler1023;
+int filler1024;
+int filler1025;
+int filler1026;
+int filler1027;
+int filler1028;
+int filler1029;
+int filler1030;
+int filler1031;
+int filler1032;
+int filler1033;
+int filler1034;
+int filler1035;
+int filler1036;
+int filler1037;
+int filler1038;
+int filler1039;
+int filler1040;
+int filler1041;
+int filler1042;
+int filler1043;
+int filler1044;
+int filler1045;
+int filler1046;
+int filler1047;
+int filler1048;
+int filler1049;
+int filler1050;
+int filler1051;
+int filler1052;
+int filler1053;
+int filler1054;
+int filler1055;
+int filler1056;
+int filler1057;
+int filler1058;
+int filler1059;
+int filler1060;
+int filler1061;
+int filler1062;
+int filler1063;
+int filler1064;
+int filler1065;
+int filler1066;
+int filler1067;
+int filler1068;
+int filler1069;
+int filler1070;
+int filler1071;
+int filler1072;
+int filler1073;
+int filler1074;
+int filler1075;
+int filler1076;
+int filler1077;
+int filler1078;
+int filler1079;
+int filler1080;
+int filler1081;
+int filler1082;
+int filler1083;
+int filler1084;
+int filler1085;
+int filler1086;
+int filler1087;
+int filler1088;
+int filler1089;
+int filler1090;
+int filler1091;
+int filler1092;
+int filler1093;
+int filler1094;
+int filler1095;
+int filler1096;
+int filler1097;
+int filler1098;
+int filler1099;
+int filler1100;
+int filler1101;
+int filler1102;
+int filler1103;
+int filler1104;
+int filler1105;
+int filler1106;
+int filler1107;
+int filler1108;
+int filler1109;
+int filler1110;
+int filler1111;
+int filler1112;
+int filler1113;
+int filler1114;
+int filler1115;
+int filler1116;
+int filler1117;
+int filler1118;
+int filler1119;
+int filler1120;
+int filler1121;
+int filler1122;
+int filler1123;
+int filler1124;
+int filler1125;
+int filler1126;
+int filler1127;
+int filler1128;
+int filler1129;
+int filler1130;
+int filler1131;
+int filler1132;
+int filler1133;
+int filler1134;
+int filler1135;
+int filler1136;
+int filler1137;
+int filler1138;
+int filler1139;
+int filler1140;
+int filler1141;
+int filler1142;
+int filler1143;
+int filler1144;
+int filler1145;
+int filler1146;
+int filler1147;
+int filler1148;
+int filler1149;
+int filler1150;
+int filler1151;
+int filler1152;
+int filler1153;
+int filler1154;
+int filler1155;
+int filler1156;
+int filler1157;
+int filler1158;
+int filler1159;
+int filler1160;
+int filler1161;
+int filler1162;
+int filler1163;
+int filler1164;
+int filler1165;
+int filler1166;
+int filler1167;
+int filler1168;
+int filler1169;
+int filler1170;
+int filler1171;
+int filler1172;
+int filler1173;
+int filler1174;
+int filler1175;
+int filler1176;
+int filler1177;
+int filler1178;
+int filler1179;
+int filler1180;
+int filler1181;
+int filler1182;
+int filler1183;
+int filler1184;
+int filler1185;
+int filler1186;
+int filler1187;
+int filler1188;
+int filler1189;
+int filler1190;
+int filler1191;
+int filler1192;
+int filler1193;
+int filler1194;
+int filler1195;
+int filler1196;
+int filler1197;
+int filler1198;
+int filler1199;
