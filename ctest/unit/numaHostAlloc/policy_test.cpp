@@ -351,3 +351,37 @@ TEST(Errors, ErrnoAndNodeTexts) {
   EXPECT_EQ(mn::nodeValueText(-1), "-1 (unknown)");
   EXPECT_EQ(mn::nodeValueText(-7), "-1 (unknown)");
 }
+
+TEST(SizeHostVectors, RefusesWhatNoGpuCouldChangeBeforeAnyGpuWork) {
+  try {
+    mn::sizeHostVectors(4 * kMiB, kMiB, 3, mn::BindPolicy{false, true}, -1);
+    ADD_FAILURE() << "--strict with --no-bind was accepted";
+  } catch (const memsamples::UsageError& error) {
+    EXPECT_STREQ(error.what(), "--strict and --no-bind contradict each other");
+  }
+  // A strict binding to a node that cannot exist: refused, naming the three vectors' size.
+  try {
+    mn::sizeHostVectors(16 * kMiB, kMiB, 3, kStrict, 1000);
+    ADD_FAILURE() << "a strict binding to node 1000 was accepted";
+  } catch (const mn::NumaBindError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("cannot bind 48.0 MiB strictly: ", 0), 0u)
+        << error.what();
+  }
+  // Soft, or without --node: the size alone, the node is judged later.
+  EXPECT_EQ(mn::sizeHostVectors(16 * kMiB, kMiB, 3, kSoft, 1000), 16 * kMiB);
+  EXPECT_EQ(mn::sizeHostVectors(16 * kMiB, kMiB, 3, kStrict, -1), 16 * kMiB);
+}
+
+TEST(PlanBinding, DecidesAndLaysOutBeforeAnythingExists) {
+  const memsamples::PageSizes pages{4096, 2 * kMiB};
+  const mn::BindPlan unbound =
+      mn::planBinding(mn::BindPolicy{false, false}, 0, 3 * kMiB, mn::NodeQueries{}, pages);
+  EXPECT_FALSE(unbound.callMbind);
+  EXPECT_TRUE(unbound.mask.words.empty());
+  EXPECT_EQ(unbound.bytes, 3 * kMiB);
+  EXPECT_EQ(unbound.layout.mappedBytes, 4 * kMiB);
+  EXPECT_EQ(unbound.layout.reservedBytes, 6 * kMiB);
+  EXPECT_EQ(unbound.pageBytes, 4096u);
+  // No node known: a strict plan is an error, with nothing to undo.
+  EXPECT_THROW(mn::planBinding(kStrict, -1, kMiB, mn::NodeQueries{}, pages), mn::NumaBindError);
+}
