@@ -49,8 +49,8 @@
 #include "numaHostAlloc_measure.hpp"
 #include "numa_binding.hpp"
 
-namespace ms = memsamples;
-namespace mn = memsamples::numa;
+namespace ms = memsamples;        // Common: check, owners, options, timing
+namespace mn = memsamples::numa;  // this folder's binding rules: numa_binding.hpp
 
 namespace {
 
@@ -87,9 +87,9 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
 
-  // 3. Topology: the node nearest the GPU, from the driver's answer and the kernel's.
-  // GPU memory that is a NUMA node of its own (coherent Grace-class systems) is never
-  // taken for host memory.
+  // 3. Topology: the node nearest the GPU, from the driver's answer and the kernel's
+  // (numaHostAlloc_measure.cpp). GPU memory that is a NUMA node of its own (coherent
+  // Grace-class systems) is never taken for host memory.
   const Topology topology = probeTopology(device, options.node, policy, report);
 
   // 4. A context, and what every host source is measured with: the VecAdd kernel, one
@@ -102,6 +102,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   std::vector<SourceResult> results;
   mn::PlacementReport placement;
 
+  // Each host source lives in a block of its own: its owners end with the block.
   out << "\n[1] mmap + mbind before first touch + cuMemHostRegister\n";
   {
     //! [core]

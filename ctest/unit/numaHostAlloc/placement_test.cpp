@@ -163,12 +163,15 @@ mn::BindPlan threePagePlan(const mn::BindPolicy& policy) {
   return plan;
 }
 
-/// What move_pages would have answered: @p status per page, or its own @p error.
-mn::PageNodes answered(std::vector<int> status, int error = 0) {
-  mn::PageNodes nodes;
-  nodes.status = std::move(status);
-  nodes.error = error;
-  return nodes;
+/// What move_pages would have answered for three pages: none before the first touch, then
+/// @p touched and @p pinned (a node per page).
+mn::PlacementLog threePageLog(std::vector<int> touched, std::vector<int> pinned) {
+  mn::PlacementLog log;
+  log.pages.resize(3);
+  log.beforeTouch.status = {-ENOENT, -ENOENT, -ENOENT};
+  log.touched.status = std::move(touched);
+  log.pinned.status = std::move(pinned);
+  return log;
 }
 
 }  // namespace
@@ -178,11 +181,7 @@ TEST(PlacementReport, PrintsTheRangeAndItsThreeLooks) {
   bound.state = mn::BindState::Bound;
   bound.mode = mn::kMpolStaticNodes | MPOL_PREFERRED;
   bound.dontForkAdvised = true;
-  mn::PlacementLog log;
-  log.pages.resize(3);
-  log.beforeTouch = answered({-ENOENT, -ENOENT, -ENOENT});
-  log.touched = answered({0, 0, 0});
-  log.pinned = answered({0, 0, 0});
+  const mn::PlacementLog log = threePageLog({0, 0, 0}, {0, 0, 0});
   std::ostringstream out;
   const mn::PlacementReport report =
       mn::reportPlacement(threePagePlan(mn::BindPolicy{}), bound, log, out);
@@ -203,11 +202,7 @@ TEST(PlacementReport, StrictBindingsMustKeepTheirPromise) {
   mn::BindOutcome blocked;
   blocked.state = mn::BindState::BlockedBySeccomp;
   blocked.unboundReason = "a filter";
-  mn::PlacementLog log;
-  log.pages.resize(3);
-  log.beforeTouch = answered({-ENOENT, -ENOENT, -ENOENT});
-  log.touched = answered({0, 1, 0});
-  log.pinned = answered({0, 0, 0});
+  mn::PlacementLog log = threePageLog({0, 1, 0}, {0, 0, 0});
   std::ostringstream out;
   // Unbound and off the node after the first touch: an error, before the pinned line.
   EXPECT_THROW(mn::reportPlacement(threePagePlan(mn::BindPolicy{true, true}), blocked, log, out),
@@ -215,8 +210,7 @@ TEST(PlacementReport, StrictBindingsMustKeepTheirPromise) {
   EXPECT_NE(out.str().find("  unbound: a filter\n"), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find("after cuMemHostRegister"), std::string::npos) << out.str();
   // Right after the touch, moved by pinning: the report says so and the run fails.
-  log.touched = answered({0, 0, 0});
-  log.pinned = answered({0, 1, 0});
+  log = threePageLog({0, 0, 0}, {0, 1, 0});
   std::ostringstream pinnedOut;
   const mn::PlacementReport pinned =
       mn::reportPlacement(threePagePlan(mn::BindPolicy{true, true}), blocked, log, pinnedOut);
