@@ -279,15 +279,18 @@ HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
 // -------------------------------------------------------------------------------------- the mode
 
 std::string describeMbindMode(int mode) {
+  static const std::pair<int, const char*> kModes[] = {{MPOL_PREFERRED, "MPOL_PREFERRED"},
+                                                       {MPOL_BIND, "MPOL_BIND"},
+                                                       {MPOL_INTERLEAVE, "MPOL_INTERLEAVE"}};
   if (mode == 0)
     return "none";
   const int base = mode & ~kMpolStaticNodes;
-  const char* const name = base == MPOL_PREFERRED    ? "MPOL_PREFERRED"
-                           : base == MPOL_BIND       ? "MPOL_BIND"
-                           : base == MPOL_INTERLEAVE ? "MPOL_INTERLEAVE"
-                                                     : nullptr;
-  return (name ? std::string(name) : "mode " + std::to_string(base)) +
-         ((mode & kMpolStaticNodes) ? " | MPOL_F_STATIC_NODES" : "");
+  std::string text = "mode " + std::to_string(base);
+  for (const auto& [value, name] : kModes) {
+    if (value == base)
+      text = name;
+  }
+  return text + ((mode & kMpolStaticNodes) ? " | MPOL_F_STATIC_NODES" : "");
 }
 
 NumaFacts queryNumaFacts(int node, const NodeQueries& nodes) {
@@ -462,13 +465,14 @@ BindOutcome settleBinding(const BindDecision& decision, const CallErrors& errors
     outcome.unboundReason = failure.message;
     warning = failure.message;
   }
+  // Refused advice costs speed, not correctness: a warning, and the range goes without it.
+  outcome.hugePagesAdvised = errors.hugePage == 0;
+  outcome.dontForkAdvised = errors.dontFork == 0;
   std::vector<std::string> warnings = {warning};
-  for (const auto& [advice, error] :
-       {std::pair{MADV_HUGEPAGE, errors.hugePage}, std::pair{MADV_DONTFORK, errors.dontFork}}) {
-    (advice == MADV_HUGEPAGE ? outcome.hugePagesAdvised : outcome.dontForkAdvised) = error == 0;
-    if (error > 0)
-      warnings.push_back(adviceFailure(advice, error));
-  }
+  if (errors.hugePage > 0)
+    warnings.push_back(adviceFailure(MADV_HUGEPAGE, errors.hugePage));
+  if (errors.dontFork > 0)
+    warnings.push_back(adviceFailure(MADV_DONTFORK, errors.dontFork));
   for (const std::string& text : warnings) {
     if (!text.empty() && warn)
       warn(text);
@@ -708,9 +712,13 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
     if (plan.callMbind &&
         mbind(address_, mappedBytes_, plan.mode, plan.mask.words.data(), plan.mask.maxNode, 0) != 0)
       errors.mbind = errno;
+    // One call per advice: they are numbers, not flags.
     for (const int advice : madviseAdvice(bytes, pages.huge)) {
-      (advice == MADV_HUGEPAGE ? errors.hugePage : errors.dontFork) =
-          madvise(address_, mappedBytes_, advice) == 0 ? 0 : errno;
+      const int error = madvise(address_, mappedBytes_, advice) == 0 ? 0 : errno;
+      if (advice == MADV_HUGEPAGE)
+        errors.hugePage = error;
+      else
+        errors.dontFork = error;
     }
     outcome_ = settleBinding(plan, errors, warn);
   } catch (...) {
