@@ -209,6 +209,8 @@ if(NOT TARGET memsamples_core)
     PRIVATE MEMSAMPLES_FATBIN_FROM_BINDIR="${MEMSAMPLES_FATBIN_FROM_BINDIR}")
   memsamples_warnings(memsamples_core)
   add_library(memsamples::core ALIAS memsamples_core)
+  # Sysfs readers of NUMA nodes and page sizes (04's binding rules and 06 through them).
+  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/numa_node_info.cpp")
 
   # check() and describeResult() on their own, without libcuda: a unit test links a sample's
   # driver code with them against fake cu* functions (a link seam, see ctest/unit/vectorAddMMAP).

@@ -1,76 +1,62 @@
 /**
  * @file host_numa_allocation.hpp
- * @brief The CUDA-native way to put host memory on a NUMA node: cuMemCreate with a
- *        CU_MEM_LOCATION_TYPE_HOST_NUMA location, mapped into reserved addresses and opened to
- *        the device and to the CPU. The whole sequence is the constructor of HostNumaAllocation.
+ * @brief The CUDA-native way to put host memory on a NUMA node, as one function with the whole
+ *        call sequence: cuMemCreate with a CU_MEM_LOCATION_TYPE_HOST_NUMA location, mapped into
+ *        reserved addresses, opened to the device and to the CPU, used, unmapped and freed.
  *
- * What one allocation looks like (the same VMM calls as 02_vectorAddMMAP, with a host location):
- *
- * @verbatim
-     address                                                         address + size
-     v                                                                            v
-     +----------------------------------------------------------------------------+
-     |  one physical allocation: cuMemCreate, location {HOST_NUMA, node}          |
-     |  pinned host pages on that node, mapped with cuMemMap at offset 0          |
-     +----------------------------------------------------------------------------+
-     |<------ size: the request rounded up to the granularity (2 MiB on H200) ---->|
-       ^ read-write for device <ordinal>     (access location DEVICE)        } one
-       ^ read-write for the CPU              (access location HOST_NUMA)     } cuMemSetAccess
-   @endverbatim
- *
- * The device and the CPU see the same address. Until cuMemSetAccess grants it, neither may touch
- * the memory, the CPU included.
+ * The layout it builds (one physical allocation, one cuMemSetAccess for the device and the
+ * CPU) is drawn in the sample's README, "Details".
  */
 #pragma once
 
 #include <cuda.h>
 
 #include <cstddef>
+#include <functional>
+#include <string>
 #include <utility>
 
-/**
- * Host memory on one NUMA node from the VMM API, owned: cuMemUnmap (which frees the memory, its
- * handle having been released at once) and cuMemAddressFree when released or destroyed.
- * Requires a current context. Not copyable.
- */
-class HostNumaAllocation {
+/// One host-NUMA allocation while it is mapped: what useHostNumaAllocation() hands its user.
+struct HostNumaRange {
+  CUdeviceptr address = 0;                 ///< The address the device and the CPU use.
+  std::size_t size = 0;                    ///< The request rounded up to `granularity`.
+  std::size_t granularity = 0;             ///< The one used: `recommended` or `minimum`.
+  std::size_t minimumGranularity = 0;      ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM of the location.
+  std::size_t recommendedGranularity = 0;  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED.
+  /// "3.00 GiB, granularity 2.00 MiB (minimum 2.00 MiB, recommended 2.00 MiB)".
+  std::string describe() const;
+};
+
+/// Owns [address, address + size) of a VMM range and frees it with @p Free (cuMemUnmap or
+/// cuMemAddressFree) on an error path; the good path calls release() and frees it itself.
+template <CUresult (*Free)(CUdeviceptr, std::size_t)>
+class OwnedVmmRange {
  public:
-  /**
-   * Builds @p bytes on host node @p node, read-write for device @p deviceOrdinal and for the
-   * CPU: cuMemGetAllocationGranularity (minimum and recommended), cuMemAddressReserve,
-   * cuMemCreate, cuMemMap, cuMemRelease, cuMemSetAccess. The size is rounded up to, and the
-   * addresses aligned on, memsamples::allocationGranularity(): the recommended granularity from
-   * one such unit up, else the minimum.
-   * @throws memsamples::CudaError naming the call that failed; what was built is undone first.
-   */
-  HostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes);
-  /// Unmaps and frees the addresses if release() has not; failures are ignored here.
-  ~HostNumaAllocation();
-  HostNumaAllocation(const HostNumaAllocation&) = delete;
-  HostNumaAllocation& operator=(const HostNumaAllocation&) = delete;
-
-  /// The address the device and the CPU use; 0 after release().
-  CUdeviceptr address() const noexcept { return address_; }
-  /// The bytes mapped: the request rounded up to granularity().
-  std::size_t size() const noexcept { return size_; }
-  /// The granularity used: recommendedGranularity() or minimumGranularity().
-  std::size_t granularity() const noexcept { return granularity_; }
-  /// CU_MEM_ALLOC_GRANULARITY_MINIMUM for a HOST_NUMA location.
-  std::size_t minimumGranularity() const noexcept { return minimum_; }
-  /// CU_MEM_ALLOC_GRANULARITY_RECOMMENDED for a HOST_NUMA location.
-  std::size_t recommendedGranularity() const noexcept { return recommended_; }
-
-  /// Unmaps (which frees the memory) and frees the addresses now; empty afterwards, even when
-  /// this throws. @throws memsamples::CudaError naming cuMemUnmap or cuMemAddressFree.
-  void release();
+  /// Will own @p size bytes from the address written to out() (or given here).
+  explicit OwnedVmmRange(std::size_t size, CUdeviceptr address = 0)
+      : size_(size), address_(address) {}
+  ~OwnedVmmRange() {
+    if (address_ != 0)
+      (void)Free(address_, size_);  // on an error path: the first error is already on its way
+  }
+  OwnedVmmRange(const OwnedVmmRange&) = delete;
+  OwnedVmmRange& operator=(const OwnedVmmRange&) = delete;
+  CUdeviceptr* out() noexcept { return &address_; }      ///< Where cuMemAddressReserve writes.
+  CUdeviceptr get() const noexcept { return address_; }  ///< The start (still owned).
+  /// Gives the range up without freeing it; the owner becomes empty.
+  CUdeviceptr release() noexcept { return std::exchange(address_, 0); }
 
  private:
-  std::pair<CUresult, CUresult> unmapAndFree() noexcept;
-
-  CUdeviceptr address_ = 0;
-  std::size_t size_ = 0;
-  std::size_t granularity_ = 0;
-  std::size_t minimum_ = 0;
-  std::size_t recommended_ = 0;
-  bool mapped_ = false;
+  std::size_t size_;
+  CUdeviceptr address_;
 };
+
+/**
+ * Builds @p bytes of host memory on node @p node, read-write for device @p deviceOrdinal and for
+ * the CPU, hands it to @p use, then unmaps it (which frees the memory: its handle was released
+ * right after mapping) and frees the addresses, each call checked. The size is rounded up to,
+ * and the addresses aligned on, memsamples::allocationGranularity(). Needs a current context.
+ * @throws memsamples::CudaError naming the call that failed; what was built is undone first.
+ */
+void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
+                           const std::function<void(const HostNumaRange&)>& use);

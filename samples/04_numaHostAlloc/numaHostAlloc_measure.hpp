@@ -1,9 +1,9 @@
 /**
  * @file numaHostAlloc_measure.hpp
- * @brief What 04_numaHostAlloc measures and reports: for each host source (mbind +
- *        cuMemHostRegister, cuMemCreate(HOST_NUMA), cuMemHostAlloc) the copies to and from the
- *        device and a zero-copy kernel, against cuMemHostAlloc from the same run; the copies from
- *        a range bound to each NUMA node; the topology lines; and the JSON fields of the run.
+ * @brief What 04_numaHostAlloc probes, measures and reports, one call each: the topology (the
+ *        host node nearest the GPU), the workload (kernel, device vector, stream, sizes), each host
+ *        source (copies both ways and a zero-copy VecAdd, checked), and the end of the run (the
+ *        table against cuMemHostAlloc, nearest vs remote nodes, the data checks, the JSON fields).
  *
  * Bandwidths are in GB/s with 1 GB = 1e9 bytes, from CUDA events, the median of `--iterations`
  * after `--warmup`.
@@ -13,13 +13,57 @@
 #include <cuda.h>
 
 #include <cstddef>
-#include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "memsamples.hpp"
 #include "numa_binding.hpp"
 #include "support/vector_add.hpp"
+
+/// The device and the host NUMA nodes, as the run binds and reports them.
+struct Topology {
+  int ordinal = 0;                            ///< The device's ordinal.
+  memsamples::numa::NodeQueries nodes;        ///< The host nodes; GPU memory nodes marked.
+  memsamples::numa::HostNumaNode nearest;     ///< The node nearest the GPU, and from where.
+  int target = -1;                            ///< The node to bind to: `--node`, or the nearest.
+  bool targetFromOption = false;              ///< `--node` chose the target.
+  memsamples::numa::BindPolicy policy;        ///< `--no-bind`, `--strict`.
+  bool numaAvailable = false;                 ///< numaPolicyCallsAvailable().
+  bool hostNumaVmm = false;                   ///< HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED.
+  memsamples::numa::HostNumaVmmNode vmmNode;  ///< The node for cuMemCreate(HOST_NUMA).
+};
+
+/// Prints the device, its PCI bus id, both answers for its nearest host node (the driver's
+/// CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and the kernel's sysfs numa_node), the notes and libnuma's
+/// view, records them as JSON fields, and returns them: @p node (>= 0) overrides the target.
+/// Every device's CU_DEVICE_ATTRIBUTE_NUMA_ID is excluded from the host nodes where it is GPU
+/// memory (CU_DEVICE_NUMA_CONFIG_NUMA_NODE). Needs no context. @throws memsamples::CudaError.
+Topology probeTopology(CUdevice device, long long node, const memsamples::numa::BindPolicy& policy,
+                       memsamples::Report& report);
+
+/// The same work for every host source, and what it runs on (owned; needs the context).
+struct Workload {
+  memsamples::OwnedModule module;         ///< `vectorAdd_kernel.fatbin`.
+  CUfunction kernel = nullptr;            ///< `VecAdd_kernel`.
+  memsamples::OwnedDeviceMemory scratch;  ///< One vector: where the copies go and come from.
+  memsamples::OwnedStream stream;         ///< Where the copies and launches go; destroyed first.
+  std::size_t bytes = 0;                  ///< Bytes per vector.
+  std::size_t count = 0;                  ///< Floats per vector.
+  std::size_t stride = 0;                 ///< Bytes from one vector to the next in a host range.
+  std::size_t hostBytes = 0;              ///< A host source: A, B and C.
+  unsigned int grid = 0;                  ///< Blocks per launch (as many as stay resident).
+  unsigned int block = 0;                 ///< Threads per block.
+  int warmup = 0;                         ///< Untimed repetitions first.
+  int iterations = 0;                     ///< Timed repetitions; the median is reported.
+};
+
+/// Loads the kernel, sizes one vector to @p hostVectorBytes and the device's free memory
+/// (`--size` @p requested checked against both), prints the sizes, allocates the device vector
+/// and creates the stream. @throws memsamples::CudaError, memsamples::UsageError.
+Workload prepareWorkload(CUdevice device, const std::optional<std::uint64_t>& requested,
+                         std::uint64_t hostVectorBytes, const memsamples::CommonOptions& options,
+                         std::ostream& out);
 
 /// Three vectors A, B and C in one host range, as the CPU and as the GPU see them.
 struct HostVectors {
@@ -32,25 +76,6 @@ struct HostVectors {
   CUdeviceptr gpu(int index) const { return device + static_cast<CUdeviceptr>(index) * stride; }
 };
 
-/// The same work for every host source: what is copied and launched, and how it is timed.
-struct Workload {
-  CUfunction kernel = nullptr;  ///< `VecAdd_kernel`.
-  unsigned int grid = 0;        ///< Blocks per launch (as many as stay resident).
-  unsigned int block = 0;       ///< Threads per block.
-  CUstream stream = nullptr;    ///< Where the copies and launches go.
-  CUdeviceptr scratch = 0;      ///< Device memory the copies go to and come from (one vector).
-  std::size_t bytes = 0;        ///< Bytes per vector.
-  std::size_t count = 0;        ///< Floats per vector.
-  int warmup = 0;               ///< Untimed repetitions first.
-  int iterations = 0;           ///< Timed repetitions; the median is reported.
-};
-
-/// A Workload for @p bytes per vector, with a grid of resident blocks of @p block threads.
-/// @throws memsamples::CudaError.
-Workload makeWorkload(CUfunction kernel, CUdevice device, unsigned int block, CUstream stream,
-                      CUdeviceptr scratch, std::size_t bytes,
-                      const memsamples::CommonOptions& options);
-
 /// Host-to-device and device-to-host copy times and bandwidths.
 struct CopyResult {
   memsamples::TimingStats toDevice;  ///< cuMemcpyHtoDAsync of one vector.
@@ -61,76 +86,30 @@ struct CopyResult {
 
 /// Everything measured on one host source.
 struct SourceResult {
-  std::string name;                ///< How the source was made, e.g. "cuMemHostAlloc (reference)".
-  CopyResult copies;               ///< A to the device and back into C.
-  bool copiesVerified = false;     ///< C equals A byte for byte after the copies.
-  memsamples::TimingStats kernel;  ///< The zero-copy VecAdd launch.
-  double kernelGBps = 0;           ///< 3 x one vector (reads A and B, writes C) / median time.
-  memsamples::VectorAddCheck add;  ///< C checked against A + B after the launches.
+  std::string name;                           ///< How the source was made.
+  CopyResult copies;                          ///< A to the device and back into C.
+  bool copiesVerified = false;                ///< C equals A byte for byte after the copies.
+  memsamples::TimingStats kernel;             ///< The zero-copy VecAdd launch.
+  double kernelGBps = 0;                      ///< 3 x one vector / median time.
+  memsamples::VectorAddCheck add;             ///< C checked against A + B after the launches.
+  memsamples::numa::PagePlacement placement;  ///< Where the source's pages are, afterwards.
   /// True when both checks passed.
   bool passed() const { return copiesVerified && add.mismatches == 0; }
 };
 
-/**
- * Measures one host source: fills A and B on the CPU, times A -> device and device -> C
- * (then C must equal A), then times VecAdd_kernel computing C = A + B in host memory through
- * @p vectors' device address (zero-copy: every byte crosses the bus) and checks every element.
- * @throws memsamples::CudaError.
- */
+/// Fills A and B, times A -> device -> C (then C must equal A), times VecAdd_kernel computing
+/// C = A + B in host memory through @p vectors' device address (zero-copy: every byte crosses
+/// the bus), checks every element, and asks where the pages are. @throws memsamples::CudaError.
 SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work);
 
 /**
- * The table of every source in GB/s with the ratio to the last one (the cuMemHostAlloc
- * reference) in brackets, and the line "Ratio bound / cuMemHostAlloc" for the first one (the
- * mbind path).
+ * The end of the run: the table of every source against the last (cuMemHostAlloc); with two or
+ * more host nodes with memory (at most 8), a NumaBoundHostRange bound to each in turn,
+ * registered, its copies timed, and each node's ratio to the target; a line per failed data
+ * check; the JSON fields. @return true when every source's data was right.
+ * @throws memsamples::CudaError, memsamples::numa::NumaBindError.
  */
-void printComparison(const std::vector<SourceResult>& results, const Workload& work,
-                     std::ostream& out);
-
-/// Which nodes the nearest-vs-remote table compares, and how their ranges are bound.
-struct NodeComparison {
-  memsamples::numa::BindPolicy policy;  ///< The run's policy (`--no-bind` skips the table).
-  int target = -1;                      ///< The node the run binds to.
-  int nearest = -1;                     ///< The node nearest the GPU (-1 when unknown).
-  bool targetFromOption = false;        ///< `--node` chose the target.
-  bool numaAvailable = false;           ///< memsamples::numa::numaPolicyCallsAvailable().
-  std::size_t stride = 0;               ///< One vector's bytes in a host range.
-  memsamples::numa::NodeQueries nodes;  ///< The machine's nodes, GPU memory nodes marked.
-};
-
-/**
- * With two or more host nodes with memory (at most 8; GPU memory nodes are not host memory and
- * are left out): for each node, a NumaBoundHostRange of two
- * vectors bound there, first touched, registered (cuMemHostRegister), and its copies timed; a
- * table with the node distance from the target (numa_distance) and the share of pages on the
- * node, then each other node's ratio to the target. Otherwise one line saying why not.
- * @return the rows as JSON objects. @throws memsamples::CudaError, NumaBindError.
- */
-memsamples::JsonArray compareNodes(const NodeComparison& nodes, const Workload& work,
-                                   const memsamples::numa::WarningSink& warn, std::ostream& out);
-
-/// Prints "PCI bus id ...: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = ..., sysfs ... = ...", the notes,
-/// the nearest node and its source, the `--node` target, what libnuma reports, and the GPU
-/// memory nodes of @p nodes where there are any.
-void printTopology(const char* busId, const memsamples::numa::HostNumaNode& nearest, int target,
-                   bool targetFromOption, const memsamples::numa::NodeQueries& nodes,
-                   bool numaAvailable, std::ostream& out);
-
-/// The device, the topology and the policy as JSON fields.
-void recordTopology(memsamples::JsonObject& json, int ordinal, const std::string& deviceName,
-                    const char* busId, const memsamples::numa::HostNumaNode& nearest, int target,
-                    const memsamples::numa::BindPolicy& policy);
-
-/// The mbind path's binding, its advice and where its pages were after pinning, as JSON.
-memsamples::JsonObject bindingJson(const memsamples::numa::BindOutcome& binding,
-                                   const memsamples::numa::PagePlacement& pinned, int target);
-
-/// Prints a line for every failed check; true when every source passed.
-bool reportDataChecks(const std::vector<SourceResult>& results, std::ostream& out);
-
-/// The results as JSON fields: the binding, the sizes, one object per source (GB/s and ratios
-/// to the reference), the node rows and the warnings.
-void recordResults(memsamples::JsonObject& json, const memsamples::JsonObject& binding,
-                   bool hostNumaVmmSupported, const Workload& work,
-                   const std::vector<SourceResult>& results, const memsamples::JsonArray& nodeRows,
-                   const memsamples::JsonArray& warnings);
+bool finishRun(const std::vector<SourceResult>& results, const Topology& topology,
+               const Workload& work, const memsamples::JsonObject& binding,
+               const memsamples::numa::WarningSink& warn, const memsamples::JsonArray& warnings,
+               memsamples::Report& report);

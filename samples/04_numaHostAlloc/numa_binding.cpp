@@ -1,7 +1,7 @@
 /**
  * @file numa_binding.cpp
- * @brief The NUMA host-memory library of sample 04: topology, binding policy, the placement
- *        check and the ready-made bound range. No CUDA call in here (see numa_binding.hpp).
+ * @brief The node, the mode, what an errno means and the placement report (numa_binding.hpp).
+ *        No CUDA call in here.
  */
 #include "numa_binding.hpp"
 
@@ -11,25 +11,42 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <climits>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
-#include <iterator>
-#include <optional>
+#include <ostream>
 #include <sstream>
 #include <utility>
-
-#include "memsamples.hpp"
 
 namespace memsamples::numa {
 
 namespace {
+
+// [errno-table]
+// What an errno means here: its name (what people search for), and for mbind whether a seccomp
+// filter refused the call (a warning even under --strict; the first touch then proves the
+// placement) rather than the kernel failing it (an error under --strict, else a warning).
+// Refused madvise is a warning whatever the errno: advice is about speed, not correctness.
+struct ErrnoMeaning {
+  int error;
+  const char* name;
+  bool refusedByFilter;
+};
+constexpr ErrnoMeaning kErrnos[] = {
+    {EPERM, "EPERM", true},    {ENOENT, "ENOENT", false}, {EIO, "EIO", false},
+    {ENOMEM, "ENOMEM", false}, {EACCES, "EACCES", false}, {EFAULT, "EFAULT", false},
+    {EINVAL, "EINVAL", false}, {ENOSYS, "ENOSYS", false}, {EXDEV, "EXDEV", false},
+};
+
+const ErrnoMeaning* meaningOf(int error) {
+  for (const ErrnoMeaning& entry : kErrnos) {
+    if (entry.error == error)
+      return &entry;
+  }
+  return nullptr;
+}
+// [errno-table]
 
 std::size_t pageSize() {
   return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -39,60 +56,32 @@ std::string nodeText(int node) {
   return "node " + std::to_string(node);
 }
 
+bool hasHostMemory(const NodeMemory& memory) {
+  return memory.status == NodeMemory::Status::Present && memory.totalBytes > 0;
+}
+
 }  // namespace
 
 std::string errnoText(int error) {
-  const char* name = nullptr;
-  switch (error) {
-    case EPERM:
-      name = "EPERM";
-      break;
-    case ENOENT:
-      name = "ENOENT";
-      break;
-    case EIO:
-      name = "EIO";
-      break;
-    case ENOMEM:
-      name = "ENOMEM";
-      break;
-    case EACCES:
-      name = "EACCES";
-      break;
-    case EFAULT:
-      name = "EFAULT";
-      break;
-    case EINVAL:
-      name = "EINVAL";
-      break;
-    case ENOSYS:
-      name = "ENOSYS";
-      break;
-    case EXDEV:
-      name = "EXDEV";
-      break;
-    default:
-      break;
-  }
+  const ErrnoMeaning* meaning = meaningOf(error);
   return std::string(std::strerror(error)) + " (" +
-         (name ? std::string(name) : "errno " + std::to_string(error)) + ")";
+         (meaning ? std::string(meaning->name) : "errno " + std::to_string(error)) + ")";
 }
 
 std::string nodeValueText(int node) {
   return node < 0 ? std::string("-1 (unknown)") : std::to_string(node);
 }
 
-// ------------------------------------------------------------------------------------ topology
+// -------------------------------------------------------------------------------------- the node
 
 bool numaPolicyCallsAvailable() {
   // libnuma's own rule: after numa_available() fails, no other libnuma function may be used.
   if (numa_available() < 0)
     return false;
-  // What newer libnuma asks itself: a filter that refuses the memory-policy calls (EPERM) makes
-  // them as unusable as a kernel without NUMA support (ENOSYS, which numa_available() caught).
+  // What newer libnuma asks itself: a filter that refuses the policy calls (EPERM) makes them as
+  // unusable as a kernel without NUMA (ENOSYS, which numa_available() caught).
   errno = 0;
-  const long answer = get_mempolicy(nullptr, nullptr, 0, nullptr, 0);
-  return !(answer != 0 && errno == EPERM);
+  return !(get_mempolicy(nullptr, nullptr, 0, nullptr, 0) != 0 && errno == EPERM);
 }
 
 NodeMemoryQuery libnumaNodeMemory() {
@@ -102,17 +91,15 @@ NodeMemoryQuery libnumaNodeMemory() {
       memory.detail = "NUMA is not available (see numaPolicyCallsAvailable)";
       return memory;
     }
-    const int maxNode = numa_max_node();
-    if (node < 0 || node > maxNode) {
-      memory.status = NodeMemory::Status::DoesNotExist;
-      memory.detail = "numa_max_node() is " + std::to_string(maxNode);
+    memory.status = NodeMemory::Status::DoesNotExist;
+    long long freeBytes = 0;
+    if (node < 0 || node > numa_max_node()) {
+      memory.detail = "numa_max_node() is " + std::to_string(numa_max_node());
       return memory;
     }
-    long long freeBytes = 0;
     const long long totalBytes = numa_node_size64(node, &freeBytes);
     if (totalBytes < 0) {
       // Node numbers may have holes (nodes 0 and 2 only): such a node has no meminfo file.
-      memory.status = NodeMemory::Status::DoesNotExist;
       memory.detail = "numa_node_size64() cannot read it: the node is not online";
       return memory;
     }
@@ -123,82 +110,30 @@ NodeMemoryQuery libnumaNodeMemory() {
   };
 }
 
-NodeMemoryQuery sysfsNodeMemory(std::string sysfsRoot) {
-  return [root = std::move(sysfsRoot)](int node) {
-    NodeMemory memory;
-    if (node < 0) {
-      memory.status = NodeMemory::Status::DoesNotExist;
-      memory.detail = "negative node number";
-      return memory;
-    }
-    const std::string path = root + "/devices/system/node/node" + std::to_string(node) + "/meminfo";
-    std::ifstream file(path);
-    if (!file) {
-      memory.status = NodeMemory::Status::DoesNotExist;
-      memory.detail = "cannot read " + path + ": " + std::strerror(errno);
-      return memory;
-    }
-    // Lines read "Node 1 MemTotal:       16315156 kB".
-    std::optional<std::uint64_t> totalKiB, freeKiB;
-    std::string line;
-    while (std::getline(file, line)) {
-      for (auto [key, target] :
-           {std::pair{"MemTotal:", &totalKiB}, std::pair{"MemFree:", &freeKiB}}) {
-        const std::size_t at = line.find(key);
-        if (at == std::string::npos)
-          continue;
-        std::istringstream rest(line.substr(at + std::strlen(key)));
-        std::uint64_t value = 0;
-        std::string unit;
-        if (rest >> value >> unit && unit == "kB")
-          *target = value;
-      }
-    }
-    if (!totalKiB || !freeKiB) {
-      memory.detail = path + " has no readable MemTotal and MemFree lines";
-      return memory;
-    }
-    memory.status = NodeMemory::Status::Present;
-    memory.totalBytes = *totalKiB * 1024;
-    memory.freeBytes = *freeKiB * 1024;
-    return memory;
-  };
-}
-
 NodeMemory NodeQueries::hostMemory(int node) const {
+  NodeMemory found;
   const auto device = deviceMemoryNodes.find(node);
   if (device != deviceMemoryNodes.end()) {
-    NodeMemory gpu;
-    gpu.status = NodeMemory::Status::DeviceMemory;
-    gpu.detail =
+    found.status = NodeMemory::Status::DeviceMemory;
+    found.detail =
         "the memory of device " + std::to_string(device->second) + " (CU_DEVICE_ATTRIBUTE_NUMA_ID)";
-    return gpu;
+    return found;
   }
-  NodeMemory unknown;
-  unknown.detail = "no memory query was given";
-  return memory ? memory(node) : unknown;
+  found.detail = "no memory query was given";
+  return memory ? memory(node) : found;
 }
 
 bool NodeQueries::holdsHostMemory(int node) const {
   if (node < 0)
     return false;
+  // Memory that cannot be read is the driver's or the kernel's to judge.
   const NodeMemory found = hostMemory(node);
-  switch (found.status) {
-    case NodeMemory::Status::Present:
-      return found.totalBytes > 0;
-    case NodeMemory::Status::Unknown:
-      return true;  // the driver or the kernel has the last word
-    case NodeMemory::Status::DoesNotExist:
-    case NodeMemory::Status::DeviceMemory:
-      break;
-  }
-  return false;
+  return hasHostMemory(found) || found.status == NodeMemory::Status::Unknown;
 }
 
 NodeQueries libnumaNodes() {
-  // Without the policy calls (a container's seccomp filter refusing get_mempolicy, which libnuma
-  // needs) the same facts come from sysfs, which needs no such call: the nearest node with memory
-  // still matters to cuMemCreate(HOST_NUMA), a driver call no filter refuses.
+  // Without the policy calls (a seccomp filter refusing get_mempolicy, which libnuma needs) the
+  // same facts come from sysfs: the nearest node still matters to cuMemCreate(HOST_NUMA).
   if (!numaPolicyCallsAvailable())
     return sysfsNodes("/sys");
   NodeQueries queries;
@@ -211,37 +146,19 @@ NodeQueries libnumaNodes() {
 
 NodeQueries sysfsNodes(const std::string& sysfsRoot) {
   NodeQueries queries;
-  queries.memory = sysfsNodeMemory(sysfsRoot);
-  const std::string folder = sysfsRoot + "/devices/system/node";
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    const std::string name = entry.path().filename().string();
-    int node = -1;
-    const char* digits = name.c_str() + 4;
-    const auto [end, parsed] = std::from_chars(digits, name.c_str() + name.size(), node);
-    if (name.rfind("node", 0) == 0 && name.size() > 4 && parsed == std::errc() && *end == '\0')
-      queries.nodes.push_back(node);
-  }
-  std::sort(queries.nodes.begin(), queries.nodes.end());
-  queries.distance = [folder, nodes = queries.nodes](int from, int to) {
-    // The kernel writes one distance per existing node, in node order: position, not number.
-    std::ifstream file(folder + "/node" + std::to_string(from) + "/distance");
-    const auto position = std::find(nodes.begin(), nodes.end(), to);
-    int value = 0;
-    for (auto at = nodes.begin(); at != nodes.end() && file >> value; ++at) {
-      if (at == position)
-        return value;
-    }
-    return 0;
+  queries.nodes = sysfsNumaNodes(sysfsRoot);
+  queries.memory = [sysfsRoot](int node) { return readNodeMemory(sysfsRoot, node); };
+  queries.distance = [sysfsRoot, nodes = queries.nodes](int from, int to) {
+    return readNodeDistance(sysfsRoot, nodes, from, to);
   };
   return queries;
 }
 
 int closestHostNodeWithMemory(int from, const NodeQueries& nodes) {
-  int best = -1, bestDistance = 0;
+  int best = -1;
+  int bestDistance = 0;
   for (const int node : nodes.nodes) {
-    const NodeMemory memory = nodes.hostMemory(node);
-    if (memory.status != NodeMemory::Status::Present || memory.totalBytes == 0)
+    if (!hasHostMemory(nodes.hostMemory(node)))
       continue;
     const int distance = from >= 0 && nodes.distance ? nodes.distance(from, node) : 0;
     if (best < 0 || (distance > 0 && (bestDistance <= 0 || distance < bestDistance))) {
@@ -255,28 +172,16 @@ int closestHostNodeWithMemory(int from, const NodeQueries& nodes) {
 std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit) {
   std::vector<int> found;
   for (const int node : nodes.nodes) {
-    const NodeMemory memory = nodes.hostMemory(node);
-    if (found.size() < limit && memory.status == NodeMemory::Status::Present &&
-        memory.totalBytes > 0)
+    if (found.size() < limit && hasHostMemory(nodes.hostMemory(node)))
       found.push_back(node);
   }
   return found;
 }
 
 const char* nodeSourceName(NodeSource source) {
-  switch (source) {
-    case NodeSource::Sysfs:
-      return "sysfs";
-    case NodeSource::CudaAttribute:
-      return "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID";
-    case NodeSource::Both:
-      return "both sources";
-    case NodeSource::Closest:
-      return "closest node with memory (numa_distance)";
-    case NodeSource::None:
-      break;
-  }
-  return "none";
+  static const char* const kNames[] = {"none", "sysfs", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID",
+                                       "both sources", "closest node with memory (numa_distance)"};
+  return kNames[static_cast<int>(source)];
 }
 
 HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
@@ -286,75 +191,61 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
   result.sysfs = readPciNumaNode(sysfsRoot, pciBusId);
   if (!result.sysfs.problem.empty())
     result.notes.push_back("sysfs: " + result.sysfs.problem);
-
   if (result.attributeNode != result.sysfs.node) {
     result.sourcesDisagree = true;
     result.notes.push_back("the sources disagree: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says " +
                            nodeValueText(result.attributeNode) + ", sysfs says " +
                            nodeValueText(result.sysfs.node));
   }
-
-  struct Candidate {
-    int node;
-    NodeSource source;
-  };
-  std::vector<Candidate> candidates;
+  // Sysfs first (the firmware's proximity domain), then the driver's answer.
+  std::vector<std::pair<int, NodeSource>> candidates;
   if (result.sysfs.node >= 0)
-    candidates.push_back({result.sysfs.node, NodeSource::Sysfs});
-  if (result.attributeNode >= 0 && result.attributeNode != result.sysfs.node) {
-    candidates.push_back({result.attributeNode, NodeSource::CudaAttribute});
-  }
-
+    candidates.emplace_back(result.sysfs.node, NodeSource::Sysfs);
+  if (result.attributeNode >= 0 && result.attributeNode != result.sysfs.node)
+    candidates.emplace_back(result.attributeNode, NodeSource::CudaAttribute);
   int existing = -1;  // the first candidate that exists but holds no host memory
-  for (const Candidate& candidate : candidates) {
-    const std::string who =
-        nodeText(candidate.node) + " (from " + nodeSourceName(candidate.source) + ")";
-    const NodeMemory memory = nodes.hostMemory(candidate.node);
-    if (memory.status == NodeMemory::Status::DoesNotExist) {
-      result.notes.push_back(who + " rejected: it does not exist (" + memory.detail + ")");
+  for (const auto& [node, source] : candidates) {
+    const std::string who = nodeText(node) + " (from " + nodeSourceName(source) + ")";
+    const NodeMemory memory = nodes.hostMemory(node);
+    std::string rejected;
+    if (memory.status == NodeMemory::Status::DoesNotExist)
+      rejected = "it does not exist (" + memory.detail + ")";
+    else if (memory.status == NodeMemory::Status::DeviceMemory)
+      rejected = "it is GPU memory, " + memory.detail;
+    else if (memory.status == NodeMemory::Status::Present && memory.totalBytes == 0)
+      rejected = "it has no memory";
+    if (existing < 0 && memory.status != NodeMemory::Status::DoesNotExist)
+      existing = node;
+    if (!rejected.empty()) {
+      result.notes.push_back(who + " rejected: " + rejected);
       continue;
     }
-    if (existing < 0)
-      existing = candidate.node;
-    if (memory.status == NodeMemory::Status::DeviceMemory) {
-      result.notes.push_back(who + " rejected: it is GPU memory, " + memory.detail);
-      continue;
-    }
-    if (memory.status == NodeMemory::Status::Present && memory.totalBytes == 0) {
-      result.notes.push_back(who + " rejected: it has no memory");
-      continue;
-    }
-    if (memory.status == NodeMemory::Status::Unknown) {
+    if (memory.status == NodeMemory::Status::Unknown)
       result.notes.push_back(who + ": its memory could not be checked (" + memory.detail + ")");
-    }
-    result.node = candidate.node;
-    result.source = result.attributeNode == result.sysfs.node ? NodeSource::Both : candidate.source;
+    result.node = node;
+    result.source = result.attributeNode == result.sysfs.node ? NodeSource::Both : source;
     return result;
   }
-  // The GPU sits next to a node without host memory: the memory the kernel would use for that
-  // node's CPUs is the closest node's, so that is the nearest host memory.
-  const int closest = existing >= 0 ? closestHostNodeWithMemory(existing, nodes) : -1;
-  if (closest >= 0) {
-    result.node = closest;
-    result.source = NodeSource::Closest;
-    const int distance = nodes.distance ? nodes.distance(existing, closest) : 0;
-    result.notes.push_back(nodeText(closest) + " is the closest node with memory to " +
-                           nodeText(existing) + " (numa_distance " +
-                           (distance > 0 ? std::to_string(distance) : std::string("unknown")) +
-                           ")");
+  // A GPU next to a node without host memory: that node's CPUs use the closest node's memory.
+  result.node = existing >= 0 ? closestHostNodeWithMemory(existing, nodes) : -1;
+  if (result.node < 0) {
+    result.notes.push_back("no usable host NUMA node for this GPU");
     return result;
   }
-  result.notes.push_back("no usable host NUMA node for this GPU");
+  result.source = NodeSource::Closest;
+  const int distance = nodes.distance ? nodes.distance(existing, result.node) : 0;
+  result.notes.push_back(nodeText(result.node) + " is the closest node with memory to " +
+                         nodeText(existing) + " (numa_distance " +
+                         (distance > 0 ? std::to_string(distance) : "unknown") + ")");
   return result;
 }
 
 std::string nodeRowLabel(int node, int target, int nearest, bool targetFromOption) {
-  if (node == target) {
-    if (!targetFromOption)
-      return "   <- nearest, the target";
-    return node == nearest ? "   <- --node target, also the nearest" : "   <- --node target";
-  }
-  return node == nearest ? "   <- nearest" : "";
+  if (node != target)
+    return node == nearest ? "   <- nearest" : "";
+  if (!targetFromOption)
+    return "   <- nearest, the target";
+  return node == nearest ? "   <- --node target, also the nearest" : "   <- --node target";
 }
 
 HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
@@ -362,23 +253,20 @@ HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
   HostNumaVmmNode choice;
   if (attributeNode < 0) {
     choice.node = hostNumaLocationId(attributeNode);
-    if (choice.node != target) {
+    if (choice.node != target)
       choice.reason = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is -1, the driver sees no NUMA: id " +
                       std::to_string(choice.node) + ", as cuda.h asks";
-    }
     return choice;
   }
-  if (nodes.holdsHostMemory(target)) {
-    choice.node = target;
+  choice.node = target;
+  if (nodes.holdsHostMemory(target))
     return choice;
-  }
   const std::string unusable =
       target >= 0 ? nodeText(target) + " holds no host memory" : std::string("no target node");
-  if (nodes.holdsHostMemory(nearest)) {
-    choice.node = nearest;
-    choice.reason = unusable + ": the nearest node";
+  choice.node = nearest;
+  choice.reason = unusable + ": the nearest node";
+  if (nodes.holdsHostMemory(nearest))
     return choice;
-  }
   choice.node = closestHostNodeWithMemory(target >= 0 ? target : nearest, nodes);
   choice.reason = unusable + ": the closest node with memory";
   if (choice.node < 0) {
@@ -388,30 +276,21 @@ HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
   return choice;
 }
 
-// -------------------------------------------------------------------------------------- policy
+// -------------------------------------------------------------------------------------- the mode
 
 std::string describeMbindMode(int mode) {
+  static const std::pair<int, const char*> kModes[] = {{MPOL_PREFERRED, "MPOL_PREFERRED"},
+                                                       {MPOL_BIND, "MPOL_BIND"},
+                                                       {MPOL_INTERLEAVE, "MPOL_INTERLEAVE"}};
   if (mode == 0)
     return "none";
   const int base = mode & ~kMpolStaticNodes;
-  std::string text;
-  switch (base) {
-    case MPOL_PREFERRED:
-      text = "MPOL_PREFERRED";
-      break;
-    case MPOL_BIND:
-      text = "MPOL_BIND";
-      break;
-    case MPOL_INTERLEAVE:
-      text = "MPOL_INTERLEAVE";
-      break;
-    default:
-      text = "mode " + std::to_string(base);
-      break;
+  std::string text = "mode " + std::to_string(base);
+  for (const auto& [value, name] : kModes) {
+    if (value == base)
+      text = name;
   }
-  if (mode & kMpolStaticNodes)
-    text += " | MPOL_F_STATIC_NODES";
-  return text;
+  return text + ((mode & kMpolStaticNodes) ? " | MPOL_F_STATIC_NODES" : "");
 }
 
 NumaFacts queryNumaFacts(int node, const NodeQueries& nodes) {
@@ -424,20 +303,19 @@ NumaFacts queryNumaFacts(int node, const NodeQueries& nodes) {
 }
 
 std::string whyNodeCannotBeBound(int node, const NumaFacts& facts) {
-  if (!facts.available) {
+  const NodeMemory& target = facts.target;
+  if (!facts.available)
     return "NUMA is not available (no NUMA support in the kernel, or the memory-policy system "
            "calls are refused, e.g. by Docker's default seccomp profile without CAP_SYS_NICE)";
-  }
   if (node < 0)
     return "no host NUMA node is known for this GPU";
-  if (facts.target.status == NodeMemory::Status::DoesNotExist) {
+  if (target.status == NodeMemory::Status::DoesNotExist)
     return nodeText(node) + " does not exist" +
-           (facts.target.detail.empty() ? "" : " (" + facts.target.detail + ")");
-  }
-  if (facts.target.status == NodeMemory::Status::Present && facts.target.totalBytes == 0)
+           (target.detail.empty() ? "" : " (" + target.detail + ")");
+  if (target.status == NodeMemory::Status::Present && target.totalBytes == 0)
     return nodeText(node) + " has no memory";
-  if (facts.target.status == NodeMemory::Status::DeviceMemory)
-    return nodeText(node) + " is GPU memory, not host memory (" + facts.target.detail + ")";
+  if (target.status == NodeMemory::Status::DeviceMemory)
+    return nodeText(node) + " is GPU memory, not host memory (" + target.detail + ")";
   return {};
 }
 
@@ -445,24 +323,26 @@ std::string strictRefusal(std::size_t bytes, const std::string& problem) {
   return "cannot bind " + formatBytes(bytes) + " strictly: " + problem;
 }
 
+// [choose-mode]
 BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t bytes,
                              const NumaFacts& facts) {
   BindDecision decision;
+  decision.policy = policy;
+  decision.node = node;
   if (!policy.bind) {
     decision.unboundReason = "binding was not requested";
     return decision;
   }
   const std::string problem = whyNodeCannotBeBound(node, facts);
-  if (!problem.empty()) {
-    if (policy.strict) {
-      decision.error = strictRefusal(bytes, problem);
-    } else {
-      decision.warning = "host memory not bound: " + problem +
-                         "; its pages will land wherever they are first touched";
-      decision.unboundReason = problem;
-    }
-    return decision;
+  if (!problem.empty() && policy.strict)
+    decision.error = strictRefusal(bytes, problem);
+  if (!problem.empty() && !policy.strict) {
+    decision.warning = "host memory not bound: " + problem +
+                       "; its pages will land wherever they are first touched";
+    decision.unboundReason = problem;
   }
+  if (!problem.empty())
+    return decision;
   if (facts.target.status == NodeMemory::Status::Present && facts.target.freeBytes < bytes) {
     const std::string shortage = nodeText(node) + " has " + formatBytes(facts.target.freeBytes) +
                                  " free, less than the " + formatBytes(bytes) + " requested";
@@ -473,31 +353,14 @@ BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t byt
       return decision;
     }
     decision.warning = shortage +
-                       "; binding with MPOL_PREFERRED anyway, the pages that do not "
-                       "fit will come from other nodes";
+                       "; binding with MPOL_PREFERRED anyway, the pages that do not fit will "
+                       "come from other nodes";
   }
   decision.callMbind = true;
   decision.mode = kMpolStaticNodes | (policy.strict ? MPOL_BIND : MPOL_PREFERRED);
   return decision;
 }
-
-MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node) {
-  MbindFailure failure;
-  if (error == EPERM) {
-    failure.blockedBySeccomp = true;
-    failure.message = "mbind to " + nodeText(node) +
-                      " was refused with EPERM (a seccomp filter blocks it); the memory stays "
-                      "unbound";
-    if (policy.strict)
-      failure.message += ", and every page is checked after first touch";
-    return failure;
-  }
-  failure.fatal = policy.strict;
-  failure.message = "mbind to " + nodeText(node) + " failed: " + errnoText(error);
-  if (!policy.strict)
-    failure.message += "; the memory stays unbound";
-  return failure;
-}
+// [choose-mode]
 
 NodeMask nodeMask(int node) {
   if (node < 0)
@@ -506,46 +369,114 @@ NodeMask nodeMask(int node) {
   NodeMask mask;
   mask.words.assign(static_cast<std::size_t>(node / kBitsPerWord) + 1, 0);
   mask.words.back() |= 1UL << (node % kBitsPerWord);
-  // The kernel reads maxnode - 1 bits (an off-by-one kept for compatibility); libnuma passes the
-  // mask's width + 1 as well.
+  // The kernel reads maxnode - 1 bits (an old off-by-one kept); libnuma passes width + 1 too.
   mask.maxNode = mask.words.size() * kBitsPerWord + 1;
   return mask;
 }
 
-const char* bindStateName(BindState state) {
-  switch (state) {
-    case BindState::Bound:
-      return "bound";
-    case BindState::NotRequested:
-      return "not requested";
-    case BindState::FellBack:
-      return "fell back (unbound)";
-    case BindState::BlockedBySeccomp:
-      return "blocked by seccomp (unbound)";
-  }
-  return "?";
+std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes) {
+  return (vectorBytes + pageBytes - 1) / pageBytes * pageBytes;
 }
 
-BindOutcome settleBinding(const BindDecision& decision, int mbindError, const BindPolicy& policy,
-                          int node, const WarningSink& warn) {
+RangeLayout hostRangeLayout(std::size_t bytes, const PageSizes& pages) {
+  RangeLayout layout;
+  layout.alignment = pages.huge > 0 && bytes >= pages.huge ? pages.huge : pages.base;
+  if (bytes == 0 || bytes > SIZE_MAX - 2 * layout.alignment)
+    throw std::invalid_argument("host range of " + std::to_string(bytes) +
+                                " bytes cannot be mapped");
+  layout.mappedBytes = (bytes + layout.alignment - 1) / layout.alignment * layout.alignment;
+  layout.reservedBytes =
+      layout.mappedBytes + (layout.alignment > pages.base ? layout.alignment : 0);
+  return layout;
+}
+
+std::uint64_t sizeHostVectors(const std::optional<std::uint64_t>& requested,
+                              std::uint64_t defaultBytes, int vectors, const BindPolicy& policy,
+                              long long node) {
+  if (!policy.bind && policy.strict)
+    throw UsageError("--strict and --no-bind contradict each other");
+  const std::uint64_t bytes = fitHostMemory(requested, defaultBytes, vectors, sizeof(float));
+  const std::string why =
+      policy.strict && node >= 0
+          ? whyNodeCannotBeBound(static_cast<int>(node), queryNumaFacts(static_cast<int>(node)))
+          : "";
+  if (!why.empty()) {
+    const std::uint64_t hostBytes = vectors * vectorStride(bytes, systemPageSizes().base);
+    throw NumaBindError(strictRefusal(hostBytes, why));
+  }
+  return bytes;
+}
+
+BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
+                     const NodeQueries& nodes, const PageSizes& pages) {
+  BindPlan plan;
+  static_cast<BindDecision&>(plan) =
+      chooseMbindMode(policy, node, bytes, policy.bind ? queryNumaFacts(node, nodes) : NumaFacts{});
+  if (!plan.error.empty())
+    throw NumaBindError(plan.error);
+  plan.bytes = bytes;
+  plan.layout = hostRangeLayout(bytes, pages);
+  plan.pageBytes = pages.base;
+  if (plan.callMbind)
+    plan.mask = nodeMask(node);
+  return plan;
+}
+
+// ------------------------------------------------------------------------ what an errno means
+
+MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node) {
+  const ErrnoMeaning* meaning = meaningOf(error);
+  MbindFailure failure;
+  failure.blockedBySeccomp = meaning && meaning->refusedByFilter;
+  failure.fatal = policy.strict && !failure.blockedBySeccomp;
+  if (failure.blockedBySeccomp) {
+    failure.message = "mbind to " + nodeText(node) + " was refused with " + meaning->name +
+                      " (a seccomp filter blocks it); the memory stays unbound";
+    if (policy.strict)
+      failure.message += ", and every page is checked after first touch";
+  } else {
+    failure.message = "mbind to " + nodeText(node) + " failed: " + errnoText(error) +
+                      (policy.strict ? "" : "; the memory stays unbound");
+  }
+  return failure;
+}
+
+const char* bindStateName(BindState state) {
+  static const char* const kNames[] = {"bound", "not requested", "fell back (unbound)",
+                                       "blocked by seccomp (unbound)"};
+  return kNames[static_cast<int>(state)];
+}
+
+BindOutcome settleBinding(const BindDecision& decision, const CallErrors& errors,
+                          const WarningSink& warn) {
   BindOutcome outcome;
   std::string warning = decision.warning;
   if (!decision.callMbind) {
-    outcome.state = policy.bind ? BindState::FellBack : BindState::NotRequested;
+    outcome.state = decision.policy.bind ? BindState::FellBack : BindState::NotRequested;
     outcome.unboundReason = decision.unboundReason;
-  } else if (mbindError == 0) {
+  } else if (errors.mbind == 0) {
     outcome.state = BindState::Bound;
     outcome.mode = decision.mode;
   } else {
-    const MbindFailure failure = classifyMbindFailure(mbindError, policy, node);
+    const MbindFailure failure = classifyMbindFailure(errors.mbind, decision.policy, decision.node);
     if (failure.fatal)
       throw NumaBindError(failure.message);
     outcome.state = failure.blockedBySeccomp ? BindState::BlockedBySeccomp : BindState::FellBack;
     outcome.unboundReason = failure.message;
     warning = failure.message;
   }
-  if (!warning.empty() && warn)
-    warn(warning);
+  // Refused advice costs speed, not correctness: a warning, and the range goes without it.
+  outcome.hugePagesAdvised = errors.hugePage == 0;
+  outcome.dontForkAdvised = errors.dontFork == 0;
+  std::vector<std::string> warnings = {warning};
+  if (errors.hugePage > 0)
+    warnings.push_back(adviceFailure(MADV_HUGEPAGE, errors.hugePage));
+  if (errors.dontFork > 0)
+    warnings.push_back(adviceFailure(MADV_DONTFORK, errors.dontFork));
+  for (const std::string& text : warnings) {
+    if (!text.empty() && warn)
+      warn(text);
+  }
   return outcome;
 }
 
@@ -556,13 +487,9 @@ std::string describeBinding(std::size_t bytes, std::size_t mappedBytes, int node
   if (outcome.state == BindState::Bound)
     text += " with " + describeMbindMode(outcome.mode);
   text += "; advice:";
-  if (outcome.hugePagesAdvised)
-    text += " MADV_HUGEPAGE";
-  if (outcome.dontForkAdvised)
-    text += " MADV_DONTFORK";
-  if (!outcome.hugePagesAdvised && !outcome.dontForkAdvised)
-    text += " none";
-  return text;
+  text += outcome.hugePagesAdvised ? " MADV_HUGEPAGE" : "";
+  text += outcome.dontForkAdvised ? " MADV_DONTFORK" : "";
+  return text + (outcome.hugePagesAdvised || outcome.dontForkAdvised ? "" : " none");
 }
 
 std::vector<int> madviseAdvice(std::size_t bytes, std::size_t hugePageBytes) {
@@ -574,14 +501,9 @@ std::vector<int> madviseAdvice(std::size_t bytes, std::size_t hugePageBytes) {
 }
 
 std::string adviceName(int advice) {
-  switch (advice) {
-    case MADV_HUGEPAGE:
-      return "MADV_HUGEPAGE";
-    case MADV_DONTFORK:
-      return "MADV_DONTFORK";
-    default:
-      return "advice " + std::to_string(advice);
-  }
+  if (advice == MADV_HUGEPAGE || advice == MADV_DONTFORK)
+    return advice == MADV_HUGEPAGE ? "MADV_HUGEPAGE" : "MADV_DONTFORK";
+  return "advice " + std::to_string(advice);
 }
 
 std::string adviceFailure(int advice, int error) {
@@ -589,22 +511,18 @@ std::string adviceFailure(int advice, int error) {
          "; continuing without it";
 }
 
-// -------------------------------------------------------------------------------- verification
+// ------------------------------------------------------------------------ where the pages landed
 
 bool PagePlacement::allOn(int node) const {
-  if (!known() || pages == 0)
-    return false;
   const auto found = pagesPerNode.find(node);
-  return found != pagesPerNode.end() && found->second == pages;
+  return known() && pages > 0 && found != pagesPerNode.end() && found->second == pages;
 }
 
 double PagePlacement::fractionOn(int node) const {
-  if (!known() || pages == 0)
-    return 0;
   const auto found = pagesPerNode.find(node);
-  return found == pagesPerNode.end()
-             ? 0
-             : static_cast<double>(found->second) / static_cast<double>(pages);
+  if (!known() || pages == 0 || found == pagesPerNode.end())
+    return 0;
+  return static_cast<double>(found->second) / static_cast<double>(pages);
 }
 
 std::string PagePlacement::summary() const {
@@ -618,12 +536,12 @@ std::string PagePlacement::summary() const {
          << 100.0 * static_cast<double>(count) / static_cast<double>(pages) << " %)";
     separator = "; ";
   }
-  if (notPresent > 0)
-    text << separator << notPresent << " not present", separator = "; ";
-  if (unreadable > 0) {
-    text << separator << unreadable << " unreadable (" << errnoText(firstUnreadableError) << ")";
+  if (notPresent > 0) {
+    text << separator << notPresent << " not present";
     separator = "; ";
   }
+  if (unreadable > 0)
+    text << separator << unreadable << " unreadable (" << errnoText(firstUnreadableError) << ")";
   if (pages == 0)
     text << "no pages";
   text << " [" << formatBytes(pageBytes) << " pages, " << method << "]";
@@ -632,58 +550,56 @@ std::string PagePlacement::summary() const {
 
 std::vector<void*> pageAddresses(const void* address, std::size_t bytes) {
   std::vector<void*> pages;
-  if (address == nullptr || bytes == 0)
-    return pages;
   const std::size_t page = pageSize();
-  const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(address) & ~(page - 1);
-  const std::uintptr_t end =
-      (reinterpret_cast<std::uintptr_t>(address) + bytes + page - 1) & ~(page - 1);
-  pages.reserve((end - begin) / page);
-  for (std::uintptr_t at = begin; at < end; at += page)
+  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(address);
+  for (std::uintptr_t at = start & ~(page - 1); address && bytes && at < start + bytes; at += page)
     pages.push_back(reinterpret_cast<void*>(at));
   return pages;
 }
 
 namespace {
 
+PagePlacement emptyPlacement(std::size_t pages, const char* method) {
+  PagePlacement placement;
+  placement.pageBytes = pageSize();
+  placement.method = method;
+  placement.pages = pages;
+  return placement;
+}
+
 // Adds one page's answer (a node, -ENOENT, or another negative errno) to @p placement.
 void tally(PagePlacement& placement, int status) {
-  if (status >= 0) {
+  if (status >= 0)
     ++placement.pagesPerNode[status];
-  } else if (status == -ENOENT) {
+  else if (status == -ENOENT)
     ++placement.notPresent;
-  } else if (placement.unreadable++ == 0) {
+  else if (placement.unreadable++ == 0)
     placement.firstUnreadableError = -status;
-  }
+}
+
+PagePlacement placementOf(const std::vector<void*>& pages, const PageNodes& answer) {
+  return answer.error == 0 ? placementFromStatus(answer.status)
+                           : placementFromPolicyQueries(pages, answer.error);
 }
 
 }  // namespace
 
 PagePlacement placementFromStatus(const std::vector<int>& status) {
-  PagePlacement placement;
-  placement.pageBytes = pageSize();
-  placement.method = "move_pages";
-  placement.pages = status.size();
+  PagePlacement placement = emptyPlacement(status.size(), "move_pages");
   for (const int answer : status)
     tally(placement, answer);
   return placement;
 }
 
 PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError) {
-  PagePlacement placement;
-  placement.pageBytes = pageSize();
-  placement.method = "get_mempolicy";
-  placement.pages = pages.size();
+  PagePlacement placement = emptyPlacement(pages.size(), "get_mempolicy");
   for (void* const page : pages) {
     int node = -1;
     if (get_mempolicy(&node, nullptr, 0, page, MPOL_F_NODE | MPOL_F_ADDR) != 0) {
-      const int policyError = errno;
-      placement.pagesPerNode.clear();
-      placement.notPresent = placement.unreadable = 0;
-      placement.error =
-          "move_pages failed: " + errnoText(moveError) +
-          "; get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: " + errnoText(policyError);
-      return placement;
+      PagePlacement unknown = emptyPlacement(pages.size(), "get_mempolicy");
+      unknown.error = "move_pages failed: " + errnoText(moveError) +
+                      "; get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: " + errnoText(errno);
+      return unknown;
     }
     tally(placement, node);
   }
@@ -704,33 +620,57 @@ PagePlacement pagesPerNode(const void* address, std::size_t bytes) {
 }
 
 std::string strictPlacementProblem(const PagePlacement& placement, int node) {
+  const std::string of = " of " + std::to_string(placement.pages) + " pages";
   if (!placement.known())
     return "the placement could not be checked: " + placement.error;
-  if (placement.notPresent > 0) {
-    return std::to_string(placement.notPresent) + " of " + std::to_string(placement.pages) +
-           " pages are not present (not touched yet)";
-  }
-  if (placement.unreadable > 0) {
-    return std::to_string(placement.unreadable) + " of " + std::to_string(placement.pages) +
-           " pages could not be located";
-  }
-  if (placement.pages > 0 && !placement.allOn(node)) {
+  if (placement.notPresent > 0)
+    return std::to_string(placement.notPresent) + of + " are not present (not touched yet)";
+  if (placement.unreadable > 0)
+    return std::to_string(placement.unreadable) + of + " could not be located";
+  if (placement.pages > 0 && !placement.allOn(node))
     return "not every page is on " + nodeText(node) + ": " + placement.summary();
-  }
   return {};
 }
 
 std::string strictBindingProblem(const PagePlacement& placement, int node, BindState state) {
-  if (!placement.known() && state == BindState::Bound)
-    return {};
   const std::string problem = strictPlacementProblem(placement, node);
-  if (problem.empty())
+  if (problem.empty() || (!placement.known() && state == BindState::Bound))
     return {};
   return "strict binding to " + nodeText(node) + " not honoured (" + bindStateName(state) +
          "): " + problem;
 }
 
-// ------------------------------------------------------------------------------ the bound range
+PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding,
+                                const PlacementLog& log, std::ostream& out) {
+  out << "  range: " << describeBinding(plan.bytes, plan.layout.mappedBytes, plan.node, binding)
+      << '\n';
+  if (binding.state != BindState::Bound)
+    out << "  unbound: " << binding.unboundReason << '\n';
+  out << "  before first touch: " << placementOf(log.pages, log.beforeTouch).summary() << '\n';
+  const PagePlacement touched = placementOf(log.pages, log.touched);
+  out << "  placement after first touch: " << touched.summary() << '\n';
+  const std::string broken =
+      plan.policy.strict ? strictBindingProblem(touched, plan.node, binding.state) : "";
+  if (!broken.empty())
+    throw NumaBindError(broken);
+  const PagePlacement pinned = placementOf(log.pages, log.pinned);
+  out << "  placement after cuMemHostRegister: " << pinned.summary() << '\n';
+  PlacementReport report;
+  const std::string pinning = plan.policy.strict ? strictPlacementProblem(pinned, plan.node) : "";
+  if (!pinning.empty()) {
+    out << "  strict binding broken by pinning: " << pinning << '\n';
+    report.ok = false;
+  }
+  report.json.set("state", bindStateName(binding.state))
+      .set("mode", describeMbindMode(binding.mode))
+      .set("hugePageAdvice", binding.hugePagesAdvised)
+      .set("dontForkAdvice", binding.dontForkAdvised)
+      .set("fractionOnTarget", pinned.fractionOn(plan.node))
+      .set("placement", pinned.summary());
+  return report;
+}
+
+// -------------------------------------------------------------------------------- the bound range
 
 OwnedMapping::~OwnedMapping() {
   // Unmapping also drops the range's memory policy: it belongs to the mapping, not to the
@@ -739,60 +679,48 @@ OwnedMapping::~OwnedMapping() {
     munmap(address_, bytes_);
 }
 
+void* OwnedMapping::release() noexcept {
+  return std::exchange(address_, nullptr);
+}
+
 NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy,
                                        const WarningSink& warn, const PageSizes& pages)
     : bytes_(bytes), node_(node), policy_(policy) {
   if (bytes == 0)
     throw std::invalid_argument("NumaBoundHostRange: 0 bytes requested");
-
-  // 1. Decide before anything exists, so that a refusal leaves nothing behind.
-  const NumaFacts facts = policy.bind ? queryNumaFacts(node) : NumaFacts{};
-  const BindDecision decision = chooseMbindMode(policy, node, bytes, facts);
-  if (!decision.error.empty())
-    throw NumaBindError(decision.error);
-
-  // 2. Map. Ranges from one huge page up are huge-page aligned and sized (over-map, then trim
-  // both ends) so that transparent huge pages can back all of them; mmap promises a base page.
-  const RangeLayout layout = hostRangeLayout(bytes, pages);
-  const std::size_t alignment = layout.alignment;
-  mappedBytes_ = layout.mappedBytes;
-  const std::size_t reserved = layout.reservedBytes;
+  // Decided before anything exists, so that a refusal leaves nothing behind.
+  const BindPlan plan = planBinding(policy, node, bytes, libnumaNodes(), pages);
+  // Over-map by one alignment, then trim both ends: mmap promises a base page only.
+  const std::size_t reserved = plan.layout.reservedBytes;
   void* raw = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) {
+  if (raw == MAP_FAILED)
     throw NumaBindError("mmap of " + formatBytes(reserved) + " failed: " + errnoText(errno));
-  }
   const std::uintptr_t rawStart = reinterpret_cast<std::uintptr_t>(raw);
+  const std::size_t alignment = plan.layout.alignment;
   const std::uintptr_t start = (rawStart + alignment - 1) / alignment * alignment;
-  const std::size_t head = start - rawStart;
-  const std::size_t tail = reserved - head - mappedBytes_;
-  if (head > 0)
-    munmap(raw, head);
-  if (tail > 0)
-    munmap(reinterpret_cast<void*>(start + mappedBytes_), tail);
+  mappedBytes_ = plan.layout.mappedBytes;
+  if (start > rawStart)
+    munmap(raw, start - rawStart);
+  if (reserved > start - rawStart + mappedBytes_)
+    munmap(reinterpret_cast<void*>(start + mappedBytes_),
+           reserved - (start - rawStart) - mappedBytes_);
   address_ = reinterpret_cast<void*>(start);
-
   try {
-    // 3. Bind, before any page is touched: no page exists yet, so nothing has to move.
-    int mbindError = 0;
-    if (decision.callMbind) {
-      const NodeMask mask = nodeMask(node);
-      if (mbind(address_, mappedBytes_, decision.mode, mask.words.data(), mask.maxNode, 0) != 0)
-        mbindError = errno;
-    }
-    outcome_ = settleBinding(decision, mbindError, policy, node, warn);
-
-    // 4. Advice: one call per advice value (they are numbers, not flags).
+    // Bound before any page is touched: no page exists yet, so nothing has to move.
+    CallErrors errors;
+    errors.hugePage = kNotAsked;
+    if (plan.callMbind &&
+        mbind(address_, mappedBytes_, plan.mode, plan.mask.words.data(), plan.mask.maxNode, 0) != 0)
+      errors.mbind = errno;
+    // One call per advice: they are numbers, not flags.
     for (const int advice : madviseAdvice(bytes, pages.huge)) {
-      if (madvise(address_, mappedBytes_, advice) != 0) {
-        if (warn)
-          warn(adviceFailure(advice, errno));
-        continue;
-      }
+      const int error = madvise(address_, mappedBytes_, advice) == 0 ? 0 : errno;
       if (advice == MADV_HUGEPAGE)
-        outcome_.hugePagesAdvised = true;
-      if (advice == MADV_DONTFORK)
-        outcome_.dontForkAdvised = true;
+        errors.hugePage = error;
+      else
+        errors.dontFork = error;
     }
+    outcome_ = settleBinding(plan, errors, warn);
   } catch (...) {
     release();
     throw;
@@ -803,18 +731,13 @@ NumaBoundHostRange::~NumaBoundHostRange() {
   release();
 }
 
-NumaBoundHostRange::NumaBoundHostRange(NumaBoundHostRange&& other) noexcept
-    : address_(std::exchange(other.address_, nullptr)),
-      bytes_(std::exchange(other.bytes_, 0)),
-      mappedBytes_(std::exchange(other.mappedBytes_, 0)),
-      node_(other.node_),
-      policy_(other.policy_),
-      outcome_(std::move(other.outcome_)) {}
+NumaBoundHostRange::NumaBoundHostRange(NumaBoundHostRange&& other) noexcept {
+  *this = std::move(other);
+}
 
 NumaBoundHostRange& NumaBoundHostRange::operator=(NumaBoundHostRange&& other) noexcept {
   if (this != &other) {
-    // This range is unmapped now, not whenever @p other happens to be destroyed.
-    release();
+    release();  // this range is unmapped now, not whenever @p other happens to be destroyed
     address_ = std::exchange(other.address_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     mappedBytes_ = std::exchange(other.mappedBytes_, 0);
@@ -826,22 +749,16 @@ NumaBoundHostRange& NumaBoundHostRange::operator=(NumaBoundHostRange&& other) no
 }
 
 void NumaBoundHostRange::release() noexcept {
-  // As for OwnedMapping: the memory policy goes with the mapping.
-  if (address_ != nullptr)
-    munmap(address_, mappedBytes_);
-  address_ = nullptr;
+  if (address_ != nullptr)  // the memory policy goes with the mapping
+    munmap(std::exchange(address_, nullptr), mappedBytes_);
 }
 
 void NumaBoundHostRange::firstTouch() {
-  if (address_ == nullptr)
-    return;
-  const std::size_t page = pageSize();
   volatile char* bytes = static_cast<volatile char*>(address_);
-  for (std::size_t offset = 0; offset < mappedBytes_; offset += page)
+  for (std::size_t offset = 0; bytes != nullptr && offset < mappedBytes_; offset += pageSize())
     bytes[offset] = 0;
-  if (!policy_.strict)
-    return;
-  const std::string problem = strictBindingProblem(placement(), node_, outcome_.state);
+  const std::string problem =
+      policy_.strict && bytes ? strictBindingProblem(placement(), node_, outcome_.state) : "";
   if (!problem.empty())
     throw NumaBindError(problem);
 }

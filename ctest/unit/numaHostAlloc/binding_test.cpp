@@ -142,7 +142,7 @@ TEST_F(RealBinding, SoftBindToNode0) {
 TEST_F(RealBinding, HugePageAndDontForkAreBothApplied) {
   Warnings warnings;
   mn::NumaBoundHostRange big(4 * kMiB, 0, mn::BindPolicy{}, warnings.sink());
-  const std::size_t huge = mn::systemPageSizes().huge;
+  const std::size_t huge = memsamples::systemPageSizes().huge;
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (huge > 0 ? huge : pageSize()), 0u);
   EXPECT_EQ(big.mappedBytes(), 4 * kMiB);
   EXPECT_TRUE(big.dontForkAdvised());
@@ -237,8 +237,8 @@ TEST_F(RealBinding, NoBindMeansNoPolicyAndNoWarning) {
 }
 
 TEST_F(RealBinding, CapacityStrictRefusesSoftWarns) {
-  const mn::NodeMemory node0 = mn::libnumaNodeMemory()(0);
-  ASSERT_EQ(node0.status, mn::NodeMemory::Status::Present);
+  const memsamples::NodeMemory node0 = mn::libnumaNodeMemory()(0);
+  ASSERT_EQ(node0.status, memsamples::NodeMemory::Status::Present);
   // More than is free but less than the node has: mapping it (untouched) costs nothing.
   const std::uint64_t margin = node0.totalBytes - node0.freeBytes;
   if (margin < 512 * kMiB)
@@ -362,8 +362,7 @@ TEST_F(RealBinding, TheLessonsPiecesBindAndCountLikeTheRange) {
   const int mbindError =
       mbind(mapping, kMiB, decision.mode, mask.words.data(), mask.maxNode, 0) == 0 ? 0 : errno;
   Warnings warnings;
-  const mn::BindOutcome outcome =
-      mn::settleBinding(decision, mbindError, strict, 0, warnings.sink());
+  const mn::BindOutcome outcome = mn::settleBinding(decision, {mbindError, 0, 0}, warnings.sink());
   EXPECT_EQ(mbindError, 0) << std::strerror(mbindError);
   EXPECT_EQ(outcome.state, mn::BindState::Bound);
   EXPECT_TRUE(warnings.lines.empty());
@@ -390,11 +389,13 @@ TEST(BoundRangeLayout, FollowsThePageSizesItIsGiven) {
   // An unbound range needs no NUMA: only the layout is under test. A 1 MiB "huge page" stands in
   // for a kernel whose PMD size is not 2 MiB; a real 4 KiB-page kernel can map at 1 MiB.
   const mn::BindPolicy noBind{false, false};
-  mn::NumaBoundHostRange range(3 * kMiB + 1, 0, noBind, {}, mn::PageSizes{pageSize(), kMiB});
+  mn::NumaBoundHostRange range(3 * kMiB + 1, 0, noBind, {},
+                               memsamples::PageSizes{pageSize(), kMiB});
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(range.data()) % kMiB, 0u);
   EXPECT_EQ(range.mappedBytes(), 4 * kMiB);
   // Below one huge page: base pages only, nothing rounded up to the huge page.
-  mn::NumaBoundHostRange small(kMiB / 2 + 1, 0, noBind, {}, mn::PageSizes{pageSize(), 4 * kMiB});
+  mn::NumaBoundHostRange small(kMiB / 2 + 1, 0, noBind, {},
+                               memsamples::PageSizes{pageSize(), 4 * kMiB});
   EXPECT_EQ(small.mappedBytes(), kMiB / 2 + pageSize());
   EXPECT_FALSE(small.hugePagesAdvised());
 }

@@ -1,7 +1,7 @@
 /**
  * @file fake_host_numa_driver.hpp
  * @brief How a unit test controls and inspects the fake driver of fake_host_numa_driver.cpp: the
- *        VMM calls of HostNumaAllocation (04_numaHostAlloc), with host-NUMA allocations.
+ *        VMM calls of useHostNumaAllocation (04_numaHostAlloc), with host-NUMA allocations.
  *
  * fake_host_numa_driver.cpp defines, with C linkage, the cu* functions that
  * host_numa_allocation.cpp and memsamples_check.cpp call, so that the sample's real code links

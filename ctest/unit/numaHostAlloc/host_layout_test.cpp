@@ -1,13 +1,10 @@
-// Sizing of the sample's host vectors, and the page sizes its host ranges are laid out with
-// (fake sysfs trees and injected base pages stand in for 64 KiB-page kernels).
+// Sizing of the sample's host vectors, and how its host ranges are laid out in the page sizes
+// given (injected base pages stand in for 64 KiB-page kernels; reading the page sizes is
+// Common's, tested in ctest/unit/common/numa_node_info_test.cpp).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <fstream>
-
-#include "common/temp_dir.hpp"
-#include "host_layout.hpp"
 #include "memsamples.hpp"
+#include "numa_binding.hpp"
 
 namespace ms = memsamples;
 namespace mn = memsamples::numa;
@@ -17,12 +14,6 @@ constexpr std::uint64_t kMiB = 1ull << 20;
 constexpr std::uint64_t kGiB = 1ull << 30;
 constexpr std::size_t kPage4K = 4096;
 constexpr std::size_t kPage64K = 65536;
-
-/// Writes @p content as `<root>/kernel/mm/transparent_hugepage/hpage_pmd_size`.
-void writeHugePageSize(const memsamples::test::TempDir& root, const std::string& content) {
-  root.touch("kernel/mm/transparent_hugepage/hpage_pmd_size");
-  std::ofstream(root.path() + "/kernel/mm/transparent_hugepage/hpage_pmd_size") << content;
-}
 }  // namespace
 
 TEST(HostLayout, VectorStrideIsPageAligned) {
@@ -36,33 +27,8 @@ TEST(HostLayout, VectorStrideIsPageAligned) {
   EXPECT_EQ(mn::vectorStride(65537, kPage64K), 131072u);
 }
 
-TEST(PageSizes, TheHugePageComesFromSysfs) {
-  const memsamples::test::TempDir sysfs;
-  // No transparent huge pages in this kernel: the file is missing.
-  EXPECT_EQ(mn::readPageSizes(kPage4K, sysfs.path()).huge, 0u);
-  writeHugePageSize(sysfs, "2097152\n");
-  const mn::PageSizes x86 = mn::readPageSizes(kPage4K, sysfs.path());
-  EXPECT_EQ(x86.base, kPage4K);
-  EXPECT_EQ(x86.huge, 2 * kMiB);
-  // arm64 with 64 KiB pages: the PMD maps 512 MiB.
-  writeHugePageSize(sysfs, "536870912\n");
-  const mn::PageSizes arm64 = mn::readPageSizes(kPage64K, sysfs.path());
-  EXPECT_EQ(arm64.base, kPage64K);
-  EXPECT_EQ(arm64.huge, 512 * kMiB);
-  for (const char* bad : {"lots\n", "", "2097152 kB\n", "4096\n", "100000\n"}) {
-    writeHugePageSize(sysfs, bad);
-    EXPECT_EQ(mn::readPageSizes(kPage64K, sysfs.path()).huge, 0u) << "'" << bad << "'";
-  }
-}
-
-TEST(PageSizes, ThisMachine) {
-  const mn::PageSizes pages = mn::systemPageSizes();
-  EXPECT_EQ(pages.base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
-  EXPECT_EQ(pages.huge % pages.base, 0u);
-}
-
 TEST(RangeLayout, HugePagesFromOneHugePageUp) {
-  const mn::PageSizes x86{kPage4K, 2 * kMiB};
+  const memsamples::PageSizes x86{kPage4K, 2 * kMiB};
   // The H200 run: 3 x 1 GiB, already whole huge pages; one huge page of extra addresses.
   const mn::RangeLayout big = mn::hostRangeLayout(3 * kGiB, x86);
   EXPECT_EQ(big.alignment, 2 * kMiB);
@@ -78,7 +44,7 @@ TEST(RangeLayout, HugePagesFromOneHugePageUp) {
 }
 
 TEST(RangeLayout, SixtyFourKiBPagesDoNotPadToHalfAGibibyte) {
-  const mn::PageSizes arm64{kPage64K, 512 * kMiB};
+  const memsamples::PageSizes arm64{kPage64K, 512 * kMiB};
   // --size 16M: 48 MiB stays 48 MiB (a 2 MiB assumption would be wrong, a 512 MiB pad wasteful).
   const mn::RangeLayout small = mn::hostRangeLayout(48 * kMiB + 4, arm64);
   EXPECT_EQ(small.alignment, kPage64K);
@@ -89,7 +55,7 @@ TEST(RangeLayout, SixtyFourKiBPagesDoNotPadToHalfAGibibyte) {
   EXPECT_EQ(big.mappedBytes, 1536 * kMiB);
   EXPECT_EQ(big.reservedBytes, 2048 * kMiB);
   // No transparent huge pages: base pages whatever the size.
-  EXPECT_EQ(mn::hostRangeLayout(3 * kGiB, mn::PageSizes{kPage64K, 0}).alignment, kPage64K);
+  EXPECT_EQ(mn::hostRangeLayout(3 * kGiB, memsamples::PageSizes{kPage64K, 0}).alignment, kPage64K);
   EXPECT_THROW(mn::hostRangeLayout(0, arm64), std::invalid_argument);
   EXPECT_THROW(mn::hostRangeLayout(SIZE_MAX - kPage64K, arm64), std::invalid_argument);
 }

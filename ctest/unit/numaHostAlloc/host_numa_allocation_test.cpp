@@ -1,8 +1,9 @@
-// HostNumaAllocation (04_numaHostAlloc's cuMemCreate(HOST_NUMA) path), its real code linked
+// useHostNumaAllocation (04_numaHostAlloc's cuMemCreate(HOST_NUMA) core), its real code linked
 // against the fake driver of fake_host_numa_driver.cpp: the call sequence, the location and
 // access it asks for, and that a failure at any step leaves nothing behind.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,10 @@ class HostNumaAllocationTest : public testing::Test {
   void SetUp() override { fakenuma::reset(); }
 };
 
-/// The message of the CudaError that building an allocation throws, or "" when it does not.
+/// The message of the CudaError that an allocation throws, or "" when it does not.
 std::string buildError(std::size_t bytes = 3 * kMiB) {
   try {
-    HostNumaAllocation allocation(0, 1, bytes);
+    useHostNumaAllocation(0, 1, bytes, [](const HostNumaRange&) {});
   } catch (const ms::CudaError& error) {
     return error.what();
   }
@@ -34,13 +35,12 @@ std::string buildError(std::size_t bytes = 3 * kMiB) {
 }  // namespace
 
 TEST_F(HostNumaAllocationTest, BuildsOnTheNodeForTheDeviceAndTheCpu) {
-  {
-    HostNumaAllocation allocation(2, 1, 3 * kMiB);
-    EXPECT_EQ(allocation.granularity(), fakenuma::kGranularity);
-    EXPECT_EQ(allocation.size(), 4 * kMiB);  // rounded up to whole granules
-    ASSERT_NE(allocation.address(), 0u);
-    EXPECT_EQ(fakenuma::nodeMappedAt(allocation.address()), 1);
-    const std::vector<CUmemAccessDesc> access = fakenuma::accessAt(allocation.address());
+  useHostNumaAllocation(2, 1, 3 * kMiB, [](const HostNumaRange& allocation) {
+    EXPECT_EQ(allocation.granularity, fakenuma::kGranularity);
+    EXPECT_EQ(allocation.size, 4 * kMiB);  // rounded up to whole granules
+    ASSERT_NE(allocation.address, 0u);
+    EXPECT_EQ(fakenuma::nodeMappedAt(allocation.address), 1);
+    const std::vector<CUmemAccessDesc> access = fakenuma::accessAt(allocation.address);
     ASSERT_EQ(access.size(), 2u);
     EXPECT_EQ(access[0].location.type, CU_MEM_LOCATION_TYPE_DEVICE);
     EXPECT_EQ(access[0].location.id, 2);
@@ -50,7 +50,7 @@ TEST_F(HostNumaAllocationTest, BuildsOnTheNodeForTheDeviceAndTheCpu) {
     // The handle is released right after the mapping: the mapping alone holds the memory.
     EXPECT_EQ(fakenuma::leftovers().unreleasedHandles, 0u);
     EXPECT_EQ(fakenuma::leftovers().mappings, 1u);
-  }
+  });
   EXPECT_TRUE(fakenuma::leftovers().none());
   EXPECT_EQ(
       fakenuma::driverCalls(),
@@ -60,29 +60,29 @@ TEST_F(HostNumaAllocationTest, BuildsOnTheNodeForTheDeviceAndTheCpu) {
 }
 
 TEST_F(HostNumaAllocationTest, ReleaseFreesNowAndOnlyOnce) {
-  HostNumaAllocation allocation(0, 0, kMiB);
-  allocation.release();
+  CUdeviceptr used = 0;
+  useHostNumaAllocation(0, 0, kMiB,
+                        [&](const HostNumaRange& allocation) { used = allocation.address; });
   EXPECT_TRUE(fakenuma::leftovers().none());
-  EXPECT_EQ(allocation.address(), 0u);
-  allocation.release();  // nothing left to free: no call, no error
-  EXPECT_EQ(fakenuma::driverCalls().size(), 9u);
+  EXPECT_EQ(fakenuma::nodeMappedAt(used), -1);    // nothing is mapped at that address any more
+  EXPECT_EQ(fakenuma::driverCalls().size(), 9u);  // each teardown call made once
 }
 
 TEST_F(HostNumaAllocationTest, TheRecommendedGranularityFromOneRecommendedUnit) {
   // 3 MiB is less than the 8 MiB recommended unit: the 2 MiB minimum keeps it at 4 MiB.
-  {
-    HostNumaAllocation small(0, 1, 3 * kMiB);
-    EXPECT_EQ(small.granularity(), fakenuma::kGranularity);
-    EXPECT_EQ(small.size(), 4 * kMiB);
+  useHostNumaAllocation(0, 1, 3 * kMiB, [](const HostNumaRange& small) {
+    EXPECT_EQ(small.granularity, fakenuma::kGranularity);
+    EXPECT_EQ(small.size, 4 * kMiB);
     EXPECT_EQ(fakenuma::lastReserveAlignment(), fakenuma::kGranularity);
-  }
+  });
   // 20 MiB fills two recommended units: sized and aligned in 8 MiB, 24 MiB in all.
-  HostNumaAllocation large(0, 1, 20 * kMiB);
-  EXPECT_EQ(large.granularity(), fakenuma::kRecommendedGranularity);
-  EXPECT_EQ(large.size(), 24 * kMiB);
-  EXPECT_EQ(fakenuma::lastReserveAlignment(), fakenuma::kRecommendedGranularity);
-  EXPECT_EQ(large.minimumGranularity(), fakenuma::kGranularity);
-  EXPECT_EQ(large.recommendedGranularity(), fakenuma::kRecommendedGranularity);
+  useHostNumaAllocation(0, 1, 20 * kMiB, [](const HostNumaRange& large) {
+    EXPECT_EQ(large.granularity, fakenuma::kRecommendedGranularity);
+    EXPECT_EQ(large.size, 24 * kMiB);
+    EXPECT_EQ(fakenuma::lastReserveAlignment(), fakenuma::kRecommendedGranularity);
+    EXPECT_EQ(large.minimumGranularity, fakenuma::kGranularity);
+    EXPECT_EQ(large.recommendedGranularity, fakenuma::kRecommendedGranularity);
+  });
 }
 
 TEST_F(HostNumaAllocationTest, AFailureAtAnyStepNamesTheCallAndLeavesNothing) {
@@ -121,17 +121,26 @@ TEST_F(HostNumaAllocationTest, MapAndReleaseBothFailing) {
 }
 
 TEST_F(HostNumaAllocationTest, ReleaseReportsAFailedUnmapAndStillFreesTheAddresses) {
-  HostNumaAllocation allocation(0, 0, kMiB);
   fakenuma::failCall("cuMemUnmap", 1);
   try {
-    allocation.release();
+    useHostNumaAllocation(0, 0, kMiB, [](const HostNumaRange&) {});
     ADD_FAILURE() << "a failed cuMemUnmap was not reported";
   } catch (const ms::CudaError& error) {
     EXPECT_EQ(std::string(error.what()).rfind("cuMemUnmap failed at host_numa_allocation.cpp:", 0),
               0u);
   }
-  // The unmap failed, so the fake still maps the range and refuses the address free; the
-  // allocation tried both and is empty now, as documented.
-  EXPECT_EQ(allocation.address(), 0u);
+  // The unmap failed, so the fake still maps the range and refuses the address free; both calls
+  // were tried, the address free last, as documented.
+  const std::vector<std::string>& calls = fakenuma::driverCalls();
+  ASSERT_GE(calls.size(), 2u);
+  EXPECT_EQ(calls[calls.size() - 2], "cuMemUnmap");
   EXPECT_EQ(fakenuma::driverCalls().back(), "cuMemAddressFree");
+}
+
+TEST_F(HostNumaAllocationTest, AnErrorWhileInUseLeavesNothing) {
+  // What the sample does with the memory may fail too (a copy, a kernel): the range still goes.
+  EXPECT_THROW(useHostNumaAllocation(0, 1, kMiB,
+                                     [](const HostNumaRange&) { throw std::runtime_error("use"); }),
+               std::runtime_error);
+  EXPECT_TRUE(fakenuma::leftovers().none());
 }

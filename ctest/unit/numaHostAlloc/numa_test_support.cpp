@@ -15,8 +15,8 @@ std::string whyRealBindingIsUnavailable() {
   if (!memsamples::numa::numaPolicyCallsAvailable())
     return "NUMA is not available in this environment (no NUMA support, or the memory-policy "
            "calls are refused)";
-  const memsamples::numa::NodeMemory node0 = memsamples::numa::libnumaNodeMemory()(0);
-  if (node0.status != memsamples::numa::NodeMemory::Status::Present || node0.totalBytes == 0) {
+  const memsamples::NodeMemory node0 = memsamples::numa::libnumaNodeMemory()(0);
+  if (node0.status != memsamples::NodeMemory::Status::Present || node0.totalBytes == 0) {
     return "node 0 has no memory on this machine";
   }
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));

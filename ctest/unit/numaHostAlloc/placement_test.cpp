@@ -1,9 +1,11 @@
 // Reading a placement report: summaries, fractions, what move_pages reported, and what a strict
 // binding accepts.
 #include <gtest/gtest.h>
+#include <numaif.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <sstream>
 #include <vector>
 
 #include "numa_binding.hpp"
@@ -146,4 +148,77 @@ TEST(Placement, StrictBindingProblemAfterFirstTouch) {
   EXPECT_EQ(
       mn::strictBindingProblem(split, 0, mn::BindState::Bound),
       "strict binding to node 0 not honoured (bound): " + mn::strictPlacementProblem(split, 0));
+}
+
+namespace {
+
+/// A plan for 3 pages on node 0 under @p policy, as planBinding() would make it.
+mn::BindPlan threePagePlan(const mn::BindPolicy& policy) {
+  mn::BindPlan plan;
+  plan.policy = policy;
+  plan.node = 0;
+  plan.bytes = 3 * 4096;
+  plan.layout = mn::hostRangeLayout(plan.bytes, memsamples::PageSizes{4096, 0});
+  plan.pageBytes = 4096;
+  return plan;
+}
+
+/// What move_pages would have answered for three pages: none before the first touch, then
+/// @p touched and @p pinned (a node per page).
+mn::PlacementLog threePageLog(std::vector<int> touched, std::vector<int> pinned) {
+  mn::PlacementLog log;
+  log.pages.resize(3);
+  log.beforeTouch.status = {-ENOENT, -ENOENT, -ENOENT};
+  log.touched.status = std::move(touched);
+  log.pinned.status = std::move(pinned);
+  return log;
+}
+
+}  // namespace
+
+TEST(PlacementReport, PrintsTheRangeAndItsThreeLooks) {
+  mn::BindOutcome bound;
+  bound.state = mn::BindState::Bound;
+  bound.mode = mn::kMpolStaticNodes | MPOL_PREFERRED;
+  bound.dontForkAdvised = true;
+  const mn::PlacementLog log = threePageLog({0, 0, 0}, {0, 0, 0});
+  std::ostringstream out;
+  const mn::PlacementReport report =
+      mn::reportPlacement(threePagePlan(mn::BindPolicy{}), bound, log, out);
+  EXPECT_TRUE(report.ok);
+  EXPECT_EQ(out.str(),
+            "  range: 12.0 KiB (mapped 12.0 KiB) for node 0, bound with MPOL_PREFERRED | "
+            "MPOL_F_STATIC_NODES; advice: MADV_DONTFORK\n"
+            "  before first touch: 3 not present [4.00 KiB pages, move_pages]\n"
+            "  placement after first touch: node 0: 3 of 3 pages (100.0 %) [4.00 KiB pages, "
+            "move_pages]\n"
+            "  placement after cuMemHostRegister: node 0: 3 of 3 pages (100.0 %) [4.00 KiB "
+            "pages, move_pages]\n");
+  EXPECT_NE(report.json.dump().find("\"fractionOnTarget\": 1"), std::string::npos)
+      << report.json.dump();
+}
+
+TEST(PlacementReport, StrictBindingsMustKeepTheirPromise) {
+  mn::BindOutcome blocked;
+  blocked.state = mn::BindState::BlockedBySeccomp;
+  blocked.unboundReason = "a filter";
+  mn::PlacementLog log = threePageLog({0, 1, 0}, {0, 0, 0});
+  std::ostringstream out;
+  // Unbound and off the node after the first touch: an error, before the pinned line.
+  EXPECT_THROW(mn::reportPlacement(threePagePlan(mn::BindPolicy{true, true}), blocked, log, out),
+               mn::NumaBindError);
+  EXPECT_NE(out.str().find("  unbound: a filter\n"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("after cuMemHostRegister"), std::string::npos) << out.str();
+  // Right after the touch, moved by pinning: the report says so and the run fails.
+  log = threePageLog({0, 0, 0}, {0, 1, 0});
+  std::ostringstream pinnedOut;
+  const mn::PlacementReport pinned =
+      mn::reportPlacement(threePagePlan(mn::BindPolicy{true, true}), blocked, log, pinnedOut);
+  EXPECT_FALSE(pinned.ok);
+  EXPECT_NE(pinnedOut.str().find("  strict binding broken by pinning: not every page is on node "
+                                 "0: "),
+            std::string::npos)
+      << pinnedOut.str();
+  // The same placement under a soft policy is only reported.
+  EXPECT_TRUE(mn::reportPlacement(threePagePlan(mn::BindPolicy{}), blocked, log, pinnedOut).ok);
 }

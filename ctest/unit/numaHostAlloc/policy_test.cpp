@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-mn::NumaFacts facts(mn::NodeMemory::Status status, std::uint64_t total, std::uint64_t free,
+mn::NumaFacts facts(memsamples::NodeMemory::Status status, std::uint64_t total, std::uint64_t free,
                     std::string detail = {}) {
   mn::NumaFacts result;
   result.available = true;
@@ -31,7 +31,7 @@ mn::NumaFacts facts(mn::NodeMemory::Status status, std::uint64_t total, std::uin
 }
 
 mn::NumaFacts plenty() {
-  return facts(mn::NodeMemory::Status::Present, 64 * kMiB, 32 * kMiB);
+  return facts(memsamples::NodeMemory::Status::Present, 64 * kMiB, 32 * kMiB);
 }
 
 const mn::BindPolicy kSoft{true, false};
@@ -110,7 +110,7 @@ TEST(Policy, NoNodeKnown) {
 
 TEST(Policy, NodeThatDoesNotExist) {
   const mn::NumaFacts missing =
-      facts(mn::NodeMemory::Status::DoesNotExist, 0, 0, "numa_max_node() is 1");
+      facts(memsamples::NodeMemory::Status::DoesNotExist, 0, 0, "numa_max_node() is 1");
   EXPECT_EQ(mn::chooseMbindMode(kStrict, 7, 2 * kMiB, missing).error,
             "cannot bind 2.00 MiB strictly: node 7 does not exist (numa_max_node() is 1)");
   const mn::BindDecision soft = mn::chooseMbindMode(kSoft, 7, 2 * kMiB, missing);
@@ -119,13 +119,14 @@ TEST(Policy, NodeThatDoesNotExist) {
             "host memory not bound: node 7 does not exist (numa_max_node() is 1); its pages "
             "will land wherever they are first touched");
   // Without a detail there are no empty brackets.
-  EXPECT_EQ(mn::chooseMbindMode(kStrict, 7, kMiB, facts(mn::NodeMemory::Status::DoesNotExist, 0, 0))
+  EXPECT_EQ(mn::chooseMbindMode(kStrict, 7, kMiB,
+                                facts(memsamples::NodeMemory::Status::DoesNotExist, 0, 0))
                 .error,
             "cannot bind 1.00 MiB strictly: node 7 does not exist");
 }
 
 TEST(Policy, NodeWithoutMemory) {
-  const mn::NumaFacts empty = facts(mn::NodeMemory::Status::Present, 0, 0);
+  const mn::NumaFacts empty = facts(memsamples::NodeMemory::Status::Present, 0, 0);
   EXPECT_EQ(mn::chooseMbindMode(kStrict, 1, kMiB, empty).error,
             "cannot bind 1.00 MiB strictly: node 1 has no memory");
   EXPECT_EQ(mn::chooseMbindMode(kSoft, 1, kMiB, empty).warning,
@@ -134,7 +135,7 @@ TEST(Policy, NodeWithoutMemory) {
 }
 
 TEST(Policy, CapacityStrictIsAnErrorSoftIsAWarning) {
-  const mn::NumaFacts tight = facts(mn::NodeMemory::Status::Present, 64 * kMiB, kMiB);
+  const mn::NumaFacts tight = facts(memsamples::NodeMemory::Status::Present, 64 * kMiB, kMiB);
   const mn::BindDecision strict = mn::chooseMbindMode(kStrict, 1, 2 * kMiB, tight);
   EXPECT_FALSE(strict.callMbind);
   EXPECT_EQ(strict.error,
@@ -153,7 +154,7 @@ TEST(Policy, CapacityStrictIsAnErrorSoftIsAWarning) {
 }
 
 TEST(Policy, UnknownNodeMemorySkipsTheCapacityCheck) {
-  const mn::NumaFacts unknown = facts(mn::NodeMemory::Status::Unknown, 0, 0, "unreadable");
+  const mn::NumaFacts unknown = facts(memsamples::NodeMemory::Status::Unknown, 0, 0, "unreadable");
   const mn::BindDecision decision = mn::chooseMbindMode(kStrict, 0, 64 * kMiB, unknown);
   EXPECT_TRUE(decision.callMbind);
   EXPECT_TRUE(decision.warning.empty());
@@ -216,15 +217,18 @@ TEST(Policy, WhyNodeCannotBeBoundIsTheDecisionsFirstCheck) {
   EXPECT_EQ(mn::whyNodeCannotBeBound(0, plenty()), "");
   EXPECT_EQ(mn::whyNodeCannotBeBound(0, mn::NumaFacts{}).rfind("NUMA is not available (", 0), 0u);
   EXPECT_EQ(mn::whyNodeCannotBeBound(-1, plenty()), "no host NUMA node is known for this GPU");
-  EXPECT_EQ(mn::whyNodeCannotBeBound(
-                7, facts(mn::NodeMemory::Status::DoesNotExist, 0, 0, "numa_max_node() is 1")),
+  EXPECT_EQ(mn::whyNodeCannotBeBound(7, facts(memsamples::NodeMemory::Status::DoesNotExist, 0, 0,
+                                              "numa_max_node() is 1")),
             "node 7 does not exist (numa_max_node() is 1)");
-  EXPECT_EQ(mn::whyNodeCannotBeBound(1, facts(mn::NodeMemory::Status::Present, 0, 0)),
+  EXPECT_EQ(mn::whyNodeCannotBeBound(1, facts(memsamples::NodeMemory::Status::Present, 0, 0)),
             "node 1 has no memory");
   // A shortage of free memory depends on the size: not this check's business.
-  EXPECT_EQ(mn::whyNodeCannotBeBound(1, facts(mn::NodeMemory::Status::Present, 64 * kMiB, 0)), "");
+  EXPECT_EQ(
+      mn::whyNodeCannotBeBound(1, facts(memsamples::NodeMemory::Status::Present, 64 * kMiB, 0)),
+      "");
   // The early refusal reads exactly like the decision's own.
-  const mn::NumaFacts missing = facts(mn::NodeMemory::Status::DoesNotExist, 0, 0, "no node 7");
+  const mn::NumaFacts missing =
+      facts(memsamples::NodeMemory::Status::DoesNotExist, 0, 0, "no node 7");
   EXPECT_EQ(mn::strictRefusal(48 * kMiB, mn::whyNodeCannotBeBound(7, missing)),
             mn::chooseMbindMode(kStrict, 7, 48 * kMiB, missing).error);
   EXPECT_EQ(mn::strictRefusal(48 * kMiB, "why"), "cannot bind 48.0 MiB strictly: why");
@@ -257,7 +261,9 @@ struct Settled {
 
 Settled settle(const mn::BindDecision& decision, int mbindError, const mn::BindPolicy& policy) {
   Settled settled;
-  settled.outcome = mn::settleBinding(decision, mbindError, policy, 2,
+  EXPECT_EQ(decision.policy.strict, policy.strict);  // the decision carries its policy and node
+  EXPECT_EQ(decision.node, 2);
+  settled.outcome = mn::settleBinding(decision, {mbindError, 0, 0},
                                       [&](const std::string& w) { settled.warnings.push_back(w); });
   return settled;
 }
@@ -271,7 +277,7 @@ TEST(SettleBinding, MbindSucceeded) {
   EXPECT_TRUE(bound.outcome.unboundReason.empty());
   EXPECT_TRUE(bound.warnings.empty());
   // A soft binding short of free memory is bound, with the decision's one warning.
-  const mn::NumaFacts tight = facts(mn::NodeMemory::Status::Present, 64 * kMiB, kMiB);
+  const mn::NumaFacts tight = facts(memsamples::NodeMemory::Status::Present, 64 * kMiB, kMiB);
   const Settled spilled = settle(mn::chooseMbindMode(kSoft, 2, 2 * kMiB, tight), 0, kSoft);
   EXPECT_EQ(spilled.outcome.state, mn::BindState::Bound);
   ASSERT_EQ(spilled.warnings.size(), 1u);
@@ -311,14 +317,14 @@ TEST(SettleBinding, MbindFailedTheErrnoDecides) {
   }
 
   // A soft failure replaces the decision's warning: one warning, the one that matters.
-  const mn::NumaFacts tight = facts(mn::NodeMemory::Status::Present, 64 * kMiB, kMiB);
+  const mn::NumaFacts tight = facts(memsamples::NodeMemory::Status::Present, 64 * kMiB, kMiB);
   const Settled soft = settle(mn::chooseMbindMode(kSoft, 2, 2 * kMiB, tight), EIO, kSoft);
   EXPECT_EQ(soft.outcome.state, mn::BindState::FellBack);
   ASSERT_EQ(soft.warnings.size(), 1u);
   EXPECT_EQ(soft.warnings[0],
             "mbind to node 2 failed: Input/output error (EIO); the memory stays unbound");
   // An empty sink is allowed.
-  EXPECT_EQ(mn::settleBinding(strictDecision, EPERM, kStrict, 2, {}).state,
+  EXPECT_EQ(mn::settleBinding(strictDecision, {EPERM, 0, 0}, {}).state,
             mn::BindState::BlockedBySeccomp);
 }
 
@@ -344,4 +350,38 @@ TEST(Errors, ErrnoAndNodeTexts) {
   EXPECT_EQ(mn::nodeValueText(3), "3");
   EXPECT_EQ(mn::nodeValueText(-1), "-1 (unknown)");
   EXPECT_EQ(mn::nodeValueText(-7), "-1 (unknown)");
+}
+
+TEST(SizeHostVectors, RefusesWhatNoGpuCouldChangeBeforeAnyGpuWork) {
+  try {
+    mn::sizeHostVectors(4 * kMiB, kMiB, 3, mn::BindPolicy{false, true}, -1);
+    ADD_FAILURE() << "--strict with --no-bind was accepted";
+  } catch (const memsamples::UsageError& error) {
+    EXPECT_STREQ(error.what(), "--strict and --no-bind contradict each other");
+  }
+  // A strict binding to a node that cannot exist: refused, naming the three vectors' size.
+  try {
+    mn::sizeHostVectors(16 * kMiB, kMiB, 3, kStrict, 1000);
+    ADD_FAILURE() << "a strict binding to node 1000 was accepted";
+  } catch (const mn::NumaBindError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("cannot bind 48.0 MiB strictly: ", 0), 0u)
+        << error.what();
+  }
+  // Soft, or without --node: the size alone, the node is judged later.
+  EXPECT_EQ(mn::sizeHostVectors(16 * kMiB, kMiB, 3, kSoft, 1000), 16 * kMiB);
+  EXPECT_EQ(mn::sizeHostVectors(16 * kMiB, kMiB, 3, kStrict, -1), 16 * kMiB);
+}
+
+TEST(PlanBinding, DecidesAndLaysOutBeforeAnythingExists) {
+  const memsamples::PageSizes pages{4096, 2 * kMiB};
+  const mn::BindPlan unbound =
+      mn::planBinding(mn::BindPolicy{false, false}, 0, 3 * kMiB, mn::NodeQueries{}, pages);
+  EXPECT_FALSE(unbound.callMbind);
+  EXPECT_TRUE(unbound.mask.words.empty());
+  EXPECT_EQ(unbound.bytes, 3 * kMiB);
+  EXPECT_EQ(unbound.layout.mappedBytes, 4 * kMiB);
+  EXPECT_EQ(unbound.layout.reservedBytes, 6 * kMiB);
+  EXPECT_EQ(unbound.pageBytes, 4096u);
+  // No node known: a strict plan is an error, with nothing to undo.
+  EXPECT_THROW(mn::planBinding(kStrict, -1, kMiB, mn::NodeQueries{}, pages), mn::NumaBindError);
 }

@@ -355,8 +355,8 @@ TEST_F(PolicyCallsBlocked, DockersDefaultProfileIsAnErrorForAStrictBind) {
 
 TEST_F(PolicyCallsBlocked, NodeMemoryIsUnknownRatherThanReadThroughLibnuma) {
   const ChildReport report = runBlocking(kDockerDefault, EPERM, [] {
-    const mn::NodeMemory node0 = mn::libnumaNodeMemory()(0);
-    return "unknown: " + std::to_string(node0.status == mn::NodeMemory::Status::Unknown) +
+    const memsamples::NodeMemory node0 = mn::libnumaNodeMemory()(0);
+    return "unknown: " + std::to_string(node0.status == memsamples::NodeMemory::Status::Unknown) +
            "\ndetail: " + node0.detail + "\n";
   });
   SCOPED_TRACE(report.text);

@@ -1,6 +1,6 @@
-// Which host node is nearest the GPU: sysfs parsing and the choice between the CUDA attribute
-// and sysfs, on fake sysfs trees. (The bus-id spelling, memsamples::sysfsPciName, is Common's and
-// is tested in ctest/unit/common/sysfs_test.cpp.)
+// Which host node is nearest the GPU: the choice between the CUDA attribute and sysfs, on fake
+// sysfs trees. (The bus-id spelling, memsamples::sysfsPciName, and the node readers, meminfo and
+// distances, are Common's: ctest/unit/common/sysfs_test.cpp and numa_node_info_test.cpp.)
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -223,7 +223,7 @@ TEST(Topology, GpuMemoryIsNeverTheHostNode) {
   const mn::NodeQueries nodes = sysfs.nodes({{1, 0}});
   EXPECT_EQ(mn::hostNodesWithMemory(nodes, 8), std::vector<int>{0});
   EXPECT_EQ(mn::closestHostNodeWithMemory(1, nodes), 0);
-  EXPECT_EQ(nodes.hostMemory(1).status, mn::NodeMemory::Status::DeviceMemory);
+  EXPECT_EQ(nodes.hostMemory(1).status, memsamples::NodeMemory::Status::DeviceMemory);
   EXPECT_FALSE(nodes.holdsHostMemory(1));
   // --node 1 is refused as a binding target, strict or soft.
   mn::NumaFacts facts;
@@ -235,32 +235,6 @@ TEST(Topology, GpuMemoryIsNeverTheHostNode) {
             "(CU_DEVICE_ATTRIBUTE_NUMA_ID))");
   EXPECT_FALSE(mn::chooseMbindMode(mn::BindPolicy{true, false}, 1, 4096, facts).callMbind);
   EXPECT_FALSE(mn::chooseMbindMode(mn::BindPolicy{true, true}, 1, 4096, facts).error.empty());
-}
-
-TEST(NodeDistance, SysfsRowsAreInNodeOrderNotByNumber) {
-  // Nodes 0 and 2 exist (a hole at 1): node 0's row "10 20" means 20 to node 2.
-  FakeSysfs sysfs;
-  sysfs.node(0, 1024, 512);
-  sysfs.node(2, 1024, 512);
-  sysfs.distances(0, "10 20");
-  const mn::NodeQueries nodes = sysfs.nodes();
-  EXPECT_EQ(nodes.nodes, (std::vector<int>{0, 2}));
-  EXPECT_EQ(nodes.distance(0, 0), 10);
-  EXPECT_EQ(nodes.distance(0, 2), 20);
-  EXPECT_EQ(nodes.distance(0, 1), 0);  // no such node
-  EXPECT_EQ(nodes.distance(2, 0), 0);  // no distance file
-}
-
-TEST(NodeDistance, NumbersBeyondTheNodesAreNotADistance) {
-  // A row longer than the node list (a node gone offline since) must not give a node that does
-  // not exist the distance of whatever number comes after the last one.
-  FakeSysfs sysfs;
-  sysfs.node(0, 1024, 512);
-  sysfs.node(1, 1024, 512);
-  sysfs.distances(0, "10 20 30 40");
-  const mn::NodeQueries nodes = sysfs.nodes();
-  EXPECT_EQ(nodes.distance(0, 1), 20);
-  EXPECT_EQ(nodes.distance(0, 5), 0);
 }
 
 TEST(Topology, ANodeThatDoesNotExistIsRejected) {
@@ -345,30 +319,19 @@ TEST(Topology, UnreadableNodeMemoryIsAcceptedWithANote) {
                       "query was given)"));
 }
 
-TEST(NodeMemory, SysfsMeminfoIsReadInBytes) {
-  FakeSysfs sysfs;
-  sysfs.node(2, 1024, 512);
-  const mn::NodeMemory memory = mn::sysfsNodeMemory(sysfs.root())(2);
-  EXPECT_EQ(memory.status, mn::NodeMemory::Status::Present);
-  EXPECT_EQ(memory.totalBytes, 1024u * 1024u);
-  EXPECT_EQ(memory.freeBytes, 512u * 1024u);
-  EXPECT_EQ(mn::sysfsNodeMemory(sysfs.root())(-1).status, mn::NodeMemory::Status::DoesNotExist);
-  EXPECT_EQ(mn::sysfsNodeMemory(sysfs.root())(5).status, mn::NodeMemory::Status::DoesNotExist);
-}
-
 TEST(NodeMemory, LibnumaOnThisMachine) {
   const mn::NodeMemoryQuery memory = mn::libnumaNodeMemory();
-  const mn::NodeMemory node0 = memory(0);
-  if (node0.status == mn::NodeMemory::Status::Unknown) {
+  const memsamples::NodeMemory node0 = memory(0);
+  if (node0.status == memsamples::NodeMemory::Status::Unknown) {
     GTEST_SKIP() << "libnuma unavailable here: " << node0.detail;
   }
   // Node 0 exists on every Linux machine; whether it has memory depends on the machine.
-  EXPECT_EQ(node0.status, mn::NodeMemory::Status::Present);
+  EXPECT_EQ(node0.status, memsamples::NodeMemory::Status::Present);
   EXPECT_LE(node0.freeBytes, node0.totalBytes);
-  const mn::NodeMemory missing = memory(1000);
-  EXPECT_EQ(missing.status, mn::NodeMemory::Status::DoesNotExist);
+  const memsamples::NodeMemory missing = memory(1000);
+  EXPECT_EQ(missing.status, memsamples::NodeMemory::Status::DoesNotExist);
   EXPECT_EQ(missing.detail.rfind("numa_max_node() is ", 0), 0u) << missing.detail;
-  EXPECT_EQ(memory(-1).status, mn::NodeMemory::Status::DoesNotExist);
+  EXPECT_EQ(memory(-1).status, memsamples::NodeMemory::Status::DoesNotExist);
 }
 
 TEST(Topology, SourceNames) {
@@ -415,7 +378,7 @@ TEST(HostNumaVmmNode, TheTargetIfItCanHoldMemoryElseTheNearestElseTheClosest) {
   EXPECT_EQ(closest.reason, "node 2 holds no host memory: the closest node with memory");
   // Memory that cannot be read does not disqualify the target: the driver has the last word.
   mn::NodeQueries unknown;
-  unknown.memory = [](int) { return mn::NodeMemory{}; };
+  unknown.memory = [](int) { return memsamples::NodeMemory{}; };
   EXPECT_EQ(mn::hostNumaVmmNode(0, 3, 0, unknown).node, 3);
   // No NUMA at all (no node known): 0, as cuda.h asks.
   EXPECT_EQ(mn::hostNumaVmmNode(0, -1, -1, mn::NodeQueries{}).node, 0);

@@ -1,0 +1,66 @@
+/**
+ * @file numa_node_info.hpp
+ * @brief What Linux says about its NUMA nodes and its pages, read from sysfs: each node's
+ *        memory, the nodes that exist, the distances between them, and the page sizes (base and
+ *        transparent huge page).
+ *
+ * Plain file readers with no CUDA and no libnuma, so that they work where libnuma is missing or
+ * a container's seccomp filter refuses the NUMA system calls, and so that a test can point them
+ * at a fake sysfs tree. Used by 04_numaHostAlloc's binding rules (and through them by
+ * 06_perDeviceResource); unit tested in ctest/unit/common/numa_node_info_test.cpp.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memsamples {
+
+/// What is known about the memory of one NUMA node.
+struct NodeMemory {
+  /// Whether the node exists and its size could be read.
+  enum class Status {
+    Present,       ///< The node exists; totalBytes and freeBytes are valid (total may be 0).
+    DoesNotExist,  ///< There is no such node on this system.
+    Unknown,       ///< The size could not be read (see detail); the node may still exist.
+    DeviceMemory,  ///< The node is a GPU's memory (see detail), never host memory.
+  };
+  Status status = Status::Unknown;  ///< See Status.
+  std::uint64_t totalBytes = 0;     ///< MemTotal of the node (Present only).
+  std::uint64_t freeBytes = 0;      ///< MemFree of the node (Present only).
+  std::string detail;               ///< Why the node does not exist or is Unknown.
+};
+
+/// Node @p node's MemTotal and MemFree from `<sysfsRoot>/devices/system/node/node<N>/meminfo`
+/// (the file libnuma's numa_node_size64() reads; its lines read "Node 1 MemTotal: 16315156 kB").
+/// DoesNotExist without that file, Unknown when the two lines cannot be read.
+NodeMemory readNodeMemory(const std::string& sysfsRoot, int node);
+
+/// The nodes that exist: the `node<N>` folders of `<sysfsRoot>/devices/system/node`, ascending
+/// (numbers may have holes); empty where the kernel has no NUMA.
+std::vector<int> sysfsNumaNodes(const std::string& sysfsRoot);
+
+/// The distance from node @p from to node @p to (10 = local), from @p from's `distance` file:
+/// one number per existing node in the order of @p nodes (sysfsNumaNodes()), so a position, not
+/// a node number. 0 when unknown: no file, or @p to is not in @p nodes.
+int readNodeDistance(const std::string& sysfsRoot, const std::vector<int>& nodes, int from, int to);
+
+/// The two page sizes a host range is laid out with. Neither is a constant: arm64 kernels run
+/// with 4 KiB, 16 KiB or 64 KiB base pages, and the PMD-level transparent huge page follows
+/// (2 MiB, 32 MiB, 512 MiB).
+struct PageSizes {
+  std::size_t base = 4096;  ///< sysconf(_SC_PAGESIZE).
+  std::size_t huge = 0;     ///< hpage_pmd_size; 0 where the kernel has no transparent huge pages.
+};
+
+/// @p basePageBytes with the transparent huge page size from
+/// `<sysfsRoot>/kernel/mm/transparent_hugepage/hpage_pmd_size`. A missing or malformed file, or
+/// a size that is not a multiple of the base page, leaves `huge` at 0 (base pages only).
+PageSizes readPageSizes(std::size_t basePageBytes, const std::string& sysfsRoot = "/sys");
+
+/// readPageSizes() of this machine: sysconf(_SC_PAGESIZE) and /sys, read once.
+PageSizes systemPageSizes();
+
+}  // namespace memsamples
