@@ -161,8 +161,11 @@ StripedVmmRange::StripedVmmRange(StripeLayout layout, std::vector<int> mappingDe
       mapping_(std::move(mappingDevices)) {}
 
 StripedVmmRange::~StripedVmmRange() {
+  if (base_ == 0)
+    return;
+  const std::uint64_t bytes = layout_.roundedBytes;
   try {
-    release();
+    unmapStripedRange(release(), bytes);
   } catch (...) {
     // A destructor also runs while an earlier error unwinds the stack; a second error from the
     // teardown would only hide that first one.
@@ -184,13 +187,10 @@ StripedVmmRange& StripedVmmRange::operator=(StripedVmmRange&& other) noexcept {
   return *this;
 }
 
-void StripedVmmRange::release() {
-  if (base_ == 0)
-    return;
-  const CUdeviceptr base = std::exchange(base_, 0);
-  const std::uint64_t bytes = std::exchange(layout_, StripeLayout{}).roundedBytes;
+CUdeviceptr StripedVmmRange::release() noexcept {
+  layout_ = StripeLayout{};
   mapping_.clear();
-  unmapStripedRange(base, bytes);
+  return std::exchange(base_, 0);
 }
 
 // ------------------------------------------------------------------------------- planning

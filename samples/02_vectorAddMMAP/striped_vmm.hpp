@@ -132,7 +132,9 @@ void unmapStripedRange(CUdeviceptr base, std::uint64_t roundedBytes);
 
 /**
  * Owns one range from mapStripedRange(): the constructor builds it, the destructor unmaps and
- * frees it (ignoring the driver's answer, as every destructor here does). Movable, not copyable.
+ * frees it (ignoring the driver's answer, as every destructor here does). On the good path the
+ * range is freed with checked calls: `unmapStripedRange(range.release(), bytes)`, as Common's
+ * owners are: `check(cuMemFree(a.release()), "cuMemFree")`. Movable, not copyable.
  */
 class StripedVmmRange {
  public:
@@ -156,8 +158,9 @@ class StripedVmmRange {
   const StripeLayout& layout() const noexcept { return layout_; }
   /// The devices that were given read-write access.
   const std::vector<int>& mappingDevices() const noexcept { return mapping_; }
-  /// unmapStripedRange() now; the owner is empty afterwards, even when this throws.
-  void release();
+  /// Gives the range up without freeing it and returns its base address; the owner is left
+  /// empty (get() and size() are 0), so read size() first.
+  CUdeviceptr release() noexcept;
 
  private:
   CUdeviceptr base_ = 0;

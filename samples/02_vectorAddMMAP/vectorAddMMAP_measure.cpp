@@ -129,7 +129,7 @@ void reportMappingCost(const vmm::DeviceRoles& roles, const vmm::Granularities& 
       vmm::StripedVmmRange range(layout, roles.mapping);
       const double buildMs = millisecondsSince(start);
       start = std::chrono::steady_clock::now();
-      range.release();
+      vmm::unmapStripedRange(range.release(), layout.roundedBytes);
       const double releaseMs = millisecondsSince(start);
 
       ms::OwnedDeviceMemory reference;
