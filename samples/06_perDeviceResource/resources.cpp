@@ -16,6 +16,7 @@
 #include "managed_buffer.hpp"
 #include "memsamples.hpp"
 #include "owned_allocations.hpp"
+#include "run_plan.hpp"
 #include "striped_vmm.hpp"
 #if PER_DEVICE_RESOURCE_HAS_NUMA
 #include "numa_binding.hpp"
