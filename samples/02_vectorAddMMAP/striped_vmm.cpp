@@ -39,8 +39,7 @@ struct Built {
 }  // namespace
 
 //! [core]
-// One range of N stripes over the backing devices backing[0..D-1] (planStripes() plans
-// it):
+// N stripes over the backing devices backing[0..D-1], as planStripes() cuts a range:
 //
 //   base                                                             base + roundedBytes
 //   v                                                                                  v
@@ -68,8 +67,7 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout,
     for (; built.stripe < layout.stripes.size(); ++built.stripe) {
       const Stripe& stripe = layout.stripes[built.stripe];
 
-      // Create physical memory on the stripe's device. It has no address until it is
-      // mapped.
+      // Create physical memory on the stripe's device. It has no address yet.
       CUmemAllocationProp properties{};
       properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
       properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -83,8 +81,7 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout,
       ++built.mapped;
 
       // Release the handle at once: the mapping holds its own reference, so the memory
-      // stays, and unmapping the stripe will free it. There is nothing else to keep
-      // track of.
+      // stays until the stripe is unmapped. Nothing else needs to be kept.
       check(cuMemRelease(built.handle), "cuMemRelease");
       built.handleHeld = false;
     }

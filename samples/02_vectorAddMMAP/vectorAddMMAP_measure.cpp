@@ -188,6 +188,7 @@ void reportMappingCost(const vmm::DeviceRoles& roles, const vmm::Granularities& 
 
 }  // namespace
 
+// [driver-view]
 std::vector<std::string> checkDriverView(const vmm::StripedVmmRange& range,
                                          const std::vector<int>& mappingDevices,
                                          ms::Report& report) {
@@ -238,6 +239,7 @@ std::vector<std::string> checkDriverView(const vmm::StripedVmmRange& range,
   report.json().set("driverViewProblems", problemList);
   return problems;
 }
+// [driver-view]
 
 ms::VectorAddCheck measureAgainstCuMemAlloc(const ms::VectorAddLaunch& launch,
                                             const ms::VectorAddCheck& firstRun, const float* hostA,
