@@ -135,6 +135,7 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
 
   ms::check(cuMemcpyDtoHAsync(hostC, c.get(), bytes, stream.get()), "cuMemcpyDtoHAsync");
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
+  // Every element is compared exactly with A + B, as in 01.
   const ms::VectorAddCheck firstRun = ms::checkVectorAdd(hostA, hostB, hostC, count);
 
   // 7. The same kernel on cuMemAlloc memory, and what building a range costs, both

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fake_cuda_driver.hpp"
 #include "memsamples.hpp"
 
 namespace memsamples {
@@ -26,15 +27,10 @@ CUdevice selectDevice(const std::optional<long long>& requested) {
 }
 
 int deviceOrdinal(CUdevice device) {
-  int count = 0;
-  check(cuDeviceGetCount(&count), "cuDeviceGetCount");
-  for (int ordinal = 0; ordinal < count; ++ordinal) {
-    CUdevice candidate = 0;
-    check(cuDeviceGet(&candidate, ordinal), "cuDeviceGet");
-    if (candidate == device)
-      return ordinal;
-  }
-  throw std::invalid_argument("deviceOrdinal: not a device of this machine");
+  const int ordinal = fake::ordinalOfDevice(device);
+  if (ordinal < 0)
+    throw std::invalid_argument("deviceOrdinal: not a device of this machine");
+  return ordinal;
 }
 
 std::string deviceName(CUdevice device) {

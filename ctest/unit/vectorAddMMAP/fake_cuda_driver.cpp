@@ -261,6 +261,11 @@ std::uint64_t lastReserveAlignment() {
   return state().lastAlignment;
 }
 
+int ordinalOfDevice(CUdevice device) {
+  int ordinal = -1;
+  return ordinalOf(device, ordinal) == CUDA_SUCCESS ? ordinal : -1;
+}
+
 void makeCurrent(int ordinal) {
   state().contextStack.push_back(ordinal);
 }

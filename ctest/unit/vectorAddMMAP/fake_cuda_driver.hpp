@@ -84,6 +84,8 @@ std::vector<CUmemAccessDesc> accessAt(CUdeviceptr address);
 /// The alignment the most recent successful cuMemAddressReserve asked for.
 std::uint64_t lastReserveAlignment();
 
+/// The ordinal of a CUdevice handle from cuDeviceGet, or -1 when it is none.
+int ordinalOfDevice(CUdevice device);
 /// Makes a context of device @p ordinal current, as the lesson's cuCtxCreate does.
 void makeCurrent(int ordinal);
 /// The devices of the contexts on this thread's stack, the current one last.
