@@ -8,7 +8,6 @@
  */
 #include "striped_vmm.hpp"
 
-#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -144,28 +143,26 @@ std::string plural(std::size_t count, const char* one, const char* many) {
   try {
     throw;
   } catch (const CudaError& error) {
-    const auto results = built.unmapResults.begin();
-    const auto mapped = static_cast<std::ptrdiff_t>(built.mapped);
-    const auto unmapped =
-        static_cast<std::size_t>(std::count(results, results + mapped, CUDA_SUCCESS));
-    std::vector<std::string> done;
-    std::string problems;
-    if (unmapped > 0)
-      done.push_back(plural(unmapped, "stripe", "stripes") + " unmapped");
+    std::size_t unmapped = 0;
+    std::string problems;  // the undo calls that failed, in the order they were made
     for (std::size_t i = 0; i < built.mapped; ++i) {
-      if (built.unmapResults[i] != CUDA_SUCCESS) {
+      if (built.unmapResults[i] == CUDA_SUCCESS)
+        ++unmapped;
+      else
         problems += "; cuMemUnmap of stripe " + std::to_string(i) + ": " +
                     describeResult(built.unmapResults[i]);
-      }
     }
-    if (built.handleHeld && released == CUDA_SUCCESS)
-      done.push_back("1 handle released");
     if (released != CUDA_SUCCESS)
       problems += "; cuMemRelease: " + describeResult(released);
+    if (freed != CUDA_SUCCESS)
+      problems += "; cuMemAddressFree: " + describeResult(freed);
+    std::vector<std::string> done;
+    if (unmapped > 0)
+      done.push_back(plural(unmapped, "stripe", "stripes") + " unmapped");
+    if (built.handleHeld && released == CUDA_SUCCESS)
+      done.push_back("1 handle released");
     if (freed == CUDA_SUCCESS)
       done.push_back("address range freed");
-    else
-      problems += "; cuMemAddressFree: " + describeResult(freed);
 
     std::string message = error.what();
     if (built.stripe < layout.stripes.size()) {
