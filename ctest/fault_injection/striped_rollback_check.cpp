@@ -26,6 +26,7 @@
 
 #include "fail_nth_call.hpp"
 #include "memsamples.hpp"
+#include "run_plan.hpp"
 #include "striped_vmm.hpp"
 
 namespace ms = memsamples;

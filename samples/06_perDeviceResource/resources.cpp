@@ -16,6 +16,7 @@
 #include "managed_buffer.hpp"
 #include "memsamples.hpp"
 #include "owned_allocations.hpp"
+#include "run_plan.hpp"
 #include "striped_vmm.hpp"
 #if PER_DEVICE_RESOURCE_HAS_NUMA
 #include "numa_binding.hpp"
@@ -339,8 +340,10 @@ class StripedVmmResource final : public ContextBoundResource {
   }
   void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
     ScopedContext scope(context_);
-    // release(), not the destructor: cuMemUnmap and cuMemAddressFree errors are reported.
-    synchronizeThenTake(allocations_, ptr, bytes, stream).release();
+    vmm::StripedVmmRange range = synchronizeThenTake(allocations_, ptr, bytes, stream);
+    const std::uint64_t mapped = range.size();
+    // Freed here, not by the destructor: cuMemUnmap and cuMemAddressFree errors are reported.
+    vmm::unmapStripedRange(range.release(), mapped);
   }
   ResourceProperties doProperties() const noexcept override { return {false, true, false}; }
   std::string doName() const override {

@@ -1,7 +1,8 @@
 /**
  * @file fake_cuda_driver.cpp
- * @brief The cu* functions of striped_vmm.cpp and memsamples_check.cpp, backed by a fake machine
- *        that enforces the documented rules of each call (see fake_cuda_driver.hpp).
+ * @brief The cu* functions of striped_vmm.cpp, run_plan.cpp and memsamples_check.cpp, backed by
+ *        a fake machine that enforces the documented rules of each call (see
+ *        fake_cuda_driver.hpp).
  *
  * cuda.h comes first so that its versioned-name macros rename these definitions exactly as they
  * rename the callers' calls: a symbol defined here under another name would leave the caller
@@ -13,6 +14,7 @@
 #include "fake_cuda_driver.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,6 +51,8 @@ struct State {
   std::map<CUdeviceptr, Mapping> mappings;
   memsamples::test::FakeCallPlan calls;
   std::uint64_t lastAlignment = 0;
+  std::vector<int> contextStack;  // the device of each current context, the top one last
+  std::map<int, int> primaryRetains;
 };
 
 State& state() {
@@ -67,6 +71,17 @@ int deviceCount() {
 
 bool validOrdinal(int ordinal) {
   return ordinal >= 0 && ordinal < deviceCount();
+}
+
+// A context is an opaque pointer: the fake's encode their device and are never dereferenced.
+constexpr std::uintptr_t kFirstContext = 0xC000;
+CUcontext contextOf(int ordinal) {
+  return reinterpret_cast<CUcontext>(kFirstContext + static_cast<std::uintptr_t>(ordinal));
+}
+int deviceOfContext(CUcontext context) {
+  const auto value = reinterpret_cast<std::uintptr_t>(context);
+  const int ordinal = value >= kFirstContext ? static_cast<int>(value - kFirstContext) : -1;
+  return validOrdinal(ordinal) ? ordinal : -1;
 }
 
 // The ordinal of a CUdevice handle from cuDeviceGet; CUDA_ERROR_INVALID_DEVICE for any other
@@ -156,6 +171,7 @@ constexpr ResultText kResultTexts[] = {
     {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
     {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
@@ -243,6 +259,26 @@ std::vector<CUmemAccessDesc> accessAt(CUdeviceptr address) {
 
 std::uint64_t lastReserveAlignment() {
   return state().lastAlignment;
+}
+
+int ordinalOfDevice(CUdevice device) {
+  int ordinal = -1;
+  return ordinalOf(device, ordinal) == CUDA_SUCCESS ? ordinal : -1;
+}
+
+void makeCurrent(int ordinal) {
+  state().contextStack.push_back(ordinal);
+}
+
+std::vector<int> currentDevices() {
+  return state().contextStack;
+}
+
+int retainedPrimaryContexts() {
+  int retains = 0;
+  for (const auto& entry : state().primaryRetains)
+    retains += entry.second;
+  return retains;
 }
 
 }  // namespace fake
@@ -460,6 +496,68 @@ CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
   }
   for (const CUdeviceptr start : covered)
     state().mappings.at(start).access.assign(desc, desc + count);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  if (const CUresult planned = enter("cuDevicePrimaryCtxRetain"))
+    return planned;
+  int ordinal = 0;
+  if (const CUresult invalid = fake::ordinalOf(dev, ordinal))
+    return invalid;
+  if (pctx == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  ++state().primaryRetains[ordinal];
+  *pctx = fake::contextOf(ordinal);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
+  if (const CUresult planned = enter("cuDevicePrimaryCtxRelease"))
+    return planned;
+  int ordinal = 0;
+  if (const CUresult invalid = fake::ordinalOf(dev, ordinal))
+    return invalid;
+  if (state().primaryRetains[ordinal] == 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  --state().primaryRetains[ordinal];
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
+  if (const CUresult planned = enter("cuCtxPushCurrent"))
+    return planned;
+  const int ordinal = fake::deviceOfContext(ctx);
+  if (ordinal < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  state().contextStack.push_back(ordinal);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext* pctx) {
+  if (const CUresult planned = enter("cuCtxPopCurrent"))
+    return planned;
+  if (state().contextStack.empty())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  const int ordinal = state().contextStack.back();
+  state().contextStack.pop_back();
+  if (pctx != nullptr)
+    *pctx = fake::contextOf(ordinal);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {
+  if (const CUresult planned = enter("cuMemGetInfo"))
+    return planned;
+  // It answers for the current context's device, which is why the code under test must make a
+  // peer's context current to ask about it.
+  if (state().contextStack.empty())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (free == nullptr || total == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  const auto device = static_cast<std::size_t>(state().contextStack.back());
+  *free = state().machine.devices[device].freeBytes;
+  *total = *free + (1ull << 30);
   return CUDA_SUCCESS;
 }
 

@@ -2,11 +2,12 @@
  * @file fake_cuda_driver.hpp
  * @brief How a unit test controls and inspects the fake CUDA driver of fake_cuda_driver.cpp.
  *
- * fake_cuda_driver.cpp defines, with C linkage, the cu* functions that striped_vmm.cpp and
- * memsamples_check.cpp call, so that the sample's real code links against it instead of libcuda
- * (a link seam). Behind them is one fake machine per process: devices with a VMM flag and a
- * granularity, a peer-access matrix, and the reservations, physical allocations and mappings the
- * calls create. Each call checks the rules the CUDA documentation states and answers
+ * fake_cuda_driver.cpp defines, with C linkage, the cu* functions that striped_vmm.cpp,
+ * run_plan.cpp and memsamples_check.cpp call, so that the sample's real code links against it
+ * instead of libcuda (a link seam); fake_common.cpp stands in for the part of Common's driver half
+ * that run_plan.cpp uses. Behind them is one fake machine per process: devices with a VMM flag,
+ * granularities and free memory, a peer-access matrix, the current contexts, and the
+ * reservations, physical allocations and mappings the calls create. Each call checks the rules the CUDA documentation states and answers
  * CUDA_ERROR_INVALID_VALUE when one is broken, so code that only works by luck on a real driver
  * fails here too. A test can make the Nth call of any function fail without touching the machine,
  * which is how a real driver reports an error.
@@ -34,6 +35,7 @@ struct Device {
   std::uint64_t granularity = kDefaultGranularity;  ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM
   /// CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
   std::uint64_t recommended = kDefaultRecommendedGranularity;
+  std::uint64_t freeBytes = 64ull << 30;  ///< What cuMemGetInfo answers in a context of it.
 };
 
 /// The shape of the fake machine.
@@ -81,5 +83,14 @@ int deviceMappedAt(CUdeviceptr address);
 std::vector<CUmemAccessDesc> accessAt(CUdeviceptr address);
 /// The alignment the most recent successful cuMemAddressReserve asked for.
 std::uint64_t lastReserveAlignment();
+
+/// The ordinal of a CUdevice handle from cuDeviceGet, or -1 when it is none.
+int ordinalOfDevice(CUdevice device);
+/// Makes a context of device @p ordinal current, as the lesson's cuCtxCreate does.
+void makeCurrent(int ordinal);
+/// The devices of the contexts on this thread's stack, the current one last.
+std::vector<int> currentDevices();
+/// Primary-context retains not yet released (cuDevicePrimaryCtxRetain / Release), all devices.
+int retainedPrimaryContexts();
 
 }  // namespace fake

@@ -11,6 +11,7 @@
 
 #include "fake_cuda_driver.hpp"
 #include "striped_test_support.hpp"
+#include "run_plan.hpp"
 #include "striped_vmm.hpp"
 
 namespace vmm = memsamples::vmm;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "device_memory.hpp"
+#include "run_plan.hpp"
 #include "memsamples.hpp"
 #include "test_support.hpp"
 

@@ -112,23 +112,32 @@ TEST_F(StripedVmmRangeOwner, MoveAssignmentFreesTheOldRangeAtOnce) {
   EXPECT_TRUE(machineIsClean());
 }
 
-TEST_F(StripedVmmRangeOwner, ReleaseFreesNowAndLeavesAnEmptyOwner) {
+TEST_F(StripedVmmRangeOwner, ReleaseGivesTheRangeUpWithoutFreeingItAndLeavesAnEmptyOwner) {
   vmm::StripedVmmRange range(layoutOf(2), {0});
-  range.release();
+  const CUdeviceptr base = range.get();
+  const std::uint64_t bytes = range.size();
+  const std::size_t built = fake::callLog().size();
+  EXPECT_EQ(range.release(), base);
+  EXPECT_EQ(fake::callLog().size(), built);  // no driver call: the range is still there
+  EXPECT_EQ(fake::leftovers().reservations, 1u);
   EXPECT_EQ(range.get(), 0u);
   EXPECT_EQ(range.size(), 0u);
   EXPECT_TRUE(range.mappingDevices().empty());
+  // The good path's explicit free, as the lesson writes it.
+  vmm::unmapStripedRange(base, bytes);
   EXPECT_TRUE(machineIsClean());
   const std::size_t calls = fake::callLog().size();
-  range.release();  // nothing left to free: no driver call
+  EXPECT_EQ(range.release(), 0u);  // nothing left to give up
   EXPECT_EQ(fake::callLog().size(), calls);
 }
 
-TEST_F(StripedVmmRangeOwner, AFailedReleaseThrowsAndStillEmptiesTheOwner) {
+TEST_F(StripedVmmRangeOwner, AFailedExplicitFreeThrowsAndTheEmptiedOwnerDoesNotTryAgain) {
   {
     vmm::StripedVmmRange range(layoutOf(2), {0});
+    const std::uint64_t bytes = range.size();
     fake::failCall("cuMemUnmap", 1);
-    const memsamples::CudaError error = cudaErrorOf([&] { range.release(); });
+    const memsamples::CudaError error =
+        cudaErrorOf([&] { vmm::unmapStripedRange(range.release(), bytes); });
     EXPECT_EQ(withoutLine(error.what()),
               "cuMemUnmap failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
     EXPECT_EQ(range.get(), 0u);

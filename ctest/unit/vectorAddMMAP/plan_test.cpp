@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "run_plan.hpp"
 #include "striped_vmm.hpp"
 #include "test_support.hpp"
 

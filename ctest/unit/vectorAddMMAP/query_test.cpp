@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "device_roles.hpp"
+#include "run_plan.hpp"
 #include "fake_cuda_driver.hpp"
 #include "striped_test_support.hpp"
 #include "striped_vmm.hpp"
@@ -72,7 +72,7 @@ TEST_F(QueryDeviceTopology, AFailedQueryNamesTheCall) {
   const memsamples::CudaError error = cudaErrorOf([] { vmm::queryDeviceTopology(); });
   EXPECT_EQ(error.result(), CUDA_ERROR_NOT_INITIALIZED);
   EXPECT_EQ(withoutLine(error.what()),
-            "cuDeviceGetAttribute failed at striped_vmm.cpp:N: CUDA_ERROR_NOT_INITIALIZED "
+            "cuDeviceGetAttribute failed at run_plan.cpp:N: CUDA_ERROR_NOT_INITIALIZED "
             "(initialization error)");
 }
 
@@ -98,7 +98,7 @@ TEST_F(StripedGranularity, ADeviceWithoutVmmIsAnErrorNamingTheCall) {
   fake::reset(machine);
   const memsamples::CudaError error = cudaErrorOf([] { vmm::stripedGranularity({0, 1}, {0}); });
   EXPECT_EQ(withoutLine(error.what()),
-            "cuMemGetAllocationGranularity failed at striped_vmm.cpp:N: CUDA_ERROR_NOT_SUPPORTED "
+            "cuMemGetAllocationGranularity failed at run_plan.cpp:N: CUDA_ERROR_NOT_SUPPORTED "
             "(operation not supported)");
 }
 
@@ -122,6 +122,6 @@ TEST_F(StripedGranularities, ADeviceWithoutVmmIsAnErrorNamingTheCall) {
   fake::reset(machine);
   const memsamples::CudaError error = cudaErrorOf([] { vmm::stripedGranularities({0}, {0, 1}); });
   EXPECT_EQ(withoutLine(error.what()),
-            "cuMemGetAllocationGranularity failed at striped_vmm.cpp:N: CUDA_ERROR_NOT_SUPPORTED "
+            "cuMemGetAllocationGranularity failed at run_plan.cpp:N: CUDA_ERROR_NOT_SUPPORTED "
             "(operation not supported)");
 }

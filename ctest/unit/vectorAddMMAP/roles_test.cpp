@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "device_roles.hpp"
+#include "run_plan.hpp"
 #include "memsamples.hpp"
 #include "test_support.hpp"
 
