@@ -220,7 +220,7 @@ std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
 // [agree]
 bool answersAgree(const DeviceAnswers& d) {
   const auto usable = [](const Granularity& g) {
-    return g.minimum > 0 && g.recommended % g.minimum == 0;
+    return g.minimum > 0 && g.recommended > 0 && g.recommended % g.minimum == 0;
   };
 
   return (!d.vmm || usable(d.granularity)) &&

@@ -32,9 +32,10 @@
  * 7. **Measured** (vectorAddMMAP_measure.cpp), in the same run: the kernel on cuMemAlloc
  *    buffers, and the host time of building and freeing a range against cuMemAlloc and
  *    cuMemFree.
- * 8. **Cleanup**: unmapStripedRange(), the core's last lines, for each range: one
- *    **cuMemUnmap** and **cuMemAddressFree**, every answer checked. The owners free the
- *    rest, as in 01.
+ * 8. **Cleanup** in reverse order of creation, every answer checked, as in 01:
+ *    **cuStreamDestroy**, **cuMemFreeHost**, then unmapStripedRange() (the core's last
+ *    lines: one **cuMemUnmap** and **cuMemAddressFree** per range), **cuModuleUnload**
+ *    and **cuCtxDestroy**.
  */
 #include <iostream>
 #include <string>
@@ -84,11 +85,13 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   const std::size_t count = bytes / sizeof(float);
 
   // [allocate-ranges]
-  // Three striped ranges where 01 has three cuMemAlloc calls. Each constructor calls
-  // mapStripedRange(), the core in striped_vmm.cpp: reserve, create, map and release
-  // each stripe, set access. If one of them fails, what it built is undone before the
-  // error leaves. On an error path later on, the owners' destructors free the ranges;
-  // on the good path step 8 does, with checked calls.
+  // Three striped ranges where 01 has three cuMemAlloc calls. Each StripedVmmRange
+  // constructor calls vmm::mapStripedRange(), the core in striped_vmm.cpp, and nothing
+  // else: cuMemAddressReserve for the whole range, then for each stripe cuMemCreate,
+  // cuMemMap and cuMemRelease, then one cuMemSetAccess for the mapping devices. If a call
+  // fails, what it built is undone before the error leaves. On an error path later on,
+  // the owners' destructors free the ranges; on the good path step 8 does, with checked
+  // calls (cuMemUnmap, cuMemAddressFree).
   vmm::StripedVmmRange a(size.layout, devices.roles.mapping);
   vmm::StripedVmmRange b(size.layout, devices.roles.mapping);
   vmm::StripedVmmRange c(size.layout, devices.roles.mapping);
@@ -158,13 +161,21 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   report.json().set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
 
   // [cleanup]
-  // 8. Cleanup. Every launch and copy has finished (the measurement waited for the last
-  // one), so the ranges can go: each is unmapped and its addresses freed, with every
-  // answer checked. The stream, the host memory, the module and the context are
-  // released by their owners, in reverse order of creation, as in 01.
+  // 8. Cleanup, in reverse order of creation, every answer checked, as in 01. Every
+  // launch and copy has finished (the measurement waited for the last one), so the
+  // stream can go first; then the host copies; then the ranges, each unmapped and its
+  // addresses freed (the last lines of the core); then the module and the context.
+  ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
+  ms::check(cuMemFreeHost(pinnedC.release()), "cuMemFreeHost");
+  ms::check(cuMemFreeHost(pinnedB.release()), "cuMemFreeHost");
+  ms::check(cuMemFreeHost(pinnedA.release()), "cuMemFreeHost");
+
   vmm::unmapStripedRange(c.release(), size.layout.roundedBytes);
   vmm::unmapStripedRange(b.release(), size.layout.roundedBytes);
   vmm::unmapStripedRange(a.release(), size.layout.roundedBytes);
+
+  ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
+  ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   // [cleanup]
 
   const bool passed = verified.mismatches == 0 && problems.empty();
