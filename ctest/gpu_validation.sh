@@ -29,6 +29,37 @@ for sample in "$build"/bin/*; do
   [ "$rc" = 0 ] || [ "$rc" = 2 ] || status=1
 done
 
+# A shared GPU is normal: 2 and then 3 copies of each sample started together must each PASS
+# (or waive), since no verdict may depend on what another process does on the device.
+for copies in 2 3; do
+  for sample in "$build"/bin/*; do
+    [ -x "$sample" ] && [ -f "$sample" ] || continue
+    name="$(basename "$sample")"
+    [[ "$name" == memsamples_* ]] && continue
+    args=()
+    help="$("$sample" --help)"
+    grep -q -- "--iterations" <<<"$help" && args+=(--iterations 3 --warmup 1)
+    grep -q -- "--size" <<<"$help" && args+=(--size 64M)
+    [ "$name" = p2pMemMap ] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && args+=(--loopback)
+    pids=()
+    for k in $(seq "$copies"); do
+      "$sample" "${args[@]}" >"$logs/$name.copy$copies.$k.log" 2>&1 &
+      pids+=($!)
+    done
+    verdicts=""
+    for k in $(seq "$copies"); do
+      wait "${pids[$((k - 1))]}"
+      rc=$?
+      verdicts+=" $rc"
+      [ "$rc" = 0 ] || [ "$rc" = 2 ] || {
+        status=1
+        grep -hE "FAIL|failed|NOT" "$logs/$name.copy$copies.$k.log" | head -n 3
+      }
+    done
+    echo "== $copies copies at once: $name exit codes:$verdicts"
+  done
+done
+
 # The runs the issues name beyond the defaults.
 run_extra() {
   local log="$1"
