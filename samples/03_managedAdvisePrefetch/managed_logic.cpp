@@ -69,16 +69,6 @@ void compareLocation(const std::string& family, const std::optional<CUmemLocatio
     out.push_back({prefix + "_ID", std::to_string(expected->id), std::to_string(gotId)});
 }
 
-/// Two sizes a message compares: formatBytes() of each, or the exact byte counts when both would
-/// print the same ("1.00 GiB refused: only 1.00 GiB free" would explain nothing).
-std::pair<std::string, std::string> comparedSizes(std::uint64_t first, std::uint64_t second) {
-  std::string a = formatBytes(first);
-  std::string b = formatBytes(second);
-  if (a == b && first != second)
-    return {str(first) + " bytes", str(second) + " bytes"};
-  return {std::move(a), std::move(b)};
-}
-
 /// Rules 1 to 6 and 8 of prefetchBatchProblem() but the location rules (7), in that order.
 std::string rangeProblem(const PrefetchBatch& batch) {
   const std::size_t count = batch.dptrs.size();
@@ -608,50 +598,6 @@ bool Checklist::expectAttributes(const std::string& context,
     failures_.push_back(context + attribute + ": expected " + m.expected + ", got " + m.got);
   }
   return found.empty();
-}
-
-// -------------------------------------------------------- ManagedBuffer's guard and the budget
-
-void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes) {
-  if (bytes == 0) {
-    throw ManagedAllocationRefused(
-        "cuMemAllocManaged of 0 bytes refused: a managed allocation needs at least one byte "
-        "(the driver would return CUDA_ERROR_INVALID_VALUE)");
-  }
-  if (bytes > freeBytes) {
-    const auto [asked, available] = comparedSizes(bytes, freeBytes);
-    throw ManagedAllocationRefused(
-        "cuMemAllocManaged of " + asked + " refused: the device has only " + available +
-        " free, and over-subscribing managed memory can stall a shared GPU; ask for at most " +
-        available);
-  }
-}
-
-void ManagedMemoryBudget::reserve(std::uint64_t bytes) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (bytes > limit_ - reserved_) {  // a subtraction, so that a huge request cannot overflow
-    const auto [asked, left] = comparedSizes(bytes, limit_ - reserved_);
-    throw ManagedAllocationRefused("cuMemAllocManaged of " + asked +
-                                   " refused: the managed-memory budget of " + formatBytes(limit_) +
-                                   " has " + left + " left (" + formatBytes(reserved_) +
-                                   " already allocated)");
-  }
-  reserved_ += bytes;
-}
-
-void ManagedMemoryBudget::release(std::uint64_t bytes) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (bytes > reserved_) {
-    const auto [given, charged] = comparedSizes(bytes, reserved_);
-    throw std::logic_error("ManagedMemoryBudget::release: " + given + " given back, but only " +
-                           charged + " is charged; a caller released memory it never reserved");
-  }
-  reserved_ -= bytes;
-}
-
-std::uint64_t ManagedMemoryBudget::reserved() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return reserved_;
 }
 
 }  // namespace memsamples::managed
