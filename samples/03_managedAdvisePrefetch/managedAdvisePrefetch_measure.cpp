@@ -34,69 +34,69 @@ __attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ..
   return line;
 }
 
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+/// Sets each (key, figure) of @p figures in @p json, in that order.
+void setFigures(ms::JsonObject& json,
+                std::initializer_list<std::pair<const char*, double>> figures) {
+  for (const auto& [key, figure] : figures)
+    json.set(key, figure);
 }
 
-double median(const std::vector<double>& timesMs) {
-  return ms::summarizeTimings(timesMs).medianMs;
+/// One line of step 9b: a rate against its reference on the same buffers, the ratio and the goal
+/// ("  host -> GPU  cuMemPrefetchAsync   46.3 GB/s   pinned cuMemcpyHtoDAsync   54.0 GB/s ...").
+/// @return the ratio.
+double printRates(std::ostream& out, const char* what, double gbps, const char* reference,
+                  double referenceGBps, const char* goal) {
+  const double ratio = gbps / referenceGBps;
+  out << format("  %s %7.1f GB/s   %-24s %7.1f GB/s   ratio %.3f (%s)\n", what, gbps, reference,
+                referenceGBps, ratio, goal);
+  return ratio;
 }
 
 void prefetch(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& where, CUstream stream) {
   ms::check(cuMemPrefetchAsync(ptr, bytes, where, 0, stream), "cuMemPrefetchAsync");
 }
 
-/// One stage of a round: work queued on the stream, timed or only setting the stage.
-struct Stage {
-  std::function<void()> work;
-  bool timed = true;
-};
-
-/// The medians of one timed stage: GPU time between events around it, and how long queuing it
-/// kept the CPU busy.
+/// The medians of one stage: GPU time between events around it, and how long queuing it kept the
+/// CPU busy (for a synchronous call such as cuMemcpyDtoH, the call itself).
 struct StageTimes {
   double gpuMs = 0;
   double hostMs = 0;
 };
 
-/// Runs @p stages in order, @p warmup + @p iterations rounds, all queued on @p stream before it
-/// is waited for (so a migration that sets the stage is never timed), and returns the medians of
-/// each stage over the last @p iterations rounds (zeros for untimed stages).
+/// The one timer of the measurements that need more than timeOnStream(): runs @p stages in
+/// order, @p warmup + @p iterations rounds, all queued on @p stream before it is waited for, and
+/// returns the medians of each stage over the last @p iterations rounds. A stage that only moves
+/// data into place (a migration before a timed prefetch) has its own events, so it is never part
+/// of the time of the stage after it; its own times are simply not read.
 std::vector<StageTimes> timeRounds(CUstream stream, int warmup, int iterations,
-                                   const std::vector<Stage>& stages) {
-  const std::size_t rounds = static_cast<std::size_t>(warmup + iterations);
+                                   const std::vector<std::function<void()>>& stages) {
   const std::size_t n = stages.size();
-  std::vector<ms::OwnedEvent> marks(2 * rounds * n);
+  const std::size_t untimed = 2 * n * static_cast<std::size_t>(warmup);  // the warm-up's events
+  std::vector<ms::OwnedEvent> marks(untimed + 2 * n * static_cast<std::size_t>(iterations));
   for (ms::OwnedEvent& mark : marks)
     ms::check(cuEventCreate(mark.out(), CU_EVENT_DEFAULT), "cuEventCreate");
   std::vector<std::vector<double>> hostMs(n);
-  for (std::size_t r = 0; r < rounds; ++r) {
-    for (std::size_t s = 0; s < n; ++s) {
-      const std::size_t m = 2 * (r * n + s);
-      if (stages[s].timed)
-        ms::check(cuEventRecord(marks[m].get(), stream), "cuEventRecord");
-      const Clock::time_point begin = Clock::now();
-      stages[s].work();
-      hostMs[s].push_back(msSince(begin));
-      if (stages[s].timed)
-        ms::check(cuEventRecord(marks[m + 1].get(), stream), "cuEventRecord");
-    }
+  for (std::size_t m = 0; m < marks.size(); m += 2) {
+    const std::size_t s = m / 2 % n;  // events m and m + 1 enclose stage s of round m / (2 n)
+    ms::check(cuEventRecord(marks[m].get(), stream), "cuEventRecord");
+    const Clock::time_point begin = Clock::now();
+    stages[s]();
+    const std::chrono::duration<double, std::milli> busy = Clock::now() - begin;
+    hostMs[s].push_back(busy.count());
+    ms::check(cuEventRecord(marks[m + 1].get(), stream), "cuEventRecord");
   }
   ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   std::vector<StageTimes> medians(n);
   for (std::size_t s = 0; s < n; ++s) {
-    if (!stages[s].timed)
-      continue;
     std::vector<double> gpuMs;
-    for (std::size_t r = static_cast<std::size_t>(warmup); r < rounds; ++r) {
+    for (std::size_t m = untimed + 2 * s; m < marks.size(); m += 2 * n) {
       float elapsed = 0;
-      const std::size_t m = 2 * (r * n + s);
       ms::check(cuEventElapsedTime(&elapsed, marks[m].get(), marks[m + 1].get()),
                 "cuEventElapsedTime");
       gpuMs.push_back(elapsed);
     }
     hostMs[s].erase(hostMs[s].begin(), hostMs[s].begin() + warmup);
-    medians[s] = {median(gpuMs), median(hostMs[s])};
+    medians[s] = {ms::summarizeTimings(gpuMs).medianMs, ms::summarizeTimings(hostMs[s]).medianMs};
   }
   return medians;
 }
@@ -220,8 +220,9 @@ void ManagedRun::addOnGpuAndCpu(const mm::PrefetchBatch& batch) {
   std::ostream& out = report_.out();
   out << "\n[7] cuMemPrefetchBatchAsync: chunks 0-5 of A, B, C to the GPU, 6-9 to the host\n  "
       << mm::describeBatch(batch) << '\n';
-  batchRanges_ = batch.dptrs.size();
-  batchLocations_ = batch.locations.size();
+  report_.json()
+      .set("batchRanges", static_cast<std::uint64_t>(batch.dptrs.size()))
+      .set("batchLocations", static_cast<std::uint64_t>(batch.locations.size()));
   // The first host range is chunk 6 of A: the GPU adds the elements before it, the CPU the rest.
   const std::size_t gpuElements =
       (batch.dptrs.at(batch.locationStarts.at(1)) - vecAdd_.a) / sizeof(float);
@@ -278,16 +279,12 @@ void ManagedRun::poisonC() {
 
 /// Sets or unsets (@p set) SET_PREFERRED_LOCATION host + SET_ACCESSED_BY device on @p vectors.
 void ManagedRun::adviseOnHost(const std::vector<CUdeviceptr>& vectors, bool set) {
+  const std::pair<CUmem_advise, CUmemLocation> advice[] = {
+      {set ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host_},
+      {set ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu_}};
   for (const CUdeviceptr v : vectors) {
-    ms::check(cuMemAdvise(v, bytes_,
-                          set ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION
-                              : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
-                          host_),
-              "cuMemAdvise");
-    ms::check(cuMemAdvise(v, bytes_,
-                          set ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY,
-                          gpu_),
-              "cuMemAdvise");
+    for (const auto& [what, where] : advice)
+      ms::check(cuMemAdvise(v, bytes_, what, where), "cuMemAdvise");
   }
 }
 
@@ -306,13 +303,13 @@ void ManagedRun::measureKernels() {
   poisonC();
   const double paging =
       timeRounds(k.stream, 1, options_.migrationIterations,
-                 {{[&] { prefetchVectors(host_); }, false}, {onManaged}})[1].gpuMs;
+                 {[&] { prefetchVectors(host_); }, onManaged})[1].gpuMs;
   verify("(a) result");
 
   // (b) Prefetched: one prefetch, then the kernel finds every page resident.
   poisonC();
   prefetchVectors(gpu_);
-  const double prefetched = ms::timeOnStream(k.stream, warmup, iterations, onManaged).medianMs;
+  const double prefetched = ms::timeVectorAdd(k, warmup, iterations).medianMs;
   verify("(b) result");
 
   // (c) The reference: ordinary device memory.
@@ -325,10 +322,9 @@ void ManagedRun::measureKernels() {
   ms::check(cuMemcpyAsync(da.get(), k.a, bytes_, k.stream), "cuMemcpyAsync");
   ms::check(cuMemcpyAsync(db.get(), k.b, bytes_, k.stream), "cuMemcpyAsync");
   ms::check(cuMemsetD32Async(dc.get(), kPoison, k.count, k.stream), "cuMemsetD32Async");
-  const double device =
-      ms::timeOnStream(k.stream, warmup, iterations, [&] {
-        launch(da.get(), db.get(), dc.get(), k.count);
-      }).medianMs;
+  const ms::VectorAddLaunch onDevice{k.kernel, k.grid,   k.block,  k.stream,
+                                     da.get(),  db.get(), dc.get(), k.count};
+  const double device = ms::timeVectorAdd(onDevice, warmup, iterations).medianMs;
   poisonC();
   ms::check(cuMemcpyAsync(k.c, dc.get(), bytes_, k.stream), "cuMemcpyAsync");
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
@@ -339,13 +335,12 @@ void ManagedRun::measureKernels() {
   adviseOnHost({k.a, k.b, k.c}, true);
   poisonC();
   prefetchVectors(host_);
-  mm::ExpectedRange advised = mm::prefetchedTo(host_);
-  advised.preferred = host_;
-  advised.accessedBy = {plan_.ordinal};
-  readBack("A with preferred host + accessed-by GPU", k.a, bytes_, advised, true);
-  const double remote = ms::timeOnStream(k.stream, std::min(warmup, 1),
-                                         std::min(iterations, options_.migrationIterations), onManaged)
-                            .medianMs;
+  // Read back: preferred host, accessed by the GPU, last prefetched to the host.
+  readBack("A with preferred host + accessed-by GPU", k.a, bytes_,
+           {false, host_, {plan_.ordinal}, host_}, true);
+  const double remote =
+      ms::timeVectorAdd(k, std::min(warmup, 1), std::min(iterations, options_.migrationIterations))
+          .medianMs;
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
   verify("(d) result");
   adviseOnHost({k.a, k.b, k.c}, false);
@@ -390,8 +385,8 @@ void ManagedRun::measureTransfers() {
   prefetch(k.a, bytes_, gpu_, k.stream);
   const std::vector<StageTimes> moves =
       timeRounds(k.stream, warmup, iterations,
-                 {{[&] { prefetch(k.a, bytes_, host_, k.stream); }},
-                  {[&] { prefetch(k.a, bytes_, gpu_, k.stream); }}});
+                 {[&] { prefetch(k.a, bytes_, host_, k.stream); },
+                  [&] { prefetch(k.a, bytes_, gpu_, k.stream); }});
   const double prefetchDown = gbps(moves[0].gpuMs);
   const double prefetchUp = gbps(moves[1].gpuMs);
 
@@ -420,14 +415,10 @@ void ManagedRun::measureTransfers() {
   // Pageable: memory from new, every page touched before timing (a first touch would be timed
   // too). cuMemcpyDtoH returns when the copy is done, so the host clock times it.
   std::vector<unsigned char> pageable(bytes_, 1);
-  std::vector<double> pageableMs;
-  for (int i = -warmup; i < iterations; ++i) {
-    const Clock::time_point begin = Clock::now();
-    ms::check(cuMemcpyDtoH(pageable.data(), device.get(), bytes_), "cuMemcpyDtoH");
-    if (i >= 0)
-      pageableMs.push_back(msSince(begin));
-  }
-  const double pageableDown = gbps(median(pageableMs));
+  const double pageableDown = gbps(timeRounds(k.stream, warmup, iterations, {[&] {
+                                     ms::check(cuMemcpyDtoH(pageable.data(), device.get(), bytes_),
+                                               "cuMemcpyDtoH");
+                                   }})[0].hostMs);
   // [pageable]
 
   // [in-place]
@@ -441,45 +432,32 @@ void ManagedRun::measureTransfers() {
   prefetch(k.c, bytes_, host_, k.stream);
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
   std::memset(hostC, 0xFF, bytes_);
-  mm::ExpectedRange advised = mm::prefetchedTo(host_);
-  advised.preferred = host_;
-  advised.accessedBy = {plan_.ordinal};
-  readBack("C with preferred host + accessed-by GPU", k.c, bytes_, advised, true);
-  const ms::TimingStats inPlace = ms::timeOnStream(k.stream, warmup, iterations, [&] {
-    launch(k.a, k.b, k.c, k.count);
-  });
+  readBack("C with preferred host + accessed-by GPU", k.c, bytes_,
+           {false, host_, {plan_.ordinal}, host_}, true);
+  const ms::TimingStats inPlace = ms::timeVectorAdd(k, warmup, iterations);
   verify("C written in place by the GPU, read on the host");
   adviseOnHost({k.c}, false);
   const double inPlaceGBps = gbps(inPlace.medianMs);
   // [in-place]
 
-  prefetchOverPinned_ = prefetchUp / pinnedUp;
-  prefetchOverPageable_ = prefetchDown / pageableDown;
-  inPlaceOverPinned_ = inPlaceGBps / pinnedDown;
-  out << format("  host -> GPU  cuMemPrefetchAsync %7.1f GB/s   pinned cuMemcpyHtoDAsync %7.1f "
-                "GB/s   ratio %.3f (expected >= 0.8 on an H200)\n",
-                prefetchUp, pinnedUp, prefetchOverPinned_)
-      << format("  GPU -> host  cuMemPrefetchAsync %7.1f GB/s   pageable cuMemcpyDtoH    %7.1f "
-                "GB/s   ratio %.3f (goal >= 1.0)\n",
-                prefetchDown, pageableDown, prefetchOverPageable_)
-      << format("               the link's limit: pinned cuMemcpyDtoHAsync %.1f GB/s (prefetch / "
+  prefetchOverPinned_ = printRates(out, "host -> GPU  cuMemPrefetchAsync", prefetchUp,
+                                   "pinned cuMemcpyHtoDAsync", pinnedUp,
+                                   "expected >= 0.8 on an H200");
+  prefetchOverPageable_ = printRates(out, "GPU -> host  cuMemPrefetchAsync", prefetchDown,
+                                     "pageable cuMemcpyDtoH", pageableDown, "goal >= 1.0");
+  out << format("               the link's limit: pinned cuMemcpyDtoHAsync %.1f GB/s (prefetch / "
                 "pinned = %.3f; managed host pages are not pinned)\n",
-                pinnedDown, prefetchDown / pinnedDown)
-      << format("  GPU -> host  kernel writes C in place %7.1f GB/s   pinned cuMemcpyDtoHAsync "
-                "%7.1f GB/s   ratio %.3f (goal >= 0.8)\n",
-                inPlaceGBps, pinnedDown, inPlaceOverPinned_);
-  report_.json()
-      .set("prefetchHtoDGBps", prefetchUp)
-      .set("pinnedHtoDGBps", pinnedUp)
-      .set("prefetchOverPinnedHtoD", prefetchOverPinned_)
-      .set("prefetchDtoHGBps", prefetchDown)
-      .set("pinnedDtoHGBps", pinnedDown)
-      .set("prefetchOverPinnedDtoH", prefetchDown / pinnedDown)
-      .set("pageableDtoHGBps", pageableDown)
-      .set("prefetchOverPageableDtoH", prefetchOverPageable_)
-      .set("inPlaceWriteMs", inPlace.medianMs)
-      .set("inPlaceWriteGBps", inPlaceGBps)
-      .set("inPlaceOverPinnedDtoH", inPlaceOverPinned_);
+                pinnedDown, prefetchDown / pinnedDown);
+  inPlaceOverPinned_ = printRates(out, "GPU -> host  kernel writes C in place", inPlaceGBps,
+                                  "pinned cuMemcpyDtoHAsync", pinnedDown, "goal >= 0.8");
+  setFigures(report_.json(),
+             {{"prefetchHtoDGBps", prefetchUp}, {"pinnedHtoDGBps", pinnedUp},
+              {"prefetchOverPinnedHtoD", prefetchOverPinned_}, {"prefetchDtoHGBps", prefetchDown},
+              {"pinnedDtoHGBps", pinnedDown}, {"prefetchOverPinnedDtoH", prefetchDown / pinnedDown},
+              {"pageableDtoHGBps", pageableDown},
+              {"prefetchOverPageableDtoH", prefetchOverPageable_},
+              {"inPlaceWriteMs", inPlace.medianMs}, {"inPlaceWriteGBps", inPlaceGBps},
+              {"inPlaceOverPinnedDtoH", inPlaceOverPinned_}});
 }
 
 void ManagedRun::measureBatchVersusSingle() {
@@ -500,7 +478,7 @@ void ManagedRun::measureBatchVersusSingle() {
       << "       K   batch GPU ms  singles GPU ms  speedup   batch host ms  singles host ms\n";
   auto* data = reinterpret_cast<unsigned char*>(static_cast<std::uintptr_t>(span.get()));
   std::memset(data, kSpanPattern, spanBytes);  // pages on the host, with data
-  const Stage toHost{[&] { prefetch(span.get(), spanBytes, host_, stream); }, false};
+  const auto toHost = [&] { prefetch(span.get(), spanBytes, host_, stream); };
   ms::JsonArray rows;
   for (const int count : options_.batchCounts) {
     const std::vector<mm::ByteRange> ranges =
@@ -510,16 +488,16 @@ void ManagedRun::measureBatchVersusSingle() {
       builder.add(span.get() + range.offset, range.bytes, gpu_);
     mm::PrefetchBatch batch = builder.batch();
     mm::validatePrefetchBatch(batch, stream);
-    const Stage oneBatch{[&] {
+    const auto oneBatch = [&] {
       ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
                                         batch.locations.data(), batch.locationStarts.data(),
                                         batch.locations.size(), 0, stream),
                 "cuMemPrefetchBatchAsync");
-    }};
-    const Stage singles{[&] {
+    };
+    const auto singles = [&] {
       for (const mm::ByteRange& range : ranges)
         prefetch(span.get() + range.offset, range.bytes, gpu_, stream);
-    }};
+    };
     const std::vector<StageTimes> t = timeRounds(stream, options_.common.warmup,
                                                  options_.common.iterations,
                                                  {toHost, oneBatch, toHost, singles});
@@ -556,14 +534,12 @@ void ManagedRun::measureDiscard() {
   std::size_t sizes[] = {bytes_};
   // C starts on the host each time. Moving it there copies its pages back from the GPU, so it
   // holds data again (the values do not matter: the kernel overwrites C afterwards).
-  const Stage toHost{[&] { prefetch(k.c, bytes_, host_, k.stream); }, false};
-  const Stage discard{[&] {
-                        prefetch(k.c, bytes_, host_, k.stream);
-                        ms::check(cuMemDiscardBatchAsync(ranges, sizes, 1, 0, k.stream),
-                                  "cuMemDiscardBatchAsync");
-                      },
-                      false};
-  const Stage toGpu{[&] { prefetch(k.c, bytes_, gpu_, k.stream); }};
+  const auto toHost = [&] { prefetch(k.c, bytes_, host_, k.stream); };
+  const auto discard = [&] {
+    toHost();
+    ms::check(cuMemDiscardBatchAsync(ranges, sizes, 1, 0, k.stream), "cuMemDiscardBatchAsync");
+  };
+  const auto toGpu = [&] { prefetch(k.c, bytes_, gpu_, k.stream); };
   const std::vector<StageTimes> t =
       timeRounds(k.stream, 0, options_.migrationIterations, {toHost, toGpu, discard, toGpu});
   out << format("  prefetch of C (%s): live data %.3f ms, after discard %.3f ms (median of %d).\n",
@@ -603,8 +579,6 @@ ms::Verdict ManagedRun::verdict() {
       .set("pageableMemoryAccess", s.pageableMemoryAccess)
       .set("pageableUsesHostPageTables", s.pageableUsesHostPageTables)
       .set("coherentHostAccess", mm::coherentHostAccess(s))
-      .set("batchRanges", static_cast<std::uint64_t>(batchRanges_))
-      .set("batchLocations", static_cast<std::uint64_t>(batchLocations_))
       .set("checks", static_cast<std::uint64_t>(checks_.checks()))
       .set("failures", failures);
   return checks_.passed() ? ms::Verdict::Pass : ms::Verdict::Fail;

@@ -127,8 +127,6 @@ class ManagedRun {
   memsamples::managed::Checklist checks_;
   bool discardSupported_ = true;
   bool adviceReported_ = false;     // step 5's title printed
-  std::size_t batchRanges_ = 0;     // step 7's batch, for the JSON result
-  std::size_t batchLocations_ = 0;
   double prefetchedOverDevice_ = 0;  // kernel on prefetched managed / on cuMemAlloc (GB/s)
   double pagingSlowdown_ = 0;        // kernel time under demand paging / after a prefetch
   double prefetchOverPinned_ = 0;    // prefetch host -> GPU / pinned cuMemcpyHtoDAsync

@@ -17,11 +17,13 @@ std::string str(std::uint64_t value) {
   return std::to_string(value);
 }
 
-CUmemLocation location(CUmemLocationType type, int id) {
-  CUmemLocation where = {};
-  where.type = type;
-  where.id = id;
-  return where;
+/// @p items as text, separated by ", ".
+template <typename T, typename Text>
+std::string joined(const std::vector<T>& items, Text text) {
+  std::string out;
+  for (const T& item : items)
+    out += (out.empty() ? "" : ", ") + text(item);
+  return out;
 }
 
 /// The entries of an ACCESSED_BY answer that name a processor (the driver pads with INVALID).
@@ -32,10 +34,7 @@ std::vector<int> validEntries(std::vector<int> answer) {
 }
 
 std::string listOfDevices(const std::vector<int>& devices) {
-  std::string text;
-  for (int device : validEntries(devices))
-    text += (text.empty() ? "" : ", ") + legacyLocationName(device);
-  return "{" + text + "}";
+  return "{" + joined(validEntries(devices), legacyLocationName) + "}";
 }
 
 /// The legacy int the driver reports for a location: device ordinal, CU_DEVICE_CPU, or INVALID.
@@ -48,6 +47,22 @@ int legacyValueOf(const std::optional<CUmemLocation>& where) {
 bool idCounts(CUmemLocationType type) {
   return type == CU_MEM_LOCATION_TYPE_DEVICE || type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
 }
+
+/// CU_MEM_LOCATION_TYPE_INVALID = 0 ... HOST_NUMA_CURRENT = 4: the types this file names.
+bool knownType(CUmemLocationType type) {
+  return type >= CU_MEM_LOCATION_TYPE_INVALID && type <= CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+}
+
+/// The eight range attributes, in RangeAttributes' member order: the enum and its name.
+constexpr std::pair<CUmem_range_attribute, const char*> kRangeAttributes[kRangeAttributeCount] = {
+    {CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, "READ_MOSTLY"},
+    {CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, "PREFERRED_LOCATION"},
+    {CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, "PREFERRED_LOCATION_TYPE"},
+    {CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, "PREFERRED_LOCATION_ID"},
+    {CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, "ACCESSED_BY"},
+    {CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, "LAST_PREFETCH_LOCATION"},
+    {CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, "LAST_PREFETCH_LOCATION_TYPE"},
+    {CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID, "LAST_PREFETCH_LOCATION_ID"}};
 
 /// Compares the legacy/type/id triple of one location-valued attribute family.
 void compareLocation(const std::string& family, const std::optional<CUmemLocation>& expected,
@@ -67,64 +82,6 @@ void compareLocation(const std::string& family, const std::optional<CUmemLocatio
   }
   if (idCounts(gotType) && gotId != expected->id)
     out.push_back({prefix + "_ID", std::to_string(expected->id), std::to_string(gotId)});
-}
-
-/// Two sizes a message compares: formatBytes() of each, or the exact byte counts when both would
-/// print the same ("1.00 GiB refused: only 1.00 GiB free" would explain nothing).
-std::pair<std::string, std::string> comparedSizes(std::uint64_t first, std::uint64_t second) {
-  std::string a = formatBytes(first);
-  std::string b = formatBytes(second);
-  if (a == b && first != second)
-    return {str(first) + " bytes", str(second) + " bytes"};
-  return {std::move(a), std::move(b)};
-}
-
-/// Rules 1 to 6 and 8 of prefetchBatchProblem() but the location rules (7), in that order.
-std::string rangeProblem(const PrefetchBatch& batch) {
-  const std::size_t count = batch.dptrs.size();
-  const std::size_t numLocations = batch.locationStarts.size();
-  const std::vector<std::size_t>& idx = batch.locationStarts;
-  if (count == 0 && batch.sizes.empty())
-    return "the batch is empty: count must be at least 1";
-  if (count != batch.sizes.size()) {
-    return "dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
-           ": both must have count entries";
-  }
-  if (batch.locations.size() != numLocations) {
-    return "prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
-           str(numLocations) + ": both must have numPrefetchLocs entries";
-  }
-  if (numLocations == 0)
-    return "no destination: numPrefetchLocs must be at least 1";
-  if (numLocations > count) {
-    return "numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
-           "): every location must apply to at least one range";
-  }
-  if (idx[0] != 0) {
-    return "prefetchLocIdxs[0] is " + str(idx[0]) +
-           ", must be 0: the first location applies from the first range on";
-  }
-  for (std::size_t k = 1; k < numLocations; ++k) {
-    if (idx[k] <= idx[k - 1]) {
-      return "prefetchLocIdxs[" + str(k) + "] = " + str(idx[k]) + " is not greater than " +
-             "prefetchLocIdxs[" + str(k - 1) + "] = " + str(idx[k - 1]) +
-             ": the indices must strictly increase";
-    }
-  }
-  if (idx.back() >= count) {
-    return "prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(idx.back()) +
-           " is not less than count (" + str(count) + "): the last location would apply to no range";
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::string at = "[" + str(i) + "]";
-    if (batch.dptrs[i] == 0)
-      return "dptrs" + at + " is null: every range must start at a managed address";
-    if (batch.sizes[i] == 0)
-      return "sizes" + at + " is 0: every range must have at least one byte";
-    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i])
-      return "range " + str(i) + " (dptrs" + at + " + sizes" + at + ") wraps around the address space";
-  }
-  return {};
 }
 
 }  // namespace
@@ -229,46 +186,26 @@ std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
 
 // ------------------------------------------------------------------------------------ locations
 
-CUmemLocation deviceLocation(int ordinal) {
-  return location(CU_MEM_LOCATION_TYPE_DEVICE, ordinal);
-}
-
-CUmemLocation hostLocation() {
-  return location(CU_MEM_LOCATION_TYPE_HOST, 0);
-}
-
-CUmemLocation hostNumaLocation(int node) {
-  return location(CU_MEM_LOCATION_TYPE_HOST_NUMA, node);
-}
-
 bool sameLocation(const CUmemLocation& a, const CUmemLocation& b) {
   return a.type == b.type && (!idCounts(a.type) || a.id == b.id);
 }
 
 std::string locationTypeName(CUmemLocationType type) {
-  // CU_MEM_LOCATION_TYPE_INVALID = 0 ... HOST_NUMA_CURRENT = 4, in this order.
+  // In the order of the enum, INVALID = 0 first.
   static const char* const kNames[] = {"INVALID", "DEVICE", "HOST", "HOST_NUMA",
                                        "HOST_NUMA_CURRENT"};
-  if (type >= CU_MEM_LOCATION_TYPE_INVALID && type <= CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+  if (knownType(type))
     return std::string("CU_MEM_LOCATION_TYPE_") + kNames[type];
   return "CUmemLocationType " + std::to_string(static_cast<long long>(type));
 }
 
 std::string describeLocation(const CUmemLocation& where) {
-  switch (where.type) {
-    case CU_MEM_LOCATION_TYPE_INVALID:
-      return "invalid (none or mixed)";
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-      return "device " + std::to_string(where.id);
-    case CU_MEM_LOCATION_TYPE_HOST:
-      return "host";
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      return "host NUMA node " + std::to_string(where.id);
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return "host NUMA node of the calling thread";
-    default:
-      return locationTypeName(where.type) + " id " + std::to_string(where.id);
-  }
+  // In the order of the enum; the id follows the name of a device or a node.
+  static const char* const kWords[] = {"invalid (none or mixed)", "device ", "host",
+                                       "host NUMA node ", "host NUMA node of the calling thread"};
+  if (!knownType(where.type))
+    return locationTypeName(where.type) + " id " + std::to_string(where.id);
+  return kWords[where.type] + (idCounts(where.type) ? std::to_string(where.id) : "");
 }
 
 std::string legacyLocationName(int value) {
@@ -328,12 +265,52 @@ PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t byt
 }
 
 std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream) {
-  if (std::string problem = rangeProblem(batch); !problem.empty())
-    return problem;
+  const std::size_t count = batch.dptrs.size();
+  const std::size_t numLocations = batch.locationStarts.size();
+  const std::vector<std::size_t>& idx = batch.locationStarts;
+  if (count == 0 && batch.sizes.empty())
+    return "the batch is empty: count must be at least 1";
+  if (count != batch.sizes.size()) {
+    return "dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
+           ": both must have count entries";
+  }
+  if (batch.locations.size() != numLocations) {
+    return "prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
+           str(numLocations) + ": both must have numPrefetchLocs entries";
+  }
+  if (numLocations == 0)
+    return "no destination: numPrefetchLocs must be at least 1";
+  if (numLocations > count) {
+    return "numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
+           "): every location must apply to at least one range";
+  }
+  if (idx[0] != 0) {
+    return "prefetchLocIdxs[0] is " + str(idx[0]) +
+           ", must be 0: the first location applies from the first range on";
+  }
+  for (std::size_t k = 1; k < numLocations; ++k) {
+    if (idx[k] <= idx[k - 1]) {
+      return "prefetchLocIdxs[" + str(k) + "] = " + str(idx[k]) + " is not greater than " +
+             "prefetchLocIdxs[" + str(k - 1) + "] = " + str(idx[k - 1]) +
+             ": the indices must strictly increase";
+    }
+  }
+  if (idx.back() >= count) {
+    return "prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(idx.back()) +
+           " is not less than count (" + str(count) + "): the last location would apply to no range";
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string at = "[" + str(i) + "]";
+    if (batch.dptrs[i] == 0)
+      return "dptrs" + at + " is null: every range must start at a managed address";
+    if (batch.sizes[i] == 0)
+      return "sizes" + at + " is 0: every range must have at least one byte";
+    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i])
+      return "range " + str(i) + " (dptrs" + at + " + sizes" + at + ") wraps around the address space";
+  }
   for (std::size_t k = 0; k < batch.locations.size(); ++k) {
     const CUmemLocation& where = batch.locations[k];
-    if (where.type < CU_MEM_LOCATION_TYPE_DEVICE ||
-        where.type > CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT) {
+    if (!knownType(where.type) || where.type == CU_MEM_LOCATION_TYPE_INVALID) {
       return "prefetchLocs[" + str(k) + "] has type " + locationTypeName(where.type) +
              ": a prefetch goes to a DEVICE, HOST, HOST_NUMA or HOST_NUMA_CURRENT location";
     }
@@ -384,14 +361,9 @@ CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range) {
 }
 
 std::string describeBatch(const PrefetchBatch& batch) {
-  std::string locations;
-  std::string starts;
-  for (std::size_t k = 0; k < batch.locations.size(); ++k)
-    locations += (k ? ", " : "") + describeLocation(batch.locations[k]);
-  for (std::size_t k = 0; k < batch.locationStarts.size(); ++k)
-    starts += (k ? ", " : "") + str(batch.locationStarts[k]);
-  return str(batch.dptrs.size()) + " ranges; prefetchLocs = {" + locations +
-         "}, prefetchLocIdxs = {" + starts + "}, numPrefetchLocs = " + str(batch.locations.size());
+  return str(batch.dptrs.size()) + " ranges; prefetchLocs = {" +
+         joined(batch.locations, describeLocation) + "}, prefetchLocIdxs = {" +
+         joined(batch.locationStarts, str) + "}, numPrefetchLocs = " + str(batch.locations.size());
 }
 
 // ------------------------------------------------------------------------------ range attributes
@@ -399,17 +371,16 @@ std::string describeBatch(const PrefetchBatch& batch) {
 RangeAttributeQuery rangeAttributeQuery(RangeAttributes& a, int accessedBySlots) {
   a.accessedBy.assign(static_cast<std::size_t>(std::max(accessedBySlots, 1)), CU_DEVICE_INVALID);
   const std::size_t accessedByBytes = a.accessedBy.size() * sizeof(int);
-  return {{&a.readMostly, &a.preferredLocation, &a.preferredLocationType, &a.preferredLocationId,
-           a.accessedBy.data(), &a.lastPrefetchLocation, &a.lastPrefetchLocationType,
-           &a.lastPrefetchLocationId},
-          {sizeof(int), sizeof(int), sizeof(CUmemLocationType), sizeof(int), accessedByBytes,
-           sizeof(int), sizeof(CUmemLocationType), sizeof(int)},
-          {CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
-           CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
-           CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
-           CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
-           CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
-           CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID}};
+  RangeAttributeQuery query = {
+      {&a.readMostly, &a.preferredLocation, &a.preferredLocationType, &a.preferredLocationId,
+       a.accessedBy.data(), &a.lastPrefetchLocation, &a.lastPrefetchLocationType,
+       &a.lastPrefetchLocationId},
+      {sizeof(int), sizeof(int), sizeof(CUmemLocationType), sizeof(int), accessedByBytes,
+       sizeof(int), sizeof(CUmemLocationType), sizeof(int)},
+      {}};
+  for (const auto& [attribute, name] : kRangeAttributes)
+    query.asked.push_back(attribute);
+  return query;
 }
 
 ExpectedRange prefetchedTo(const CUmemLocation& destination) {
@@ -420,10 +391,10 @@ ExpectedRange prefetchedTo(const CUmemLocation& destination) {
 
 std::string describeRangeAttributes(const RangeAttributes& a) {
   return "read-mostly " + std::to_string(a.readMostly) + ", preferred " +
-         describeLocation(location(a.preferredLocationType, a.preferredLocationId)) +
+         describeLocation({a.preferredLocationType, a.preferredLocationId}) +
          " (legacy " + legacyLocationName(a.preferredLocation) + "), accessed-by " +
          listOfDevices(a.accessedBy) + ", last prefetch " +
-         describeLocation(location(a.lastPrefetchLocationType, a.lastPrefetchLocationId)) +
+         describeLocation({a.lastPrefetchLocationType, a.lastPrefetchLocationId}) +
          " (legacy " + legacyLocationName(a.lastPrefetchLocation) + ")";
 }
 
@@ -466,16 +437,13 @@ std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& indivi
         listOfDevices(a.accessedBy),        legacyLocationName(a.lastPrefetchLocation),
         locationTypeName(a.lastPrefetchLocationType), std::to_string(a.lastPrefetchLocationId)};
   };
-  static const char* const kNames[] = {
-      "READ_MOSTLY",          "PREFERRED_LOCATION",          "PREFERRED_LOCATION_TYPE",
-      "PREFERRED_LOCATION_ID", "ACCESSED_BY",                 "LAST_PREFETCH_LOCATION",
-      "LAST_PREFETCH_LOCATION_TYPE", "LAST_PREFETCH_LOCATION_ID"};
   const std::vector<std::string> one = fields(individually);
   const std::vector<std::string> all = fields(atOnce);
   std::vector<AttributeMismatch> out;
   for (std::size_t i = 0; i < kRangeAttributeCount; ++i) {
     if (one[i] != all[i])
-      out.push_back({std::string("CU_MEM_RANGE_ATTRIBUTE_") + kNames[i], one[i], all[i]});
+      out.push_back({std::string("CU_MEM_RANGE_ATTRIBUTE_") + kRangeAttributes[i].second, one[i],
+                     all[i]});
   }
   return out;
 }
@@ -595,9 +563,9 @@ std::string hex(std::uint64_t value) {
 
 bool Checklist::expect(bool ok, const std::string& what, const std::string& expected,
                        const std::string& got) {
-  return expectAttributes(what, ok ? std::vector<AttributeMismatch>{}
-                                   : std::vector<AttributeMismatch>{{"", expected, got}},
-                          1);
+  if (ok)
+    return expectAttributes(what, {}, 1);
+  return expectAttributes(what, {{"", expected, got}}, 1);
 }
 
 bool Checklist::expectAttributes(const std::string& context,
@@ -608,50 +576,6 @@ bool Checklist::expectAttributes(const std::string& context,
     failures_.push_back(context + attribute + ": expected " + m.expected + ", got " + m.got);
   }
   return found.empty();
-}
-
-// -------------------------------------------------------- ManagedBuffer's guard and the budget
-
-void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes) {
-  if (bytes == 0) {
-    throw ManagedAllocationRefused(
-        "cuMemAllocManaged of 0 bytes refused: a managed allocation needs at least one byte "
-        "(the driver would return CUDA_ERROR_INVALID_VALUE)");
-  }
-  if (bytes > freeBytes) {
-    const auto [asked, available] = comparedSizes(bytes, freeBytes);
-    throw ManagedAllocationRefused(
-        "cuMemAllocManaged of " + asked + " refused: the device has only " + available +
-        " free, and over-subscribing managed memory can stall a shared GPU; ask for at most " +
-        available);
-  }
-}
-
-void ManagedMemoryBudget::reserve(std::uint64_t bytes) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (bytes > limit_ - reserved_) {  // a subtraction, so that a huge request cannot overflow
-    const auto [asked, left] = comparedSizes(bytes, limit_ - reserved_);
-    throw ManagedAllocationRefused("cuMemAllocManaged of " + asked +
-                                   " refused: the managed-memory budget of " + formatBytes(limit_) +
-                                   " has " + left + " left (" + formatBytes(reserved_) +
-                                   " already allocated)");
-  }
-  reserved_ += bytes;
-}
-
-void ManagedMemoryBudget::release(std::uint64_t bytes) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (bytes > reserved_) {
-    const auto [given, charged] = comparedSizes(bytes, reserved_);
-    throw std::logic_error("ManagedMemoryBudget::release: " + given + " given back, but only " +
-                           charged + " is charged; a caller released memory it never reserved");
-  }
-  reserved_ -= bytes;
-}
-
-std::uint64_t ManagedMemoryBudget::reserved() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return reserved_;
 }
 
 }  // namespace memsamples::managed

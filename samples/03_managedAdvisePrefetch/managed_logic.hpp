@@ -2,7 +2,7 @@
  * @file managed_logic.hpp
  * @brief The CUDA-free rules of 03_managedAdvisePrefetch: what the device must support, how large
  *        the buffers may be, the advice table, batch-prefetch arrays and their rules, what a range
- *        or pointer attribute must read back, and the free-memory guard of ManagedBuffer.
+ *        or pointer attribute must read back.
  *
  * Nothing here calls the driver (cuda.h is included for its types): the lesson writes every call
  * and hands the answers to these functions, which are unit tested on machines without a GPU
@@ -15,7 +15,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,7 +23,7 @@
 #include "memsamples.hpp"            // UsageError
 #include "support/host_memory.hpp"  // HostMemory
 
-/// Managed-memory helpers of the CUDA Memory Samples (03_managedAdvisePrefetch, reused by 06).
+/// Managed-memory helpers of 03_managedAdvisePrefetch.
 namespace memsamples::managed {
 
 /// @name What the device supports, and how large the buffers may be
@@ -97,9 +96,18 @@ std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
 /// @name Locations
 /// @{
 
-CUmemLocation deviceLocation(int ordinal);  ///< CU_MEM_LOCATION_TYPE_DEVICE, id = ordinal.
-CUmemLocation hostLocation();               ///< CU_MEM_LOCATION_TYPE_HOST (id 0, ignored).
-CUmemLocation hostNumaLocation(int node);   ///< CU_MEM_LOCATION_TYPE_HOST_NUMA, id = node.
+/// CU_MEM_LOCATION_TYPE_DEVICE, id = @p ordinal.
+inline CUmemLocation deviceLocation(int ordinal) {
+  return {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
+}
+/// CU_MEM_LOCATION_TYPE_HOST (id 0, ignored).
+inline CUmemLocation hostLocation() {
+  return {CU_MEM_LOCATION_TYPE_HOST, 0};
+}
+/// CU_MEM_LOCATION_TYPE_HOST_NUMA, id = @p node.
+inline CUmemLocation hostNumaLocation(int node) {
+  return {CU_MEM_LOCATION_TYPE_HOST_NUMA, node};
+}
 
 /// Same place: the id counts only for DEVICE and HOST_NUMA.
 bool sameLocation(const CUmemLocation& a, const CUmemLocation& b);
@@ -351,42 +359,6 @@ class Checklist {
  private:
   std::size_t checks_ = 0;
   std::vector<std::string> failures_;
-};
-
-/// @}
-/// @name ManagedBuffer's guard and budget (06_perDeviceResource; see managed_buffer.hpp)
-/// @{
-
-/// A managed allocation that the guard or a budget refused; nothing was allocated.
-class ManagedAllocationRefused : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Throws ManagedAllocationRefused for 0 bytes or more than @p freeBytes.
-void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes);
-
-/// An upper limit on the managed memory kept allocated on one device; thread-safe, not copyable,
-/// and it must outlive the buffers charged to it.
-class ManagedMemoryBudget {
- public:
-  /// A budget of @p limitBytes.
-  explicit ManagedMemoryBudget(std::uint64_t limitBytes) : limit_(limitBytes) {}
-  ManagedMemoryBudget(const ManagedMemoryBudget&) = delete;
-  ManagedMemoryBudget& operator=(const ManagedMemoryBudget&) = delete;
-
-  /// Charges @p bytes. @throws ManagedAllocationRefused (charging nothing) past the limit.
-  void reserve(std::uint64_t bytes);
-  /// Gives @p bytes back. @throws std::logic_error (changing nothing) for more than is charged:
-  /// a caller gave back what it never reserved, and clamping would hide that bug.
-  void release(std::uint64_t bytes);
-  std::uint64_t reserved() const;                          ///< Bytes charged now.
-  std::uint64_t limit() const noexcept { return limit_; }  ///< The limit.
-
- private:
-  const std::uint64_t limit_;
-  mutable std::mutex mutex_;
-  std::uint64_t reserved_ = 0;
 };
 
 /// @}

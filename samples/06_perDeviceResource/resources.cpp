@@ -136,9 +136,9 @@ void freeRemainingInContext(CUcontext context, OwnedAllocations<Owner>& allocati
 
 // ---------------------------------------------------------------------------------------- managed
 
-// 03's ManagedBuffer: its guard (one cuMemGetInfo) runs before every cuMemAllocManaged, and the
-// resource's budget keeps the *sum* of its live allocations within the limit. No page is touched:
-// managed pages are created where the memory is first used.
+// ManagedBuffer (managed_buffer.hpp): its guard (one cuMemGetInfo) runs before every
+// cuMemAllocManaged, and the resource's budget keeps the *sum* of its live allocations within the
+// limit. No page is touched: managed pages are created where the memory is first used.
 class ManagedResource final : public ContextBoundResource {
  public:
   ManagedResource(CUcontext context, std::uint64_t budgetBytes)

@@ -1,7 +1,7 @@
 /**
  * @file managed_buffer.hpp
  * @brief ManagedBuffer: an owner of cuMemAllocManaged memory that refuses to over-subscribe the
- *        device; 06_perDeviceResource's managed resource, not 03's lesson.
+ *        device; the managed resource of 06_perDeviceResource (resources.cpp).
  *
  * Managed memory may be larger than the GPU (the driver evicts pages to the host), but on a shared
  * GPU heavy over-subscription can stall every process using it, so a request larger than the free
@@ -9,7 +9,9 @@
  * memory only once its pages are on the device, so three buffers of "almost all free memory"
  * would each pass that check: a ManagedMemoryBudget made from the free memory at start-up is
  * charged by every buffer made with it and refuses the one that would exceed it. Guard and budget
- * are CUDA-free (managed_logic.cpp, unit tested).
+ * are CUDA-free (managed_budget.cpp, unit tested in ctest/unit/perDeviceResource); the buffer
+ * itself calls the driver (managed_buffer.cpp). 03_managedAdvisePrefetch teaches managed memory
+ * itself; this is only the allocator 06 needs.
  */
 #pragma once
 
@@ -17,10 +19,48 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <stdexcept>
 
-#include "managed_logic.hpp"
-
+/// The managed resource of the CUDA Memory Samples (06_perDeviceResource).
 namespace memsamples::managed {
+
+/// @name The guard and the budget (CUDA-free, managed_budget.cpp)
+/// @{
+
+/// A managed allocation that the guard or a budget refused; nothing was allocated.
+class ManagedAllocationRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Throws ManagedAllocationRefused for 0 bytes or more than @p freeBytes.
+void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes);
+
+/// An upper limit on the managed memory kept allocated on one device; thread-safe, not copyable,
+/// and it must outlive the buffers charged to it.
+class ManagedMemoryBudget {
+ public:
+  /// A budget of @p limitBytes.
+  explicit ManagedMemoryBudget(std::uint64_t limitBytes) : limit_(limitBytes) {}
+  ManagedMemoryBudget(const ManagedMemoryBudget&) = delete;
+  ManagedMemoryBudget& operator=(const ManagedMemoryBudget&) = delete;
+
+  /// Charges @p bytes. @throws ManagedAllocationRefused (charging nothing) past the limit.
+  void reserve(std::uint64_t bytes);
+  /// Gives @p bytes back. @throws std::logic_error (changing nothing) for more than is charged:
+  /// a caller gave back what it never reserved, and clamping would hide that bug.
+  void release(std::uint64_t bytes);
+  std::uint64_t reserved() const;                          ///< Bytes charged now.
+  std::uint64_t limit() const noexcept { return limit_; }  ///< The limit.
+
+ private:
+  const std::uint64_t limit_;
+  mutable std::mutex mutex_;
+  std::uint64_t reserved_ = 0;
+};
+
+/// @}
 
 /// Managed memory from cuMemAllocManaged (one address on the host and every device), freed with
 /// cuMemFree; the constructor runs the guard (cuMemGetInfo) and charges the budget, if any.

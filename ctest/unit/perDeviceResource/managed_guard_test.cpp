@@ -1,4 +1,4 @@
-// The managed-allocation guard and budget: what they refuse, with which message.
+// ManagedBuffer's guard and budget (managed_budget.cpp): what they refuse, with which message.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
