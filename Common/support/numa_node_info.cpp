@@ -1,6 +1,7 @@
 /**
  * @file numa_node_info.cpp
- * @brief The sysfs readers of NUMA nodes and page sizes (see numa_node_info.hpp).
+ * @brief The sysfs readers of NUMA nodes and page sizes, and the node queries built on them (see
+ *        numa_node_info.hpp).
  */
 #include "support/numa_node_info.hpp"
 
@@ -23,6 +24,10 @@ namespace {
 
 std::string nodeFolder(const std::string& sysfsRoot, int node) {
   return sysfsRoot + "/devices/system/node/node" + std::to_string(node);
+}
+
+bool hasHostMemory(const NodeMemory& memory) {
+  return memory.status == NodeMemory::Status::Present && memory.totalBytes > 0;
 }
 
 }  // namespace
@@ -93,6 +98,61 @@ int readNodeDistance(const std::string& sysfsRoot, const std::vector<int>& nodes
       return value;
   }
   return 0;
+}
+
+NodeMemory NodeQueries::hostMemory(int node) const {
+  NodeMemory found;
+  const auto device = deviceMemoryNodes.find(node);
+  if (device != deviceMemoryNodes.end()) {
+    found.status = NodeMemory::Status::DeviceMemory;
+    found.detail =
+        "the memory of device " + std::to_string(device->second) + " (CU_DEVICE_ATTRIBUTE_NUMA_ID)";
+    return found;
+  }
+  found.detail = "no memory query was given";
+  return memory ? memory(node) : found;
+}
+
+bool NodeQueries::holdsHostMemory(int node) const {
+  if (node < 0)
+    return false;
+  // Memory that cannot be read is the driver's or the kernel's to judge.
+  const NodeMemory found = hostMemory(node);
+  return hasHostMemory(found) || found.status == NodeMemory::Status::Unknown;
+}
+
+NodeQueries sysfsNodes(const std::string& sysfsRoot) {
+  NodeQueries queries;
+  queries.nodes = sysfsNumaNodes(sysfsRoot);
+  queries.memory = [sysfsRoot](int node) { return readNodeMemory(sysfsRoot, node); };
+  queries.distance = [sysfsRoot, nodes = queries.nodes](int from, int to) {
+    return readNodeDistance(sysfsRoot, nodes, from, to);
+  };
+  return queries;
+}
+
+int closestHostNodeWithMemory(int from, const NodeQueries& nodes) {
+  int best = -1;
+  int bestDistance = 0;
+  for (const int node : nodes.nodes) {
+    if (!hasHostMemory(nodes.hostMemory(node)))
+      continue;
+    const int distance = from >= 0 && nodes.distance ? nodes.distance(from, node) : 0;
+    if (best < 0 || (distance > 0 && (bestDistance <= 0 || distance < bestDistance))) {
+      best = node;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit) {
+  std::vector<int> found;
+  for (const int node : nodes.nodes) {
+    if (found.size() < limit && hasHostMemory(nodes.hostMemory(node)))
+      found.push_back(node);
+  }
+  return found;
 }
 
 PageSizes readPageSizes(std::size_t basePageBytes, const std::string& sysfsRoot) {

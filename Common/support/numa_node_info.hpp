@@ -1,8 +1,9 @@
 /**
  * @file numa_node_info.hpp
  * @brief What Linux says about its NUMA nodes and its pages, read from sysfs: each node's
- *        memory, the nodes that exist, the distances between them, and the page sizes (base and
- *        transparent huge page).
+ *        memory, the nodes that exist, the distances between them (and, from those, the host
+ *        nodes with memory and the closest one), and the page sizes (base and transparent huge
+ *        page).
  *
  * Plain file readers with no CUDA and no libnuma, so that they work where libnuma is missing or
  * a container's seccomp filter refuses the NUMA system calls, and so that a test can point them
@@ -13,6 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,31 @@ std::vector<int> sysfsNumaNodes(const std::string& sysfsRoot);
 /// one number per existing node in the order of @p nodes (sysfsNumaNodes()), so a position, not
 /// a node number. 0 when unknown: no file, or @p to is not in @p nodes.
 int readNodeDistance(const std::string& sysfsRoot, const std::vector<int>& nodes, int from, int to);
+
+/// Answers "what memory does node N have" (the seed's memory-bank check).
+using NodeMemoryQuery = std::function<NodeMemory(int node)>;
+
+/// Everything there is to ask about the machine's NUMA nodes: from sysfs (sysfsNodes()), from
+/// libnuma (04's libnumaNodes()) or from a test's fake tree.
+struct NodeQueries {
+  std::vector<int> nodes;                 ///< The nodes that exist, ascending.
+  NodeMemoryQuery memory;                 ///< Each node's memory.
+  std::function<int(int, int)> distance;  ///< numa_distance (10 = local; 0 = unknown).
+  std::map<int, int> deviceMemoryNodes;   ///< GPU memory nodes (CUDA's NUMA_ID) -> device.
+  NodeMemory hostMemory(int node) const;  ///< memory(), or DeviceMemory for GPU memory.
+  bool holdsHostMemory(int node) const;   ///< Host memory there, or memory not readable.
+};
+
+/// The nodes, their memory and distances from a sysfs tree (sysfsNumaNodes(), readNodeMemory(),
+/// readNodeDistance()).
+NodeQueries sysfsNodes(const std::string& sysfsRoot);
+
+/// The host node with memory closest to @p from (itself if it qualifies; lower number on a tie;
+/// the lowest where no distance is known); -1 when there is none.
+int closestHostNodeWithMemory(int from, const NodeQueries& nodes);
+
+/// The host nodes with memory, ascending, at most @p limit of them.
+std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit);
 
 /// The two page sizes a host range is laid out with. Neither is a constant: arm64 kernels run
 /// with 4 KiB, 16 KiB or 64 KiB base pages, and the PMD-level transparent huge page follows

@@ -83,7 +83,7 @@ ms::JsonArray compareNodes(const Topology& topology, const Workload& work,
       << ms::formatBytes(work.bytes) << ")\n";
   ms::JsonArray rowsJson;
   const std::vector<int> candidates = topology.numaAvailable
-                                          ? mn::hostNodesWithMemory(topology.nodes, kMaxTableNodes)
+                                          ? ms::hostNodesWithMemory(topology.nodes, kMaxTableNodes)
                                           : std::vector<int>{};
   if (!topology.policy.bind || candidates.size() < 2) {
     out << "  skipped: "

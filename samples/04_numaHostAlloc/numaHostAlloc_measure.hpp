@@ -24,7 +24,7 @@
 /// The device and the host NUMA nodes, as the run binds and reports them.
 struct Topology {
   int ordinal = 0;                            ///< The device's ordinal.
-  memsamples::numa::NodeQueries nodes;        ///< The host nodes; GPU memory nodes marked.
+  memsamples::NodeQueries nodes;              ///< The host nodes; GPU memory nodes marked.
   memsamples::numa::HostNumaNode nearest;     ///< The node nearest the GPU, and from where.
   int target = -1;                            ///< The node to bind to: `--node`, or the nearest.
   bool targetFromOption = false;              ///< `--node` chose the target.

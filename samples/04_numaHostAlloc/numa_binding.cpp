@@ -56,10 +56,6 @@ std::string nodeText(int node) {
   return "node " + std::to_string(node);
 }
 
-bool hasHostMemory(const NodeMemory& memory) {
-  return memory.status == NodeMemory::Status::Present && memory.totalBytes > 0;
-}
-
 }  // namespace
 
 std::string errnoText(int error) {
@@ -110,27 +106,6 @@ NodeMemoryQuery libnumaNodeMemory() {
   };
 }
 
-NodeMemory NodeQueries::hostMemory(int node) const {
-  NodeMemory found;
-  const auto device = deviceMemoryNodes.find(node);
-  if (device != deviceMemoryNodes.end()) {
-    found.status = NodeMemory::Status::DeviceMemory;
-    found.detail =
-        "the memory of device " + std::to_string(device->second) + " (CU_DEVICE_ATTRIBUTE_NUMA_ID)";
-    return found;
-  }
-  found.detail = "no memory query was given";
-  return memory ? memory(node) : found;
-}
-
-bool NodeQueries::holdsHostMemory(int node) const {
-  if (node < 0)
-    return false;
-  // Memory that cannot be read is the driver's or the kernel's to judge.
-  const NodeMemory found = hostMemory(node);
-  return hasHostMemory(found) || found.status == NodeMemory::Status::Unknown;
-}
-
 NodeQueries libnumaNodes() {
   // Without the policy calls (a seccomp filter refusing get_mempolicy, which libnuma needs) the
   // same facts come from sysfs: the nearest node still matters to cuMemCreate(HOST_NUMA).
@@ -142,40 +117,6 @@ NodeQueries libnumaNodes() {
     queries.nodes.push_back(node);
   queries.distance = [](int from, int to) { return numa_distance(from, to); };
   return queries;
-}
-
-NodeQueries sysfsNodes(const std::string& sysfsRoot) {
-  NodeQueries queries;
-  queries.nodes = sysfsNumaNodes(sysfsRoot);
-  queries.memory = [sysfsRoot](int node) { return readNodeMemory(sysfsRoot, node); };
-  queries.distance = [sysfsRoot, nodes = queries.nodes](int from, int to) {
-    return readNodeDistance(sysfsRoot, nodes, from, to);
-  };
-  return queries;
-}
-
-int closestHostNodeWithMemory(int from, const NodeQueries& nodes) {
-  int best = -1;
-  int bestDistance = 0;
-  for (const int node : nodes.nodes) {
-    if (!hasHostMemory(nodes.hostMemory(node)))
-      continue;
-    const int distance = from >= 0 && nodes.distance ? nodes.distance(from, node) : 0;
-    if (best < 0 || (distance > 0 && (bestDistance <= 0 || distance < bestDistance))) {
-      best = node;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit) {
-  std::vector<int> found;
-  for (const int node : nodes.nodes) {
-    if (found.size() < limit && hasHostMemory(nodes.hostMemory(node)))
-      found.push_back(node);
-  }
-  return found;
 }
 
 const char* nodeSourceName(NodeSource source) {

@@ -52,30 +52,12 @@ std::string nodeValueText(int node);
 /// which libnuma before late 2024 does not notice). Guards every libnuma call here.
 bool numaPolicyCallsAvailable();
 
-/// Answers "how much memory does node N have" (the seed's memory-bank check).
-using NodeMemoryQuery = std::function<NodeMemory(int node)>;
 /// libnuma's numa_node_size64(); every node is Unknown when numaPolicyCallsAvailable() is false.
 NodeMemoryQuery libnumaNodeMemory();
 
-/// Everything the rules ask about the machine's NUMA nodes.
-struct NodeQueries {
-  std::vector<int> nodes;                 ///< The nodes that exist, ascending.
-  NodeMemoryQuery memory;                 ///< Each node's memory.
-  std::function<int(int, int)> distance;  ///< numa_distance (10 = local; 0 = unknown).
-  std::map<int, int> deviceMemoryNodes;   ///< GPU memory nodes (CUDA's NUMA_ID) -> device.
-  NodeMemory hostMemory(int node) const;  ///< memory(), or DeviceMemory for GPU memory.
-  bool holdsHostMemory(int node) const;   ///< Host memory there, or memory not readable.
-};
-
-/// libnuma's nodes, memory and distances; sysfsNodes("/sys") where the policy calls are refused.
+/// libnuma's nodes, memory and distances; Common's sysfsNodes("/sys") where the policy calls are
+/// refused. (NodeQueries, closestHostNodeWithMemory and hostNodesWithMemory are Common's.)
 NodeQueries libnumaNodes();
-/// The same from a sysfs tree (Common's sysfsNumaNodes, readNodeMemory, readNodeDistance).
-NodeQueries sysfsNodes(const std::string& sysfsRoot);
-/// The host node with memory closest to @p from (itself if it qualifies; lower number on a tie;
-/// the lowest where no distance is known); -1 when there is none.
-int closestHostNodeWithMemory(int from, const NodeQueries& nodes);
-/// The host nodes with memory, ascending, at most @p limit of them.
-std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit);
 
 /// Where the chosen node came from.
 enum class NodeSource {

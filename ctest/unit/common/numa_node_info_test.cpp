@@ -1,6 +1,6 @@
-// The sysfs readers of NUMA nodes and page sizes (Common/support/numa_node_info.hpp), on fake
-// sysfs trees; moved here from 04_numaHostAlloc's tests with the code. Injected base pages stand
-// in for 64 KiB-page kernels.
+// The sysfs readers of NUMA nodes and page sizes, and the node queries built on them
+// (Common/support/numa_node_info.hpp), on fake sysfs trees; moved here from 04_numaHostAlloc's
+// tests with the code. Injected base pages stand in for 64 KiB-page kernels.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -81,6 +81,21 @@ TEST(NodeDistance, NumbersBeyondTheNodesAreNotADistance) {
   const std::vector<int> nodes = ms::sysfsNumaNodes(sysfs.path());
   EXPECT_EQ(ms::readNodeDistance(sysfs.path(), nodes, 0, 1), 20);
   EXPECT_EQ(ms::readNodeDistance(sysfs.path(), nodes, 0, 5), 0);
+}
+
+TEST(NodeQueries, GpuMemoryIsNeverHostMemory) {
+  // A coherent Grace-class system: node 1 is device 0's HBM (CU_DEVICE_NUMA_CONFIG_NUMA_NODE).
+  // Moved here from 04's Topology.GpuMemoryIsNeverTheHostNode with the queries themselves.
+  const ms::test::TempDir sysfs;
+  writeNode(sysfs, 0, 8 << 20, 4 << 20);
+  writeNode(sysfs, 1, 96 << 20, 90 << 20);
+  writeDistances(sysfs, 1, "40 10");
+  ms::NodeQueries nodes = ms::sysfsNodes(sysfs.path());
+  nodes.deviceMemoryNodes = {{1, 0}};
+  EXPECT_EQ(ms::hostNodesWithMemory(nodes, 8), std::vector<int>{0});
+  EXPECT_EQ(ms::closestHostNodeWithMemory(1, nodes), 0);
+  EXPECT_EQ(nodes.hostMemory(1).status, ms::NodeMemory::Status::DeviceMemory);
+  EXPECT_FALSE(nodes.holdsHostMemory(1));
 }
 
 TEST(PageSizes, TheHugePageComesFromSysfs) {

@@ -375,7 +375,7 @@ TEST(SizeHostVectors, RefusesWhatNoGpuCouldChangeBeforeAnyGpuWork) {
 TEST(PlanBinding, DecidesAndLaysOutBeforeAnythingExists) {
   const memsamples::PageSizes pages{4096, 2 * kMiB};
   const mn::BindPlan unbound =
-      mn::planBinding(mn::BindPolicy{false, false}, 0, 3 * kMiB, mn::NodeQueries{}, pages);
+      mn::planBinding(mn::BindPolicy{false, false}, 0, 3 * kMiB, memsamples::NodeQueries{}, pages);
   EXPECT_FALSE(unbound.callMbind);
   EXPECT_TRUE(unbound.mask.words.empty());
   EXPECT_EQ(unbound.bytes, 3 * kMiB);
@@ -383,5 +383,5 @@ TEST(PlanBinding, DecidesAndLaysOutBeforeAnythingExists) {
   EXPECT_EQ(unbound.layout.reservedBytes, 6 * kMiB);
   EXPECT_EQ(unbound.pageBytes, 4096u);
   // No node known: a strict plan is an error, with nothing to undo.
-  EXPECT_THROW(mn::planBinding(kStrict, -1, kMiB, mn::NodeQueries{}, pages), mn::NumaBindError);
+  EXPECT_THROW(mn::planBinding(kStrict, -1, kMiB, memsamples::NodeQueries{}, pages), mn::NumaBindError);
 }
