@@ -48,6 +48,52 @@ const ErrnoMeaning* meaningOf(int error) {
 }
 // [errno-table]
 
+// [decision-table]
+// What each situation comes to under the soft policy (MPOL_PREFERRED, the default) and under
+// --strict (MPOL_BIND): the state the range is left in, whether the situation is an error
+// instead (nothing is bound or mapped then), and the words of its one warning or error, "%"
+// standing for the problem and "#" for the size. chooseMbindMode() tries the first three in
+// order before anything exists; classifyMbindFailure() picks one of the last two after mbind.
+enum Situation { kNotRequested, kNodeUnusable, kShortOfMemory, kRefusedByFilter, kMbindFailed };
+struct Answer {
+  BindState state;
+  bool fatal;
+  const char* words;
+};
+constexpr Answer kDecisions[][2] = {
+    // --no-bind: no mbind and no warning.
+    {{BindState::NotRequested, false, ""}, {BindState::NotRequested, false, ""}},
+    // NUMA unavailable, no node known, or a node that does not exist, has no memory or is GPU
+    // memory (whyNodeCannotBeBound): there is nothing to bind to.
+    {{BindState::FellBack, false,
+      "host memory not bound: %; its pages will land wherever they are first touched"},
+     {BindState::FellBack, true, "cannot bind # strictly: %"}},
+    // Less free memory than requested: mbind cannot check capacity for pages that do not exist
+    // yet, so under MPOL_BIND the OOM killer, not an error code, would end the program later.
+    {{BindState::Bound, false,
+      "%; binding with MPOL_PREFERRED anyway, the pages that do not fit will come from other "
+      "nodes"},
+     {BindState::FellBack, true, "cannot bind strictly: %"}},
+    // mbind refused with an errno the errno table marks as a filter's (EPERM): the memory stays
+    // usable, strict or not, and a strict range proves its placement at first touch instead.
+    {{BindState::BlockedBySeccomp, false, "%; the memory stays unbound"},
+     {BindState::BlockedBySeccomp, false,
+      "%; the memory stays unbound, and every page is checked after first touch"}},
+    // mbind failed with any other errno: the kernel refused this binding.
+    {{BindState::FellBack, false, "%; the memory stays unbound"}, {BindState::FellBack, true, "%"}},
+};
+
+// The decision table's answer for @p situation under @p policy, its words filled in.
+BindAnswer decide(Situation situation, const BindPolicy& policy, const std::string& problem,
+                  std::size_t bytes = 0) {
+  const Answer& answer = kDecisions[situation][policy.strict ? 1 : 0];
+  BindAnswer decided{answer.state, answer.fatal, {}};
+  for (const char* at = answer.words; *at != '\0'; ++at)
+    decided.message += *at == '%' ? problem : *at == '#' ? formatBytes(bytes) : std::string(1, *at);
+  return decided;
+}
+// [decision-table]
+
 std::size_t pageSize() {
   return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
@@ -261,7 +307,7 @@ std::string whyNodeCannotBeBound(int node, const NumaFacts& facts) {
 }
 
 std::string strictRefusal(std::size_t bytes, const std::string& problem) {
-  return "cannot bind " + formatBytes(bytes) + " strictly: " + problem;
+  return decide(kNodeUnusable, BindPolicy{true, true}, problem, bytes).message;
 }
 
 // [choose-mode]
@@ -270,35 +316,27 @@ BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t byt
   BindDecision decision;
   decision.policy = policy;
   decision.node = node;
-  if (!policy.bind) {
-    decision.unboundReason = "binding was not requested";
-    return decision;
+  // The first situation of the decision table that applies; where none does, bind.
+  Situation situation = policy.bind ? kNodeUnusable : kNotRequested;
+  std::string problem =
+      policy.bind ? whyNodeCannotBeBound(node, facts) : "binding was not requested";
+  if (problem.empty() && facts.target.status == NodeMemory::Status::Present &&
+      facts.target.freeBytes < bytes) {
+    situation = kShortOfMemory;
+    problem = nodeText(node) + " has " + formatBytes(facts.target.freeBytes) +
+              " free, less than the " + formatBytes(bytes) + " requested";
   }
-  const std::string problem = whyNodeCannotBeBound(node, facts);
-  if (!problem.empty() && policy.strict)
-    decision.error = strictRefusal(bytes, problem);
-  if (!problem.empty() && !policy.strict) {
-    decision.warning = "host memory not bound: " + problem +
-                       "; its pages will land wherever they are first touched";
+  const BindAnswer answer = problem.empty() ? BindAnswer{BindState::Bound, false, {}}
+                                            : decide(situation, policy, problem, bytes);
+  if (answer.fatal)
+    decision.error = answer.message;
+  else
+    decision.warning = answer.message;
+  decision.callMbind = answer.state == BindState::Bound;
+  if (decision.callMbind)
+    decision.mode = kMpolStaticNodes | (policy.strict ? MPOL_BIND : MPOL_PREFERRED);
+  else if (!answer.fatal)
     decision.unboundReason = problem;
-  }
-  if (!problem.empty())
-    return decision;
-  if (facts.target.status == NodeMemory::Status::Present && facts.target.freeBytes < bytes) {
-    const std::string shortage = nodeText(node) + " has " + formatBytes(facts.target.freeBytes) +
-                                 " free, less than the " + formatBytes(bytes) + " requested";
-    if (policy.strict) {
-      // MPOL_BIND does not fail at mbind time: the page faults would run out of memory later,
-      // and the OOM killer, not an error code, would end the program.
-      decision.error = "cannot bind strictly: " + shortage;
-      return decision;
-    }
-    decision.warning = shortage +
-                       "; binding with MPOL_PREFERRED anyway, the pages that do not fit will "
-                       "come from other nodes";
-  }
-  decision.callMbind = true;
-  decision.mode = kMpolStaticNodes | (policy.strict ? MPOL_BIND : MPOL_PREFERRED);
   return decision;
 }
 // [choose-mode]
@@ -365,21 +403,14 @@ BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
 
 // ------------------------------------------------------------------------ what an errno means
 
-MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node) {
+BindAnswer classifyMbindFailure(int error, const BindPolicy& policy, int node) {
   const ErrnoMeaning* meaning = meaningOf(error);
-  MbindFailure failure;
-  failure.blockedBySeccomp = meaning && meaning->refusedByFilter;
-  failure.fatal = policy.strict && !failure.blockedBySeccomp;
-  if (failure.blockedBySeccomp) {
-    failure.message = "mbind to " + nodeText(node) + " was refused with " + meaning->name +
-                      " (a seccomp filter blocks it); the memory stays unbound";
-    if (policy.strict)
-      failure.message += ", and every page is checked after first touch";
-  } else {
-    failure.message = "mbind to " + nodeText(node) + " failed: " + errnoText(error) +
-                      (policy.strict ? "" : "; the memory stays unbound");
-  }
-  return failure;
+  if (meaning != nullptr && meaning->refusedByFilter)
+    return decide(kRefusedByFilter, policy,
+                  "mbind to " + nodeText(node) + " was refused with " + meaning->name +
+                      " (a seccomp filter blocks it)");
+  return decide(kMbindFailed, policy,
+                "mbind to " + nodeText(node) + " failed: " + errnoText(error));
 }
 
 const char* bindStateName(BindState state) {
@@ -391,25 +422,24 @@ const char* bindStateName(BindState state) {
 BindOutcome settleBinding(const BindDecision& decision, const CallErrors& errors,
                           const WarningSink& warn) {
   BindOutcome outcome;
-  std::string warning = decision.warning;
-  if (!decision.callMbind) {
-    outcome.state = decision.policy.bind ? BindState::FellBack : BindState::NotRequested;
-    outcome.unboundReason = decision.unboundReason;
-  } else if (errors.mbind == 0) {
+  std::vector<std::string> warnings = {decision.warning};
+  outcome.state = decision.policy.bind ? BindState::FellBack : BindState::NotRequested;
+  outcome.unboundReason = decision.unboundReason;
+  if (decision.callMbind && errors.mbind == 0) {
     outcome.state = BindState::Bound;
     outcome.mode = decision.mode;
-  } else {
-    const MbindFailure failure = classifyMbindFailure(errors.mbind, decision.policy, decision.node);
+  } else if (decision.callMbind) {
+    // A failed mbind's one warning replaces the decision's: it is the one that matters.
+    const BindAnswer failure = classifyMbindFailure(errors.mbind, decision.policy, decision.node);
     if (failure.fatal)
       throw NumaBindError(failure.message);
-    outcome.state = failure.blockedBySeccomp ? BindState::BlockedBySeccomp : BindState::FellBack;
+    outcome.state = failure.state;
     outcome.unboundReason = failure.message;
-    warning = failure.message;
+    warnings = {failure.message};
   }
   // Refused advice costs speed, not correctness: a warning, and the range goes without it.
   outcome.hugePagesAdvised = errors.hugePage == 0;
   outcome.dontForkAdvised = errors.dontFork == 0;
-  std::vector<std::string> warnings = {warning};
   if (errors.hugePage > 0)
     warnings.push_back(adviceFailure(MADV_HUGEPAGE, errors.hugePage));
   if (errors.dontFork > 0)
@@ -620,6 +650,12 @@ OwnedMapping::~OwnedMapping() {
     munmap(address_, bytes_);
 }
 
+OwnedMapping& OwnedMapping::operator=(OwnedMapping other) noexcept {
+  std::swap(address_, other.address_);
+  std::swap(bytes_, other.bytes_);
+  return *this;
+}
+
 void* OwnedMapping::release() noexcept {
   return std::exchange(address_, nullptr);
 }
@@ -636,67 +672,36 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
   void* raw = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED)
     throw NumaBindError("mmap of " + formatBytes(reserved) + " failed: " + errnoText(errno));
-  const std::uintptr_t rawStart = reinterpret_cast<std::uintptr_t>(raw);
   const std::size_t alignment = plan.layout.alignment;
-  const std::uintptr_t start = (rawStart + alignment - 1) / alignment * alignment;
-  mappedBytes_ = plan.layout.mappedBytes;
-  if (start > rawStart)
-    munmap(raw, start - rawStart);
-  if (reserved > start - rawStart + mappedBytes_)
-    munmap(reinterpret_cast<void*>(start + mappedBytes_),
-           reserved - (start - rawStart) - mappedBytes_);
-  address_ = reinterpret_cast<void*>(start);
-  try {
-    // Bound before any page is touched: no page exists yet, so nothing has to move.
-    CallErrors errors;
-    errors.hugePage = kNotAsked;
-    if (plan.callMbind &&
-        mbind(address_, mappedBytes_, plan.mode, plan.mask.words.data(), plan.mask.maxNode, 0) != 0)
-      errors.mbind = errno;
-    // One call per advice: they are numbers, not flags.
-    for (const int advice : madviseAdvice(bytes, pages.huge)) {
-      const int error = madvise(address_, mappedBytes_, advice) == 0 ? 0 : errno;
-      if (advice == MADV_HUGEPAGE)
-        errors.hugePage = error;
-      else
-        errors.dontFork = error;
-    }
-    outcome_ = settleBinding(plan, errors, warn);
-  } catch (...) {
-    release();
-    throw;
+  const std::uintptr_t rawStart = reinterpret_cast<std::uintptr_t>(raw);
+  const std::size_t head = (alignment - rawStart % alignment) % alignment;
+  const std::size_t mapped = plan.layout.mappedBytes;
+  if (head > 0)
+    munmap(raw, head);
+  if (reserved > head + mapped)
+    munmap(static_cast<char*>(raw) + head + mapped, reserved - head - mapped);
+  // From here on the member unmaps the range, also when settleBinding() throws.
+  mapping_ = OwnedMapping(static_cast<char*>(raw) + head, mapped);
+  // Bound before any page is touched: no page exists yet, so nothing has to move.
+  CallErrors errors;
+  errors.hugePage = kNotAsked;
+  if (plan.callMbind &&
+      mbind(data(), mapped, plan.mode, plan.mask.words.data(), plan.mask.maxNode, 0) != 0)
+    errors.mbind = errno;
+  // One call per advice: they are numbers, not flags.
+  for (const int advice : madviseAdvice(bytes, pages.huge)) {
+    const int error = madvise(data(), mapped, advice) == 0 ? 0 : errno;
+    if (advice == MADV_HUGEPAGE)
+      errors.hugePage = error;
+    else
+      errors.dontFork = error;
   }
-}
-
-NumaBoundHostRange::~NumaBoundHostRange() {
-  release();
-}
-
-NumaBoundHostRange::NumaBoundHostRange(NumaBoundHostRange&& other) noexcept {
-  *this = std::move(other);
-}
-
-NumaBoundHostRange& NumaBoundHostRange::operator=(NumaBoundHostRange&& other) noexcept {
-  if (this != &other) {
-    release();  // this range is unmapped now, not whenever @p other happens to be destroyed
-    address_ = std::exchange(other.address_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-    mappedBytes_ = std::exchange(other.mappedBytes_, 0);
-    node_ = other.node_;
-    policy_ = other.policy_;
-    outcome_ = std::move(other.outcome_);
-  }
-  return *this;
-}
-
-void NumaBoundHostRange::release() noexcept {
-  if (address_ != nullptr)  // the memory policy goes with the mapping
-    munmap(std::exchange(address_, nullptr), mappedBytes_);
+  outcome_ = settleBinding(plan, errors, warn);
 }
 
 void NumaBoundHostRange::firstTouch() {
-  volatile char* bytes = static_cast<volatile char*>(address_);
-  for (std::size_t offset = 0; bytes != nullptr && offset < mappedBytes_; offset += pageSize())
+  volatile char* bytes = static_cast<volatile char*>(data());
+  for (std::size_t offset = 0; bytes != nullptr && offset < mappedBytes(); offset += pageSize())
     bytes[offset] = 0;
   const std::string problem =
       policy_.strict && bytes ? strictBindingProblem(placement(), node_, outcome_.state) : "";
@@ -705,11 +710,11 @@ void NumaBoundHostRange::firstTouch() {
 }
 
 PagePlacement NumaBoundHostRange::placement() const {
-  return pagesPerNode(address_, mappedBytes_);
+  return pagesPerNode(data(), mappedBytes());
 }
 
 std::string NumaBoundHostRange::describe() const {
-  return describeBinding(bytes_, mappedBytes_, node_, outcome_);
+  return describeBinding(size(), mappedBytes(), node_, outcome_);
 }
 
 }  // namespace memsamples::numa

@@ -195,16 +195,6 @@ BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
 /// @name What an errno means
 /// @{
 
-/// What to do after mbind() failed.
-struct MbindFailure {
-  bool fatal = false;             ///< Throw NumaBindError with `message`.
-  bool blockedBySeccomp = false;  ///< A filter refused it (EPERM).
-  std::string message;            ///< The warning or error text.
-};
-/// EPERM (a filter refusing mbind only): a warning even when strict, the first touch then checks
-/// every page. Any other errno: fatal when strict, else a warning. Unbound either way.
-MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node);
-
 /// How a binding ended up.
 enum class BindState {
   Bound,             ///< mbind() succeeded.
@@ -214,6 +204,17 @@ enum class BindState {
 };
 /// "bound", "not requested", "fell back (unbound)" or "blocked by seccomp (unbound)".
 const char* bindStateName(BindState state);
+
+/// One row of the decision table (numa_binding.cpp) under one policy: what a situation comes to.
+struct BindAnswer {
+  BindState state = BindState::FellBack;  ///< The state it leaves the range in.
+  bool fatal = false;                     ///< Refuse: throw NumaBindError with `message`.
+  std::string message;                    ///< The warning or the error; empty: none.
+};
+/// What mbind() failing with @p error means. EPERM (a filter refusing mbind only): a warning
+/// even when strict (BlockedBySeccomp), the first touch then checks every page. Any other errno:
+/// fatal when strict, else a warning (FellBack).
+BindAnswer classifyMbindFailure(int error, const BindPolicy& policy, int node);
 
 /// What binding a range came to, and which advice the kernel accepted.
 struct BindOutcome {
@@ -314,24 +315,32 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
 /// @name The bound range
 /// @{
 
-/// Takes over the munmap() of a mapping its caller made with mmap(); nothing else.
+/// Takes over the munmap() of a mapping its caller made with mmap(); nothing else. Movable: a
+/// move-assignment unmaps the mapping it replaces at once.
 class OwnedMapping {
  public:
+  OwnedMapping() noexcept = default;  ///< Owns nothing.
   /// Owns [@p address, @p address + @p bytes); a null @p address owns nothing.
   OwnedMapping(void* address, std::size_t bytes) noexcept : address_(address), bytes_(bytes) {}
   ~OwnedMapping();
-  OwnedMapping(const OwnedMapping&) = delete;
-  OwnedMapping& operator=(const OwnedMapping&) = delete;
+  /// @p other becomes empty.
+  OwnedMapping(OwnedMapping&& other) noexcept : address_(other.release()), bytes_(other.bytes_) {}
+  /// Takes @p other's mapping; the one this owned is unmapped when @p other (a copy) ends.
+  OwnedMapping& operator=(OwnedMapping other) noexcept;
+  void* get() const noexcept { return address_; }                      ///< The start, or null.
+  std::size_t size() const noexcept { return address_ ? bytes_ : 0; }  ///< The bytes owned.
   /// Gives the mapping up unmapped, for the good path's own munmap call.
   void* release() noexcept;
 
  private:
-  void* address_;
-  std::size_t bytes_;
+  void* address_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
 /// Anonymous host memory bound to one node before its first touch, unmapped on destruction:
-/// planBinding(), mmap (margins trimmed), mbind, madviseAdvice(), settleBinding(). Movable.
+/// planBinding(), mmap (margins trimmed), mbind, madviseAdvice(), settleBinding(). Movable (a
+/// moved-from range is empty; a move-assignment unmaps the range it replaces at once), not
+/// copyable.
 class NumaBoundHostRange {
  public:
   NumaBoundHostRange() = default;  ///< An empty range.
@@ -339,24 +348,12 @@ class NumaBoundHostRange {
   /// bytes; NumaBindError from planBinding() or settleBinding(), or when mmap fails.
   NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy, const WarningSink& warn,
                      const PageSizes& pages = systemPageSizes());
-  ~NumaBoundHostRange();
-  NumaBoundHostRange(NumaBoundHostRange&& other) noexcept;  ///< @p other becomes empty.
-  /// Unmaps this range now, then takes over @p other's; @p other becomes empty.
-  NumaBoundHostRange& operator=(NumaBoundHostRange&& other) noexcept;
-  NumaBoundHostRange(const NumaBoundHostRange&) = delete;
-  NumaBoundHostRange& operator=(const NumaBoundHostRange&) = delete;
 
-  void* data() const noexcept { return address_; }                   ///< The (aligned) start.
-  std::size_t size() const noexcept { return bytes_; }               ///< The bytes requested.
-  std::size_t mappedBytes() const noexcept { return mappedBytes_; }  ///< The bytes mapped.
-  BindState state() const noexcept { return outcome_.state; }        ///< The binding's state.
-  int mode() const noexcept { return outcome_.mode; }                ///< The mbind mode in force.
-  /// Why the range is not bound (empty when Bound).
-  const std::string& unboundReason() const noexcept { return outcome_.unboundReason; }
-  /// madvise(MADV_HUGEPAGE) was given and accepted.
-  bool hugePagesAdvised() const noexcept { return outcome_.hugePagesAdvised; }
-  /// madvise(MADV_DONTFORK) was accepted.
-  bool dontForkAdvised() const noexcept { return outcome_.dontForkAdvised; }
+  void* data() const noexcept { return mapping_.get(); }                ///< The (aligned) start.
+  std::size_t size() const noexcept { return data() ? bytes_ : 0; }     ///< The bytes requested.
+  std::size_t mappedBytes() const noexcept { return mapping_.size(); }  ///< The bytes mapped.
+  /// The binding's state and mode, why it is unbound (empty when Bound), the advice accepted.
+  const BindOutcome& outcome() const noexcept { return outcome_; }
   /// One byte per page creates every page under the binding; when strict, then checked.
   /// @throws NumaBindError from strictBindingProblem().
   void firstTouch();
@@ -364,11 +361,8 @@ class NumaBoundHostRange {
   std::string describe() const;     ///< describeBinding() of the range.
 
  private:
-  void release() noexcept;
-
-  void* address_ = nullptr;
+  OwnedMapping mapping_;  // unmapping also drops the range's memory policy
   std::size_t bytes_ = 0;
-  std::size_t mappedBytes_ = 0;
   int node_ = -1;
   BindPolicy policy_;
   BindOutcome outcome_;

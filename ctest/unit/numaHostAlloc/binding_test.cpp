@@ -93,9 +93,9 @@ TEST_F(RealBinding, StrictBindToNode0) {
   Warnings warnings;
   mn::NumaBoundHostRange range(kMiB, 0, mn::BindPolicy{true, true}, warnings.sink());
   EXPECT_TRUE(warnings.lines.empty());
-  EXPECT_EQ(range.state(), mn::BindState::Bound);
-  EXPECT_EQ(range.mode(), MPOL_BIND | mn::kMpolStaticNodes);
-  EXPECT_TRUE(range.unboundReason().empty());
+  EXPECT_EQ(range.outcome().state, mn::BindState::Bound);
+  EXPECT_EQ(range.outcome().mode, MPOL_BIND | mn::kMpolStaticNodes);
+  EXPECT_TRUE(range.outcome().unboundReason.empty());
 
   // The kernel recorded the policy on the mapping itself.
   int mode = -1;
@@ -123,8 +123,8 @@ TEST_F(RealBinding, SoftBindToNode0) {
   Warnings warnings;
   mn::NumaBoundHostRange range(3 * kMiB + 5, 0, mn::BindPolicy{}, warnings.sink());
   EXPECT_TRUE(warnings.lines.empty());
-  EXPECT_EQ(range.state(), mn::BindState::Bound);
-  EXPECT_EQ(range.mode(), MPOL_PREFERRED | mn::kMpolStaticNodes);
+  EXPECT_EQ(range.outcome().state, mn::BindState::Bound);
+  EXPECT_EQ(range.outcome().mode, MPOL_PREFERRED | mn::kMpolStaticNodes);
   int mode = -1;
   unsigned long mask[16] = {};
   ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
@@ -145,11 +145,11 @@ TEST_F(RealBinding, HugePageAndDontForkAreBothApplied) {
   const std::size_t huge = memsamples::systemPageSizes().huge;
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (huge > 0 ? huge : pageSize()), 0u);
   EXPECT_EQ(big.mappedBytes(), 4 * kMiB);
-  EXPECT_TRUE(big.dontForkAdvised());
+  EXPECT_TRUE(big.outcome().dontForkAdvised);
   const std::string flags = vmFlagsOf(big.data());
   ASSERT_FALSE(flags.empty());
   EXPECT_TRUE(hasFlag(flags, "dc")) << flags;  // VM_DONTCOPY: MADV_DONTFORK
-  if (big.hugePagesAdvised()) {
+  if (big.outcome().hugePagesAdvised) {
     EXPECT_TRUE(warnings.lines.empty());
     EXPECT_TRUE(hasFlag(flags, "hg")) << flags;  // VM_HUGEPAGE: MADV_HUGEPAGE
   } else {
@@ -161,8 +161,8 @@ TEST_F(RealBinding, HugePageAndDontForkAreBothApplied) {
   Warnings smallWarnings;
   mn::NumaBoundHostRange small(kMiB, 0, mn::BindPolicy{}, smallWarnings.sink());
   EXPECT_TRUE(smallWarnings.lines.empty());
-  EXPECT_FALSE(small.hugePagesAdvised());
-  EXPECT_TRUE(small.dontForkAdvised());
+  EXPECT_FALSE(small.outcome().hugePagesAdvised);
+  EXPECT_TRUE(small.outcome().dontForkAdvised);
   EXPECT_EQ(small.mappedBytes(), kMiB);
   const std::string smallFlags = vmFlagsOf(small.data());
   EXPECT_TRUE(hasFlag(smallFlags, "dc")) << smallFlags;
@@ -208,9 +208,9 @@ TEST_F(RealBinding, SoftBindToANodeThatDoesNotExistFallsBackWithOneWarning) {
             "host memory not bound: node 999 does not exist (numa_max_node() is " +
                 std::to_string(numa_max_node()) +
                 "); its pages will land wherever they are first touched");
-  EXPECT_EQ(range.state(), mn::BindState::FellBack);
-  EXPECT_EQ(range.mode(), 0);
-  EXPECT_EQ(range.unboundReason(),
+  EXPECT_EQ(range.outcome().state, mn::BindState::FellBack);
+  EXPECT_EQ(range.outcome().mode, 0);
+  EXPECT_EQ(range.outcome().unboundReason,
             "node 999 does not exist (numa_max_node() is " + std::to_string(numa_max_node()) + ")");
   int mode = -1;
   unsigned long mask[16] = {};
@@ -226,9 +226,9 @@ TEST_F(RealBinding, NoBindMeansNoPolicyAndNoWarning) {
   Warnings warnings;
   mn::NumaBoundHostRange range(kMiB, 0, mn::BindPolicy{false, false}, warnings.sink());
   EXPECT_TRUE(warnings.lines.empty());
-  EXPECT_EQ(range.state(), mn::BindState::NotRequested);
-  EXPECT_EQ(range.unboundReason(), "binding was not requested");
-  EXPECT_TRUE(range.dontForkAdvised());
+  EXPECT_EQ(range.outcome().state, mn::BindState::NotRequested);
+  EXPECT_EQ(range.outcome().unboundReason, "binding was not requested");
+  EXPECT_TRUE(range.outcome().dontForkAdvised);
   int mode = -1;
   unsigned long mask[16] = {};
   ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
@@ -266,7 +266,7 @@ TEST_F(RealBinding, CapacityStrictRefusesSoftWarns) {
       GTEST_SKIP() << error.what();
     throw;
   }
-  EXPECT_EQ(range.state(), mn::BindState::Bound);
+  EXPECT_EQ(range.outcome().state, mn::BindState::Bound);
   ASSERT_EQ(warnings.lines.size(), 1u);
   EXPECT_NE(warnings.lines[0].find("binding with MPOL_PREFERRED anyway"), std::string::npos)
       << warnings.lines[0];
@@ -397,5 +397,5 @@ TEST(BoundRangeLayout, FollowsThePageSizesItIsGiven) {
   mn::NumaBoundHostRange small(kMiB / 2 + 1, 0, noBind, {},
                                memsamples::PageSizes{pageSize(), 4 * kMiB});
   EXPECT_EQ(small.mappedBytes(), kMiB / 2 + pageSize());
-  EXPECT_FALSE(small.hugePagesAdvised());
+  EXPECT_FALSE(small.outcome().hugePagesAdvised);
 }

@@ -162,25 +162,26 @@ TEST(Policy, UnknownNodeMemorySkipsTheCapacityCheck) {
 }
 
 TEST(MbindFailure, EpermIsAWarningEvenWhenStrict) {
-  const mn::MbindFailure soft = mn::classifyMbindFailure(EPERM, kSoft, 0);
+  const mn::BindAnswer soft = mn::classifyMbindFailure(EPERM, kSoft, 0);
   EXPECT_FALSE(soft.fatal);
-  EXPECT_TRUE(soft.blockedBySeccomp);
+  EXPECT_EQ(soft.state, mn::BindState::BlockedBySeccomp);
   EXPECT_EQ(soft.message,
             "mbind to node 0 was refused with EPERM (a seccomp filter blocks it); the memory "
             "stays unbound");
-  const mn::MbindFailure strict = mn::classifyMbindFailure(EPERM, kStrict, 0);
+  const mn::BindAnswer strict = mn::classifyMbindFailure(EPERM, kStrict, 0);
   EXPECT_FALSE(strict.fatal);
-  EXPECT_TRUE(strict.blockedBySeccomp);
+  EXPECT_EQ(strict.state, mn::BindState::BlockedBySeccomp);
   EXPECT_EQ(strict.message, soft.message + ", and every page is checked after first touch");
 }
 
 TEST(MbindFailure, OtherErrorsAreFatalOnlyWhenStrict) {
-  const mn::MbindFailure strict = mn::classifyMbindFailure(EINVAL, kStrict, 3);
+  const mn::BindAnswer strict = mn::classifyMbindFailure(EINVAL, kStrict, 3);
   EXPECT_TRUE(strict.fatal);
-  EXPECT_FALSE(strict.blockedBySeccomp);
+  EXPECT_NE(strict.state, mn::BindState::BlockedBySeccomp);
   EXPECT_EQ(strict.message, "mbind to node 3 failed: Invalid argument (EINVAL)");
-  const mn::MbindFailure soft = mn::classifyMbindFailure(ENOMEM, kSoft, 3);
+  const mn::BindAnswer soft = mn::classifyMbindFailure(ENOMEM, kSoft, 3);
   EXPECT_FALSE(soft.fatal);
+  EXPECT_EQ(soft.state, mn::BindState::FellBack);
   EXPECT_EQ(soft.message,
             "mbind to node 3 failed: Cannot allocate memory (ENOMEM); the memory stays unbound");
   EXPECT_NE(mn::classifyMbindFailure(4000, kStrict, 0).message.find("(errno 4000)"),

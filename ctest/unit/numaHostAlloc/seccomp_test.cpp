@@ -170,9 +170,9 @@ std::string bindAndDescribe(std::size_t bytes, int node, mn::BindPolicy policy) 
       out << "warning: " << warning << "\n";
     return out.str();
   }
-  out << "state: " << mn::bindStateName(range.state()) << "\n";
-  out << "mode: " << range.mode() << "\n";
-  out << "reason: " << range.unboundReason() << "\n";
+  out << "state: " << mn::bindStateName(range.outcome().state) << "\n";
+  out << "mode: " << range.outcome().mode << "\n";
+  out << "reason: " << range.outcome().unboundReason << "\n";
   for (const auto& warning : warnings)
     out << "warning: " << warning << "\n";
   try {
