@@ -1,10 +1,12 @@
 /**
  * @file numa_node_info.cpp
- * @brief The sysfs readers of NUMA nodes and page sizes, and the node queries built on them (see
- *        numa_node_info.hpp).
+ * @brief The sysfs readers of NUMA nodes and page sizes, the node queries built on them, and
+ *        the page placement queries (see numa_node_info.hpp).
  */
 #include "support/numa_node_info.hpp"
 
+#include <linux/mempolicy.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,9 +16,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <optional>
 #include <sstream>
 #include <utility>
+
+#include "memsamples.hpp"
 
 namespace memsamples {
 
@@ -24,6 +29,17 @@ namespace {
 
 std::string nodeFolder(const std::string& sysfsRoot, int node) {
   return sysfsRoot + "/devices/system/node/node" + std::to_string(node);
+}
+
+// The errnos the NUMA calls answer, by name: the name is what people search for.
+constexpr std::pair<int, const char*> kErrnoNames[] = {
+    {EPERM, "EPERM"},   {ENOENT, "ENOENT"}, {EIO, "EIO"},
+    {ENOMEM, "ENOMEM"}, {EACCES, "EACCES"}, {EFAULT, "EFAULT"},
+    {EINVAL, "EINVAL"}, {ENOSYS, "ENOSYS"}, {EXDEV, "EXDEV"},
+};
+
+std::size_t basePageBytes() {
+  return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
 
 bool hasHostMemory(const NodeMemory& memory) {
@@ -153,6 +169,111 @@ std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit
       found.push_back(node);
   }
   return found;
+}
+
+std::string errnoText(int error) {
+  std::string name = "errno " + std::to_string(error);
+  for (const auto& [value, text] : kErrnoNames) {
+    if (value == error)
+      name = text;
+  }
+  return std::string(std::strerror(error)) + " (" + name + ")";
+}
+
+bool PagePlacement::allOn(int node) const {
+  const auto found = pagesPerNode.find(node);
+  return known() && pages > 0 && found != pagesPerNode.end() && found->second == pages;
+}
+
+double PagePlacement::fractionOn(int node) const {
+  const auto found = pagesPerNode.find(node);
+  if (!known() || pages == 0 || found == pagesPerNode.end())
+    return 0;
+  return static_cast<double>(found->second) / static_cast<double>(pages);
+}
+
+std::string PagePlacement::summary() const {
+  if (!known())
+    return "unknown: " + error;
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1);
+  const char* separator = "";
+  for (const auto& [node, count] : pagesPerNode) {
+    text << separator << "node " << node << ": " << count << " of " << pages << " pages ("
+         << 100.0 * static_cast<double>(count) / static_cast<double>(pages) << " %)";
+    separator = "; ";
+  }
+  if (notPresent > 0) {
+    text << separator << notPresent << " not present";
+    separator = "; ";
+  }
+  if (unreadable > 0)
+    text << separator << unreadable << " unreadable (" << errnoText(firstUnreadableError) << ")";
+  if (pages == 0)
+    text << "no pages";
+  text << " [" << formatBytes(pageBytes) << " pages, " << method << "]";
+  return text.str();
+}
+
+std::vector<void*> pageAddresses(const void* address, std::size_t bytes) {
+  std::vector<void*> pages;
+  const std::size_t page = basePageBytes();
+  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(address);
+  for (std::uintptr_t at = start & ~(page - 1); address && bytes && at < start + bytes; at += page)
+    pages.push_back(reinterpret_cast<void*>(at));
+  return pages;
+}
+
+PagePlacement placementFromStatus(const std::vector<int>& status) {
+  PagePlacement placement;
+  placement.pageBytes = basePageBytes();
+  placement.method = "move_pages";
+  placement.pages = status.size();
+  // Per page: a node, -ENOENT (no page yet), or another negative errno (not reported).
+  for (const int answer : status) {
+    if (answer >= 0)
+      ++placement.pagesPerNode[answer];
+    else if (answer == -ENOENT)
+      ++placement.notPresent;
+    else if (placement.unreadable++ == 0)
+      placement.firstUnreadableError = -answer;
+  }
+  return placement;
+}
+
+PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError) {
+  // get_mempolicy names each page's node as move_pages would, so the same counting follows.
+  std::vector<int> nodes;
+  int node = -1;
+  int policyError = 0;
+  for (void* const page : pages) {
+    if (syscall(SYS_get_mempolicy, &node, nullptr, 0, page, MPOL_F_NODE | MPOL_F_ADDR) != 0) {
+      policyError = errno;
+      break;
+    }
+    nodes.push_back(node);
+  }
+  PagePlacement placement = placementFromStatus(policyError == 0 ? nodes : std::vector<int>{});
+  placement.method = "get_mempolicy";
+  placement.pages = pages.size();
+  if (policyError != 0)
+    placement.error =
+        "move_pages failed: " + errnoText(moveError) +
+        "; get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: " + errnoText(policyError);
+  return placement;
+}
+
+PagePlacement pagesPerNode(const void* address, std::size_t bytes) {
+  std::vector<void*> pages = pageAddresses(address, bytes);
+  std::vector<int> status(pages.size());
+  // Batches keep one call's work bounded; with a null node list move_pages moves nothing.
+  constexpr std::size_t kBatch = 16384;
+  for (std::size_t first = 0; first < pages.size(); first += kBatch) {
+    const std::size_t n = std::min(kBatch, pages.size() - first);
+    if (syscall(SYS_move_pages, 0, n, pages.data() + first, nullptr, status.data() + first, 0) != 0)
+      return placementFromPolicyQueries(pages, errno);
+  }
+  return placementFromStatus(status);
 }
 
 PageSizes readPageSizes(std::size_t basePageBytes, const std::string& sysfsRoot) {

@@ -1,14 +1,16 @@
 /**
  * @file numa_node_info.hpp
- * @brief What Linux says about its NUMA nodes and its pages, read from sysfs: each node's
- *        memory, the nodes that exist, the distances between them (and, from those, the host
- *        nodes with memory and the closest one), and the page sizes (base and transparent huge
- *        page).
+ * @brief What Linux says about its NUMA nodes and its pages: from sysfs, each node's memory, the
+ *        nodes that exist, the distances between them (and, from those, the host nodes with
+ *        memory and the closest one) and the page sizes (base and transparent huge page); from
+ *        the kernel's move_pages and get_mempolicy queries, which node each page of a range is on.
  *
- * Plain file readers with no CUDA and no libnuma, so that they work where libnuma is missing or
- * a container's seccomp filter refuses the NUMA system calls, and so that a test can point them
- * at a fake sysfs tree. Used by 04_numaHostAlloc's binding rules (and through them by
- * 06_perDeviceResource); unit tested in ctest/unit/common/numa_node_info_test.cpp.
+ * Plain readers with no CUDA and no libnuma (the two queries are made with syscall(), as libnuma
+ * makes them), so that they work where libnuma is missing or a container's seccomp filter
+ * refuses the NUMA system calls, and so that a test can point them at a fake sysfs tree. They
+ * read and count; what a placement means for a binding is 04's to decide. Used by
+ * 04_numaHostAlloc's binding rules (and through them by 06_perDeviceResource); unit tested in
+ * ctest/unit/common/numa_node_info_test.cpp.
  */
 #pragma once
 
@@ -74,6 +76,37 @@ int closestHostNodeWithMemory(int from, const NodeQueries& nodes);
 
 /// The host nodes with memory, ascending, at most @p limit of them.
 std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit);
+
+/// "Invalid argument (EINVAL)": the text and the name, because the name is what people search for;
+/// "... (errno N)" for an errno the table does not name.
+std::string errnoText(int error);
+
+/// Where the pages of a range are, counted in base pages.
+struct PagePlacement {
+  std::map<int, std::size_t> pagesPerNode;               ///< Node -> number of pages there.
+  std::size_t pages = 0;                                 ///< Pages queried.
+  std::size_t notPresent = 0;                            ///< Never touched (-ENOENT): no page yet.
+  std::size_t unreadable = 0;                            ///< Pages the kernel could not report.
+  int firstUnreadableError = 0;                          ///< errno of the first unreadable page.
+  std::size_t pageBytes = 0;                             ///< Size of one counted page.
+  std::string method;                                    ///< "move_pages" or "get_mempolicy".
+  std::string error;                                     ///< Non-empty: unknown, and why.
+  bool known() const noexcept { return error.empty(); }  ///< The kernel answered.
+  bool allOn(int node) const;                            ///< Every page is on @p node.
+  double fractionOn(int node) const;  ///< Share of the pages on @p node (0: unknown, empty).
+  /// "node 0: 768 of 768 pages (100.0 %)", the not-present and unreadable counts, or the error.
+  std::string summary() const;
+};
+
+/// The start of every base page of [@p address, @p address + @p bytes), for move_pages().
+std::vector<void*> pageAddresses(const void* address, std::size_t bytes);
+/// Counts move_pages()'s @p status: a node per page, -ENOENT (never touched) or another -errno.
+PagePlacement placementFromStatus(const std::vector<int>& status);
+/// Where move_pages() failed with @p moveError: get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) page
+/// by page (it faults untouched pages in); unknown when that fails too.
+PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError);
+/// move_pages() with no target nodes (a pure query) in batches, or the fallback above.
+PagePlacement pagesPerNode(const void* address, std::size_t bytes);
 
 /// The two page sizes a host range is laid out with. Neither is a constant: arm64 kernels run
 /// with 4 KiB, 16 KiB or 64 KiB base pages, and the PMD-level transparent huge page follows

@@ -269,7 +269,7 @@ SourceResult measureSource(std::string name, const HostVectors& vectors, const W
   result.kernelGBps =
       ms::gigabytesPerSecond(3.0 * static_cast<double>(work.bytes), result.kernel.medianMs);
   result.add = ms::checkVectorAdd(vectors.cpu(0), vectors.cpu(1), vectors.cpu(2), work.count);
-  result.placement = mn::pagesPerNode(vectors.host, kVectors * vectors.stride);
+  result.placement = ms::pagesPerNode(vectors.host, kVectors * vectors.stride);
   return result;
 }
 

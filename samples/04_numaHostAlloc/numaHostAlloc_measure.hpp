@@ -92,7 +92,7 @@ struct SourceResult {
   memsamples::TimingStats kernel;             ///< The zero-copy VecAdd launch.
   double kernelGBps = 0;                      ///< 3 x one vector / median time.
   memsamples::VectorAddCheck add;             ///< C checked against A + B after the launches.
-  memsamples::numa::PagePlacement placement;  ///< Where the source's pages are, afterwards.
+  memsamples::PagePlacement placement;        ///< Where the source's pages are, afterwards.
   /// True when both checks passed.
   bool passed() const { return copiesVerified && add.mismatches == 0; }
 };

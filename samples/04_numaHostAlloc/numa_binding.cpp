@@ -23,31 +23,6 @@ namespace memsamples::numa {
 
 namespace {
 
-// [errno-table]
-// What an errno means here: its name (what people search for), and for mbind whether a seccomp
-// filter refused the call (a warning even under --strict; the first touch then proves the
-// placement) rather than the kernel failing it (an error under --strict, else a warning).
-// Refused madvise is a warning whatever the errno: advice is about speed, not correctness.
-struct ErrnoMeaning {
-  int error;
-  const char* name;
-  bool refusedByFilter;
-};
-constexpr ErrnoMeaning kErrnos[] = {
-    {EPERM, "EPERM", true},    {ENOENT, "ENOENT", false}, {EIO, "EIO", false},
-    {ENOMEM, "ENOMEM", false}, {EACCES, "EACCES", false}, {EFAULT, "EFAULT", false},
-    {EINVAL, "EINVAL", false}, {ENOSYS, "ENOSYS", false}, {EXDEV, "EXDEV", false},
-};
-
-const ErrnoMeaning* meaningOf(int error) {
-  for (const ErrnoMeaning& entry : kErrnos) {
-    if (entry.error == error)
-      return &entry;
-  }
-  return nullptr;
-}
-// [errno-table]
-
 // [decision-table]
 // What each situation comes to under the soft policy (MPOL_PREFERRED, the default) and under
 // --strict (MPOL_BIND): the state the range is left in, whether the situation is an error
@@ -74,8 +49,8 @@ constexpr Answer kDecisions[][2] = {
       "%; binding with MPOL_PREFERRED anyway, the pages that do not fit will come from other "
       "nodes"},
      {BindState::FellBack, true, "cannot bind strictly: %"}},
-    // mbind refused with an errno the errno table marks as a filter's (EPERM): the memory stays
-    // usable, strict or not, and a strict range proves its placement at first touch instead.
+    // mbind refused with EPERM, a seccomp filter's answer (classifyMbindFailure): the memory
+    // stays usable, strict or not, and a strict range proves its placement at first touch.
     {{BindState::BlockedBySeccomp, false, "%; the memory stays unbound"},
      {BindState::BlockedBySeccomp, false,
       "%; the memory stays unbound, and every page is checked after first touch"}},
@@ -94,21 +69,11 @@ BindAnswer decide(Situation situation, const BindPolicy& policy, const std::stri
 }
 // [decision-table]
 
-std::size_t pageSize() {
-  return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
-
 std::string nodeText(int node) {
   return "node " + std::to_string(node);
 }
 
 }  // namespace
-
-std::string errnoText(int error) {
-  const ErrnoMeaning* meaning = meaningOf(error);
-  return std::string(std::strerror(error)) + " (" +
-         (meaning ? std::string(meaning->name) : "errno " + std::to_string(error)) + ")";
-}
 
 std::string nodeValueText(int node) {
   return node < 0 ? std::string("-1 (unknown)") : std::to_string(node);
@@ -404,11 +369,12 @@ BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
 // ------------------------------------------------------------------------ what an errno means
 
 BindAnswer classifyMbindFailure(int error, const BindPolicy& policy, int node) {
-  const ErrnoMeaning* meaning = meaningOf(error);
-  if (meaning != nullptr && meaning->refusedByFilter)
-    return decide(kRefusedByFilter, policy,
-                  "mbind to " + nodeText(node) + " was refused with " + meaning->name +
-                      " (a seccomp filter blocks it)");
+  // What an errno means: EPERM is a filter's answer (Docker's seccomp profile gives it); the
+  // kernel gives it only to MPOL_MF_MOVE_ALL without CAP_SYS_NICE, which is never asked here.
+  if (error == EPERM)
+    return decide(
+        kRefusedByFilter, policy,
+        "mbind to " + nodeText(node) + " was refused with EPERM (a seccomp filter blocks it)");
   return decide(kMbindFailed, policy,
                 "mbind to " + nodeText(node) + " failed: " + errnoText(error));
 }
@@ -484,69 +450,7 @@ std::string adviceFailure(int advice, int error) {
 
 // ------------------------------------------------------------------------ where the pages landed
 
-bool PagePlacement::allOn(int node) const {
-  const auto found = pagesPerNode.find(node);
-  return known() && pages > 0 && found != pagesPerNode.end() && found->second == pages;
-}
-
-double PagePlacement::fractionOn(int node) const {
-  const auto found = pagesPerNode.find(node);
-  if (!known() || pages == 0 || found == pagesPerNode.end())
-    return 0;
-  return static_cast<double>(found->second) / static_cast<double>(pages);
-}
-
-std::string PagePlacement::summary() const {
-  if (!known())
-    return "unknown: " + error;
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(1);
-  const char* separator = "";
-  for (const auto& [node, count] : pagesPerNode) {
-    text << separator << "node " << node << ": " << count << " of " << pages << " pages ("
-         << 100.0 * static_cast<double>(count) / static_cast<double>(pages) << " %)";
-    separator = "; ";
-  }
-  if (notPresent > 0) {
-    text << separator << notPresent << " not present";
-    separator = "; ";
-  }
-  if (unreadable > 0)
-    text << separator << unreadable << " unreadable (" << errnoText(firstUnreadableError) << ")";
-  if (pages == 0)
-    text << "no pages";
-  text << " [" << formatBytes(pageBytes) << " pages, " << method << "]";
-  return text.str();
-}
-
-std::vector<void*> pageAddresses(const void* address, std::size_t bytes) {
-  std::vector<void*> pages;
-  const std::size_t page = pageSize();
-  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(address);
-  for (std::uintptr_t at = start & ~(page - 1); address && bytes && at < start + bytes; at += page)
-    pages.push_back(reinterpret_cast<void*>(at));
-  return pages;
-}
-
 namespace {
-
-PagePlacement emptyPlacement(std::size_t pages, const char* method) {
-  PagePlacement placement;
-  placement.pageBytes = pageSize();
-  placement.method = method;
-  placement.pages = pages;
-  return placement;
-}
-
-// Adds one page's answer (a node, -ENOENT, or another negative errno) to @p placement.
-void tally(PagePlacement& placement, int status) {
-  if (status >= 0)
-    ++placement.pagesPerNode[status];
-  else if (status == -ENOENT)
-    ++placement.notPresent;
-  else if (placement.unreadable++ == 0)
-    placement.firstUnreadableError = -status;
-}
 
 PagePlacement placementOf(const std::vector<void*>& pages, const PageNodes& answer) {
   return answer.error == 0 ? placementFromStatus(answer.status)
@@ -554,41 +458,6 @@ PagePlacement placementOf(const std::vector<void*>& pages, const PageNodes& answ
 }
 
 }  // namespace
-
-PagePlacement placementFromStatus(const std::vector<int>& status) {
-  PagePlacement placement = emptyPlacement(status.size(), "move_pages");
-  for (const int answer : status)
-    tally(placement, answer);
-  return placement;
-}
-
-PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError) {
-  PagePlacement placement = emptyPlacement(pages.size(), "get_mempolicy");
-  for (void* const page : pages) {
-    int node = -1;
-    if (get_mempolicy(&node, nullptr, 0, page, MPOL_F_NODE | MPOL_F_ADDR) != 0) {
-      PagePlacement unknown = emptyPlacement(pages.size(), "get_mempolicy");
-      unknown.error = "move_pages failed: " + errnoText(moveError) +
-                      "; get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: " + errnoText(errno);
-      return unknown;
-    }
-    tally(placement, node);
-  }
-  return placement;
-}
-
-PagePlacement pagesPerNode(const void* address, std::size_t bytes) {
-  std::vector<void*> pages = pageAddresses(address, bytes);
-  std::vector<int> status(pages.size());
-  // Batches keep one call's work bounded; with a null node list move_pages moves nothing.
-  constexpr std::size_t kBatch = 16384;
-  for (std::size_t first = 0; first < pages.size(); first += kBatch) {
-    const std::size_t n = std::min(kBatch, pages.size() - first);
-    if (move_pages(0, n, pages.data() + first, nullptr, status.data() + first, 0) != 0)
-      return placementFromPolicyQueries(pages, errno);
-  }
-  return placementFromStatus(status);
-}
 
 std::string strictPlacementProblem(const PagePlacement& placement, int node) {
   const std::string of = " of " + std::to_string(placement.pages) + " pages";
@@ -701,7 +570,8 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
 
 void NumaBoundHostRange::firstTouch() {
   volatile char* bytes = static_cast<volatile char*>(data());
-  for (std::size_t offset = 0; bytes != nullptr && offset < mappedBytes(); offset += pageSize())
+  for (std::size_t offset = 0; bytes != nullptr && offset < mappedBytes();
+       offset += systemPageSizes().base)
     bytes[offset] = 0;
   const std::string problem =
       policy_.strict && bytes ? strictBindingProblem(placement(), node_, outcome_.state) : "";

@@ -40,8 +40,6 @@ class NumaBindError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// "Invalid argument (EINVAL)": the text and the name, because the name is what people search for.
-std::string errnoText(int error);
 /// A node number as the output shows it: "3", or "-1 (unknown)" for a negative one.
 std::string nodeValueText(int node);
 
@@ -257,32 +255,9 @@ std::string adviceFailure(int advice, int error);
 /// @name Where the pages landed
 /// @{
 
-/// Where the pages of a range are, counted in base pages.
-struct PagePlacement {
-  std::map<int, std::size_t> pagesPerNode;               ///< Node -> number of pages there.
-  std::size_t pages = 0;                                 ///< Pages queried.
-  std::size_t notPresent = 0;                            ///< Never touched (-ENOENT): no page yet.
-  std::size_t unreadable = 0;                            ///< Pages the kernel could not report.
-  int firstUnreadableError = 0;                          ///< errno of the first unreadable page.
-  std::size_t pageBytes = 0;                             ///< Size of one counted page.
-  std::string method;                                    ///< "move_pages" or "get_mempolicy".
-  std::string error;                                     ///< Non-empty: unknown, and why.
-  bool known() const noexcept { return error.empty(); }  ///< The kernel answered.
-  bool allOn(int node) const;                            ///< Every page is on @p node.
-  double fractionOn(int node) const;  ///< Share of the pages on @p node (0: unknown, empty).
-  /// "node 0: 768 of 768 pages (100.0 %)", the not-present and unreadable counts, or the error.
-  std::string summary() const;
-};
+/// (PagePlacement, pagesPerNode(), placementFromStatus() and the get_mempolicy fallback, which
+/// read and count where pages are, are Common's: support/numa_node_info.hpp.)
 
-/// The start of every base page of [@p address, @p address + @p bytes), for move_pages().
-std::vector<void*> pageAddresses(const void* address, std::size_t bytes);
-/// Counts move_pages()'s @p status: a node per page, -ENOENT (never touched) or another -errno.
-PagePlacement placementFromStatus(const std::vector<int>& status);
-/// Where move_pages() failed with @p moveError: get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) page
-/// by page (it faults untouched pages in); unknown when that fails too.
-PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError);
-/// move_pages() with no target nodes (a pure query) in batches, or the fallback above.
-PagePlacement pagesPerNode(const void* address, std::size_t bytes);
 /// Empty when @p placement satisfies a strict binding to @p node, else why not.
 std::string strictPlacementProblem(const PagePlacement& placement, int node);
 /// After a strict range's first touch: empty when it kept its promise, else the error. A

@@ -1,11 +1,16 @@
-// The sysfs readers of NUMA nodes and page sizes, and the node queries built on them
-// (Common/support/numa_node_info.hpp), on fake sysfs trees; moved here from 04_numaHostAlloc's
-// tests with the code. Injected base pages stand in for 64 KiB-page kernels.
+// The sysfs readers of NUMA nodes and page sizes and the node queries built on them, on fake
+// sysfs trees, and the page placement queries on this process's own memory
+// (Common/support/numa_node_info.hpp); moved here from 04_numaHostAlloc's tests with the code.
+// Injected base pages stand in for 64 KiB-page kernels.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "common/temp_dir.hpp"
 #include "support/numa_node_info.hpp"
@@ -121,4 +126,74 @@ TEST(PageSizes, ThisMachine) {
   const ms::PageSizes pages = ms::systemPageSizes();
   EXPECT_EQ(pages.base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
   EXPECT_EQ(pages.huge % pages.base, 0u);
+}
+
+// Where the pages of a range are (PagePlacement, pageAddresses, placementFromStatus, the
+// get_mempolicy fallback, pagesPerNode) and errnoText: moved here from 04's placement, binding and
+// policy tests with the code; the strict checks of a placement stay 04's (placement_test.cpp).
+
+TEST(ErrnoText, TextAndName) {
+  // Moved here from 04's Errors.ErrnoAndNodeTexts with errnoText itself.
+  EXPECT_EQ(ms::errnoText(EPERM), "Operation not permitted (EPERM)");
+  EXPECT_NE(ms::errnoText(4000).find("(errno 4000)"), std::string::npos);
+}
+
+TEST(PagePlacement, PageAddressesCoverTheRangeInWholePages) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto* base = reinterpret_cast<const char*>(16 * page);
+  EXPECT_TRUE(ms::pageAddresses(nullptr, 100).empty());
+  EXPECT_TRUE(ms::pageAddresses(base, 0).empty());
+  EXPECT_EQ(ms::pageAddresses(base, 1), std::vector<void*>{reinterpret_cast<void*>(16 * page)});
+  // An unaligned start and end: the pages that hold the first and the last byte are included.
+  const std::vector<void*> pages = ms::pageAddresses(base + page - 1, page + 2);
+  ASSERT_EQ(pages.size(), 3u);
+  EXPECT_EQ(pages[0], reinterpret_cast<void*>(16 * page));
+  EXPECT_EQ(pages[2], reinterpret_cast<void*>(18 * page));
+}
+
+TEST(PagePlacement, CountsWhatMovePagesReported) {
+  // A node per page, -ENOENT for a page never touched, another -errno for one not reported.
+  const ms::PagePlacement placement = ms::placementFromStatus({0, 1, 0, -ENOENT, -EFAULT, -EACCES});
+  EXPECT_TRUE(placement.known());
+  EXPECT_EQ(placement.method, "move_pages");
+  EXPECT_EQ(placement.pages, 6u);
+  EXPECT_EQ(placement.pagesPerNode, (std::map<int, std::size_t>{{0, 2}, {1, 1}}));
+  EXPECT_EQ(placement.notPresent, 1u);
+  EXPECT_EQ(placement.unreadable, 2u);
+  EXPECT_EQ(placement.firstUnreadableError, EFAULT);
+  EXPECT_EQ(placement.pageBytes, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(ms::placementFromStatus({}).pages, 0u);
+}
+
+TEST(PagePlacement, PolicyQueriesAreTheFallback) {
+  // Real pages of this process, touched: get_mempolicy names a node for each.
+  std::vector<char> buffer(3 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), 1);
+  const std::vector<void*> pages = ms::pageAddresses(buffer.data(), buffer.size());
+  const ms::PagePlacement placement = ms::placementFromPolicyQueries(pages, EPERM);
+  if (!placement.known()) {
+    // Where get_mempolicy is refused too, both errors are named.
+    EXPECT_EQ(placement.error.rfind("move_pages failed: Operation not permitted (EPERM); "
+                                    "get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: ",
+                                    0),
+              0u);
+    return;
+  }
+  EXPECT_EQ(placement.method, "get_mempolicy");
+  EXPECT_EQ(placement.pages, pages.size());
+  std::size_t counted = 0;
+  for (const auto& entry : placement.pagesPerNode)
+    counted += entry.second;
+  EXPECT_EQ(counted, pages.size());
+}
+
+TEST(PagePlacement, PlacementOfOrdinaryMemoryAddsUp) {
+  std::vector<char> buffer(5 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) + 123, 1);
+  const ms::PagePlacement placement = ms::pagesPerNode(buffer.data(), buffer.size());
+  ASSERT_TRUE(placement.known()) << placement.error;
+  std::size_t counted = placement.notPresent + placement.unreadable;
+  for (const auto& entry : placement.pagesPerNode)
+    counted += entry.second;
+  EXPECT_EQ(counted, placement.pages);
+  EXPECT_GE(placement.pages, 6u);  // an unaligned start touches one more page
+  EXPECT_EQ(placement.pageBytes, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
 }

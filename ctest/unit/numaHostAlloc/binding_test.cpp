@@ -106,13 +106,13 @@ TEST_F(RealBinding, StrictBindToNode0) {
   EXPECT_EQ(mask[0], 1ul);
 
   // Bound before first touch: no page exists yet.
-  const mn::PagePlacement before = range.placement();
+  const memsamples::PagePlacement before = range.placement();
   ASSERT_TRUE(before.known()) << before.error;
   EXPECT_EQ(before.pages, kMiB / pageSize());
   EXPECT_EQ(before.notPresent, before.pages);
 
   range.firstTouch();  // strict: verifies, throws on a stray page
-  const mn::PagePlacement after = range.placement();
+  const memsamples::PagePlacement after = range.placement();
   EXPECT_TRUE(after.allOn(0)) << after.summary();
   EXPECT_EQ(after.method, "move_pages");
   EXPECT_EQ(after.notPresent, 0u);
@@ -130,7 +130,7 @@ TEST_F(RealBinding, SoftBindToNode0) {
   ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
   EXPECT_EQ(mode, MPOL_PREFERRED | mn::kMpolStaticNodes);
   range.firstTouch();
-  const mn::PagePlacement placement = range.placement();
+  const memsamples::PagePlacement placement = range.placement();
   EXPECT_TRUE(placement.allOn(0)) << placement.summary();
   EXPECT_EQ(placement.pages, range.mappedBytes() / pageSize());
   EXPECT_TRUE(usable(range));
@@ -324,18 +324,6 @@ TEST(Binding, MovingTransfersOwnershipAndDestructionUnmaps) {
   EXPECT_FALSE(unmapped(oldB, 2 * kMiB));
 }
 
-TEST(Binding, PlacementOfOrdinaryMemoryAddsUp) {
-  std::vector<char> buffer(5 * pageSize() + 123, 1);
-  const mn::PagePlacement placement = mn::pagesPerNode(buffer.data(), buffer.size());
-  ASSERT_TRUE(placement.known()) << placement.error;
-  std::size_t counted = placement.notPresent + placement.unreadable;
-  for (const auto& entry : placement.pagesPerNode)
-    counted += entry.second;
-  EXPECT_EQ(counted, placement.pages);
-  EXPECT_GE(placement.pages, 6u);  // an unaligned start touches one more page
-  EXPECT_EQ(placement.pageBytes, pageSize());
-}
-
 TEST(Binding, OwnedMappingUnmapsWhatItWasGiven) {
   void* const mapping =
       mmap(nullptr, 2 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -372,17 +360,17 @@ TEST_F(RealBinding, TheLessonsPiecesBindAndCountLikeTheRange) {
   EXPECT_EQ(mode, MPOL_BIND | mn::kMpolStaticNodes);
   EXPECT_EQ(recorded[0], 1ul);
 
-  std::vector<void*> pages = mn::pageAddresses(mapping, kMiB);
+  std::vector<void*> pages = memsamples::pageAddresses(mapping, kMiB);
   std::vector<int> status(pages.size());
   ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
-  EXPECT_EQ(mn::placementFromStatus(status).notPresent, pages.size());  // nothing touched yet
+  EXPECT_EQ(memsamples::placementFromStatus(status).notPresent, pages.size());  // nothing touched yet
   for (std::size_t offset = 0; offset < kMiB; offset += pageSize())
     static_cast<char*>(mapping)[offset] = 0;
   ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
-  const mn::PagePlacement touched = mn::placementFromStatus(status);
+  const memsamples::PagePlacement touched = memsamples::placementFromStatus(status);
   EXPECT_TRUE(touched.allOn(0)) << touched.summary();
   EXPECT_EQ(mn::strictBindingProblem(touched, 0, outcome.state), "");
-  EXPECT_EQ(touched.summary(), mn::pagesPerNode(mapping, kMiB).summary());
+  EXPECT_EQ(touched.summary(), memsamples::pagesPerNode(mapping, kMiB).summary());
 }
 
 TEST(BoundRangeLayout, FollowsThePageSizesItIsGiven) {

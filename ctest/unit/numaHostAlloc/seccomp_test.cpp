@@ -182,7 +182,7 @@ std::string bindAndDescribe(std::size_t bytes, int node, mn::BindPolicy policy) 
     out << "first touch: " << error.what() << "\n";
     return out.str();
   }
-  const mn::PagePlacement placement = range.placement();
+  const memsamples::PagePlacement placement = range.placement();
   out << "all on node " << node << ": " << placement.allOn(node) << "\n";
   auto* data = static_cast<unsigned char*>(range.data());
   for (std::size_t i = 0; i < bytes; ++i)
