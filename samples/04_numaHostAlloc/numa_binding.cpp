@@ -8,15 +8,11 @@
 #include <numa.h>
 #include <numaif.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstring>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 #include <utility>
 
 namespace memsamples::numa {
@@ -143,20 +139,20 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
   result.sysfs = readPciNumaNode(sysfsRoot, pciBusId);
   if (!result.sysfs.problem.empty())
     result.notes.push_back("sysfs: " + result.sysfs.problem);
-  if (result.attributeNode != result.sysfs.node) {
-    result.sourcesDisagree = true;
+  result.sourcesDisagree = result.attributeNode != result.sysfs.node;
+  if (result.sourcesDisagree)
     result.notes.push_back("the sources disagree: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says " +
                            nodeValueText(result.attributeNode) + ", sysfs says " +
                            nodeValueText(result.sysfs.node));
-  }
-  // Sysfs first (the firmware's proximity domain), then the driver's answer.
-  std::vector<std::pair<int, NodeSource>> candidates;
-  if (result.sysfs.node >= 0)
-    candidates.emplace_back(result.sysfs.node, NodeSource::Sysfs);
-  if (result.attributeNode >= 0 && result.attributeNode != result.sysfs.node)
-    candidates.emplace_back(result.attributeNode, NodeSource::CudaAttribute);
+  // Sysfs first (the firmware's proximity domain), then the driver's answer where it differs;
+  // -1 (unknown) is no candidate.
+  const std::pair<int, NodeSource> candidates[] = {
+      {result.sysfs.node, NodeSource::Sysfs},
+      {result.sourcesDisagree ? result.attributeNode : -1, NodeSource::CudaAttribute}};
   int existing = -1;  // the first candidate that exists but holds no host memory
   for (const auto& [node, source] : candidates) {
+    if (node < 0)
+      continue;
     const std::string who = nodeText(node) + " (from " + nodeSourceName(source) + ")";
     const NodeMemory memory = nodes.hostMemory(node);
     std::string rejected;
@@ -340,14 +336,13 @@ std::uint64_t sizeHostVectors(const std::optional<std::uint64_t>& requested,
   if (!policy.bind && policy.strict)
     throw UsageError("--strict and --no-bind contradict each other");
   const std::uint64_t bytes = fitHostMemory(requested, defaultBytes, vectors, sizeof(float));
-  const std::string why =
-      policy.strict && node >= 0
-          ? whyNodeCannotBeBound(static_cast<int>(node), queryNumaFacts(static_cast<int>(node)))
-          : "";
-  if (!why.empty()) {
-    const std::uint64_t hostBytes = vectors * vectorStride(bytes, systemPageSizes().base);
+  if (!policy.strict || node < 0)
+    return bytes;
+  const int target = static_cast<int>(node);
+  const std::string why = whyNodeCannotBeBound(target, queryNumaFacts(target));
+  const std::uint64_t hostBytes = vectors * vectorStride(bytes, systemPageSizes().base);
+  if (!why.empty())
     throw NumaBindError(strictRefusal(hostBytes, why));
-  }
   return bytes;
 }
 
@@ -497,10 +492,9 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
   out << "  placement after cuMemHostRegister: " << pinned.summary() << '\n';
   PlacementReport report;
   const std::string pinning = plan.policy.strict ? strictPlacementProblem(pinned, plan.node) : "";
-  if (!pinning.empty()) {
+  report.ok = pinning.empty();
+  if (!report.ok)
     out << "  strict binding broken by pinning: " << pinning << '\n';
-    report.ok = false;
-  }
   report.json.set("state", bindStateName(binding.state))
       .set("mode", describeMbindMode(binding.mode))
       .set("hugePageAdvice", binding.hugePagesAdvised)
@@ -511,23 +505,6 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
 }
 
 // -------------------------------------------------------------------------------- the bound range
-
-OwnedMapping::~OwnedMapping() {
-  // Unmapping also drops the range's memory policy: it belongs to the mapping, not to the
-  // addresses, so a later mapping at the same place starts unbound.
-  if (address_ != nullptr)
-    munmap(address_, bytes_);
-}
-
-OwnedMapping& OwnedMapping::operator=(OwnedMapping other) noexcept {
-  std::swap(address_, other.address_);
-  std::swap(bytes_, other.bytes_);
-  return *this;
-}
-
-void* OwnedMapping::release() noexcept {
-  return std::exchange(address_, nullptr);
-}
 
 NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy,
                                        const WarningSink& warn, const PageSizes& pages)
@@ -581,10 +558,6 @@ void NumaBoundHostRange::firstTouch() {
 
 PagePlacement NumaBoundHostRange::placement() const {
   return pagesPerNode(data(), mappedBytes());
-}
-
-std::string NumaBoundHostRange::describe() const {
-  return describeBinding(size(), mappedBytes(), node_, outcome_);
 }
 
 }  // namespace memsamples::numa

@@ -13,11 +13,13 @@
  */
 #pragma once
 
+#include <sys/mman.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
-#include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -57,14 +59,10 @@ NodeMemoryQuery libnumaNodeMemory();
 /// refused. (NodeQueries, closestHostNodeWithMemory and hostNodesWithMemory are Common's.)
 NodeQueries libnumaNodes();
 
-/// Where the chosen node came from.
-enum class NodeSource {
-  None,           ///< No usable node.
-  Sysfs,          ///< The kernel's PCI `numa_node` file.
-  CudaAttribute,  ///< CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID.
-  Both,           ///< Both sources named the same node.
-  Closest,        ///< The closest host node with memory to the node a source named.
-};
+/// Where the chosen node came from: None (no usable node), Sysfs (the kernel's PCI `numa_node`
+/// file), CudaAttribute (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), Both (both sources named the same
+/// node) or Closest (the closest host node with memory to the node a source named).
+enum class NodeSource { None, Sysfs, CudaAttribute, Both, Closest };
 /// "none", "sysfs", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "both sources" or "closest node with
 /// memory (numa_distance)".
 const char* nodeSourceName(NodeSource source);
@@ -193,13 +191,10 @@ BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
 /// @name What an errno means
 /// @{
 
-/// How a binding ended up.
-enum class BindState {
-  Bound,             ///< mbind() succeeded.
-  NotRequested,      ///< BindPolicy::bind was false.
-  FellBack,          ///< Soft policy, binding impossible or failed: unbound, one warning.
-  BlockedBySeccomp,  ///< mbind() returned EPERM: unbound, one warning.
-};
+/// How a binding ended up: Bound (mbind() succeeded), NotRequested (BindPolicy::bind was false),
+/// FellBack (binding impossible or failed under the soft policy: unbound, one warning) or
+/// BlockedBySeccomp (mbind() returned EPERM: unbound, one warning).
+enum class BindState { Bound, NotRequested, FellBack, BlockedBySeccomp };
 /// "bound", "not requested", "fell back (unbound)" or "blocked by seccomp (unbound)".
 const char* bindStateName(BindState state);
 
@@ -290,26 +285,24 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
 /// @name The bound range
 /// @{
 
-/// Takes over the munmap() of a mapping its caller made with mmap(); nothing else. Movable: a
-/// move-assignment unmaps the mapping it replaces at once.
-class OwnedMapping {
+/// munmap() of a mapping of `bytes`, as OwnedMapping's deleter.
+struct Unmap {
+  std::size_t bytes = 0;  ///< The length of the mapping.
+  /// Unmapping also drops the range's memory policy: it belongs to the mapping, not to the
+  /// addresses, so a later mapping at the same place starts unbound.
+  void operator()(void* address) const noexcept { munmap(address, bytes); }
+};
+
+/// Takes over the munmap() of a mapping its caller made with mmap(); nothing else. A
+/// std::unique_ptr: release() gives the mapping up unmapped, for the good path's own munmap
+/// call, and a move-assignment unmaps the mapping it replaces at once.
+class OwnedMapping : public std::unique_ptr<void, Unmap> {
  public:
   OwnedMapping() noexcept = default;  ///< Owns nothing.
   /// Owns [@p address, @p address + @p bytes); a null @p address owns nothing.
-  OwnedMapping(void* address, std::size_t bytes) noexcept : address_(address), bytes_(bytes) {}
-  ~OwnedMapping();
-  /// @p other becomes empty.
-  OwnedMapping(OwnedMapping&& other) noexcept : address_(other.release()), bytes_(other.bytes_) {}
-  /// Takes @p other's mapping; the one this owned is unmapped when @p other (a copy) ends.
-  OwnedMapping& operator=(OwnedMapping other) noexcept;
-  void* get() const noexcept { return address_; }                      ///< The start, or null.
-  std::size_t size() const noexcept { return address_ ? bytes_ : 0; }  ///< The bytes owned.
-  /// Gives the mapping up unmapped, for the good path's own munmap call.
-  void* release() noexcept;
-
- private:
-  void* address_ = nullptr;
-  std::size_t bytes_ = 0;
+  OwnedMapping(void* address, std::size_t bytes) noexcept : unique_ptr(address, Unmap{bytes}) {}
+  /// The bytes owned: 0 when empty.
+  std::size_t size() const noexcept { return get() != nullptr ? get_deleter().bytes : 0; }
 };
 
 /// Anonymous host memory bound to one node before its first touch, unmapped on destruction:
@@ -333,7 +326,6 @@ class NumaBoundHostRange {
   /// @throws NumaBindError from strictBindingProblem().
   void firstTouch();
   PagePlacement placement() const;  ///< pagesPerNode() of the mapped range.
-  std::string describe() const;     ///< describeBinding() of the range.
 
  private:
   OwnedMapping mapping_;  // unmapping also drops the range's memory policy

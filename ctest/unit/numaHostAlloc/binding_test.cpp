@@ -134,7 +134,7 @@ TEST_F(RealBinding, SoftBindToNode0) {
   EXPECT_TRUE(placement.allOn(0)) << placement.summary();
   EXPECT_EQ(placement.pages, range.mappedBytes() / pageSize());
   EXPECT_TRUE(usable(range));
-  EXPECT_EQ(range.describe(),
+  EXPECT_EQ(mn::describeBinding(range.size(), range.mappedBytes(), 0, range.outcome()),
             "3.00 MiB (mapped 4.00 MiB) for node 0, bound with MPOL_PREFERRED | "
             "MPOL_F_STATIC_NODES; advice: MADV_HUGEPAGE MADV_DONTFORK");
 }
@@ -363,7 +363,8 @@ TEST_F(RealBinding, TheLessonsPiecesBindAndCountLikeTheRange) {
   std::vector<void*> pages = memsamples::pageAddresses(mapping, kMiB);
   std::vector<int> status(pages.size());
   ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
-  EXPECT_EQ(memsamples::placementFromStatus(status).notPresent, pages.size());  // nothing touched yet
+  EXPECT_EQ(memsamples::placementFromStatus(status).notPresent,
+            pages.size());  // nothing touched yet
   for (std::size_t offset = 0; offset < kMiB; offset += pageSize())
     static_cast<char*>(mapping)[offset] = 0;
   ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
