@@ -1,7 +1,7 @@
 /**
  * @file numa_node_info.cpp
- * @brief The sysfs readers of NUMA nodes and page sizes, the node queries built on them, and
- *        the page placement queries (see numa_node_info.hpp).
+ * @brief The sysfs readers of NUMA nodes and page sizes, the node queries built on them, the
+ *        page placement queries and the layout of a host range (see numa_node_info.hpp).
  */
 #include "support/numa_node_info.hpp"
 
@@ -19,6 +19,7 @@
 #include <iomanip>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "memsamples.hpp"
@@ -292,6 +293,22 @@ PageSizes systemPageSizes() {
   // Read once: 06 lays out a range per allocation inside its timed latency loops.
   static const PageSizes pages = readPageSizes(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
   return pages;
+}
+
+std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes) {
+  return (vectorBytes + pageBytes - 1) / pageBytes * pageBytes;
+}
+
+RangeLayout hostRangeLayout(std::size_t bytes, const PageSizes& pages) {
+  RangeLayout layout;
+  layout.alignment = pages.huge > 0 && bytes >= pages.huge ? pages.huge : pages.base;
+  if (bytes == 0 || bytes > SIZE_MAX - 2 * layout.alignment)
+    throw std::invalid_argument("host range of " + std::to_string(bytes) +
+                                " bytes cannot be mapped");
+  layout.mappedBytes = (bytes + layout.alignment - 1) / layout.alignment * layout.alignment;
+  layout.reservedBytes =
+      layout.mappedBytes + (layout.alignment > pages.base ? layout.alignment : 0);
+  return layout;
 }
 
 }  // namespace memsamples

@@ -124,4 +124,19 @@ PageSizes readPageSizes(std::size_t basePageBytes, const std::string& sysfsRoot 
 /// readPageSizes() of this machine: sysconf(_SC_PAGESIZE) and /sys, read once.
 PageSizes systemPageSizes();
 
+/// @p vectorBytes rounded up to a page: each vector of a host range starts on a page of its own.
+std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes);
+
+/// How an anonymous mapping for a host range is made.
+struct RangeLayout {
+  std::size_t alignment = 0;      ///< Where the range starts: a huge page, or a base page.
+  std::size_t mappedBytes = 0;    ///< The range: the request rounded up to `alignment`.
+  std::size_t reservedBytes = 0;  ///< What to mmap: one `alignment` more when it exceeds a page.
+};
+/// Huge-page aligned and sized from one huge page up, so that THP can back all of it (the margins
+/// of the extra alignment are never touched); base pages below, because rounding a small range up
+/// to a huge page would touch and pin memory nobody asked for. @throws std::invalid_argument for
+/// 0 bytes or a size that cannot be rounded up.
+RangeLayout hostRangeLayout(std::size_t bytes, const PageSizes& pages);
+
 }  // namespace memsamples

@@ -26,12 +26,7 @@ namespace {
 // standing for the problem and "#" for the size. chooseMbindMode() tries the first three in
 // order before anything exists; classifyMbindFailure() picks one of the last two after mbind.
 enum Situation { kNotRequested, kNodeUnusable, kShortOfMemory, kRefusedByFilter, kMbindFailed };
-struct Answer {
-  BindState state;
-  bool fatal;
-  const char* words;
-};
-constexpr Answer kDecisions[][2] = {
+const BindAnswer kDecisions[][2] = {
     // --no-bind: no mbind and no warning.
     {{BindState::NotRequested, false, ""}, {BindState::NotRequested, false, ""}},
     // NUMA unavailable, no node known, or a node that does not exist, has no memory or is GPU
@@ -57,16 +52,22 @@ constexpr Answer kDecisions[][2] = {
 // The decision table's answer for @p situation under @p policy, its words filled in.
 BindAnswer decide(Situation situation, const BindPolicy& policy, const std::string& problem,
                   std::size_t bytes = 0) {
-  const Answer& answer = kDecisions[situation][policy.strict ? 1 : 0];
-  BindAnswer decided{answer.state, answer.fatal, {}};
-  for (const char* at = answer.words; *at != '\0'; ++at)
-    decided.message += *at == '%' ? problem : *at == '#' ? formatBytes(bytes) : std::string(1, *at);
-  return decided;
+  const BindAnswer& row = kDecisions[situation][policy.strict ? 1 : 0];
+  BindAnswer answer{row.state, row.fatal, {}};
+  for (const char at : row.message)
+    answer.message += at == '%' ? problem : at == '#' ? formatBytes(bytes) : std::string(1, at);
+  return answer;
 }
 // [decision-table]
 
 std::string nodeText(int node) {
   return "node " + std::to_string(node);
+}
+
+// What one of the lesson's looks found: move_pages' answer, or the get_mempolicy fallback.
+PagePlacement placementOf(const std::vector<void*>& pages, const PageNodes& answer) {
+  return answer.error == 0 ? placementFromStatus(answer.status)
+                           : placementFromPolicyQueries(pages, answer.error);
 }
 
 }  // namespace
@@ -211,16 +212,13 @@ HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
     return choice;
   const std::string unusable =
       target >= 0 ? nodeText(target) + " holds no host memory" : std::string("no target node");
-  choice.node = nearest;
-  choice.reason = unusable + ": the nearest node";
+  choice = {nearest, unusable + ": the nearest node"};
   if (nodes.holdsHostMemory(nearest))
     return choice;
-  choice.node = closestHostNodeWithMemory(target >= 0 ? target : nearest, nodes);
-  choice.reason = unusable + ": the closest node with memory";
-  if (choice.node < 0) {
-    choice.node = 0;
-    choice.reason = unusable + " and no node is known: id 0, as cuda.h asks without NUMA";
-  }
+  choice = {closestHostNodeWithMemory(target >= 0 ? target : nearest, nodes),
+            unusable + ": the closest node with memory"};
+  if (choice.node < 0)
+    choice = {0, unusable + " and no node is known: id 0, as cuda.h asks without NUMA"};
   return choice;
 }
 
@@ -314,22 +312,6 @@ NodeMask nodeMask(int node) {
   return mask;
 }
 
-std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes) {
-  return (vectorBytes + pageBytes - 1) / pageBytes * pageBytes;
-}
-
-RangeLayout hostRangeLayout(std::size_t bytes, const PageSizes& pages) {
-  RangeLayout layout;
-  layout.alignment = pages.huge > 0 && bytes >= pages.huge ? pages.huge : pages.base;
-  if (bytes == 0 || bytes > SIZE_MAX - 2 * layout.alignment)
-    throw std::invalid_argument("host range of " + std::to_string(bytes) +
-                                " bytes cannot be mapped");
-  layout.mappedBytes = (bytes + layout.alignment - 1) / layout.alignment * layout.alignment;
-  layout.reservedBytes =
-      layout.mappedBytes + (layout.alignment > pages.base ? layout.alignment : 0);
-  return layout;
-}
-
 std::uint64_t sizeHostVectors(const std::optional<std::uint64_t>& requested,
                               std::uint64_t defaultBytes, int vectors, const BindPolicy& policy,
                               long long node) {
@@ -418,10 +400,9 @@ std::string describeBinding(std::size_t bytes, std::size_t mappedBytes, int node
                      nodeText(node) + ", " + bindStateName(outcome.state);
   if (outcome.state == BindState::Bound)
     text += " with " + describeMbindMode(outcome.mode);
-  text += "; advice:";
-  text += outcome.hugePagesAdvised ? " MADV_HUGEPAGE" : "";
-  text += outcome.dontForkAdvised ? " MADV_DONTFORK" : "";
-  return text + (outcome.hugePagesAdvised || outcome.dontForkAdvised ? "" : " none");
+  std::string advice = outcome.hugePagesAdvised ? " MADV_HUGEPAGE" : "";
+  advice += outcome.dontForkAdvised ? " MADV_DONTFORK" : "";
+  return text + "; advice:" + (advice.empty() ? " none" : advice);
 }
 
 std::vector<int> madviseAdvice(std::size_t bytes, std::size_t hugePageBytes) {
@@ -444,15 +425,6 @@ std::string adviceFailure(int advice, int error) {
 }
 
 // ------------------------------------------------------------------------ where the pages landed
-
-namespace {
-
-PagePlacement placementOf(const std::vector<void*>& pages, const PageNodes& answer) {
-  return answer.error == 0 ? placementFromStatus(answer.status)
-                           : placementFromPolicyQueries(pages, answer.error);
-}
-
-}  // namespace
 
 std::string strictPlacementProblem(const PagePlacement& placement, int node) {
   const std::string of = " of " + std::to_string(placement.pages) + " pages";
@@ -546,12 +518,10 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
 }
 
 void NumaBoundHostRange::firstTouch() {
-  volatile char* bytes = static_cast<volatile char*>(data());
-  for (std::size_t offset = 0; bytes != nullptr && offset < mappedBytes();
-       offset += systemPageSizes().base)
-    bytes[offset] = 0;
+  for (void* const page : pageAddresses(data(), mappedBytes()))
+    *static_cast<volatile char*>(page) = 0;
   const std::string problem =
-      policy_.strict && bytes ? strictBindingProblem(placement(), node_, outcome_.state) : "";
+      policy_.strict && data() ? strictBindingProblem(placement(), node_, outcome_.state) : "";
   if (!problem.empty())
     throw NumaBindError(problem);
 }

@@ -155,18 +155,8 @@ struct NodeMask {
 /// The mask that names only @p node. @throws std::invalid_argument for a negative one.
 NodeMask nodeMask(int node);
 
-/// @p vectorBytes rounded up to a page: each of A, B and C starts on a page of its own.
-std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes);
-
-/// How an anonymous mapping for a host range is made.
-struct RangeLayout {
-  std::size_t alignment = 0;      ///< Where the range starts: a huge page, or a base page.
-  std::size_t mappedBytes = 0;    ///< The range: the request rounded up to `alignment`.
-  std::size_t reservedBytes = 0;  ///< What to mmap: one `alignment` more when it exceeds a page.
-};
-/// Huge-page aligned and sized from one huge page up, so that THP can back all of it; base pages
-/// below. @throws std::invalid_argument for 0 bytes or a size that cannot be rounded up.
-RangeLayout hostRangeLayout(std::size_t bytes, const PageSizes& pages);
+/// (vectorStride(), RangeLayout and hostRangeLayout(), how a host range is laid out in the page
+/// sizes, are Common's: support/numa_node_info.hpp.)
 
 /// Step 1 of the lesson, before any GPU work: refuses `--strict` with `--no-bind` (UsageError)
 /// and a strict binding to an explicit @p node (>= 0) that cannot hold memory (NumaBindError),

@@ -20,6 +20,7 @@ namespace ms = memsamples;
 namespace {
 
 constexpr std::uint64_t kMiB = 1ull << 20;
+constexpr std::uint64_t kGiB = 1ull << 30;
 constexpr std::size_t kPage4K = 4096;
 constexpr std::size_t kPage64K = 65536;
 
@@ -126,6 +127,53 @@ TEST(PageSizes, ThisMachine) {
   const ms::PageSizes pages = ms::systemPageSizes();
   EXPECT_EQ(pages.base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
   EXPECT_EQ(pages.huge % pages.base, 0u);
+}
+
+// How a host range is laid out in the page sizes: moved here from 04's host_layout_test.cpp with
+// vectorStride and hostRangeLayout.
+
+TEST(HostLayout, VectorStrideIsPageAligned) {
+  EXPECT_EQ(ms::vectorStride(4, kPage4K), 4096u);
+  EXPECT_EQ(ms::vectorStride(4096, kPage4K), 4096u);
+  EXPECT_EQ(ms::vectorStride(4100, kPage4K), 8192u);
+  EXPECT_EQ(ms::vectorStride(kGiB, kPage4K), kGiB);
+  // With 64 KiB pages each vector still starts on a page of its own.
+  EXPECT_EQ(ms::vectorStride(4, kPage64K), 65536u);
+  EXPECT_EQ(ms::vectorStride(4100, kPage64K), 65536u);
+  EXPECT_EQ(ms::vectorStride(65537, kPage64K), 131072u);
+}
+
+TEST(RangeLayout, HugePagesFromOneHugePageUp) {
+  const ms::PageSizes x86{kPage4K, 2 * kMiB};
+  // The H200 run: 3 x 1 GiB, already whole huge pages; one huge page of extra addresses.
+  const ms::RangeLayout big = ms::hostRangeLayout(3 * kGiB, x86);
+  EXPECT_EQ(big.alignment, 2 * kMiB);
+  EXPECT_EQ(big.mappedBytes, 3 * kGiB);
+  EXPECT_EQ(big.reservedBytes, 3 * kGiB + 2 * kMiB);
+  const ms::RangeLayout odd = ms::hostRangeLayout(3 * kMiB, x86);
+  EXPECT_EQ(odd.mappedBytes, 4 * kMiB);
+  // Below one huge page: base pages, no extra addresses.
+  const ms::RangeLayout small = ms::hostRangeLayout(kMiB + 1, x86);
+  EXPECT_EQ(small.alignment, kPage4K);
+  EXPECT_EQ(small.mappedBytes, kMiB + kPage4K);
+  EXPECT_EQ(small.reservedBytes, small.mappedBytes);
+}
+
+TEST(RangeLayout, SixtyFourKiBPagesDoNotPadToHalfAGibibyte) {
+  const ms::PageSizes arm64{kPage64K, 512 * kMiB};
+  // --size 16M: 48 MiB stays 48 MiB (a 2 MiB assumption would be wrong, a 512 MiB pad wasteful).
+  const ms::RangeLayout small = ms::hostRangeLayout(48 * kMiB + 4, arm64);
+  EXPECT_EQ(small.alignment, kPage64K);
+  EXPECT_EQ(small.mappedBytes, 48 * kMiB + kPage64K);
+  EXPECT_EQ(small.reservedBytes, small.mappedBytes);
+  const ms::RangeLayout big = ms::hostRangeLayout(1536 * kMiB, arm64);
+  EXPECT_EQ(big.alignment, 512 * kMiB);
+  EXPECT_EQ(big.mappedBytes, 1536 * kMiB);
+  EXPECT_EQ(big.reservedBytes, 2048 * kMiB);
+  // No transparent huge pages: base pages whatever the size.
+  EXPECT_EQ(ms::hostRangeLayout(3 * kGiB, ms::PageSizes{kPage64K, 0}).alignment, kPage64K);
+  EXPECT_THROW(ms::hostRangeLayout(0, arm64), std::invalid_argument);
+  EXPECT_THROW(ms::hostRangeLayout(SIZE_MAX - kPage64K, arm64), std::invalid_argument);
 }
 
 // Where the pages of a range are (PagePlacement, pageAddresses, placementFromStatus, the

@@ -110,7 +110,7 @@ mn::BindPlan threePagePlan(const mn::BindPolicy& policy) {
   plan.policy = policy;
   plan.node = 0;
   plan.bytes = 3 * 4096;
-  plan.layout = mn::hostRangeLayout(plan.bytes, memsamples::PageSizes{4096, 0});
+  plan.layout = memsamples::hostRangeLayout(plan.bytes, memsamples::PageSizes{4096, 0});
   plan.pageBytes = 4096;
   return plan;
 }
