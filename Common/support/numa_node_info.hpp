@@ -2,8 +2,9 @@
  * @file numa_node_info.hpp
  * @brief What Linux says about its NUMA nodes and its pages: from sysfs, each node's memory, the
  *        nodes that exist, the distances between them (and, from those, the host nodes with
- *        memory and the closest one) and the page sizes (base and transparent huge page); from
- *        the kernel's move_pages and get_mempolicy queries, which node each page of a range is on.
+ *        memory and the closest one) and the page sizes (base and transparent huge page, and how
+ *        a host range is laid out in them); from the kernel's move_pages and get_mempolicy
+ *        queries, which node each page of a range is on.
  *
  * Plain readers with no CUDA and no libnuma (the two queries are made with syscall(), as libnuma
  * makes them), so that they work where libnuma is missing or a container's seccomp filter

@@ -345,6 +345,7 @@ BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
 
 // ------------------------------------------------------------------------ what an errno means
 
+// [errno-meaning]
 BindAnswer classifyMbindFailure(int error, const BindPolicy& policy, int node) {
   // What an errno means: EPERM is a filter's answer (Docker's seccomp profile gives it); the
   // kernel gives it only to MPOL_MF_MOVE_ALL without CAP_SYS_NICE, which is never asked here.
@@ -355,6 +356,7 @@ BindAnswer classifyMbindFailure(int error, const BindPolicy& policy, int node) {
   return decide(kMbindFailed, policy,
                 "mbind to " + nodeText(node) + " failed: " + errnoText(error));
 }
+// [errno-meaning]
 
 const char* bindStateName(BindState state) {
   static const char* const kNames[] = {"bound", "not requested", "fell back (unbound)",

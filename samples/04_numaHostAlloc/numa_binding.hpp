@@ -9,7 +9,9 @@
  * and asks these rules before and after; NumaBoundHostRange makes the same calls in one
  * constructor for code whose lesson is elsewhere (04's nearest-vs-remote table, 06's NUMA
  * resource). Warnings go to a WarningSink, never to stderr. Why each rule is what it is: the
- * sample's README, "Details". The sysfs readers are Common's (support/numa_node_info.hpp).
+ * sample's README, "Details". What only reads and counts (the sysfs readers, the node queries,
+ * the page sizes and a range's layout in them, where the pages are, the errno names) is Common's:
+ * support/numa_node_info.hpp.
  */
 #pragma once
 
