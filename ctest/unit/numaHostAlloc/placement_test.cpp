@@ -15,7 +15,7 @@ namespace mn = memsamples::numa;
 namespace {
 
 memsamples::PagePlacement report(std::map<int, std::size_t> perNode, std::size_t notPresent = 0,
-                         std::size_t unreadable = 0) {
+                                 std::size_t unreadable = 0) {
   memsamples::PagePlacement placement;
   placement.pagesPerNode = std::move(perNode);
   placement.notPresent = notPresent;

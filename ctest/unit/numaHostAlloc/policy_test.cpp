@@ -383,5 +383,6 @@ TEST(PlanBinding, DecidesAndLaysOutBeforeAnythingExists) {
   EXPECT_EQ(unbound.layout.reservedBytes, 6 * kMiB);
   EXPECT_EQ(unbound.pageBytes, 4096u);
   // No node known: a strict plan is an error, with nothing to undo.
-  EXPECT_THROW(mn::planBinding(kStrict, -1, kMiB, memsamples::NodeQueries{}, pages), mn::NumaBindError);
+  EXPECT_THROW(mn::planBinding(kStrict, -1, kMiB, memsamples::NodeQueries{}, pages),
+               mn::NumaBindError);
 }
