@@ -242,7 +242,8 @@ Workload prepareWorkload(CUdevice device, const std::optional<std::uint64_t>& re
   return work;
 }
 
-SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work) {
+SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work,
+                           std::ostream& out, const std::string& placementLabel) {
   SourceResult result;
   result.name = std::move(name);
   ms::fillVectorAddInputs(vectors.cpu(0), vectors.cpu(1), work.count, 2024);
@@ -269,6 +270,8 @@ SourceResult measureSource(std::string name, const HostVectors& vectors, const W
       ms::gigabytesPerSecond(3.0 * static_cast<double>(work.bytes), result.kernel.medianMs);
   result.add = ms::checkVectorAdd(vectors.cpu(0), vectors.cpu(1), vectors.cpu(2), work.count);
   result.placement = ms::pagesPerNode(vectors.host, kVectors * vectors.stride);
+  if (!placementLabel.empty())
+    out << "  " << placementLabel << ": " << result.placement.summary() << '\n';
   return result;
 }
 

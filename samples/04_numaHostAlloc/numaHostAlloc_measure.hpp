@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -99,8 +100,10 @@ struct SourceResult {
 
 /// Fills A and B, times A -> device -> C (then C must equal A), times VecAdd_kernel computing
 /// C = A + B in host memory through @p vectors' device address (zero-copy: every byte crosses
-/// the bus), checks every element, and asks where the pages are. @throws memsamples::CudaError.
-SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work);
+/// the bus), checks every element, and asks where the pages are. When @p placementLabel is not
+/// empty, prints that placement on `out` as "  <label>: <summary>". @throws memsamples::CudaError.
+SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work,
+                           std::ostream& out, const std::string& placementLabel);
 
 /**
  * The end of the run: the table of every source against the last (cuMemHostAlloc); with two or
