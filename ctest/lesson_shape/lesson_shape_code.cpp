@@ -396,11 +396,11 @@ std::vector<ProjectCall> projectCalls(const std::string& lesson, const ProjectNa
       const std::size_t objectEnd = skipSpacesBack(code, dot);
       const std::size_t objectStart = identifierStartBack(code, objectEnd);
       const auto object = objects.find(code.substr(objectStart, objectEnd - objectStart));
-      const std::string qualified = object == objects.end() ? "" : object->second + "::" + name;
+      const std::string memberName = object == objects.end() ? "" : object->second + "::" + name;
       const bool seen = std::any_of(calls.begin(), calls.end(),
-                                    [&](const ProjectCall& c) { return c.name == qualified; });
-      if (!qualified.empty() && !seen)
-        calls.push_back({qualified, object->first + "." + name});
+                                    [&](const ProjectCall& c) { return c.name == memberName; });
+      if (!memberName.empty() && !seen)
+        calls.push_back({memberName, object->first + "." + name});
       i = end - 1;
       continue;
     }
