@@ -211,6 +211,7 @@ if(NOT TARGET memsamples_core)
   add_library(memsamples::core ALIAS memsamples_core)
   # Sysfs readers of NUMA nodes and page sizes (04's binding rules and 06 through them).
   target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/numa_node_info.cpp")
+  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/text_format.cpp")
 
   # check() and describeResult() on their own, without libcuda: a unit test links a sample's
   # driver code with them against fake cu* functions (a link seam, see ctest/unit/vectorAddMMAP).
@@ -219,6 +220,7 @@ if(NOT TARGET memsamples_core)
   memsamples_warnings(memsamples_check)
 
   add_library(memsamples_common STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_cuda.cpp")
+  target_sources(memsamples_common PRIVATE "${MEMSAMPLES_ROOT}/Common/support/stage_timer.cpp")
   target_link_libraries(memsamples_common PUBLIC memsamples_check CUDA::cuda_driver)
   memsamples_warnings(memsamples_common)
   add_library(memsamples::common ALIAS memsamples_common)

@@ -83,9 +83,14 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   const unsigned int block = plan.block;
 
   // A CUmemLocation says where pages should be: a device, by its ordinal, or the host
-  // (whose id is ignored).
+  // (whose id is ignored). After a prefetch, a range must name its destination as the
+  // last prefetch location (and nothing else: no advice).
   const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};
   const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+  mm::ExpectedRange onGpu;
+  onGpu.lastPrefetch = gpu;
+  mm::ExpectedRange onHost;
+  onHost.lastPrefetch = host;
 
   //! [core]
   // 3. Three managed vectors, which any stream of any device may use (ATTACH_GLOBAL).
@@ -99,46 +104,37 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::OwnedStream stream;  // created: cuMemPrefetchBatchAsync refuses the NULL stream
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
-  ManagedRun run(report, options, plan, vecAdd, s, abc);
+  Checks checks(report, options, plan, vecAdd, s, abc);  // records every check below
 
   // 4. Eight answers about an address from one call; from inside A they still name A.
-  const auto pointerAttributes = [](CUdeviceptr ptr) {
-    mm::PointerAttributes said;
-    ms::check(cuPointerGetAttributes(8, said.asked.data(), said.answers().data(), ptr),
+  mm::PointerAttributeQuery said[2];  // about A's first byte, and about its middle
+  const CUdeviceptr where[2] = {a.get(), a.get() + bytes / 2};
+  for (int i = 0; i < 2; ++i)
+    ms::check(cuPointerGetAttributes(8, said[i].asked, said[i].answers, where[i]),
               "cuPointerGetAttributes");
-    return said;
-  };
-  run.expectPointers(pointerAttributes(a.get()), pointerAttributes(a.get() + bytes / 2));
+  expect(checks, said[0].said, said[1].said);
 
-  // 5. Advice from a table, each row read back (run keeps the read-back for later use).
-  run.readBack = [&](const std::string& label, CUdeviceptr ptr, std::size_t size,
-                     const mm::ExpectedRange& expected, bool print) {
-    mm::RangeAttributes one;  // eight answers, one cuMemRangeGetAttribute call each
-    mm::RangeAttributes all;  // the same eight from one cuMemRangeGetAttributes call
-    const mm::RangeAttributeQuery q = mm::rangeAttributeQuery(one, plan.accessedBySlots);
-    for (std::size_t i = 0; i < q.asked.size(); ++i)
-      ms::check(cuMemRangeGetAttribute(q.data[i], q.sizes[i], q.asked[i], ptr, size),
-                "cuMemRangeGetAttribute");
-    mm::RangeAttributeQuery r = mm::rangeAttributeQuery(all, plan.accessedBySlots);
-    ms::check(cuMemRangeGetAttributes(r.data.data(), r.sizes.data(), r.asked.data(),
-                                      r.asked.size(), ptr, size),
-              "cuMemRangeGetAttributes");
-    run.expectRange(label, expected, one, all, print);
-  };
+  // 5. Advice from a table, each row read back: eight calls, then one call for all eight.
   for (const mm::AdviceStep& row : mm::adviceSteps(bytes, plan.ordinal, plan.numaNode)) {
     const CUdeviceptr ptr = a.get() + row.range.offset;
-    CUresult advised = CUDA_SUCCESS;
-    if (row.advice)
-      advised = cuMemAdvise(ptr, row.range.bytes, *row.advice, row.where);
-    if (run.refused(row, advised))  // a host NUMA node, which not every system takes
+    const std::size_t size = row.range.bytes;
+    const CUresult advised =
+        row.advice ? cuMemAdvise(ptr, size, *row.advice, row.where) : CUDA_SUCCESS;
+    if (!expect(checks, row, advised) || !row.expected)  // refused (a NUMA node), or no read
       continue;
-    ms::check(advised, "cuMemAdvise");
-    if (row.expected)
-      run.readBack(row.label, ptr, row.range.bytes, *row.expected, true);
+    mm::RangeAttributeQuery one(plan.accessedBySlots);  // one cuMemRangeGetAttribute each
+    mm::RangeAttributeQuery all(plan.accessedBySlots);  // one cuMemRangeGetAttributes call
+    for (std::size_t i = 0; i < one.asked.size(); ++i)
+      ms::check(cuMemRangeGetAttribute(one.data[i], one.sizes[i], one.asked[i], ptr, size),
+                "cuMemRangeGetAttribute");
+    ms::check(cuMemRangeGetAttributes(all.data.data(), all.sizes.data(), all.asked.data(),
+                                      all.asked.size(), ptr, size),
+              "cuMemRangeGetAttributes");
+    expect(checks, row.label, *row.expected, one.said, all.said);
   }
 
   // 6. Inputs written by the CPU; A, B and C to the GPU before the kernel; C back.
-  ms::fillVectorAddInputs(run.hostA, run.hostB, count, 2024);
+  ms::fillVectorAddInputs(checks.hostA, checks.hostB, count, 2024);
   for (const CUdeviceptr vector : abc)
     ms::check(cuMemPrefetchAsync(vector, bytes, gpu, 0, s), "cuMemPrefetchAsync");
   void* params[] = {&abc[0], &abc[1], &abc[2], &count};
@@ -146,29 +142,38 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
             "cuLaunchKernel");
   ms::check(cuMemPrefetchAsync(c.get(), bytes, host, 0, s), "cuMemPrefetchAsync");
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
-  run.checkRoundTrip();
+  expect(checks, "A after prefetch to the GPU", a.get(), bytes, onGpu);
+  expect(checks, "C after prefetch back to host", c.get(), bytes, onHost);
+  expect(checks, "GPU result read on the host after the round trip");
 
   // 7. New inputs; one call sends chunks 0-5 of A, B, C to the GPU, 6-9 to the host.
-  ms::fillVectorAddInputs(run.hostA, run.hostB, count, 7);
+  ms::fillVectorAddInputs(checks.hostA, checks.hostB, count, 7);
   mm::PrefetchBatch batch = mm::chunkBatch(abc, bytes, gpu, host, s);  // checked arrays
-  ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(),
-                                    batch.dptrs.size(), batch.locations.data(),
-                                    batch.locationStarts.data(), batch.locations.size(),
-                                    0, s),
+  ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
+                                    batch.locations.data(), batch.locationStarts.data(),
+                                    batch.locations.size(), 0, s),
             "cuMemPrefetchBatchAsync");
-  run.addOnGpuAndCpu(batch);  // the GPU adds its chunks while the CPU adds the rest
+  // The first host range is chunk 6 of A: the GPU adds what is before it, the CPU the rest.
+  unsigned long long gpuShare = (batch.dptrs[batch.locationStarts[1]] - a.get()) / 4;
+  void* gpuParams[] = {&abc[0], &abc[1], &abc[2], &gpuShare};
+  ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, gpuParams, nullptr),
+            "cuLaunchKernel");
+  for (unsigned long long i = gpuShare; i < count; ++i)
+    checks.hostC[i] = checks.hostA[i] + checks.hostB[i];
+  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
+  expect(checks, batch);  // every range reads back its own destination; then C
 
   // 8. C's contents are dead: the driver may drop its pages instead of migrating them.
-  const CUresult discarded = cuMemDiscardBatchAsync(&abc[2], &bytes, 1, 0, s);
-  if (discarded != CUDA_ERROR_NOT_SUPPORTED)
-    ms::check(discarded, "cuMemDiscardBatchAsync");
-  run.rewriteAfterDiscard(discarded);  // C to the GPU, the kernel rewrites it, C checked
+  expect(checks, cuMemDiscardBatchAsync(&abc[2], &bytes, 1, 0, s));
+  ms::check(cuMemPrefetchAsync(c.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
+  ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
+            "cuLaunchKernel");
+  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
+  expect(checks, "C after discard + prefetch", c.get(), bytes, onGpu);
+  expect(checks, "C written by the GPU after the discard");
 
-  // 9. What each technique costs, on these buffers (managedAdvisePrefetch_measure.cpp).
-  run.measureKernels();
-  run.measureTransfers();
-  run.measureBatchVersusSingle();
-  run.measureDiscard();
+  // 9. What each technique costs, on these buffers, and the summary of every check.
+  const ms::Verdict verdict = measureCosts(checks);
 
   // 10. The teardown, each release checked (on an error path the owners do the same).
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
@@ -180,7 +185,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   //! [core]
 
-  return run.verdict();
+  return verdict;
 }
 
 }  // namespace

@@ -5,34 +5,25 @@
 #include "managedAdvisePrefetch_measure.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 #include <ostream>
 #include <utility>
 
+#include "support/stage_timer.hpp"
+#include "support/text_format.hpp"
 #include "support/timing.hpp"
 
 namespace ms = memsamples;
 namespace mm = memsamples::managed;
+using ms::format;
+using ms::StageTimes;
+using ms::timeRounds;
 
 namespace {
 
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // per vector
 constexpr std::uint32_t kPoison = 0xFFFFFFFFu;       // a NaN: never equal to A + B
 constexpr unsigned char kSpanPattern = 0x5A;
-using Clock = std::chrono::steady_clock;
-
-/// printf-style text for the report's lines.
-__attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ...) {
-  char line[512];
-  va_list args;
-  va_start(args, pattern);
-  std::vsnprintf(line, sizeof line, pattern, args);
-  va_end(args);
-  return line;
-}
 
 /// Sets each (key, figure) of @p figures in @p json, in that order.
 void setFigures(ms::JsonObject& json,
@@ -56,50 +47,41 @@ void prefetch(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& where, CU
   ms::check(cuMemPrefetchAsync(ptr, bytes, where, 0, stream), "cuMemPrefetchAsync");
 }
 
-/// The medians of one stage: GPU time between events around it, and how long queuing it kept the
-/// CPU busy (for a synchronous call such as cuMemcpyDtoH, the call itself).
-struct StageTimes {
-  double gpuMs = 0;
-  double hostMs = 0;
-};
-
-/// The one timer of the measurements that need more than timeOnStream(): runs @p stages in
-/// order, @p warmup + @p iterations rounds, all queued on @p stream before it is waited for, and
-/// returns the medians of each stage over the last @p iterations rounds. A stage that only moves
-/// data into place (a migration before a timed prefetch) has its own events, so it is never part
-/// of the time of the stage after it; its own times are simply not read.
-std::vector<StageTimes> timeRounds(CUstream stream, int warmup, int iterations,
-                                   const std::vector<std::function<void()>>& stages) {
-  const std::size_t n = stages.size();
-  const std::size_t untimed = 2 * n * static_cast<std::size_t>(warmup);  // the warm-up's events
-  std::vector<ms::OwnedEvent> marks(untimed + 2 * n * static_cast<std::size_t>(iterations));
-  for (ms::OwnedEvent& mark : marks)
-    ms::check(cuEventCreate(mark.out(), CU_EVENT_DEFAULT), "cuEventCreate");
-  std::vector<std::vector<double>> hostMs(n);
-  for (std::size_t m = 0; m < marks.size(); m += 2) {
-    const std::size_t s = m / 2 % n;  // events m and m + 1 enclose stage s of round m / (2 n)
-    ms::check(cuEventRecord(marks[m].get(), stream), "cuEventRecord");
-    const Clock::time_point begin = Clock::now();
-    stages[s]();
-    const std::chrono::duration<double, std::milli> busy = Clock::now() - begin;
-    hostMs[s].push_back(busy.count());
-    ms::check(cuEventRecord(marks[m + 1].get(), stream), "cuEventRecord");
-  }
-  ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-  std::vector<StageTimes> medians(n);
-  for (std::size_t s = 0; s < n; ++s) {
-    std::vector<double> gpuMs;
-    for (std::size_t m = untimed + 2 * s; m < marks.size(); m += 2 * n) {
-      float elapsed = 0;
-      ms::check(cuEventElapsedTime(&elapsed, marks[m].get(), marks[m + 1].get()),
-                "cuEventElapsedTime");
-      gpuMs.push_back(elapsed);
-    }
-    hostMs[s].erase(hostMs[s].begin(), hostMs[s].begin() + warmup);
-    medians[s] = {ms::summarizeTimings(gpuMs).medianMs, ms::summarizeTimings(hostMs[s]).medianMs};
-  }
-  return medians;
+void launch(const Checks& r, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, std::size_t count) {
+  unsigned long long n = count;  // the kernel's parameter types, exactly
+  void* params[] = {&a, &b, &c, &n};
+  ms::check(cuLaunchKernel(r.vecAdd.kernel, r.vecAdd.grid, 1, 1, r.vecAdd.block, 1, 1, 0,
+                           r.vecAdd.stream, params, nullptr),
+            "cuLaunchKernel");
 }
+
+void prefetchVectors(const Checks& r, const CUmemLocation& where) {
+  for (const CUdeviceptr v : {r.vecAdd.a, r.vecAdd.b, r.vecAdd.c})
+    prefetch(v, r.bytes, where, r.vecAdd.stream);
+}
+
+/// NaNs in C, so that a result that was not written cannot pass the check.
+void poisonC(const Checks& r) {
+  ms::check(cuMemsetD32Async(r.vecAdd.c, kPoison, r.vecAdd.count, r.vecAdd.stream),
+            "cuMemsetD32Async");
+}
+
+/// Sets or unsets (@p set) SET_PREFERRED_LOCATION host + SET_ACCESSED_BY device on @p vectors.
+void adviseOnHost(const Checks& r, const std::vector<CUdeviceptr>& vectors, bool set) {
+  const std::pair<CUmem_advise, CUmemLocation> advice[] = {
+      {set ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, r.host},
+      {set ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY, r.gpu}};
+  for (const CUdeviceptr v : vectors) {
+    for (const auto& [what, where] : advice)
+      ms::check(cuMemAdvise(v, r.bytes, what, where), "cuMemAdvise");
+  }
+}
+
+void measureKernels(Checks& r);
+void measureTransfers(Checks& r);
+void measureBatchVersusSingle(Checks& r);
+void measureDiscard(Checks& r);
+ms::Verdict verdict(Checks& r);
 
 }  // namespace
 
@@ -145,205 +127,182 @@ ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction k
   return plan;
 }
 
-ManagedRun::ManagedRun(ms::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
-                       CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc)
-    : hostA(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(0)))),
+Checks::Checks(ms::Report& report_, const ManagedOptions& options_, const ManagedPlan& plan_,
+               CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc)
+    : report(report_),
+      options(options_),
+      plan(plan_),
+      vecAdd{kernel, plan_.grid, plan_.block, stream, abc.at(0), abc.at(1), abc.at(2),
+             plan_.sizes.vectorBytes / sizeof(float)},
+      bytes(plan_.sizes.vectorBytes),
+      gpu{CU_MEM_LOCATION_TYPE_DEVICE, plan_.ordinal},
+      host{CU_MEM_LOCATION_TYPE_HOST, 0},
+      hostA(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(0)))),
       hostB(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(1)))),
-      hostC(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(2)))),
-      report_(report),
-      options_(options),
-      plan_(plan),
-      vecAdd_{kernel, plan.grid, plan.block, stream, abc[0], abc[1], abc[2],
-              plan.sizes.vectorBytes / sizeof(float)},
-      bytes_(plan.sizes.vectorBytes),
-      gpu_(mm::deviceLocation(plan.ordinal)),
-      host_(mm::hostLocation()) {}
+      hostC(reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(2)))) {}
 
 // ------------------------------------------------------------------------ the lesson's checks
 
-void ManagedRun::expectPointers(const mm::PointerAttributes& atStart,
-                                const mm::PointerAttributes& inside) {
-  const CUdeviceptr a = vecAdd_.a;
+void expect(Checks& r, const mm::PointerAttributes& atStart, const mm::PointerAttributes& inside) {
+  const CUdeviceptr a = r.vecAdd.a;
   CUcontext context = nullptr;
   ms::check(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
-  report_.out() << "\n[4] cuPointerGetAttributes on A (" << mm::hex(a) << ", "
-                << ms::formatBytes(bytes_) << ")\n"
-                << mm::describePointerAttributes(atStart, inside, a + bytes_ / 2, context);
-  checks_.expectAttributes("cuPointerGetAttributes on A",
-                           mm::comparePointerAttributes(atStart, inside, a, bytes_, plan_.ordinal),
-                           mm::kPointerAttributeChecks);
+  r.report.out() << "\n[4] cuPointerGetAttributes on A (" << ms::hex(a) << ", "
+                 << ms::formatBytes(r.bytes) << ")\n"
+                 << mm::describePointerAttributes(atStart, inside, a + r.bytes / 2, context);
+  r.list.expectAttributes("cuPointerGetAttributes on A",
+                          mm::comparePointerAttributes(atStart, inside, a, r.bytes, r.plan.ordinal),
+                          mm::kPointerAttributeChecks);
 }
 
-void ManagedRun::expectRange(const std::string& label, const mm::ExpectedRange& expected,
-                             const mm::RangeAttributes& one, const mm::RangeAttributes& all,
-                             bool print) {
-  if (!std::exchange(adviceReported_, true))
-    report_.out() << "\n[5] Advice on A, each read back by cuMemRangeGetAttribute(s) (x8, then x1)\n";
-  const bool asAdvised = checks_.expectAttributes(label, mm::compareRangeAttributes(expected, one));
-  const bool consistent = checks_.expectAttributes(
-      label + " (cuMemRangeGetAttributes vs cuMemRangeGetAttribute)",
-      mm::differingAttributes(one, all));
-  if (print || !asAdvised || !consistent) {
-    report_.out() << format("  %-44s ", label.c_str()) << mm::describeRangeAttributes(one)
-                  << (asAdvised && consistent ? "" : "  <- MISMATCH") << '\n';
-  }
-  // Both answers for a node are right; which one this driver gives is worth seeing.
-  if (const std::string node = mm::hostNumaReadBack(expected, one); !node.empty())
-    report_.out() << "    " << node << '\n';
-}
-
-bool ManagedRun::refused(const mm::AdviceStep& step, CUresult result) {
-  if (result == CUDA_SUCCESS || !step.mayBeRefused)
+bool expect(Checks& r, const mm::AdviceStep& row, CUresult advised) {
+  if (advised != CUDA_SUCCESS && row.mayBeRefused) {
+    r.report.out() << "  " << row.label << ": not accepted (" << ms::describeResult(advised)
+                   << "), the advice stays as it was\n";
     return false;
-  report_.out() << "  " << step.label << ": not accepted (" << ms::describeResult(result)
-                << "), the advice stays as it was\n";
+  }
+  ms::check(advised, "cuMemAdvise");
   return true;
 }
 
-bool ManagedRun::verify(const std::string& what) {
-  const ms::VectorAddCheck result = ms::checkVectorAdd(hostA, hostB, hostC, vecAdd_.count);
+void expect(Checks& r, const std::string& label, const mm::ExpectedRange& expected,
+            const mm::RangeAttributes& one, const mm::RangeAttributes& all, bool print) {
+  if (!std::exchange(r.adviceReported, true))
+    r.report.out() << "\n[5] Advice on A, each read back by cuMemRangeGetAttribute(s) (x8, then x1)\n";
+  const bool asAdvised = r.list.expectAttributes(label, mm::compareRangeAttributes(expected, one));
+  const bool consistent = r.list.expectAttributes(
+      label + " (cuMemRangeGetAttributes vs cuMemRangeGetAttribute)",
+      mm::differingAttributes(one, all));
+  if (print || !asAdvised || !consistent) {
+    r.report.out() << format("  %-44s ", label.c_str()) << mm::describeRangeAttributes(one)
+                   << (asAdvised && consistent ? "" : "  <- MISMATCH") << '\n';
+  }
+  // Both answers for a node are right; which one this driver gives is worth seeing.
+  if (const std::string node = mm::hostNumaReadBack(expected, one); !node.empty())
+    r.report.out() << "    " << node << '\n';
+}
+
+void expect(Checks& r, const std::string& label, CUdeviceptr ptr, std::size_t bytes,
+            const mm::ExpectedRange& expected, bool print) {
+  if (!std::exchange(r.prefetchReported, true))
+    r.report.out() << "\n[6] cuMemPrefetchAsync: A, B, C to the GPU, compute, C back to the host\n";
+  mm::RangeAttributeQuery one(r.plan.accessedBySlots);  // as the lesson's step 5 reads them
+  mm::RangeAttributeQuery all(r.plan.accessedBySlots);
+  for (std::size_t i = 0; i < one.asked.size(); ++i)
+    ms::check(cuMemRangeGetAttribute(one.data[i], one.sizes[i], one.asked[i], ptr, bytes),
+              "cuMemRangeGetAttribute");
+  ms::check(cuMemRangeGetAttributes(all.data.data(), all.sizes.data(), all.asked.data(),
+                                    all.asked.size(), ptr, bytes),
+            "cuMemRangeGetAttributes");
+  expect(r, label, expected, one.said, all.said, print);
+}
+
+bool expect(Checks& r, const std::string& what) {
+  const ms::VectorAddCheck result = ms::checkVectorAdd(r.hostA, r.hostB, r.hostC, r.vecAdd.count);
   const bool exact = result.mismatches == 0;
   const std::string found = exact ? "0 mismatches" : ms::describeMismatch(result);
-  checks_.expect(exact, what, "C == A + B everywhere", found);
-  report_.out() << "  " << what << ": " << (exact ? "C == A + B, exact" : found) << '\n';
+  r.list.expect(exact, what, "C == A + B everywhere", found);
+  r.report.out() << "  " << what << ": " << (exact ? "C == A + B, exact" : found) << '\n';
   return exact;
 }
 
-void ManagedRun::checkRoundTrip() {
-  report_.out() << "\n[6] cuMemPrefetchAsync: A, B, C to the GPU, compute, C back to the host\n";
-  readBack("A after prefetch to the GPU", vecAdd_.a, bytes_, mm::prefetchedTo(gpu_), true);
-  readBack("C after prefetch back to host", vecAdd_.c, bytes_, mm::prefetchedTo(host_), true);
-  verify("GPU result read on the host after the round trip");
-}
-
-void ManagedRun::addOnGpuAndCpu(const mm::PrefetchBatch& batch) {
-  std::ostream& out = report_.out();
+void expect(Checks& r, const mm::PrefetchBatch& batch) {
+  std::ostream& out = r.report.out();
   out << "\n[7] cuMemPrefetchBatchAsync: chunks 0-5 of A, B, C to the GPU, 6-9 to the host\n  "
       << mm::describeBatch(batch) << '\n';
-  report_.json()
+  r.report.json()
       .set("batchRanges", static_cast<std::uint64_t>(batch.dptrs.size()))
       .set("batchLocations", static_cast<std::uint64_t>(batch.locations.size()));
-  // The first host range is chunk 6 of A: the GPU adds the elements before it, the CPU the rest.
-  const std::size_t gpuElements =
-      (batch.dptrs.at(batch.locationStarts.at(1)) - vecAdd_.a) / sizeof(float);
-  launch(vecAdd_.a, vecAdd_.b, vecAdd_.c, gpuElements);
-  for (std::size_t i = gpuElements; i < vecAdd_.count; ++i)
-    hostC[i] = hostA[i] + hostB[i];
-  ms::check(cuStreamSynchronize(vecAdd_.stream), "cuStreamSynchronize");
   for (std::size_t i = 0; i < batch.dptrs.size(); ++i) {
-    readBack("batch range " + std::to_string(i), batch.dptrs[i], batch.sizes[i],
-             mm::prefetchedTo(mm::destinationOf(batch, i)), false);
+    expect(r, "batch range " + std::to_string(i), batch.dptrs[i], batch.sizes[i],
+           mm::prefetchedTo(mm::destinationOf(batch, i)), false);
   }
   out << "  every range reads back its own destination as LAST_PREFETCH_LOCATION ("
       << batch.dptrs.size() << " ranges checked); chunk 0 and chunk 9 of C:\n";
-  readBack("C chunk 0", vecAdd_.c, batch.sizes.front(), mm::prefetchedTo(gpu_), true);
-  readBack("C chunk 9", batch.dptrs.back(), batch.sizes.back(), mm::prefetchedTo(host_), true);
-  readBack("all of C (mixed destinations)", vecAdd_.c, bytes_, {}, true);
-  verify("GPU share + CPU share read on the host");
+  expect(r, "C chunk 0", r.vecAdd.c, batch.sizes.front(), mm::prefetchedTo(r.gpu));
+  expect(r, "C chunk 9", batch.dptrs.back(), batch.sizes.back(), mm::prefetchedTo(r.host));
+  expect(r, "all of C (mixed destinations)", r.vecAdd.c, r.bytes, {});
+  expect(r, "GPU share + CPU share read on the host");
 }
 
-void ManagedRun::rewriteAfterDiscard(CUresult discarded) {
-  report_.out() << "\n[8] cuMemDiscardBatchAsync: C's contents are dead before the kernel "
-                   "overwrites it\n";
-  if (discarded == CUDA_ERROR_NOT_SUPPORTED) {
-    discardSupported_ = false;
-    report_.out() << "  not supported by this driver (" << ms::describeResult(discarded) << ")\n";
-  }
-  prefetch(vecAdd_.c, bytes_, gpu_, vecAdd_.stream);
-  launch(vecAdd_.a, vecAdd_.b, vecAdd_.c, vecAdd_.count);
-  ms::check(cuStreamSynchronize(vecAdd_.stream), "cuStreamSynchronize");
-  readBack("C after discard + prefetch", vecAdd_.c, bytes_, mm::prefetchedTo(gpu_), true);
-  verify("C written by the GPU after the discard");
+void expect(Checks& r, CUresult discarded) {
+  r.report.out() << "\n[8] cuMemDiscardBatchAsync: C's contents are dead before the kernel "
+                    "overwrites it\n";
+  r.discardSupported = discarded != CUDA_ERROR_NOT_SUPPORTED;
+  if (!r.discardSupported)
+    r.report.out() << "  not supported by this driver (" << ms::describeResult(discarded) << ")\n";
+  else
+    ms::check(discarded, "cuMemDiscardBatchAsync");
+}
+
+ms::Verdict measureCosts(Checks& checks) {
+  measureKernels(checks);
+  measureTransfers(checks);
+  measureBatchVersusSingle(checks);
+  measureDiscard(checks);
+  return verdict(checks);
 }
 
 // ------------------------------------------------------------------------------ the measurements
 
-void ManagedRun::launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, std::size_t count) {
-  unsigned long long n = count;  // the kernel's parameter types, exactly
-  void* params[] = {&a, &b, &c, &n};
-  ms::check(cuLaunchKernel(vecAdd_.kernel, vecAdd_.grid, 1, 1, vecAdd_.block, 1, 1, 0,
-                           vecAdd_.stream, params, nullptr),
-            "cuLaunchKernel");
-}
+namespace {
 
-void ManagedRun::prefetchVectors(const CUmemLocation& where) {
-  for (const CUdeviceptr v : {vecAdd_.a, vecAdd_.b, vecAdd_.c})
-    prefetch(v, bytes_, where, vecAdd_.stream);
-}
-
-/// NaNs in C, so that a result that was not written cannot pass the check.
-void ManagedRun::poisonC() {
-  ms::check(cuMemsetD32Async(vecAdd_.c, kPoison, vecAdd_.count, vecAdd_.stream),
-            "cuMemsetD32Async");
-}
-
-/// Sets or unsets (@p set) SET_PREFERRED_LOCATION host + SET_ACCESSED_BY device on @p vectors.
-void ManagedRun::adviseOnHost(const std::vector<CUdeviceptr>& vectors, bool set) {
-  const std::pair<CUmem_advise, CUmemLocation> advice[] = {
-      {set ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host_},
-      {set ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu_}};
-  for (const CUdeviceptr v : vectors) {
-    for (const auto& [what, where] : advice)
-      ms::check(cuMemAdvise(v, bytes_, what, where), "cuMemAdvise");
-  }
-}
-
-void ManagedRun::measureKernels() {
-  std::ostream& out = report_.out();
-  const ms::VectorAddLaunch& k = vecAdd_;
-  const int warmup = options_.common.warmup;
-  const int iterations = options_.common.iterations;
-  const auto onManaged = [&] { launch(k.a, k.b, k.c, k.count); };
-  out << "\n[9a] Kernel C = A + B on " << ms::formatBytes(bytes_)
-      << " vectors (3 x size bytes per launch)\n  This machine: " << mm::pagingModel(plan_.support)
+void measureKernels(Checks& r) {
+  std::ostream& out = r.report.out();
+  const ms::VectorAddLaunch& k = r.vecAdd;
+  const int warmup = r.options.common.warmup;
+  const int iterations = r.options.common.iterations;
+  const auto onManaged = [&] { launch(r, k.a, k.b, k.c, k.count); };
+  out << "\n[9a] Kernel C = A + B on " << ms::formatBytes(r.bytes)
+      << " vectors (3 x size bytes per launch)\n  This machine: " << mm::pagingModel(r.plan.support)
       << '\n';
 
   // (a) Demand paging: before each launch A, B and C move to the host (untimed), so the timed
   // kernel faults every page over to the GPU.
-  poisonC();
+  poisonC(r);
   const double paging =
-      timeRounds(k.stream, 1, options_.migrationIterations,
-                 {[&] { prefetchVectors(host_); }, onManaged})[1].gpuMs;
-  verify("(a) result");
+      timeRounds(k.stream, 1, r.options.migrationIterations,
+                 {[&] { prefetchVectors(r, r.host); }, onManaged})[1].gpuMs;
+  expect(r, "(a) result");
 
   // (b) Prefetched: one prefetch, then the kernel finds every page resident.
-  poisonC();
-  prefetchVectors(gpu_);
+  poisonC(r);
+  prefetchVectors(r, r.gpu);
   const double prefetched = ms::timeVectorAdd(k, warmup, iterations).medianMs;
-  verify("(b) result");
+  expect(r, "(b) result");
 
   // (c) The reference: ordinary device memory.
   ms::OwnedDeviceMemory da;
   ms::OwnedDeviceMemory db;
   ms::OwnedDeviceMemory dc;
   for (ms::OwnedDeviceMemory* buffer : {&da, &db, &dc})
-    ms::check(cuMemAlloc(buffer->out(), bytes_), "cuMemAlloc");
+    ms::check(cuMemAlloc(buffer->out(), r.bytes), "cuMemAlloc");
   const ms::DrainOnExit drain{k.stream};
-  ms::check(cuMemcpyAsync(da.get(), k.a, bytes_, k.stream), "cuMemcpyAsync");
-  ms::check(cuMemcpyAsync(db.get(), k.b, bytes_, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemcpyAsync(da.get(), k.a, r.bytes, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemcpyAsync(db.get(), k.b, r.bytes, k.stream), "cuMemcpyAsync");
   ms::check(cuMemsetD32Async(dc.get(), kPoison, k.count, k.stream), "cuMemsetD32Async");
   const ms::VectorAddLaunch onDevice{k.kernel, k.grid,   k.block,  k.stream,
                                      da.get(),  db.get(), dc.get(), k.count};
   const double device = ms::timeVectorAdd(onDevice, warmup, iterations).medianMs;
-  poisonC();
-  ms::check(cuMemcpyAsync(k.c, dc.get(), bytes_, k.stream), "cuMemcpyAsync");
+  poisonC(r);
+  ms::check(cuMemcpyAsync(k.c, dc.get(), r.bytes, k.stream), "cuMemcpyAsync");
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  verify("(c) result (copied into C)");
+  expect(r, "(c) result (copied into C)");
 
   // (d) Advice instead of migration: pages stay in host memory and the GPU maps them, so the
   // kernel reads and writes across the bus without a single fault.
-  adviseOnHost({k.a, k.b, k.c}, true);
-  poisonC();
-  prefetchVectors(host_);
+  adviseOnHost(r, {k.a, k.b, k.c}, true);
+  poisonC(r);
+  prefetchVectors(r, r.host);
   // Read back: preferred host, accessed by the GPU, last prefetched to the host.
-  readBack("A with preferred host + accessed-by GPU", k.a, bytes_,
-           {false, host_, {plan_.ordinal}, host_}, true);
+  expect(r, "A with preferred host + accessed-by GPU", k.a, r.bytes,
+           {false, r.host, {r.plan.ordinal}, r.host}, true);
   const double remote =
-      ms::timeVectorAdd(k, std::min(warmup, 1), std::min(iterations, options_.migrationIterations))
+      ms::timeVectorAdd(k, std::min(warmup, 1), std::min(iterations, r.options.migrationIterations))
           .medianMs;
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  verify("(d) result");
-  adviseOnHost({k.a, k.b, k.c}, false);
+  expect(r, "(d) result");
+  adviseOnHost(r, {k.a, k.b, k.c}, false);
 
   const char* const labels[] = {"(a) managed, demand paging (pages start on the host)",
                                 "(b) managed, prefetched to the GPU",
@@ -353,70 +312,70 @@ void ManagedRun::measureKernels() {
   const double medians[] = {paging, prefetched, device, remote};
   double gbps[4] = {};
   for (int i = 0; i < 4; ++i) {
-    gbps[i] = ms::gigabytesPerSecond(3.0 * static_cast<double>(bytes_), medians[i]);
+    gbps[i] = ms::gigabytesPerSecond(3.0 * static_cast<double>(r.bytes), medians[i]);
     out << format("  %-60s%9.1f GB/s  median %.3f ms\n", labels[i], gbps[i], medians[i]);
-    report_.json()
+    r.report.json()
         .set(std::string("kernel") + keys[i] + "Ms", medians[i])
         .set(std::string("kernel") + keys[i] + "GBps", gbps[i]);
   }
-  prefetchedOverDevice_ = gbps[1] / gbps[2];
-  pagingSlowdown_ = paging / prefetched;
+  r.prefetchedOverDevice = gbps[1] / gbps[2];
+  r.pagingSlowdown = paging / prefetched;
   out << format("  (b)/(c) = %.3f (expected >= 0.95 on an H200: resident managed pages are "
                 "ordinary device memory)\n  demand paging is %.1fx slower than the prefetched "
                 "run; (d) runs at %.3f of (c), bounded by the host link\n",
-                prefetchedOverDevice_, pagingSlowdown_, gbps[3] / gbps[2]);
-  report_.json()
-      .set("prefetchedOverDevice", prefetchedOverDevice_)
-      .set("demandPagingSlowdown", pagingSlowdown_);
+                r.prefetchedOverDevice, r.pagingSlowdown, gbps[3] / gbps[2]);
+  r.report.json()
+      .set("prefetchedOverDevice", r.prefetchedOverDevice)
+      .set("demandPagingSlowdown", r.pagingSlowdown);
 }
 
-void ManagedRun::measureTransfers() {
-  std::ostream& out = report_.out();
-  const ms::VectorAddLaunch& k = vecAdd_;
-  const int warmup = options_.common.warmup;
-  const int iterations = options_.common.iterations;
-  const auto gbps = [this](double medianMs) {
-    return ms::gigabytesPerSecond(static_cast<double>(bytes_), medianMs);
+void measureTransfers(Checks& r) {
+  std::ostream& out = r.report.out();
+  const ms::VectorAddLaunch& k = r.vecAdd;
+  const int warmup = r.options.common.warmup;
+  const int iterations = r.options.common.iterations;
+  const auto gbps = [&r](double medianMs) {
+    return ms::gigabytesPerSecond(static_cast<double>(r.bytes), medianMs);
   };
-  out << "\n[9b] Host <-> GPU, " << ms::formatBytes(bytes_)
+  out << "\n[9b] Host <-> GPU, " << ms::formatBytes(r.bytes)
       << " (A starts on the GPU and moves GPU -> host -> GPU each repetition)\n";
   // A known start: A entirely on the GPU (with --warmup 0 the first prefetch to the host would
   // otherwise move nothing).
-  prefetch(k.a, bytes_, gpu_, k.stream);
+  prefetch(k.a, r.bytes, r.gpu, k.stream);
   const std::vector<StageTimes> moves =
       timeRounds(k.stream, warmup, iterations,
-                 {[&] { prefetch(k.a, bytes_, host_, k.stream); },
-                  [&] { prefetch(k.a, bytes_, gpu_, k.stream); }});
+                 {[&] { prefetch(k.a, r.bytes, r.host, k.stream); },
+                  [&] { prefetch(k.a, r.bytes, r.gpu, k.stream); }});
   const double prefetchDown = gbps(moves[0].gpuMs);
   const double prefetchUp = gbps(moves[1].gpuMs);
 
   // The references: copies between cuMemAlloc memory and pinned, then pageable, host memory
   // (one host copy at a time, as planManagedSizes counted).
   ms::OwnedDeviceMemory device;
-  ms::check(cuMemAlloc(device.out(), bytes_), "cuMemAlloc");
+  ms::check(cuMemAlloc(device.out(), r.bytes), "cuMemAlloc");
   const ms::DrainOnExit drainDevice{k.stream};
   double pinnedUp = 0;
   double pinnedDown = 0;
   {
     ms::OwnedPinnedHostMemory pinned;
-    ms::check(cuMemHostAlloc(pinned.out(), bytes_, 0), "cuMemHostAlloc");
-    std::memset(pinned.get(), 1, bytes_);
+    ms::check(cuMemHostAlloc(pinned.out(), r.bytes, 0), "cuMemHostAlloc");
+    std::memset(pinned.get(), 1, r.bytes);
     const ms::DrainOnExit drainPinned{k.stream};
     pinnedUp = gbps(ms::timeOnStream(k.stream, warmup, iterations, [&] {
-                      ms::check(cuMemcpyHtoDAsync(device.get(), pinned.get(), bytes_, k.stream),
+                      ms::check(cuMemcpyHtoDAsync(device.get(), pinned.get(), r.bytes, k.stream),
                                 "cuMemcpyHtoDAsync");
                     }).medianMs);
     pinnedDown = gbps(ms::timeOnStream(k.stream, warmup, iterations, [&] {
-                        ms::check(cuMemcpyDtoHAsync(pinned.get(), device.get(), bytes_, k.stream),
+                        ms::check(cuMemcpyDtoHAsync(pinned.get(), device.get(), r.bytes, k.stream),
                                   "cuMemcpyDtoHAsync");
                       }).medianMs);
   }
   // [pageable]
   // Pageable: memory from new, every page touched before timing (a first touch would be timed
   // too). cuMemcpyDtoH returns when the copy is done, so the host clock times it.
-  std::vector<unsigned char> pageable(bytes_, 1);
+  std::vector<unsigned char> pageable(r.bytes, 1);
   const double pageableDown = gbps(timeRounds(k.stream, warmup, iterations, {[&] {
-                                     ms::check(cuMemcpyDtoH(pageable.data(), device.get(), bytes_),
+                                     ms::check(cuMemcpyDtoH(pageable.data(), device.get(), r.bytes),
                                                "cuMemcpyDtoH");
                                    }})[0].hostMs);
   // [pageable]
@@ -426,45 +385,45 @@ void ManagedRun::measureTransfers() {
   // GPU maps it (accessed-by), so the kernel's stores cross the link into host pages. A and B
   // are on the GPU: the link carries C only. C's pages are made on the host first (prefetch, then
   // the CPU writes NaNs into every one), or the first launch would pay for creating them.
-  adviseOnHost({k.c}, true);
-  prefetch(k.a, bytes_, gpu_, k.stream);
-  prefetch(k.b, bytes_, gpu_, k.stream);
-  prefetch(k.c, bytes_, host_, k.stream);
+  adviseOnHost(r, {k.c}, true);
+  prefetch(k.a, r.bytes, r.gpu, k.stream);
+  prefetch(k.b, r.bytes, r.gpu, k.stream);
+  prefetch(k.c, r.bytes, r.host, k.stream);
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  std::memset(hostC, 0xFF, bytes_);
-  readBack("C with preferred host + accessed-by GPU", k.c, bytes_,
-           {false, host_, {plan_.ordinal}, host_}, true);
+  std::memset(r.hostC, 0xFF, r.bytes);
+  expect(r, "C with preferred host + accessed-by GPU", k.c, r.bytes,
+           {false, r.host, {r.plan.ordinal}, r.host}, true);
   const ms::TimingStats inPlace = ms::timeVectorAdd(k, warmup, iterations);
-  verify("C written in place by the GPU, read on the host");
-  adviseOnHost({k.c}, false);
+  expect(r, "C written in place by the GPU, read on the host");
+  adviseOnHost(r, {k.c}, false);
   const double inPlaceGBps = gbps(inPlace.medianMs);
   // [in-place]
 
-  prefetchOverPinned_ = printRates(out, "host -> GPU  cuMemPrefetchAsync", prefetchUp,
+  r.prefetchOverPinned = printRates(out, "host -> GPU  cuMemPrefetchAsync", prefetchUp,
                                    "pinned cuMemcpyHtoDAsync", pinnedUp,
                                    "expected >= 0.8 on an H200");
-  prefetchOverPageable_ = printRates(out, "GPU -> host  cuMemPrefetchAsync", prefetchDown,
+  r.prefetchOverPageable = printRates(out, "GPU -> host  cuMemPrefetchAsync", prefetchDown,
                                      "pageable cuMemcpyDtoH", pageableDown, "goal >= 1.0");
   out << format("               the link's limit: pinned cuMemcpyDtoHAsync %.1f GB/s (prefetch / "
                 "pinned = %.3f; managed host pages are not pinned)\n",
                 pinnedDown, prefetchDown / pinnedDown);
-  inPlaceOverPinned_ = printRates(out, "GPU -> host  kernel writes C in place", inPlaceGBps,
+  r.inPlaceOverPinned = printRates(out, "GPU -> host  kernel writes C in place", inPlaceGBps,
                                   "pinned cuMemcpyDtoHAsync", pinnedDown, "goal >= 0.8");
-  setFigures(report_.json(),
+  setFigures(r.report.json(),
              {{"prefetchHtoDGBps", prefetchUp}, {"pinnedHtoDGBps", pinnedUp},
-              {"prefetchOverPinnedHtoD", prefetchOverPinned_}, {"prefetchDtoHGBps", prefetchDown},
+              {"prefetchOverPinnedHtoD", r.prefetchOverPinned}, {"prefetchDtoHGBps", prefetchDown},
               {"pinnedDtoHGBps", pinnedDown}, {"prefetchOverPinnedDtoH", prefetchDown / pinnedDown},
               {"pageableDtoHGBps", pageableDown},
-              {"prefetchOverPageableDtoH", prefetchOverPageable_},
+              {"prefetchOverPageableDtoH", r.prefetchOverPageable},
               {"inPlaceWriteMs", inPlace.medianMs}, {"inPlaceWriteGBps", inPlaceGBps},
-              {"inPlaceOverPinnedDtoH", inPlaceOverPinned_}});
+              {"inPlaceOverPinnedDtoH", r.inPlaceOverPinned}});
 }
 
-void ManagedRun::measureBatchVersusSingle() {
-  std::ostream& out = report_.out();
-  const CUstream stream = vecAdd_.stream;
-  const std::uint64_t rangeBytes = *options_.rangeBytes;
-  const std::uint64_t spanBytes = plan_.sizes.spanBytes;
+void measureBatchVersusSingle(Checks& r) {
+  std::ostream& out = r.report.out();
+  const CUstream stream = r.vecAdd.stream;
+  const std::uint64_t rangeBytes = *r.options.rangeBytes;
+  const std::uint64_t spanBytes = r.plan.sizes.spanBytes;
   ms::OwnedDeviceMemory span;  // managed, freed with cuMemFree like cuMemAlloc memory
   ms::check(cuMemAllocManaged(span.out(), spanBytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   const ms::DrainOnExit drain{stream};
@@ -478,14 +437,14 @@ void ManagedRun::measureBatchVersusSingle() {
       << "       K   batch GPU ms  singles GPU ms  speedup   batch host ms  singles host ms\n";
   auto* data = reinterpret_cast<unsigned char*>(static_cast<std::uintptr_t>(span.get()));
   std::memset(data, kSpanPattern, spanBytes);  // pages on the host, with data
-  const auto toHost = [&] { prefetch(span.get(), spanBytes, host_, stream); };
+  const auto toHost = [&] { prefetch(span.get(), spanBytes, r.host, stream); };
   ms::JsonArray rows;
-  for (const int count : options_.batchCounts) {
+  for (const int count : r.options.batchCounts) {
     const std::vector<mm::ByteRange> ranges =
         mm::stridedRanges(static_cast<std::size_t>(count), rangeBytes, 2 * rangeBytes);
     mm::PrefetchBatchBuilder builder;
     for (const mm::ByteRange& range : ranges)
-      builder.add(span.get() + range.offset, range.bytes, gpu_);
+      builder.add(span.get() + range.offset, range.bytes, r.gpu);
     mm::PrefetchBatch batch = builder.batch();
     mm::validatePrefetchBatch(batch, stream);
     const auto oneBatch = [&] {
@@ -496,10 +455,10 @@ void ManagedRun::measureBatchVersusSingle() {
     };
     const auto singles = [&] {
       for (const mm::ByteRange& range : ranges)
-        prefetch(span.get() + range.offset, range.bytes, gpu_, stream);
+        prefetch(span.get() + range.offset, range.bytes, r.gpu, stream);
     };
-    const std::vector<StageTimes> t = timeRounds(stream, options_.common.warmup,
-                                                 options_.common.iterations,
+    const std::vector<StageTimes> t = timeRounds(stream, r.options.common.warmup,
+                                                 r.options.common.iterations,
                                                  {toHost, oneBatch, toHost, singles});
     out << format("%8d%15.3f%16.3f%8.2fx%15.3f%17.3f\n", count, t[1].gpuMs, t[3].gpuMs,
                   t[3].gpuMs / t[1].gpuMs, t[1].hostMs, t[3].hostMs);
@@ -511,75 +470,77 @@ void ManagedRun::measureBatchVersusSingle() {
         .set("singlesHostMs", t[3].hostMs);
     rows.addRaw(row.dump());
   }
-  report_.json().set("batchVsSingle", rows).set("batchRangeBytes", rangeBytes);
+  r.report.json().set("batchVsSingle", rows).set("batchRangeBytes", rangeBytes);
 
   // The span went back and forth many times; its bytes must still be what the CPU wrote.
-  prefetch(span.get(), spanBytes, host_, stream);
+  prefetch(span.get(), spanBytes, r.host, stream);
   ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   const auto changed = static_cast<std::size_t>(
       std::count_if(data, data + spanBytes, [](unsigned char v) { return v != kSpanPattern; }));
-  checks_.expect(changed == 0, "benchmark span after all prefetches", "every byte unchanged",
+  r.list.expect(changed == 0, "benchmark span after all prefetches", "every byte unchanged",
                  std::to_string(changed) + " bytes changed");
 }
 
-void ManagedRun::measureDiscard() {
-  std::ostream& out = report_.out();
-  const ms::VectorAddLaunch& k = vecAdd_;
+void measureDiscard(Checks& r) {
+  std::ostream& out = r.report.out();
+  const ms::VectorAddLaunch& k = r.vecAdd;
   out << "\n[9d] cuMemPrefetchAsync of C host -> GPU, live data vs after cuMemDiscardBatchAsync\n";
-  if (!discardSupported_) {
+  if (!r.discardSupported) {
     out << "  skipped: cuMemDiscardBatchAsync is not supported by this driver\n";
     return;
   }
   CUdeviceptr ranges[] = {k.c};
-  std::size_t sizes[] = {bytes_};
+  std::size_t sizes[] = {r.bytes};
   // C starts on the host each time. Moving it there copies its pages back from the GPU, so it
   // holds data again (the values do not matter: the kernel overwrites C afterwards).
-  const auto toHost = [&] { prefetch(k.c, bytes_, host_, k.stream); };
+  const auto toHost = [&] { prefetch(k.c, r.bytes, r.host, k.stream); };
   const auto discard = [&] {
     toHost();
     ms::check(cuMemDiscardBatchAsync(ranges, sizes, 1, 0, k.stream), "cuMemDiscardBatchAsync");
   };
-  const auto toGpu = [&] { prefetch(k.c, bytes_, gpu_, k.stream); };
+  const auto toGpu = [&] { prefetch(k.c, r.bytes, r.gpu, k.stream); };
   const std::vector<StageTimes> t =
-      timeRounds(k.stream, 0, options_.migrationIterations, {toHost, toGpu, discard, toGpu});
+      timeRounds(k.stream, 0, r.options.migrationIterations, {toHost, toGpu, discard, toGpu});
   out << format("  prefetch of C (%s): live data %.3f ms, after discard %.3f ms (median of %d).\n",
-                ms::formatBytes(bytes_).c_str(), t[1].gpuMs, t[3].gpuMs,
-                options_.migrationIterations)
+                ms::formatBytes(r.bytes).c_str(), t[1].gpuMs, t[3].gpuMs,
+                r.options.migrationIterations)
       << "  Discarded pages hold nothing worth keeping, so the driver may populate them on the "
          "GPU instead of copying them.\n";
   // The discarded C now holds indeterminate values; the kernel overwrites all of it.
-  launch(k.a, k.b, k.c, k.count);
+  launch(r, k.a, k.b, k.c, k.count);
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
-  verify("C written by the GPU after the timed discards");
-  report_.json().set("prefetchLiveMs", t[1].gpuMs).set("prefetchDiscardedMs", t[3].gpuMs);
+  expect(r, "C written by the GPU after the timed discards");
+  r.report.json().set("prefetchLiveMs", t[1].gpuMs).set("prefetchDiscardedMs", t[3].gpuMs);
 }
 
-ms::Verdict ManagedRun::verdict() {
-  std::ostream& out = report_.out();
+ms::Verdict verdict(Checks& r) {
+  std::ostream& out = r.report.out();
   out << format("\nSummary: kernel on prefetched managed / cuMemAlloc = %.3f, prefetch / pinned "
                 "copy (host -> GPU) = %.3f, prefetch / pageable copy (GPU -> host) = %.3f, "
                 "in-place writes / pinned copy (GPU -> host) = %.3f, demand paging slowdown = "
                 "%.1fx\n",
-                prefetchedOverDevice_, prefetchOverPinned_, prefetchOverPageable_,
-                inPlaceOverPinned_, pagingSlowdown_)
-      << "Checks: " << checks_.checks() << ", failed: " << checks_.failures().size() << '\n';
+                r.prefetchedOverDevice, r.prefetchOverPinned, r.prefetchOverPageable,
+                r.inPlaceOverPinned, r.pagingSlowdown)
+      << "Checks: " << r.list.checks() << ", failed: " << r.list.failures().size() << '\n';
   ms::JsonArray failures;
-  for (const std::string& failure : checks_.failures()) {
+  for (const std::string& failure : r.list.failures()) {
     out << "  FAIL " << failure << '\n';
     failures.add(failure);
   }
-  const mm::ManagedSupport& s = plan_.support;
-  report_.json()
-      .set("device", plan_.ordinal)
-      .set("deviceName", plan_.deviceName)
-      .set("bytesPerVector", static_cast<std::uint64_t>(bytes_))
-      .set("iterations", options_.common.iterations)
-      .set("migrationIterations", options_.migrationIterations)
+  const mm::ManagedSupport& s = r.plan.support;
+  r.report.json()
+      .set("device", r.plan.ordinal)
+      .set("deviceName", r.plan.deviceName)
+      .set("bytesPerVector", static_cast<std::uint64_t>(r.bytes))
+      .set("iterations", r.options.common.iterations)
+      .set("migrationIterations", r.options.migrationIterations)
       .set("hostNumaId", s.hostNumaId)
       .set("pageableMemoryAccess", s.pageableMemoryAccess)
       .set("pageableUsesHostPageTables", s.pageableUsesHostPageTables)
       .set("coherentHostAccess", mm::coherentHostAccess(s))
-      .set("checks", static_cast<std::uint64_t>(checks_.checks()))
+      .set("checks", static_cast<std::uint64_t>(r.list.checks()))
       .set("failures", failures);
-  return checks_.passed() ? ms::Verdict::Pass : ms::Verdict::Fail;
+  return r.list.passed() ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
+
+}  // namespace

@@ -51,85 +51,75 @@ struct ManagedPlan {
 ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction kernel,
                     memsamples::Report& report);
 
-/// The lesson's managed A, B and C, and what its steps check and measure on them. Every check is
-/// recorded; verdict() lists each failure (what, expected, got).
-class ManagedRun {
- public:
-  /// The lesson's read-back of [ptr, ptr + bytes): every range attribute, asked one by one and
-  /// at once, handed to expectRange(). The lesson writes it; the measurements use it too.
-  using ReadBack = std::function<void(const std::string& label, CUdeviceptr ptr, std::size_t bytes,
-                                      const memsamples::managed::ExpectedRange& expected,
-                                      bool print)>;
-
+/// What the lesson's checks and measurements need: the run, A, B and C, every check recorded
+/// (each failure: what, expected, got), and the figures for the summary.
+struct Checks {
   /// VecAdd_kernel (@p kernel) on @p abc (A, B, C) and @p stream, sized by @p plan.
-  ManagedRun(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
-             CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
+  Checks(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
+         CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
 
-  ReadBack readBack;   ///< Set by the lesson.
-  float* const hostA;  ///< A as the host sees it: the same address.
-  float* const hostB;  ///< B as the host sees it.
-  float* const hostC;  ///< C as the host sees it.
-
-  /// Step 4: prints and checks what cuPointerGetAttributes said about A at its start and in its
-  /// middle (the context it names must be the current one, the sample's).
-  void expectPointers(const memsamples::managed::PointerAttributes& atStart,
-                      const memsamples::managed::PointerAttributes& inside);
-  /// Records one read-back against @p expected (what eight cuMemRangeGetAttribute calls said,
-  /// @p one, and that one cuMemRangeGetAttributes call, @p all, agrees); printed when @p print and
-  /// on a mismatch. The first one opens step 5's report.
-  void expectRange(const std::string& label, const memsamples::managed::ExpectedRange& expected,
-                   const memsamples::managed::RangeAttributes& one,
-                   const memsamples::managed::RangeAttributes& all, bool print);
-  /// True when advice row @p step was refused (@p result) and may be: a host NUMA node, which
-  /// not every system takes; says so.
-  bool refused(const memsamples::managed::AdviceStep& step, CUresult result);
-  /// Compares all of C with A + B on the host, records and prints it. @return true when exact.
-  bool verify(const std::string& what);
-  /// Step 6's report: A's last prefetch went to the GPU, C's back to the host; C is checked.
-  void checkRoundTrip();
-  /// Step 7 after the batch call: the kernel adds the GPU's chunks while the CPU adds the host's;
-  /// then every range of @p batch reads back its destination, and C is checked.
-  void addOnGpuAndCpu(const memsamples::managed::PrefetchBatch& batch);
-  /// Step 8 after the discard (@p discarded: its answer): C to the GPU, the kernel rewrites it;
-  /// read back and checked. CUDA_ERROR_NOT_SUPPORTED is said, and skips measureDiscard().
-  void rewriteAfterDiscard(CUresult discarded);
-
-  /// (a) The kernel under demand paging, (b) after a prefetch, (c) on cuMemAlloc memory (the
-  /// reference), (d) on managed memory kept on the host by advice; each result checked.
-  void measureKernels();
-  /// Prefetch host -> GPU against a pinned copy; prefetch GPU -> host against a pageable copy
-  /// (the fair reference: managed host pages are not pinned), the pinned copy as the link's limit;
-  /// results written in place over the link (C preferred on the host, accessed by the GPU)
-  /// against a pinned copy. Information only: never fails the run.
-  void measureTransfers();
-  /// One cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls, for each
-  /// `--batch-counts` K, on a managed span of its own (checked afterwards).
-  void measureBatchVersusSingle();
-  /// The prefetch of C to the GPU with live data and after cuMemDiscardBatchAsync.
-  void measureDiscard();
-
-  /// The summary, every failed check, the JSON result. @return PASS when no check failed.
-  memsamples::Verdict verdict();
-
- private:
-  void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, std::size_t count);
-  void prefetchVectors(const CUmemLocation& where);
-  void poisonC();
-  void adviseOnHost(const std::vector<CUdeviceptr>& vectors, bool set);
-
-  memsamples::Report& report_;
-  const ManagedOptions& options_;
-  const ManagedPlan& plan_;
-  memsamples::VectorAddLaunch vecAdd_;
-  std::size_t bytes_;
-  CUmemLocation gpu_;
-  CUmemLocation host_;
-  memsamples::managed::Checklist checks_;
-  bool discardSupported_ = true;
-  bool adviceReported_ = false;     // step 5's title printed
-  double prefetchedOverDevice_ = 0;  // kernel on prefetched managed / on cuMemAlloc (GB/s)
-  double pagingSlowdown_ = 0;        // kernel time under demand paging / after a prefetch
-  double prefetchOverPinned_ = 0;    // prefetch host -> GPU / pinned cuMemcpyHtoDAsync
-  double prefetchOverPageable_ = 0;  // prefetch GPU -> host / pageable cuMemcpyDtoH
-  double inPlaceOverPinned_ = 0;     // kernel writing C on the host / pinned cuMemcpyDtoHAsync
+  memsamples::Report& report;
+  const ManagedOptions& options;
+  const ManagedPlan& plan;
+  memsamples::VectorAddLaunch vecAdd;  ///< The kernel on A, B, C, the whole vectors.
+  std::size_t bytes;                   ///< Bytes per vector.
+  CUmemLocation gpu;                   ///< The device.
+  CUmemLocation host;                  ///< The host.
+  float* hostA;                        ///< A as the host sees it: the same address.
+  float* hostB;                        ///< B as the host sees it.
+  float* hostC;                        ///< C as the host sees it.
+  memsamples::managed::Checklist list;  ///< Every check so far.
+  bool discardSupported = true;         ///< Step 8's answer; 9d is skipped without it.
+  bool adviceReported = false;          ///< Step 5's title printed.
+  bool prefetchReported = false;        ///< Step 6's title printed.
+  double prefetchedOverDevice = 0;  ///< Kernel on prefetched managed / on cuMemAlloc (GB/s).
+  double pagingSlowdown = 0;        ///< Kernel time under demand paging / after a prefetch.
+  double prefetchOverPinned = 0;    ///< Prefetch host -> GPU / pinned cuMemcpyHtoDAsync.
+  double prefetchOverPageable = 0;  ///< Prefetch GPU -> host / pageable cuMemcpyDtoH.
+  double inPlaceOverPinned = 0;     ///< Kernel writing C on the host / pinned cuMemcpyDtoHAsync.
 };
+
+/// @name The checks of the lesson's steps: one name, one overload per kind of answer
+/// @{
+
+/// Step 4: prints and checks what cuPointerGetAttributes said about A at its start and in its
+/// middle (the context it names must be the current one, the sample's).
+void expect(Checks& checks, const memsamples::managed::PointerAttributes& atStart,
+            const memsamples::managed::PointerAttributes& inside);
+/// Step 5: @return false when advice row @p row was refused (@p advised) and may be: a host NUMA
+/// node, which not every system takes; says so. Any other failure throws as ms::check does.
+bool expect(Checks& checks, const memsamples::managed::AdviceStep& row, CUresult advised);
+/// Records one read-back against @p expected (what eight cuMemRangeGetAttribute calls said,
+/// @p one, and that one cuMemRangeGetAttributes call, @p all, agrees); printed when @p print and
+/// on a mismatch. The first one opens step 5's report.
+void expect(Checks& checks, const std::string& label,
+            const memsamples::managed::ExpectedRange& expected,
+            const memsamples::managed::RangeAttributes& one,
+            const memsamples::managed::RangeAttributes& all, bool print = true);
+/// Reads [@p ptr, @p ptr + @p bytes) back, as the lesson's step 5 does, and checks it against
+/// @p expected. The first one opens step 6's report.
+void expect(Checks& checks, const std::string& label, CUdeviceptr ptr, std::size_t bytes,
+            const memsamples::managed::ExpectedRange& expected, bool print = true);
+/// Compares all of C with A + B on the host, records and prints it. @return true when exact.
+bool expect(Checks& checks, const std::string& what);
+/// Step 7 after the GPU and the CPU added their shares: every range of @p batch reads back its
+/// destination, chunks 0 and 9 of C and all of C are printed, and C is checked.
+void expect(Checks& checks, const memsamples::managed::PrefetchBatch& batch);
+/// Step 8: cuMemDiscardBatchAsync's answer; CUDA_ERROR_NOT_SUPPORTED is said (9d is then
+/// skipped), any other failure throws as ms::check does.
+void expect(Checks& checks, CUresult discarded);
+
+/// @}
+
+/**
+ * Step 9, what each technique costs, every figure next to a reference of the same run:
+ * (9a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed memory
+ * kept on the host by advice, each result checked; (9b) prefetch host -> GPU against a pinned
+ * copy, GPU -> host against a pageable copy (the fair reference: managed host pages are not
+ * pinned), the pinned copy as the link's limit, results written in place over the link against a
+ * pinned copy; (9c) one cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls,
+ * on a managed span of its own; (9d) the prefetch of C with live data and after
+ * cuMemDiscardBatchAsync. Then the summary, every failed check and the JSON result.
+ * @return PASS when no check of the run failed.
+ */
+memsamples::Verdict measureCosts(Checks& checks);

@@ -4,6 +4,8 @@
  */
 #include "managed_logic.hpp"
 
+#include "support/text_format.hpp"
+
 #include <algorithm>
 #include <sstream>
 #include <utility>
@@ -13,17 +15,11 @@
 namespace memsamples::managed {
 namespace {
 
+using memsamples::hex;
+using memsamples::joined;
+
 std::string str(std::uint64_t value) {
   return std::to_string(value);
-}
-
-/// @p items as text, separated by ", ".
-template <typename T, typename Text>
-std::string joined(const std::vector<T>& items, Text text) {
-  std::string out;
-  for (const T& item : items)
-    out += (out.empty() ? "" : ", ") + text(item);
-  return out;
 }
 
 /// The entries of an ACCESSED_BY answer that name a processor (the driver pads with INVALID).
@@ -368,19 +364,16 @@ std::string describeBatch(const PrefetchBatch& batch) {
 
 // ------------------------------------------------------------------------------ range attributes
 
-RangeAttributeQuery rangeAttributeQuery(RangeAttributes& a, int accessedBySlots) {
+RangeAttributeQuery::RangeAttributeQuery(int accessedBySlots) {
+  RangeAttributes& a = said;
   a.accessedBy.assign(static_cast<std::size_t>(std::max(accessedBySlots, 1)), CU_DEVICE_INVALID);
-  const std::size_t accessedByBytes = a.accessedBy.size() * sizeof(int);
-  RangeAttributeQuery query = {
-      {&a.readMostly, &a.preferredLocation, &a.preferredLocationType, &a.preferredLocationId,
-       a.accessedBy.data(), &a.lastPrefetchLocation, &a.lastPrefetchLocationType,
-       &a.lastPrefetchLocationId},
-      {sizeof(int), sizeof(int), sizeof(CUmemLocationType), sizeof(int), accessedByBytes,
-       sizeof(int), sizeof(CUmemLocationType), sizeof(int)},
-      {}};
+  data = {&a.readMostly,         &a.preferredLocation,       &a.preferredLocationType,
+          &a.preferredLocationId, a.accessedBy.data(),        &a.lastPrefetchLocation,
+          &a.lastPrefetchLocationType, &a.lastPrefetchLocationId};
+  sizes = {sizeof(int), sizeof(int), sizeof(CUmemLocationType), sizeof(int),
+           a.accessedBy.size() * sizeof(int), sizeof(int), sizeof(CUmemLocationType), sizeof(int)};
   for (const auto& [attribute, name] : kRangeAttributes)
-    query.asked.push_back(attribute);
-  return query;
+    asked.push_back(attribute);
 }
 
 ExpectedRange prefetchedTo(const CUmemLocation& destination) {
@@ -551,12 +544,6 @@ const char* memoryTypeName(unsigned int memoryType) {
   if (memoryType >= CU_MEMORYTYPE_HOST && memoryType <= CU_MEMORYTYPE_UNIFIED)
     return kNames[memoryType - CU_MEMORYTYPE_HOST];
   return "unknown CUmemorytype";
-}
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream text;
-  text << "0x" << std::hex << value;
-  return text.str();
 }
 
 // ------------------------------------------------------------------------------------- checklist

@@ -222,17 +222,19 @@ struct RangeAttributes {
 /// Attributes in a RangeAttributes (each comparison counts as one check).
 inline constexpr std::size_t kRangeAttributeCount = 8;
 
-/// cuMemRangeGetAttributes' three parallel arrays; entry i is also one cuMemRangeGetAttribute
-/// call's (data, dataSize, attribute).
+/// cuMemRangeGetAttributes' three parallel arrays, filling `said`; entry i is also one
+/// cuMemRangeGetAttribute call's (data, dataSize, attribute). In member order: 4 bytes per int,
+/// sizeof the enum for _TYPE, `accessedBySlots` ints (at least 1) for ACCESSED_BY.
 struct RangeAttributeQuery {
-  std::vector<void*> data;                   ///< Where each answer goes (inside the target).
+  explicit RangeAttributeQuery(int accessedBySlots);
+  RangeAttributeQuery(const RangeAttributeQuery&) = delete;  ///< data points into said.
+  RangeAttributeQuery& operator=(const RangeAttributeQuery&) = delete;
+
+  RangeAttributes said;                      ///< The answers.
+  std::vector<void*> data;                   ///< Where each answer goes (inside said).
   std::vector<std::size_t> sizes;            ///< Its size in bytes, as the driver requires.
   std::vector<CUmem_range_attribute> asked;  ///< Which attribute.
 };
-
-/// The query that fills @p target, in member order: 4 bytes per int, sizeof the enum for _TYPE,
-/// @p accessedBySlots ints (at least 1) for ACCESSED_BY. @p target must outlive the query.
-RangeAttributeQuery rangeAttributeQuery(RangeAttributes& target, int accessedBySlots);
 
 /// "read-mostly 0, preferred device 0 (legacy device 0), accessed-by {0}, last prefetch ...".
 std::string describeRangeAttributes(const RangeAttributes& attributes);
@@ -305,19 +307,25 @@ struct PointerAttributes {
   CUdeviceptr devicePointer = 0;  ///< CU_POINTER_ATTRIBUTE_DEVICE_POINTER.
   void* hostPointer = nullptr;    ///< CU_POINTER_ATTRIBUTE_HOST_POINTER.
   CUcontext context = nullptr;    ///< CU_POINTER_ATTRIBUTE_CONTEXT.
+};
 
-  /// The attributes one cuPointerGetAttributes call asks, in the order of the members above.
-  std::array<CUpointer_attribute, 8> asked = {
+/// One cuPointerGetAttributes call's arrays: what it asks, and where each answer lands (in said).
+struct PointerAttributeQuery {
+  PointerAttributeQuery() = default;
+  PointerAttributeQuery(const PointerAttributeQuery&) = delete;  ///< answers point into said.
+  PointerAttributeQuery& operator=(const PointerAttributeQuery&) = delete;
+
+  PointerAttributes said;  ///< The answers.
+  /// The attributes asked, in the order of PointerAttributes' members.
+  CUpointer_attribute asked[8] = {
       CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    CU_POINTER_ATTRIBUTE_IS_MANAGED,
       CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
       CU_POINTER_ATTRIBUTE_RANGE_SIZE,     CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
       CU_POINTER_ATTRIBUTE_HOST_POINTER,   CU_POINTER_ATTRIBUTE_CONTEXT};
-
   /// Where cuPointerGetAttributes writes the answer to each of asked, in its order.
-  std::array<void*, 8> answers() noexcept {
-    return {&memoryType, &isManaged,     &deviceOrdinal, &rangeStart,
-            &rangeSize,  &devicePointer, &hostPointer,   &context};
-  }
+  void* answers[8] = {&said.memoryType,    &said.isManaged,     &said.deviceOrdinal,
+                      &said.rangeStart,    &said.rangeSize,     &said.devicePointer,
+                      &said.hostPointer,   &said.context};
 };
 
 /// Checks comparePointerAttributes() makes.
@@ -336,7 +344,6 @@ std::string describePointerAttributes(const PointerAttributes& got, const Pointe
                                       CUdeviceptr insideAddress, CUcontext sampleContext);
 
 const char* memoryTypeName(unsigned int memoryType);  ///< "CU_MEMORYTYPE_DEVICE", ...
-std::string hex(std::uint64_t value);                 ///< "0x7f4742000000".
 
 /// @}
 /// @name Verdict bookkeeping

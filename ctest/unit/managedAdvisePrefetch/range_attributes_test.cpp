@@ -246,8 +246,8 @@ TEST(DescribeRangeAttributes, OneReadableLine) {
 }
 
 TEST(RangeAttributeQuery, AsksForEveryAttributeWithTheSizeTheDriverRequires) {
-  mm::RangeAttributes target;
-  const mm::RangeAttributeQuery query = mm::rangeAttributeQuery(target, 3);
+  const mm::RangeAttributeQuery query(3);
+  const mm::RangeAttributes& target = query.said;
   ASSERT_EQ(query.asked.size(), mm::kRangeAttributeCount);
   ASSERT_EQ(query.data.size(), mm::kRangeAttributeCount);
   ASSERT_EQ(query.sizes.size(), mm::kRangeAttributeCount);
@@ -270,8 +270,7 @@ TEST(RangeAttributeQuery, AsksForEveryAttributeWithTheSizeTheDriverRequires) {
     EXPECT_EQ(query.sizes[i], i == 4 ? 3 * sizeof(int) : 4u) << i;
   EXPECT_EQ(target.accessedBy, (std::vector<int>(3, CU_DEVICE_INVALID)));
   // At least one slot: ACCESSED_BY needs a non-zero size.
-  mm::RangeAttributes small;
-  EXPECT_EQ(mm::rangeAttributeQuery(small, 0).sizes[4], sizeof(int));
+  EXPECT_EQ(mm::RangeAttributeQuery(0).sizes[4], sizeof(int));
 }
 
 TEST(PrefetchedTo, OnlyTheLastPrefetchIsSet) {
@@ -345,12 +344,13 @@ TEST(AdviceSteps, EachAdviceIsSetReadBackAndUnset) {
 
 // What one cuPointerGetAttributes call asks, and where each answer lands.
 TEST(PointerAttributeQuery, AsksEightAttributesIntoTheMembers) {
-  mm::PointerAttributes p;
-  const std::array<void*, 8> answers = p.answers();
-  EXPECT_EQ(p.asked[0], CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
+  const mm::PointerAttributeQuery q;
+  const mm::PointerAttributes& p = q.said;
+  void* const* answers = q.answers;
+  EXPECT_EQ(q.asked[0], CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
   EXPECT_EQ(answers[0], &p.memoryType);
-  EXPECT_EQ(p.asked[3], CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
+  EXPECT_EQ(q.asked[3], CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
   EXPECT_EQ(answers[3], &p.rangeStart);
-  EXPECT_EQ(p.asked[7], CU_POINTER_ATTRIBUTE_CONTEXT);
+  EXPECT_EQ(q.asked[7], CU_POINTER_ATTRIBUTE_CONTEXT);
   EXPECT_EQ(answers[7], &p.context);
 }
