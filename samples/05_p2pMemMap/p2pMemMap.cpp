@@ -25,9 +25,9 @@
  *    memory; the inputs are pinned host memory, portable to every context.
  * 5. **The reference**, once per accessor: the kernel on three **cuMemAlloc** buffers
  *    of its own memory (the classic path with owner == accessor, no peer access).
- * 6. **VMM path**, every pair (the core): **cuMemCreate** on the owner,
- *    **cuMemAddressReserve**, **cuMemMap**, **cuMemRelease**, one **cuMemSetAccess**
- *    for owner and accessor: the whole peer set-up; **cuMemGetAccess** reads it back;
+ * 6. **VMM path**, every pair (the core): **cuMemAddressReserve**, **cuMemCreate** on
+ *    the owner, **cuMemMap**, **cuMemRelease**, one **cuMemSetAccess** for owner and
+ *    accessor: the whole peer set-up; **cuMemGetAccess** reads it back;
  *    the accessor's kernel (**cuLaunchKernel**) adds in the owner's memory, timed and
  *    checked; **cuMemUnmap**, **cuMemAddressFree**.
  * 7. **Classic path**, every pair (core-b): **cuMemAlloc** in the owner's context; with

@@ -87,23 +87,19 @@ std::vector<PeerRefusal> measurePairByPair(const Endpoints& endpoints,
       directions.push_back({pair.accessor, pair.owner});
     std::vector<PeerAccess> enabled;  // each disables its own on an error path
     enabled.reserve(directions.size());
-    std::string refusal;
     for (const DevicePair& direction : directions) {
       const Endpoint& accessor = endpoints.accessor(direction);
       const Endpoint& owner = endpoints.owner(direction);
       const ScopedContext onAccessor(accessor.ctx());  // the current context gains the access
-      const bool needed = accessor.ctx() != owner.ctx();
+      const bool needed = needsPeerAccess(direction);  // one device: its context reaches all
       const CUresult enable = needed ? cuCtxEnablePeerAccess(owner.ctx(), 0) : CUDA_SUCCESS;
-      enabled.push_back(adoptPeerAccess(enable, accessor, owner));
-      if (enabled.back().refused()) {
-        refusal = enabled.back().refusal();
+      if (enabled.emplace_back(adoptPeerAccess(enable, accessor, owner)).refused())
         break;
-      }
     }
-    if (refusal.empty())
-      measure(pair);
+    if (enabled.back().refused())
+      refusals.push_back({pair, enabled.back().refusal()});
     else
-      refusals.push_back({pair, refusal});
+      measure(pair);
     for (PeerAccess& access : enabled) {
       if (!access.ours())
         continue;

@@ -133,11 +133,8 @@ struct VmmRange {
  */
 class PeerAccess {
  public:
-  PeerAccess() = default;                        ///< None: nothing was enabled.
-  PeerAccess(PeerAccess&& other) noexcept;       ///< Takes over @p other's duty.
-  PeerAccess& operator=(PeerAccess&&) = delete;  ///< Not needed: each is kept where it was made.
-  PeerAccess(const PeerAccess&) = delete;
-  PeerAccess& operator=(const PeerAccess&) = delete;
+  PeerAccess() = default;                   ///< None: nothing was enabled.
+  PeerAccess(PeerAccess&& other) noexcept;  ///< Takes over @p other's duty (no copies).
   ~PeerAccess();  ///< Disables access that is ours and was not released; never throws.
 
   bool ours() const noexcept { return owner_ != nullptr; }     ///< Enabled here, to be disabled.

@@ -51,6 +51,26 @@ class PeerAccess : public ::testing::Test {
   void SetUp() override { fake_peer::reset(); }
 };
 
+/// Ten GPUs without NVSwitch, one endpoint each, as a plan of every pair would have them.
+class TenGpus : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_peer::reset();
+    fake_peer::setDeviceCount(10);
+    endpoints = std::make_unique<p2p::Endpoints>(plan);
+  }
+  /// Device @p device's context, of its endpoint.
+  CUcontext ctx(int device) const { return endpoints->at(std::size_t(device)).ctx(); }
+  /// Other code of the process opened 8 peers for @p device's context: it has none left.
+  void useAllPeersOf(int device) {
+    for (int owner = 0; owner < fake_peer::kPeerLimit; ++owner)
+      fake_peer::enableElsewhere(ctx(device), ctx(owner == device ? fake_peer::kPeerLimit : owner));
+  }
+
+  const p2p::PairPlan plan = planOf(10);
+  std::unique_ptr<p2p::Endpoints> endpoints;
+};
+
 }  // namespace
 
 // A primary context is the whole process's: a library may have enabled the access first.
@@ -153,40 +173,32 @@ TEST_F(PeerAccess, TheFakeRefusesANinthPeerAsAGpuWithoutNvswitchDoes) {
 
 // Step 8 on 10 GPUs: all 90 ordered pairs, then the 45 pairs both ways, each measured with its
 // own access only, and nothing left enabled afterwards.
-TEST_F(PeerAccess, PairByPairMeasuresEveryPairOfTenGpus) {
-  fake_peer::setDeviceCount(10);
-  const p2p::PairPlan plan = planOf(10);
-  {
-    const p2p::Endpoints endpoints(plan);
-    std::vector<p2p::DevicePair> measured;
-    const auto measure = [&](const p2p::DevicePair& pair) {
-      measured.push_back(pair);
-      const CUcontext accessor = endpoints.accessor(pair).ctx();
-      EXPECT_TRUE(fake_peer::accessEnabled(accessor, endpoints.owner(pair).ctx()));
-      EXPECT_EQ(fake_peer::contextStack().size(), 0u) << "the measurement sets its own context";
-    };
-    const std::vector<p2p::DevicePair> pairs = everyPair(10);
-    EXPECT_TRUE(p2p::measurePairByPair(endpoints, pairs, false, measure).empty());
-    EXPECT_EQ(measured, pairs);
-    EXPECT_EQ(fake_peer::mostPeersAtOnce(), 1);
+TEST_F(TenGpus, PairByPairMeasuresEveryPair) {
+  std::vector<p2p::DevicePair> measured;
+  const auto measure = [&](const p2p::DevicePair& pair) {
+    measured.push_back(pair);
+    EXPECT_TRUE(fake_peer::accessEnabled(ctx(pair.accessor), ctx(pair.owner)));
+    EXPECT_EQ(fake_peer::contextStack().size(), 0u) << "the measurement sets its own context";
+  };
+  const std::vector<p2p::DevicePair> pairs = everyPair(10);
+  EXPECT_TRUE(p2p::measurePairByPair(*endpoints, pairs, false, measure).empty());
+  EXPECT_EQ(measured, pairs);
+  EXPECT_EQ(fake_peer::mostPeersAtOnce(), 1);
 
-    std::vector<p2p::DevicePair> unordered;
-    for (const p2p::DevicePair& pair : pairs) {
-      if (pair.owner < pair.accessor)
-        unordered.push_back(pair);
-    }
-    measured.clear();
-    const auto bothWays = [&](const p2p::DevicePair& pair) {
-      measured.push_back(pair);
-      const CUcontext first = endpoints.owner(pair).ctx();
-      const CUcontext second = endpoints.accessor(pair).ctx();
-      EXPECT_TRUE(fake_peer::accessEnabled(first, second) &&
-                  fake_peer::accessEnabled(second, first));
-    };
-    EXPECT_TRUE(p2p::measurePairByPair(endpoints, unordered, true, bothWays).empty());
-    EXPECT_EQ(measured, unordered);
-    EXPECT_EQ(fake_peer::mostPeersAtOnce(), 1);
+  std::vector<p2p::DevicePair> unordered;
+  for (const p2p::DevicePair& pair : pairs) {
+    if (pair.owner < pair.accessor)
+      unordered.push_back(pair);
   }
+  measured.clear();
+  const auto bothWays = [&](const p2p::DevicePair& pair) {
+    measured.push_back(pair);
+    EXPECT_TRUE(fake_peer::accessEnabled(ctx(pair.owner), ctx(pair.accessor)) &&
+                fake_peer::accessEnabled(ctx(pair.accessor), ctx(pair.owner)));
+  };
+  EXPECT_TRUE(p2p::measurePairByPair(*endpoints, unordered, true, bothWays).empty());
+  EXPECT_EQ(measured, unordered);
+  EXPECT_EQ(fake_peer::mostPeersAtOnce(), 1);
   EXPECT_EQ(fake_peer::callCount("cuCtxEnablePeerAccess"), 90 + 90);
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 90 + 90);
   EXPECT_EQ(fake_peer::callCount("cuCtxSynchronize"), 90 + 90);
@@ -195,45 +207,35 @@ TEST_F(PeerAccess, PairByPairMeasuresEveryPairOfTenGpus) {
 
 // Device 9's context already uses 8 peers (other code of the process opened them): its pair is
 // refused and reported, the other pairs are measured, and nothing of the other code is undone.
-TEST_F(PeerAccess, ARefusedPairIsReportedAndTheOthersAreMeasured) {
-  fake_peer::setDeviceCount(10);
-  const p2p::PairPlan plan = planOf(10);
-  const p2p::Endpoints endpoints(plan);
-  for (int owner = 0; owner < fake_peer::kPeerLimit; ++owner)
-    fake_peer::enableElsewhere(endpoints.at(9).ctx(), endpoints.at(std::size_t(owner)).ctx());
+TEST_F(TenGpus, ARefusedPairIsReportedAndTheOthersAreMeasured) {
+  useAllPeersOf(9);
   std::vector<p2p::DevicePair> measured;
   const auto measure = [&](const p2p::DevicePair& pair) { measured.push_back(pair); };
   const std::vector<p2p::PeerRefusal> refused =
-      p2p::measurePairByPair(endpoints, {{0, 1}, {8, 9}, {9, 8}}, false, measure);
+      p2p::measurePairByPair(*endpoints, {{0, 1}, {8, 9}, {9, 8}}, false, measure);
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_EQ(refused[0].pair, (p2p::DevicePair{8, 9}));
   EXPECT_NE(refused[0].reason.find("CUDA_ERROR_TOO_MANY_PEERS"), std::string::npos)
       << refused[0].reason;
   EXPECT_EQ(measured, (std::vector<p2p::DevicePair>{{0, 1}, {9, 8}}));
-  for (int owner = 0; owner < fake_peer::kPeerLimit; ++owner) {
-    EXPECT_TRUE(
-        fake_peer::accessEnabled(endpoints.at(9).ctx(), endpoints.at(std::size_t(owner)).ctx()));
-  }
-  EXPECT_FALSE(fake_peer::accessEnabled(endpoints.at(1).ctx(), endpoints.at(0).ctx()));
-  EXPECT_FALSE(fake_peer::accessEnabled(endpoints.at(8).ctx(), endpoints.at(9).ctx()));
+  for (int owner = 0; owner < fake_peer::kPeerLimit; ++owner)
+    EXPECT_TRUE(fake_peer::accessEnabled(ctx(9), ctx(owner))) << owner;
+  EXPECT_FALSE(fake_peer::accessEnabled(ctx(1), ctx(0)));
+  EXPECT_FALSE(fake_peer::accessEnabled(ctx(8), ctx(9)));
   EXPECT_TRUE(fake_peer::contextStack().empty());
 }
 
 // Both ways at once: the first direction is granted, the second refused. The pair is reported,
 // not measured, and the direction that was granted is disabled again.
-TEST_F(PeerAccess, BothWaysRefusedHalfWayUndoesTheHalfThatWasGranted) {
-  fake_peer::setDeviceCount(10);
-  const p2p::PairPlan plan = planOf(10);
-  const p2p::Endpoints endpoints(plan);
-  for (int owner = 0; owner < fake_peer::kPeerLimit; ++owner)
-    fake_peer::enableElsewhere(endpoints.at(8).ctx(), endpoints.at(std::size_t(owner)).ctx());
+TEST_F(TenGpus, BothWaysRefusedHalfWayUndoesTheHalfThatWasGranted) {
+  useAllPeersOf(8);
   int measured = 0;
   const std::vector<p2p::PeerRefusal> refused = p2p::measurePairByPair(
-      endpoints, {{8, 9}}, true, [&](const p2p::DevicePair&) { ++measured; });
+      *endpoints, {{8, 9}}, true, [&](const p2p::DevicePair&) { ++measured; });
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_EQ(refused[0].pair, (p2p::DevicePair{8, 9}));
   EXPECT_EQ(measured, 0);
-  EXPECT_EQ(fake_peer::disabledFrom(), std::vector<CUcontext>{endpoints.at(9).ctx()});
-  EXPECT_FALSE(fake_peer::accessEnabled(endpoints.at(9).ctx(), endpoints.at(8).ctx()));
+  EXPECT_EQ(fake_peer::disabledFrom(), std::vector<CUcontext>{ctx(9)});
+  EXPECT_FALSE(fake_peer::accessEnabled(ctx(9), ctx(8)));
   EXPECT_TRUE(fake_peer::contextStack().empty());
 }
