@@ -1,8 +1,9 @@
-// What 05_p2pMemMap measures and reports (see p2pMemMap_measure.hpp).
+// What 05_p2pMemMap prepares, measures and reports (see p2pMemMap_measure.hpp).
 #include "p2pMemMap_measure.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <iomanip>
-#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -13,14 +14,23 @@
 namespace memsamples::p2p {
 namespace {
 
-std::string withDecimals(double value, int precision = 1) {
+constexpr std::uint64_t kDefaultBytes = 512ull << 20;  // per buffer: nvbandwidth's default
+
+std::string fixed(double value, int precision = 1) {
   std::ostringstream text;
   text << std::fixed << std::setprecision(precision) << value;
   return text.str();
 }
 
 std::string ratioText(const std::optional<double>& value) {
-  return value ? withDecimals(*value, 3) : "-";
+  return value ? fixed(*value, 3) : "-";
+}
+
+// @p text padded to |@p width| columns: right-aligned when @p width > 0, else left-aligned.
+std::string pad(const std::string& text, int width) {
+  const auto room = static_cast<std::size_t>(std::abs(width));
+  const std::string fill(room > text.size() ? room - text.size() : 0, ' ');
+  return width > 0 ? fill + text : text + fill;
 }
 
 JsonArray jsonPairs(const std::vector<DevicePair>& pairs) {
@@ -30,15 +40,18 @@ JsonArray jsonPairs(const std::vector<DevicePair>& pairs) {
   return array;
 }
 
+void inContext(const Endpoint& endpoint, const std::function<void()>& work) {
+  const ScopedContext current(endpoint.ctx());
+  work();
+}
+
 // ------------------------------------------------------------------------------------ the paths
 
 std::string pathCell(const PathResult& result) {
-  if (!result.ran)
-    return "skipped";
-  std::ostringstream text;
-  text << (result.check.mismatches == 0 ? "verified" : "WRONG") << std::setw(9)
-       << withDecimals(result.gbps) << " GB/s";
-  return text.str();
+  if (!result.ran)  // a classic path that asked for peer access was refused it
+    return result.peerAccessEnabled ? "refused" : "skipped";
+  const std::string verdict = result.check.mismatches == 0 ? "verified" : "WRONG";
+  return verdict + pad(fixed(result.gbps), 9) + " GB/s";
 }
 
 std::optional<double> ratio(const PathResult& top, const PathResult& bottom) {
@@ -50,92 +63,91 @@ std::optional<double> ratio(const PathResult& top, const PathResult& bottom) {
 JsonObject pathJson(const PathResult& result) {
   JsonObject json;
   json.set("ran", result.ran);
-  if (!result.ran) {
-    json.set("skipped", result.note);
-    return json;
-  }
-  json.set("mismatches", static_cast<std::uint64_t>(result.check.mismatches))
-      .set("kernelMedianMs", result.kernel.medianMs)
-      .set("kernelGBps", result.gbps);
-  if (!result.access.empty()) {
-    JsonArray access;
-    for (const RangeAccess& range : result.access) {
-      for (const DeviceAccessView& view : range.views) {
-        JsonObject item;
-        item.set("range", range.range)
-            .set("device", view.device)
-            .set("access", view.flags ? accessFlagsName(*view.flags) : view.failure);
-        access.addRaw(item.dump());
-      }
+  if (!result.ran)
+    return json.set("skipped", result.note);
+  json.set("mismatches", static_cast<std::uint64_t>(result.check.mismatches));
+  json.set("kernelMedianMs", result.kernel.medianMs).set("kernelGBps", result.gbps);
+  JsonArray access;
+  for (const RangeAccess& range : result.access) {
+    for (const DeviceAccessView& view : range.views) {
+      JsonObject item;
+      item.set("range", range.range).set("device", view.device);
+      item.set("access", view.flags ? accessFlagsName(*view.flags) : view.failure);
+      access.addRaw(item.dump());
     }
-    json.set("cuMemGetAccess", access);
   }
+  if (!access.empty())
+    json.set("cuMemGetAccess", access);
   return json;
 }
 
 // ----------------------------------------------------------------------------------- the copies
 
-// Per endpoint: a source holding the endpoint's own pattern, and a destination.
-struct TransferBuffers {
-  explicit TransferBuffers(CUcontext context) : source(context), destination(context) {}
-  ContextMemory source;
-  ContextMemory destination;
-};
-
-std::uint32_t seedOf(std::size_t endpoint) {
-  return sourceSeed(static_cast<int>(endpoint));
+// [peer-copies]
+// A copy engine copies @p from's source into @p to's destination, queued on @p to's stream:
+// destination first, each pointer with its context; the stream decides who runs the copy.
+void copyEngineCopy(const Run& run, const Endpoint& to, const Endpoint& from) {
+  check(cuMemcpyPeerAsync(to.destination.get(), to.ctx(), from.source.get(), from.ctx(), run.bytes,
+                          to.stream.get()),
+        "cuMemcpyPeerAsync");
 }
 
-void inContext(const Endpoint& endpoint, const std::function<void()>& work) {
-  const ScopedContext current(endpoint.ctx());
-  work();
+// The SMs of @p to copy @p from's source (any memory @p to can reach: a peer's through peer
+// access) into @p to's destination: Copy_kernel(float* dst, const float* src, n).
+void smCopy(const Run& run, const Endpoint& to, const Endpoint& from) {
+  CUdeviceptr destination = to.destination.get();
+  CUdeviceptr source = from.source.get();
+  unsigned long long words = run.count;
+  void* args[] = {&destination, &source, &words};
+  check(cuLaunchKernel(to.copy, to.copyGrid, 1, 1, kThreadsPerBlock, 1, 1, 0, to.stream.get(), args,
+                       nullptr),
+        "cuLaunchKernel");
+}
+// [peer-copies]
+
+using Copy = void (*)(const Run& run, const Endpoint& to, const Endpoint& from);
+
+void clearDestination(const Run& run, const Endpoint& to) {
+  inContext(to, [&] {
+    check(cuMemsetD32Async(to.destination.get(), kSentinelWord, run.count, to.stream.get()),
+          "cuMemsetD32Async");
+  });
 }
 
-void clearDestination(const Run& run, const Endpoint& holder, CUdeviceptr destination) {
-  const ScopedContext current(holder.ctx());
-  check(cuMemsetD32Async(destination, kSentinelWord, run.count, holder.stream.get()),
-        "cuMemsetD32Async");
-}
-
-// Reads @p destination back through its holder and checks that it holds the pattern of @p seed.
-void verifyDestination(Run& run, const Endpoint& holder, CUdeviceptr destination,
-                       std::uint32_t seed, const std::string& what) {
-  {
-    const ScopedContext current(holder.ctx());
-    check(cuMemcpyDtoHAsync(run.scratch, destination, run.bytes, holder.stream.get()),
+// Reads @p to's destination back and checks that it holds @p from's pattern.
+void verifyDestination(Run& run, const Endpoint& to, const Endpoint& from,
+                       const std::string& what) {
+  inContext(to, [&] {
+    check(cuMemcpyDtoHAsync(run.scratch.get(), to.destination.get(), run.bytes, to.stream.get()),
           "cuMemcpyDtoHAsync");
-    check(cuStreamSynchronize(holder.stream.get()), "cuStreamSynchronize");
-  }
-  const PatternCheck result =
-      checkPattern(static_cast<const std::uint32_t*>(run.scratch), run.count, seed);
+    check(cuStreamSynchronize(to.stream.get()), "cuStreamSynchronize");
+  });
+  const auto* words = static_cast<const std::uint32_t*>(run.scratch.get());
+  const PatternCheck result = checkPattern(words, run.count, from.seed());
   ++run.verifiedTransfers;
   if (!result.passed())
     run.failures.push_back(what + ": " + describePatternCheck(result));
 }
 
-// One direction: kCopiesPerSample copies of @p copy (queued on @p runner's stream, which also
-// holds the destination) per sample, between two events. Then the destination is cleared, the
-// copy runs ONCE more and that copy is checked; all on one stream, so each step follows the last.
-double timeOneWay(Run& run, const Endpoint& runner, CUdeviceptr destination, std::uint32_t seed,
-                  const std::string& what, const std::function<void()>& copy) {
+// One direction: kCopiesPerSample copies of @p copy (queued on @p to's stream, which also holds
+// the destination) per sample, between two events. Then the destination is cleared, the copy
+// runs ONCE more and that copy is checked; all on one stream, so each step follows the last.
+double timeOneWay(Run& run, const Endpoint& to, const Endpoint& from, const std::string& what,
+                  const std::function<void()>& copy) {
+  const auto sample = [&] {
+    for (int i = 0; i < kCopiesPerSample; ++i)
+      copy();
+  };
   TimingStats stats;
-  inContext(runner, [&] {
-    stats = timeOnStream(runner.stream.get(), run.options.warmup, run.options.iterations, [&] {
-      for (int i = 0; i < kCopiesPerSample; ++i)
-        copy();
-    });
+  const CommonOptions& options = run.options;
+  inContext(to, [&] {
+    stats = timeOnStream(to.stream.get(), options.warmup, options.iterations, sample);
   });
-  clearDestination(run, runner, destination);
-  inContext(runner, copy);
-  verifyDestination(run, runner, destination, seed, what);
+  clearDestination(run, to);
+  inContext(to, copy);
+  verifyDestination(run, to, from, what);
   return sampleGBps(run.bytes, kCopiesPerSample, stats.medianMs);
 }
-
-struct BothWaysTimes {
-  TimingStats first;     // into the first endpoint, from its own start to its own end
-  TimingStats second;    // into the second endpoint, likewise
-  TimingStats bothDone;  // from the common start until both had finished
-};
 
 void synchronizeBoth(const Endpoint& first, const Endpoint& second) {
   for (const Endpoint* endpoint : {&first, &second}) {
@@ -150,17 +162,16 @@ void synchronizeBoth(const Endpoint& first, const Endpoint& second) {
 // right after the first's; each stream records its end, and the first waits for the second's end
 // before recording "both done". Events are recorded on streams of their own context. The host
 // waits after each sample, so that neither queue ever fills up and stalls the other stream.
-BothWaysTimes timeBothWays(const Run& run, const Endpoint& first, const Endpoint& second,
-                           const std::function<void()>& intoFirst,
-                           const std::function<void()>& intoSecond) {
-  const auto bothLoops = [&] {
-    for (int i = 0; i < kCopiesPerSample; ++i) {
-      inContext(first, intoFirst);
-      inContext(second, intoSecond);
-    }
+// Then one more round, untimed, into cleared destinations (each cleared on the stream that then
+// writes it), checked on its own.
+BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& second,
+                             const std::string& what, Copy copy) {
+  const auto round = [&] {
+    inContext(first, [&] { copy(run, first, second); });
+    inContext(second, [&] { copy(run, second, first); });
   };
-  for (int i = 0; i < run.options.warmup; ++i)
-    bothLoops();
+  for (int i = 0; i < run.options.warmup * kCopiesPerSample; ++i)
+    round();
   synchronizeBoth(first, second);  // no warm-up copy overlaps a sample
   const auto timingEvent = [](const Endpoint& endpoint) {
     ContextEvent event(endpoint.ctx());
@@ -171,7 +182,9 @@ BothWaysTimes timeBothWays(const Run& run, const Endpoint& first, const Endpoint
   const ContextEvent firstStart = timingEvent(first), firstEnd = timingEvent(first),
                      bothDone = timingEvent(first);
   const ContextEvent secondStart = timingEvent(second), secondEnd = timingEvent(second);
-  const CUstream firstStream = first.stream.get(), secondStream = second.stream.get();
+  const auto record = [](const ContextEvent& event, const Endpoint& on) {
+    check(cuEventRecord(event.get(), on.stream.get()), "cuEventRecord");
+  };
   const auto elapsed = [](const ContextEvent& start, const ContextEvent& end) {
     float ms = 0;
     check(cuEventElapsedTime(&ms, start.get(), end.get()), "cuEventElapsedTime");
@@ -179,158 +192,92 @@ BothWaysTimes timeBothWays(const Run& run, const Endpoint& first, const Endpoint
   };
   std::vector<double> intoFirstMs, intoSecondMs, bothDoneMs;
   for (int sample = 0; sample < run.options.iterations; ++sample) {
-    inContext(first, [&] { check(cuEventRecord(firstStart.get(), firstStream), "cuEventRecord"); });
+    inContext(first, [&] { record(firstStart, first); });
     inContext(second, [&] {
-      check(cuStreamWaitEvent(secondStream, firstStart.get(), 0), "cuStreamWaitEvent");
-      check(cuEventRecord(secondStart.get(), secondStream), "cuEventRecord");
+      check(cuStreamWaitEvent(second.stream.get(), firstStart.get(), 0), "cuStreamWaitEvent");
+      record(secondStart, second);
     });
-    bothLoops();
-    inContext(second,
-              [&] { check(cuEventRecord(secondEnd.get(), secondStream), "cuEventRecord"); });
+    for (int i = 0; i < kCopiesPerSample; ++i)
+      round();
+    inContext(second, [&] { record(secondEnd, second); });
     inContext(first, [&] {
-      check(cuEventRecord(firstEnd.get(), firstStream), "cuEventRecord");
-      check(cuStreamWaitEvent(firstStream, secondEnd.get(), 0), "cuStreamWaitEvent");
-      check(cuEventRecord(bothDone.get(), firstStream), "cuEventRecord");
+      record(firstEnd, first);
+      check(cuStreamWaitEvent(first.stream.get(), secondEnd.get(), 0), "cuStreamWaitEvent");
+      record(bothDone, first);
     });
     synchronizeBoth(first, second);
     intoFirstMs.push_back(elapsed(firstStart, firstEnd));
     intoSecondMs.push_back(elapsed(secondStart, secondEnd));
     bothDoneMs.push_back(elapsed(firstStart, bothDone));
   }
-  return {summarizeTimings(std::move(intoFirstMs)), summarizeTimings(std::move(intoSecondMs)),
-          summarizeTimings(std::move(bothDoneMs))};
+  clearDestination(run, first);
+  clearDestination(run, second);
+  round();
+  for (const auto& [into, from] : {std::pair{&first, &second}, std::pair{&second, &first}}) {
+    verifyDestination(run, *into, *from,
+                      what + ", into endpoint " + std::to_string(into->index) + " (device " +
+                          std::to_string(into->ordinal) + ")");
+  }
+  const auto median = [](std::vector<double>& ms) {
+    return summarizeTimings(std::move(ms)).medianMs;
+  };
+  return countBothWays(run.bytes, kCopiesPerSample, median(intoFirstMs), median(intoSecondMs),
+                       median(bothDoneMs));
 }
 
-struct OneWay {
-  DevicePair pair;
-  double copyEngineGBps = 0;
-  double smGBps = 0;
-};
-
-struct BothWays {
-  DevicePair pair;  // owner <= accessor: the first endpoint is the owner's
-  BothWaysFigures copyEngine;
-  BothWaysFigures sm;
-};
-
-struct Bandwidth {
-  explicit Bandwidth(int devices) : copyEngine(devices), sm(devices) {}
-  DeviceMatrix copyEngine;         // diagonal: the local reference; off-diagonal: peer pairs
-  DeviceMatrix sm;                 // same layout
-  std::vector<OneWay> oneWay;      // every tested pair, the loopback pair included
-  std::vector<BothWays> bothWays;  // once per unordered pair
-};
+// A row of the loopback run's copy table: the copy, copy engine and SM GB/s, their ratio.
+std::string copyRow(const std::string& what, double engine, double sm) {
+  const auto smOverEngine = engine != 0.0 ? std::optional<double>(sm / engine) : std::nullopt;
+  return "  " + pad(what, -58) + pad(fixed(engine), 12) + pad(fixed(sm), 12) +
+         pad(ratioText(smOverEngine), 10) + "\n";
+}
 
 JsonObject bothWaysJson(const DevicePair& pair, const BothWaysFigures& figures) {
   // The first endpoint (the pair's owner) pulls from the second: that direction is the pair
   // accessor:owner.
-  JsonObject intoFirst, intoSecond;
+  JsonObject intoFirst, intoSecond, json;
   intoFirst.set("pair", formatPair({pair.accessor, pair.owner})).set("GBps", figures.firstGBps);
   intoSecond.set("pair", formatPair(pair)).set("GBps", figures.secondGBps);
   JsonArray directions;
   directions.addRaw(intoFirst.dump()).addRaw(intoSecond.dump());
-  JsonObject json;
-  json.set("pair", formatBothWays(pair))
-      .set("sumGBps", figures.sumGBps)
-      .set("aggregateGBps", figures.bothDoneGBps)
-      .set("directions", directions);
-  return json;
+  json.set("pair", formatBothWays(pair)).set("sumGBps", figures.sumGBps);
+  return json.set("aggregateGBps", figures.bothDoneGBps).set("directions", directions);
 }
 
-void reportCopies(const Run& run, const Bandwidth& bandwidth, std::ostream& out, JsonObject& json) {
-  const DeviceMatrix smOverEngine = ratioMatrix(bandwidth.sm, bandwidth.copyEngine);
-  const std::string samples =
-      describeCopySamples(run.bytes, kCopiesPerSample, run.options.iterations);
-  out << "\nCopy bandwidth, GB/s = bytes copied / time (1 GB = 1e9 B), counted as nvbandwidth v0.8 "
-         "counts:\n"
-      << samples << ".\nEach figure's copy then ran once more into a cleared destination and was "
-      << "checked word by word.\n";
-  if (run.plan.loopback) {
-    const int device = run.plan.devices.front();
-    const auto line = [&](const std::string& what, double engine, double sm) {
-      out << "  " << std::left << std::setw(58) << what << std::right << std::setw(12)
-          << withDecimals(engine) << std::setw(12) << withDecimals(sm) << std::setw(10)
-          << ratioText(engine != 0.0 ? std::optional<double>(sm / engine) : std::nullopt) << '\n';
-    };
-    out << "LOOPBACK on device " << device
-        << ": owner and accessor are the same device. These are LOCAL-MEMORY figures, not "
-           "peer-link figures\n(a local copy reads and writes the same memory: its traffic is "
-           "twice the bytes copied).\n"
-        << "  " << std::left << std::setw(58) << "copy" << std::right << std::setw(12)
-        << "copy engine" << std::setw(12) << "SM" << std::setw(10) << "SM / CE" << '\n';
-    line("reference: cuMemcpyDtoDAsync / Copy_kernel, one stream",
-         *bandwidth.copyEngine.at(device, device), *bandwidth.sm.at(device, device));
-    for (const OneWay& measured : bandwidth.oneWay) {
-      line("pair " + formatPair(measured.pair) + ": cuMemcpyPeerAsync (one context) / Copy_kernel",
-           measured.copyEngineGBps, measured.smGBps);
-    }
-  } else {
-    out << "Rows: from (the owner); columns: to (the accessor, which runs the copy). The "
-           "diagonal is a copy\ninside one device, the reference for the links (its memory "
-           "traffic is twice the bytes copied).\n"
-        << "Copy engine (cuMemcpyPeerAsync; diagonal cuMemcpyDtoDAsync):\n"
-        << formatMatrix(bandwidth.copyEngine, "from", "to", 1)
-        << "SM (Copy_kernel on the accessor, reading the owner's memory):\n"
-        << formatMatrix(bandwidth.sm, "from", "to", 1) << "Ratio SM / copy engine:\n"
-        << formatMatrix(smOverEngine, "from", "to", 3);
-  }
-  if (bandwidth.bothWays.empty()) {
-    out << "Both directions at once: no pair is tested both ways, nothing to measure.\n";
-  } else {
-    out << "Both directions at once (each endpoint pulls the other's source on its own stream; "
-           "one event starts both\nloops"
-        << (run.plan.loopback ? "; LOOPBACK: two streams of one device, local memory" : "")
-        << "):\n  sum       = each direction's bytes / its own time, added (nvbandwidth's "
-           "bidirectional \"Total\")\n  both done = both directions' bytes / time from the "
-           "common start until both finished (at most the sum)\n"
-        << "  " << std::left << std::setw(8) << "pair" << std::right << std::setw(18)
-        << "copy engine: sum" << std::setw(11) << "both done" << std::setw(10) << "SM: sum"
-        << std::setw(11) << "both done" << '\n';
-    for (const BothWays& measured : bandwidth.bothWays) {
-      out << "  " << std::left << std::setw(8) << formatBothWays(measured.pair) << std::right
-          << std::setw(18) << withDecimals(measured.copyEngine.sumGBps) << std::setw(11)
-          << withDecimals(measured.copyEngine.bothDoneGBps) << std::setw(10)
-          << withDecimals(measured.sm.sumGBps) << std::setw(11)
-          << withDecimals(measured.sm.bothDoneGBps) << '\n';
-    }
-  }
-
-  JsonArray oneWay;
-  for (const OneWay& measured : bandwidth.oneWay) {
+// A pair the driver refused, in the JSON: `0:1` one way, `0<->1` both ways.
+void addRefusals(JsonArray& json, const std::vector<PeerRefusal>& refusals, bool bothWays) {
+  for (const PeerRefusal& refusal : refusals) {
     JsonObject item;
-    item.set("pair", formatPair(measured.pair))
-        .set("copyEngineGBps", measured.copyEngineGBps)
-        .set("smCopyGBps", measured.smGBps);
-    oneWay.addRaw(item.dump());
+    item.set("pair", bothWays ? formatBothWays(refusal.pair) : formatPair(refusal.pair));
+    json.addRaw(item.set("reason", refusal.reason).dump());
   }
-  JsonArray engineBoth, smBoth;
-  for (const BothWays& measured : bandwidth.bothWays) {
-    engineBoth.addRaw(bothWaysJson(measured.pair, measured.copyEngine).dump());
-    smBoth.addRaw(bothWaysJson(measured.pair, measured.sm).dump());
-  }
-  json.set("copiesPerSample", kCopiesPerSample)
-      .set("copyCounting", "bytes copied / time; " + samples)
-      .set("bidirectionalCounting",
-           "sumGBps: each direction's bytes / its own time, added; aggregateGBps: both "
-           "directions' bytes / time from the common start until both finished")
-      .set("copyEngineGBps", matrixJson(bandwidth.copyEngine))
-      .set("smCopyGBps", matrixJson(bandwidth.sm))
-      .set("smOverCopyEngine", matrixJson(smOverEngine))
-      .set("oneWay", oneWay)
-      .set("copyEngineBidirectional", engineBoth)
-      .set("smCopyBidirectional", smBoth);
 }
 
 }  // namespace
 
-// ------------------------------------------------------------------------- devices and pairs
+// -------------------------------------------------------------------------- machine and pairs
 
-void reportDevices(const DeviceTopology& topology, const std::vector<CUdevice>& devices,
-                   std::ostream& out, JsonObject& json) {
-  const int deviceCount = topology.deviceCount();
-  LinkMatrix links(devices.size(), std::vector<LinkAttributes>(devices.size()));
-  for (std::size_t owner = 0; owner < devices.size(); ++owner) {
-    for (std::size_t accessor = 0; accessor < devices.size(); ++accessor) {
+PairPlan choosePairs(const Request& request, const DeviceTopology& topology,
+                     const std::vector<CUdevice>& devices, Report& report) {
+  std::ostream& out = report.out();
+  JsonObject& json = report.json();
+  const std::size_t count = devices.size();
+  out << "Devices: " << count << '\n';
+  JsonArray jsonDevices;
+  for (std::size_t ordinal = 0; ordinal < count; ++ordinal) {
+    const bool vmm = topology.vmmSupported[ordinal];
+    const std::string name = deviceName(devices[ordinal]);
+    out << "  " << ordinal << ": " << name << (vmm ? "  (VMM supported)" : "  (no VMM)") << '\n';
+    JsonObject item;
+    jsonDevices.addRaw(item.set("ordinal", int(ordinal)).set("name", name).set("vmm", vmm).dump());
+  }
+  // What the driver says of each ordered pair's link, asked as cuDeviceCanAccessPeer is:
+  // accessor first. Informative: the pairs are chosen with cuDeviceCanAccessPeer.
+  LinkMatrix links(count, std::vector<LinkAttributes>(count));
+  JsonArray jsonLinks;
+  std::string unanswered;  // printed under the matrix
+  for (std::size_t owner = 0; owner < count; ++owner) {
+    for (std::size_t accessor = 0; accessor < count; ++accessor) {
       if (owner == accessor)
         continue;  // CUDA_ERROR_INVALID_DEVICE for a device paired with itself
       LinkAttributes& link = links[owner][accessor];
@@ -347,50 +294,41 @@ void reportDevices(const DeviceTopology& topology, const std::vector<CUdevice>& 
       link.accessSupported = ask(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, "ACCESS_SUPPORTED") != 0;
       link.nativeAtomics =
           ask(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, "NATIVE_ATOMIC_SUPPORTED") != 0;
-    }
-  }
-  out << "Devices: " << deviceCount << '\n';
-  JsonArray jsonDevices;
-  for (int ordinal = 0; ordinal < deviceCount; ++ordinal) {
-    const bool vmm = topology.vmmSupported[static_cast<std::size_t>(ordinal)];
-    const std::string name = deviceName(devices[static_cast<std::size_t>(ordinal)]);
-    out << "  " << ordinal << ": " << name << (vmm ? "  (VMM supported)" : "  (no VMM)") << '\n';
-    JsonObject item;
-    item.set("ordinal", ordinal).set("name", name).set("vmm", vmm);
-    jsonDevices.addRaw(item.dump());
-  }
-  out << "Peer access (cuDeviceCanAccessPeer(accessor, owner); rank = "
-         "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,\nA = native atomics, !s = ACCESS_SUPPORTED "
-         "disagrees, ? = cuDeviceGetP2PAttribute failed):\n"
-      << formatAccessMatrix(topology, links);
-  JsonArray jsonLinks;
-  for (std::size_t owner = 0; owner < links.size(); ++owner) {
-    for (std::size_t accessor = 0; accessor < links[owner].size(); ++accessor) {
-      if (owner == accessor)
-        continue;
-      const LinkAttributes& link = links[owner][accessor];
       JsonObject item;
-      item.set("owner", static_cast<int>(owner))
-          .set("accessor", static_cast<int>(accessor))
-          .set("canAccessPeer", static_cast<bool>(topology.canAccessPeer[accessor][owner]));
+      item.set("owner", int(owner)).set("accessor", int(accessor));
+      item.set("canAccessPeer", static_cast<bool>(topology.canAccessPeer[accessor][owner]));
       if (link.failure.empty()) {
-        item.set("performanceRank", link.performanceRank)
-            .set("accessSupported", link.accessSupported)
-            .set("nativeAtomics", link.nativeAtomics);
+        item.set("performanceRank", link.performanceRank);
+        item.set("accessSupported", link.accessSupported).set("nativeAtomics", link.nativeAtomics);
       } else {
-        out << "  ? owner " << owner << ", accessor " << accessor << ": " << link.failure
-            << " (informative only: the pairs are chosen with cuDeviceCanAccessPeer)\n";
+        unanswered += "  ? owner " + std::to_string(owner) + ", accessor " +
+                      std::to_string(accessor) + ": " + link.failure +
+                      " (informative only: the pairs are chosen with cuDeviceCanAccessPeer)\n";
         item.set("attributeQueryFailed", link.failure);
       }
       jsonLinks.addRaw(item.dump());
     }
   }
-  json.set("deviceCount", deviceCount).set("devices", jsonDevices).set("peerAccess", jsonLinks);
-}
+  out << "Peer access (cuDeviceCanAccessPeer(accessor, owner); rank = "
+         "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,\nA = native atomics, !s = ACCESS_SUPPORTED "
+         "disagrees, ? = cuDeviceGetP2PAttribute failed):\n"
+      << formatAccessMatrix(topology, links) << unanswered;
+  json.set("deviceCount", int(count)).set("devices", jsonDevices).set("peerAccess", jsonLinks);
 
-void reportPlan(const PairPlan& plan, std::ostream& out, JsonObject& json) {
+  PairPlan plan;
+  if (request.loopback) {
+    plan = planLoopback(topology, deviceOrdinal(selectDevice(request.device)));
+  } else {
+    try {
+      plan = planPairs(topology, request.pairs, request.device);
+    } catch (const WaivedError&) {
+      if (count == 1)
+        out << "(With one GPU, --loopback runs every check that one GPU can run.)\n";
+      throw;
+    }
+  }
+  const int device = plan.devices.front();
   if (plan.loopback) {
-    const int device = plan.devices.front();
     out << "LOOPBACK RUN on device " << device << ": owner == accessor == device " << device
         << ". No peer link is used: every GB/s below is a\nlocal-memory figure, not a peer-link "
            "figure. Two endpoints (two streams of the one primary context) play owner\nand "
@@ -399,22 +337,57 @@ void reportPlan(const PairPlan& plan, std::ostream& out, JsonObject& json) {
   out << "Pairs to test (owner:accessor): " << formatPairList(plan.tested) << '\n';
   if (!plan.lacking.empty())
     out << "Not tested, no peer access: " << formatPairList(plan.lacking) << '\n';
-  json.set("mode", plan.loopback ? "loopback" : "peer")
-      .set("pairsTested", jsonPairs(plan.tested))
-      .set("pairsWithoutAccess", jsonPairs(plan.lacking));
-  if (plan.loopback) {
-    json.set("loopbackDevice", plan.devices.front())
-        .set("figures", "local memory, not a peer link");
+  json.set("mode", plan.loopback ? "loopback" : "peer").set("pairsTested", jsonPairs(plan.tested));
+  json.set("pairsWithoutAccess", jsonPairs(plan.lacking));
+  if (plan.loopback)
+    json.set("loopbackDevice", device).set("figures", "local memory, not a peer link");
+  return plan;
+}
+
+// ------------------------------------------------------------------------------ the run's setup
+
+void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream& out) {
+  const std::string vectorAddPath = locateFatbin("vectorAdd_kernel.fatbin");
+  const std::string copyPath = locateFatbin("copy_kernel.fatbin");
+  out << "Kernels: " << vectorAddPath << ", " << copyPath << '\n';
+  const std::vector<char> vectorAdd = readBinaryFile(vectorAddPath);
+  const std::vector<char> copy = readBinaryFile(copyPath);
+  std::size_t freeBytes = SIZE_MAX;
+  // [endpoints]
+  for (std::size_t index = 0; index < run.endpoints.size(); ++index) {
+    Endpoint& endpoint = run.endpoints.at(index);
+    const ScopedContext current(endpoint.ctx());  // modules and streams belong to a context
+    check(cuModuleLoadData(endpoint.vectorAddModule.out(), vectorAdd.data()), "cuModuleLoadData");
+    check(cuModuleGetFunction(&endpoint.vectorAdd, endpoint.vectorAddModule.get(), "VecAdd_kernel"),
+          "cuModuleGetFunction");
+    check(cuModuleLoadData(endpoint.copyModule.out(), copy.data()), "cuModuleLoadData");
+    check(cuModuleGetFunction(&endpoint.copy, endpoint.copyModule.get(), "Copy_kernel"),
+          "cuModuleGetFunction");
+    check(cuStreamCreate(endpoint.stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    endpoint.copyGrid = residentGridSize(endpoint.copy, endpoint.device, kThreadsPerBlock);
+    std::size_t freeHere = 0, total = 0;
+    check(cuMemGetInfo(&freeHere, &total), "cuMemGetInfo");
+    freeBytes = std::min(freeBytes, freeHere);
   }
+  // [endpoints]
+  const int buffers = buffersPerDevice(run.plan);
+  const std::uint64_t deviceBytes =
+      chooseBufferBytes(size, kDefaultBytes, freeBytes, buffers, sizeof(float));
+  run.bytes = fitHostMemory(size, deviceBytes, 3, sizeof(float));
+  run.count = run.bytes / sizeof(float);
+  run.vectorAddGrid = blocksToCover(run.count, 4 * kThreadsPerBlock);  // a float4 per thread
+  out << "Buffers: " << formatBytes(run.bytes) << " (" << run.count << " floats) each\n";
+  // Pinned host memory needs a current context. With unified addressing every context can reach
+  // it anyway; PORTABLE makes every context also treat it as pinned, so copies skip staging.
+  const ScopedContext base(run.endpoints.at(0).ctx());
+  for (OwnedPinnedHostMemory* buffer : {&run.hostA, &run.hostB, &run.scratch})
+    check(cuMemHostAlloc(buffer->out(), run.bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+  run.drain.emplace(run.endpoints.all());  // no copy uses the buffers when they are freed
+  auto* const a = static_cast<float*>(run.hostA.get());
+  fillVectorAddInputs(a, static_cast<float*>(run.hostB.get()), run.count, 2024);
 }
 
 // ------------------------------------------------------------------------------------ the paths
-
-PathResult skippedPath(std::string reason) {
-  PathResult skipped;
-  skipped.note = std::move(reason);
-  return skipped;
-}
 
 PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& accessor, CUdeviceptr c,
                            const std::function<void()>& launch) {
@@ -422,9 +395,9 @@ PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& acce
   result.ran = true;
   // The timed launches all write the same C, so only a launch checked on its own proves the
   // figure's transfer right: after timing, C is cleared and ONE more launch writes it.
+  const CommonOptions& options = run.options;
   inContext(accessor, [&] {
-    result.kernel =
-        timeOnStream(accessor.stream.get(), run.options.warmup, run.options.iterations, launch);
+    result.kernel = timeOnStream(accessor.stream.get(), options.warmup, options.iterations, launch);
   });  // timeOnStream waited for the stream: no timed launch writes C any more
   inContext(owner, [&] {
     check(cuMemsetD32Async(c, kSentinelWord, run.count, owner.stream.get()), "cuMemsetD32Async");
@@ -436,13 +409,16 @@ PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& acce
     check(cuStreamSynchronize(accessor.stream.get()), "cuStreamSynchronize");
   });
   inContext(owner, [&] {
-    check(cuMemcpyDtoHAsync(run.scratch, c, run.bytes, owner.stream.get()), "cuMemcpyDtoHAsync");
+    check(cuMemcpyDtoHAsync(run.scratch.get(), c, run.bytes, owner.stream.get()),
+          "cuMemcpyDtoHAsync");
     check(cuStreamSynchronize(owner.stream.get()), "cuStreamSynchronize");
   });
   ++run.verifiedTransfers;
+  const auto floats = [](const OwnedPinnedHostMemory& host) {
+    return static_cast<const float*>(host.get());
+  };
   result.check =
-      checkVectorAdd(static_cast<const float*>(run.hostA), static_cast<const float*>(run.hostB),
-                     static_cast<const float*>(run.scratch), run.count);
+      checkVectorAdd(floats(run.hostA), floats(run.hostB), floats(run.scratch), run.count);
   result.gbps = gigabytesPerSecond(3.0 * static_cast<double>(run.bytes), result.kernel.medianMs);
   return result;
 }
@@ -450,9 +426,16 @@ PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& acce
 void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& out,
                  JsonObject& json) {
   const std::size_t failuresBefore = run.failures.size();
-  std::vector<std::string> notes;
+  std::string notes;
   bool vmmAccessAllReadWrite = true;
+  bool vmmSkipped = false;
   std::set<int> referencesSeen;  // pairs with one accessor share its reference
+  out << "\nPath tests: the owner writes A and B, the accessor's VecAdd_kernel computes C = A + B "
+         "in the owner's memory\n(timed), then C is cleared, one more launch writes it and the "
+         "owner checks every element.\nGB/s = 3 x buffer / time. Local: the same kernel on three "
+         "buffers in the accessor's own memory.\n  pair  VMM (cuMemSetAccess)    classic (peer "
+         "access)   local (accessor's)       VMM/classic  VMM/local  classic/local\n";
+  JsonArray rows;
   for (const PairPaths& row : paths) {
     const std::string name = "pair " + formatPair(row.pair);
     std::vector<std::pair<std::string, const PathResult*>> results = {
@@ -470,36 +453,25 @@ void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& ou
         run.failures.push_back(name + ", VMM path, range " + range.range + ": " + problem);
       }
     }
+    vmmSkipped = vmmSkipped || !row.viaVmm.ran;
     if (!row.viaVmm.ran)
-      notes.push_back(name + ": VMM path skipped: " + row.viaVmm.note);
-  }
+      notes += "  " + name + ": VMM path skipped: " + row.viaVmm.note + "\n";
+    if (!row.classic.ran)  // the driver refused the pair peer access
+      notes += "  " + name + ": classic path not run: " + row.classic.note + "\n";
 
-  out << "\nPath tests: the owner writes A and B, the accessor's VecAdd_kernel computes C = A + B "
-         "in the owner's memory\n(timed), then C is cleared, one more launch writes it and the "
-         "owner checks every element.\nGB/s = 3 x buffer / time. Local: the same kernel on three "
-         "buffers in the accessor's own memory.\n"
-      << "  pair  " << std::left << std::setw(24) << "VMM (cuMemSetAccess)" << std::setw(24)
-      << "classic (peer access)" << std::setw(24) << "local (accessor's)" << std::right
-      << std::setw(12) << "VMM/classic" << std::setw(11) << "VMM/local" << std::setw(15)
-      << "classic/local" << '\n';
-  JsonArray rows;
-  for (const PairPaths& row : paths) {
     const std::optional<double> vmmOverClassic = ratio(row.viaVmm, row.classic);
     const std::optional<double> vmmOverLocal = ratio(row.viaVmm, row.local);
     const std::optional<double> classicOverLocal = ratio(row.classic, row.local);
-    out << "  " << std::setw(4) << formatPair(row.pair) << "  " << std::left << std::setw(24)
-        << pathCell(row.viaVmm) << std::setw(24) << pathCell(row.classic) << std::setw(24)
-        << pathCell(row.local) << std::right << std::setw(12) << ratioText(vmmOverClassic)
-        << std::setw(11) << ratioText(vmmOverLocal) << std::setw(15) << ratioText(classicOverLocal)
-        << '\n';
+    out << "  " << pad(formatPair(row.pair), 4) << "  " << pad(pathCell(row.viaVmm), -24)
+        << pad(pathCell(row.classic), -24) << pad(pathCell(row.local), -24)
+        << pad(ratioText(vmmOverClassic), 12) << pad(ratioText(vmmOverLocal), 11)
+        << pad(ratioText(classicOverLocal), 15) << '\n';
     JsonObject item;
-    item.set("owner", row.pair.owner)
-        .set("accessor", row.pair.accessor)
-        .set("vmm", pathJson(row.viaVmm))
-        .set("classic", pathJson(row.classic))
-        .set("classicUsedPeerAccess", row.classic.peerAccessEnabled)
-        .set("classicPeerAccessAdopted", row.classic.peerAccessAdopted)
-        .set("localReference", pathJson(row.local));
+    item.set("owner", row.pair.owner).set("accessor", row.pair.accessor);
+    item.set("vmm", pathJson(row.viaVmm)).set("classic", pathJson(row.classic));
+    item.set("classicUsedPeerAccess", row.classic.peerAccessEnabled);
+    item.set("classicPeerAccessAdopted", row.classic.peerAccessAdopted);
+    item.set("localReference", pathJson(row.local));
     for (const auto& [key, value] :
          {std::pair{"vmmOverClassic", vmmOverClassic}, std::pair{"vmmOverLocal", vmmOverLocal},
           std::pair{"classicOverLocal", classicOverLocal}}) {
@@ -508,23 +480,22 @@ void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& ou
     }
     rows.addRaw(item.dump());
   }
-  for (const std::string& note : notes)
-    out << "  " << note << '\n';
-  out << "  VMM: access from cuMemSetAccess (a VMM mapping does not take it from "
+  out << notes
+      << "  VMM: access from cuMemSetAccess (a VMM mapping does not take it from "
          "cuCtxEnablePeerAccess); cuMemGetAccess on A, B and C: "
       << (vmmAccessAllReadWrite ? "read-write for the owner and the accessor"
                                 : "NOT read-write everywhere (see FAILED below)")
-      << (notes.empty() ? "" : " (where the path ran)") << ".\n";
+      << (vmmSkipped ? " (where the path ran)" : "") << ".\n";
+  const auto adopted = std::count_if(paths.begin(), paths.end(), [](const PairPaths& row) {
+    return row.classic.peerAccessAdopted;
+  });
   if (run.plan.loopback) {
     out << "  Classic: no cuCtxEnablePeerAccess in a loopback run: the one context reaches its "
            "own allocations,\n  and the driver refuses a context as its own peer "
            "(CUDA_ERROR_INVALID_CONTEXT).\n";
   } else {
-    const auto adopted = std::count_if(paths.begin(), paths.end(), [](const PairPaths& row) {
-      return row.classic.peerAccessAdopted;
-    });
-    out << "  Classic: cuCtxEnablePeerAccess from the accessor's context, kept for the copies "
-           "below, then\n  cuCtxDisablePeerAccess"
+    out << "  Classic: cuCtxEnablePeerAccess from the accessor's context for its kernel, then\n"
+           "  cuCtxDisablePeerAccess; the copies below enable it again, one pair at a time"
         << (adopted == 0 ? ".\n"
                          : "; for " + std::to_string(adopted) +
                                " pair(s) it was already enabled by other code: used, left on.\n");
@@ -536,117 +507,142 @@ void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& ou
 
 // ----------------------------------------------------------------------------------- the copies
 
-void measureCopies(Run& run, const CopyCalls& calls, std::ostream& out, JsonObject& json) {
+void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
   const PairPlan& plan = run.plan;
-  std::vector<TransferBuffers> buffers;
-  buffers.reserve(run.endpoints.size());
   for (std::size_t index = 0; index < run.endpoints.size(); ++index) {
-    const Endpoint& endpoint = run.endpoints.at(index);
-    TransferBuffers& own = buffers.emplace_back(endpoint.ctx());
-    fillPattern(static_cast<std::uint32_t*>(run.scratch), run.count, seedOf(index));
+    Endpoint& endpoint = run.endpoints.at(index);
+    auto* const pattern = static_cast<std::uint32_t*>(run.scratch.get());
+    fillPattern(pattern, run.count, endpoint.seed());
     const ScopedContext current(endpoint.ctx());
-    check(cuMemAlloc(own.source.out(), run.bytes), "cuMemAlloc");
-    check(cuMemAlloc(own.destination.out(), run.bytes), "cuMemAlloc");
-    check(cuMemcpyHtoDAsync(own.source.get(), run.scratch, run.bytes, endpoint.stream.get()),
+    check(cuMemAlloc(endpoint.source.out(), run.bytes), "cuMemAlloc");
+    check(cuMemAlloc(endpoint.destination.out(), run.bytes), "cuMemAlloc");
+    check(cuMemcpyHtoDAsync(endpoint.source.get(), pattern, run.bytes, endpoint.stream.get()),
           "cuMemcpyHtoDAsync");
     // The scratch buffer is refilled for the next endpoint.
     check(cuStreamSynchronize(endpoint.stream.get()), "cuStreamSynchronize");
   }
-  // Declared after the buffers: on every path out, no copy still runs when they are freed.
-  const SynchronizeOnExit drain(run.endpoints.all());
-  // One side of a transfer: its endpoint, its buffers and the seed of its source's pattern.
-  struct Side {
-    std::size_t index;
-    const Endpoint& endpoint;
-    CUdeviceptr source;
-    CUdeviceptr destination;
-    std::uint32_t seed;
-  };
-  const auto sideOf = [&](std::size_t index) {
-    return Side{index, run.endpoints.at(index), buffers[index].source.get(),
-                buffers[index].destination.get(), seedOf(index)};
-  };
-  Bandwidth result(run.topology.deviceCount());
+  DeviceMatrix engine(run.topology.deviceCount());  // diagonal: the local reference
+  DeviceMatrix sm(run.topology.deviceCount());      // elsewhere: owner -> accessor
+  std::string loopbackRows;                         // the loopback pair's rows of its table
+  std::string bothWaysRows;                         // the rows of the both-ways table
+  JsonArray oneWayJson, engineBothJson, smBothJson, refusedJson;
 
   // The diagonal: a copy inside one device, the reference for every link.
   for (const int ordinal : plan.devices) {
-    const Side device = sideOf(ownerEndpoint(plan, {ordinal, ordinal}));
-    const std::string name = "device " + std::to_string(ordinal);
-    result.copyEngine.set(
-        ordinal, ordinal,
-        timeOneWay(run, device.endpoint, device.destination, device.seed, "copy engine, " + name,
-                   [&] {
-                     check(cuMemcpyDtoDAsync(device.destination, device.source, run.bytes,
-                                             device.endpoint.stream.get()),
-                           "cuMemcpyDtoDAsync");
-                   }));
-    result.sm.set(
-        ordinal, ordinal,
-        timeOneWay(run, device.endpoint, device.destination, device.seed, "SM copy, " + name,
-                   [&] { calls.sm(device.endpoint, device.destination, device.source); }));
+    const Endpoint& device = run.endpoints.owner({ordinal, ordinal});
+    const std::string name = ", device " + std::to_string(ordinal);
+    const auto dtod = [&] {
+      check(cuMemcpyDtoDAsync(device.destination.get(), device.source.get(), run.bytes,
+                              device.stream.get()),
+            "cuMemcpyDtoDAsync");
+    };
+    engine.set(ordinal, ordinal, timeOneWay(run, device, device, "copy engine" + name, dtod));
+    sm.set(ordinal, ordinal,
+           timeOneWay(run, device, device, "SM copy" + name, [&] { smCopy(run, device, device); }));
   }
 
-  // One direction: the accessor pulls the owner's source into its own destination.
-  for (const DevicePair& pair : plan.tested) {
-    const Side owner = sideOf(ownerEndpoint(plan, pair));
-    const Side accessor = sideOf(accessorEndpoint(plan, pair));
-    const std::string name = "pair " + formatPair(pair);
-    const auto oneWay = [&](const std::string& what, const std::function<void()>& copy) {
-      return timeOneWay(run, accessor.endpoint, accessor.destination, owner.seed,
-                        what + ", " + name, copy);
-    };
-    OneWay measured{pair, 0, 0};
-    measured.copyEngineGBps = oneWay("copy engine", [&] {
-      calls.copyEngine(accessor.endpoint, accessor.destination, owner.endpoint, owner.source);
-    });
-    measured.smGBps =
-        oneWay("SM copy", [&] { calls.sm(accessor.endpoint, accessor.destination, owner.source); });
+  // One direction, with peer access for this pair only: the accessor pulls the owner's source
+  // into its own destination.
+  const auto oneWay = [&](const DevicePair& pair) {
+    const Endpoint& owner = run.endpoints.owner(pair);
+    const Endpoint& accessor = run.endpoints.accessor(pair);
+    const std::string name = ", pair " + formatPair(pair);
+    const double viaEngine = timeOneWay(run, accessor, owner, "copy engine" + name,
+                                        [&] { copyEngineCopy(run, accessor, owner); });
+    const double viaSm =
+        timeOneWay(run, accessor, owner, "SM copy" + name, [&] { smCopy(run, accessor, owner); });
     if (pair.owner != pair.accessor) {  // a loopback pair would overwrite the diagonal
-      result.copyEngine.set(pair.owner, pair.accessor, measured.copyEngineGBps);
-      result.sm.set(pair.owner, pair.accessor, measured.smGBps);
+      engine.set(pair.owner, pair.accessor, viaEngine);
+      sm.set(pair.owner, pair.accessor, viaSm);
     }
-    result.oneWay.push_back(measured);
-  }
+    loopbackRows +=
+        copyRow("pair " + formatPair(pair) + ": cuMemcpyPeerAsync (one context) / Copy_kernel",
+                viaEngine, viaSm);
+    JsonObject item;
+    item.set("pair", formatPair(pair)).set("copyEngineGBps", viaEngine);
+    oneWayJson.addRaw(item.set("smCopyGBps", viaSm).dump());
+  };
+  const std::vector<PeerRefusal> refused =
+      measurePairByPair(run.endpoints, plan.tested, false, oneWay);
 
-  // Both directions at once: each endpoint pulls the other's source into its own destination.
-  for (const DevicePair& pair : plan.bidirectional) {
-    const Side first = sideOf(ownerEndpoint(plan, pair));
-    const Side second = sideOf(accessorEndpoint(plan, pair));
-    const std::string name = "pair " + formatBothWays(pair);
-    const auto both = [&](const std::string& what, const std::function<void()>& intoFirst,
-                          const std::function<void()>& intoSecond) {
-      const BothWaysTimes times =
-          timeBothWays(run, first.endpoint, second.endpoint, intoFirst, intoSecond);
-      // Both streams are drained. One more round, untimed, into cleared destinations (each
-      // cleared on the stream that then writes it), checked on its own.
-      clearDestination(run, first.endpoint, first.destination);
-      clearDestination(run, second.endpoint, second.destination);
-      inContext(first.endpoint, intoFirst);
-      inContext(second.endpoint, intoSecond);
-      for (const auto& [into, from] : {std::pair{&first, &second}, std::pair{&second, &first}}) {
-        verifyDestination(run, into->endpoint, into->destination, from->seed,
-                          what + ", " + name + ", into endpoint " + std::to_string(into->index) +
-                              " (device " + std::to_string(into->endpoint.ordinal) + ")");
-      }
-      return countBothWays(run.bytes, kCopiesPerSample, times.first.medianMs, times.second.medianMs,
-                           times.bothDone.medianMs);
-    };
-    BothWays measured;
-    measured.pair = pair;
-    measured.copyEngine = both(
-        "copy engine, both ways",
-        [&] {
-          calls.copyEngine(first.endpoint, first.destination, second.endpoint, second.source);
-        },
-        [&] {
-          calls.copyEngine(second.endpoint, second.destination, first.endpoint, first.source);
-        });
-    measured.sm = both(
-        "SM copy, both ways", [&] { calls.sm(first.endpoint, first.destination, second.source); },
-        [&] { calls.sm(second.endpoint, second.destination, first.source); });
-    result.bothWays.push_back(measured);
+  // Both directions at once, with peer access both ways for this pair only: each endpoint
+  // pulls the other's source into its own destination.
+  const auto bothWays = [&](const DevicePair& pair) {
+    const Endpoint& first = run.endpoints.owner(pair);
+    const Endpoint& second = run.endpoints.accessor(pair);
+    const std::string name = ", both ways, pair " + formatBothWays(pair);
+    const BothWaysFigures viaEngine =
+        timeBothWays(run, first, second, "copy engine" + name, copyEngineCopy);
+    const BothWaysFigures viaSm = timeBothWays(run, first, second, "SM copy" + name, smCopy);
+    bothWaysRows += "  " + pad(formatBothWays(pair), -8) + pad(fixed(viaEngine.sumGBps), 18) +
+                    pad(fixed(viaEngine.bothDoneGBps), 11) + pad(fixed(viaSm.sumGBps), 10) +
+                    pad(fixed(viaSm.bothDoneGBps), 11) + "\n";
+    engineBothJson.addRaw(bothWaysJson(pair, viaEngine).dump());
+    smBothJson.addRaw(bothWaysJson(pair, viaSm).dump());
+  };
+  const std::vector<PeerRefusal> refusedBoth =
+      measurePairByPair(run.endpoints, plan.bidirectional, true, bothWays);
+
+  const DeviceMatrix smOverEngine = ratioMatrix(sm, engine);
+  const std::string samples =
+      describeCopySamples(run.bytes, kCopiesPerSample, run.options.iterations);
+  out << "\nCopy bandwidth, GB/s = bytes copied / time (1 GB = 1e9 B), counted as nvbandwidth v0.8 "
+         "counts:\n"
+      << samples << ".\nEach figure's copy then ran once more into a cleared destination and was "
+      << "checked word by word.\n";
+  if (plan.loopback) {
+    const int device = plan.devices.front();
+    out << "LOOPBACK on device " << device
+        << ": owner and accessor are the same device. These are LOCAL-MEMORY figures, not "
+           "peer-link figures\n(a local copy reads and writes the same memory: its traffic is "
+           "twice the bytes copied).\n  "
+        << pad("copy", -58) << pad("copy engine", 12) << pad("SM", 12) << pad("SM / CE", 10) << '\n'
+        << copyRow("reference: cuMemcpyDtoDAsync / Copy_kernel, one stream",
+                   *engine.at(device, device), *sm.at(device, device))
+        << loopbackRows;
+  } else {
+    out << "Rows: from (the owner); columns: to (the accessor, which runs the copy). The "
+           "diagonal is a copy\ninside one device, the reference for the links (its memory "
+           "traffic is twice the bytes copied).\n"
+        << "Copy engine (cuMemcpyPeerAsync; diagonal cuMemcpyDtoDAsync):\n"
+        << formatMatrix(engine, "from", "to", 1, refused)
+        << "SM (Copy_kernel on the accessor, reading the owner's memory):\n"
+        << formatMatrix(sm, "from", "to", 1, refused) << "Ratio SM / copy engine:\n"
+        << formatMatrix(smOverEngine, "from", "to", 3, refused);
   }
-  reportCopies(run, result, out, json);
+  for (const PeerRefusal& refusal : refused)
+    out << "  refused: pair " << formatPair(refusal.pair) << ", " << refusal.reason << '\n';
+  for (const PeerRefusal& refusal : refusedBoth) {
+    bothWaysRows +=
+        "  " + pad(formatBothWays(refusal.pair), -8) + "  refused: " + refusal.reason + "\n";
+  }
+  if (plan.bidirectional.empty()) {
+    out << "Both directions at once: no pair is tested both ways, nothing to measure.\n";
+  } else {
+    out << "Both directions at once (each endpoint pulls the other's source on its own stream; "
+           "one event starts both\nloops"
+        << (plan.loopback ? "; LOOPBACK: two streams of one device, local memory" : "")
+        << "):\n  sum       = each direction's bytes / its own time, added (nvbandwidth's "
+           "bidirectional \"Total\")\n  both done = both directions' bytes / time from the "
+           "common start until both finished (at most the sum)\n"
+        << "  pair      copy engine: sum  both done   SM: sum  both done\n"
+        << bothWaysRows;
+  }
+  addRefusals(refusedJson, refused, false);
+  addRefusals(refusedJson, refusedBoth, true);
+  json.set("copiesPerSample", kCopiesPerSample)
+      .set("copyCounting", "bytes copied / time; " + samples)
+      .set("bidirectionalCounting",
+           "sumGBps: each direction's bytes / its own time, added; aggregateGBps: both "
+           "directions' bytes / time from the common start until both finished")
+      .set("copyEngineGBps", matrixJson(engine))
+      .set("smCopyGBps", matrixJson(sm))
+      .set("smOverCopyEngine", matrixJson(smOverEngine))
+      .set("oneWay", oneWayJson)
+      .set("copyEngineBidirectional", engineBothJson)
+      .set("smCopyBidirectional", smBothJson);
+  if (!refusedJson.empty())
+    json.set("peerAccessRefused", refusedJson);
 }
 
 // ---------------------------------------------------------------------------------- the verdict
@@ -659,14 +655,11 @@ Verdict reportVerdict(const Run& run, std::ostream& out, JsonObject& json) {
     out << "  FAILED: " << failure << '\n';
     failures.add(failure);
   }
-  if (run.plan.loopback) {
+  if (run.plan.loopback)
     out << "Loopback run: the checks above ran on one device; the peer link itself was not "
            "tested.\n";
-  }
-  json.set("bytesPerBuffer", run.bytes)
-      .set("iterations", run.options.iterations)
-      .set("verifiedTransfers", run.verifiedTransfers)
-      .set("failures", failures);
+  json.set("bytesPerBuffer", run.bytes).set("iterations", run.options.iterations);
+  json.set("verifiedTransfers", run.verifiedTransfers).set("failures", failures);
   return run.failures.empty() ? Verdict::Pass : Verdict::Fail;
 }
 

@@ -1,5 +1,5 @@
-// The CUDA-free half of 05_p2pMemMap: pairs, waivers, patterns, counting and matrices (see
-// p2p_logic.hpp).
+// The CUDA-free half of 05_p2pMemMap: options, pairs, waivers, patterns, counting and matrices
+// (see p2p_logic.hpp).
 #include "p2p_logic.hpp"
 
 #include <algorithm>
@@ -11,15 +11,6 @@
 
 namespace memsamples::p2p {
 namespace {
-
-std::string quoted(std::string_view text) {
-  return "'" + std::string(text) + "'";
-}
-
-bool canAccess(const DeviceTopology& topology, const DevicePair& pair) {
-  return topology
-      .canAccessPeer[static_cast<std::size_t>(pair.accessor)][static_cast<std::size_t>(pair.owner)];
-}
 
 std::string devicesText(int count) {
   return std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices");
@@ -33,6 +24,12 @@ std::uint64_t mix(std::uint64_t value) noexcept {
   return value ^ (value >> 31);
 }
 
+// "ownerEndpoint: the plan has no endpoint on device 0 (owner of 0:1)".
+std::string noEndpoint(const std::string& role, int device, const DevicePair& pair) {
+  return role + "Endpoint: the plan has no endpoint on device " + std::to_string(device) + " (" +
+         role + " of " + formatPair(pair) + ")";
+}
+
 std::string hexWord(std::uint32_t word) {
   char text[16];
   std::snprintf(text, sizeof text, "0x%08x", static_cast<unsigned>(word));
@@ -41,6 +38,26 @@ std::string hexWord(std::uint32_t word) {
 
 }  // namespace
 
+// -------------------------------------------------------------------------------------- options
+
+Request checkOptions(std::string_view pairs, bool loopback, const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& size) {
+  Request request;
+  request.pairs = pairs.empty() ? std::vector<DevicePair>{} : parsePairList(pairs);
+  checkLoopbackOptions(loopback, request.pairs);
+  const std::string sizeText = size ? "--size " + std::to_string(*size) : "";
+  if (size && *size > kMaxBufferBytes) {
+    throw UsageError(sizeText + " (" + formatBytes(*size) +
+                     ") is more than this sample takes: at most 1T per buffer");
+  }
+  if (size && *size % sizeof(float) != 0)
+    throw UsageError(sizeText + " is not a multiple of 4 bytes (one element)");
+  request.loopback = loopback;
+  request.device = device;
+  request.size = size;
+  return request;
+}
+
 // ---------------------------------------------------------------------------------- device pairs
 
 std::string formatPair(const DevicePair& pair) {
@@ -48,40 +65,38 @@ std::string formatPair(const DevicePair& pair) {
 }
 
 std::string formatPairList(const std::vector<DevicePair>& pairs) {
-  if (pairs.empty())
-    return "(none)";
   std::string text;
-  for (std::size_t i = 0; i < pairs.size(); ++i)
-    text += (i > 0 ? ", " : "") + formatPair(pairs[i]);
-  return text;
+  for (const DevicePair& pair : pairs)
+    text += (text.empty() ? "" : ", ") + formatPair(pair);
+  return pairs.empty() ? "(none)" : text;
 }
 
 std::string formatBothWays(const DevicePair& pair) {
   const int low = std::min(pair.owner, pair.accessor);
-  const int high = std::max(pair.owner, pair.accessor);
-  return std::to_string(low) + "<->" + std::to_string(high);
+  return std::to_string(low) + "<->" + std::to_string(std::max(pair.owner, pair.accessor));
 }
 
 std::vector<DevicePair> parsePairList(std::string_view text) {
   if (text.empty())
     throw UsageError("--pairs needs a non-empty value such as 0:1,1:0");
+  const auto ordinal = [](std::string_view digits) {
+    return static_cast<int>(parseInteger(digits, "--pairs", 0, 1023));
+  };
   std::vector<DevicePair> pairs;
   for (const std::string_view item : splitCommaList(text)) {
     const std::size_t colon = item.find(':');
     if (colon == std::string_view::npos || item.find(':', colon + 1) != std::string_view::npos) {
-      throw UsageError("invalid pair " + quoted(item) +
-                       " for --pairs: expected OWNER:ACCESSOR such as 0:1");
+      throw UsageError("invalid pair '" + std::string(item) +
+                       "' for --pairs: expected OWNER:ACCESSOR such as 0:1");
     }
-    DevicePair pair;
-    pair.owner = static_cast<int>(parseInteger(item.substr(0, colon), "--pairs", 0, 1023));
-    pair.accessor = static_cast<int>(parseInteger(item.substr(colon + 1), "--pairs", 0, 1023));
+    // Braces evaluate left to right: the owner's mistake is named first.
+    const DevicePair pair{ordinal(item.substr(0, colon)), ordinal(item.substr(colon + 1))};
     if (pair.owner == pair.accessor) {
       throw UsageError("--pairs: " + formatPair(pair) +
                        " names one device twice; a pair needs two different devices");
     }
-    if (std::find(pairs.begin(), pairs.end(), pair) != pairs.end()) {
+    if (std::find(pairs.begin(), pairs.end(), pair) != pairs.end())
       throw UsageError("--pairs lists " + formatPair(pair) + " twice");
-    }
     pairs.push_back(pair);
   }
   return pairs;
@@ -107,65 +122,53 @@ PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>
                    const std::optional<long long>& device) {
   topology.checkShape();
   const int count = topology.deviceCount();
-  const auto tooFew = [count] {
-    return WaivedError("needs 2 or more GPUs with peer access; this machine has " +
-                       std::to_string(count));
-  };
-  // 1. and 2. A typo is refused on every machine that has a device to compare it with; 3. only
+  const std::string needs = "needs 2 or more GPUs with peer access; ";
+  // 1. to 3. A typo is refused on every machine that has a device to compare it with; only
   // then is a machine with one GPU waived.
   if (count < 1)
-    throw tooFew();
+    throw WaivedError(needs + "this machine has 0");
   checkRequestedDevices(count, requested, device);
   if (count < 2)
-    throw tooFew();
-  std::optional<int> only;
-  if (device)
-    only = static_cast<int>(*device);
-  // 4. The candidates.
-  std::vector<DevicePair> candidates;
-  if (requested.empty()) {
-    for (int owner = 0; owner < count; ++owner) {
-      for (int accessor = 0; accessor < count; ++accessor) {
-        if (owner != accessor)
-          candidates.push_back({owner, accessor});
-      }
-    }
-  } else {
-    candidates = requested;
-  }
-  if (only) {
-    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const DevicePair& pair) {
-                                      return pair.owner != *only && pair.accessor != *only;
-                                    }),
-                     candidates.end());
-    if (candidates.empty()) {
-      throw UsageError("--pairs lists no pair that involves --device " + std::to_string(*only) +
-                       "; nothing to test");
+    throw WaivedError(needs + "this machine has 1");
+  // 4. The candidates: --pairs, or every ordered pair, owner-major; with --device, those
+  // involving it (only --pairs can leave none then).
+  std::vector<DevicePair> candidates = requested;
+  for (int owner = 0; requested.empty() && owner < count; ++owner) {
+    for (int accessor = 0; accessor < count; ++accessor) {
+      if (owner != accessor)
+        candidates.push_back({owner, accessor});
     }
   }
-  // 5. Split by what the hardware allows.
+  const auto elsewhere = [&](const DevicePair& pair) {
+    return device && pair.owner != *device && pair.accessor != *device;
+  };
+  candidates.erase(std::remove_if(candidates.begin(), candidates.end(), elsewhere),
+                   candidates.end());
+  if (candidates.empty()) {
+    throw UsageError("--pairs lists no pair that involves --device " + std::to_string(*device) +
+                     "; nothing to test");
+  }
+  // 5. Split by what the hardware allows: pair A:B needs canAccessPeer[B][A].
   PairPlan plan;
-  for (const DevicePair& pair : candidates)
-    (canAccess(topology, pair) ? plan.tested : plan.lacking).push_back(pair);
+  for (const DevicePair& pair : candidates) {
+    const std::vector<bool>& accessorRow = topology.canAccessPeer[std::size_t(pair.accessor)];
+    (accessorRow[std::size_t(pair.owner)] ? plan.tested : plan.lacking).push_back(pair);
+  }
   if (plan.tested.empty()) {
     const std::string scope =
-        !requested.empty() || only
+        !requested.empty() || device
             ? std::string("none of the requested pairs has it")
             : "no pair of this machine's " + std::to_string(count) + " GPUs has it";
-    throw WaivedError("needs 2 or more GPUs with peer access; " + scope +
-                      " (cuDeviceCanAccessPeer is 0 for owner:accessor " +
+    throw WaivedError(needs + scope + " (cuDeviceCanAccessPeer is 0 for owner:accessor " +
                       formatPairList(plan.lacking) + ")");
   }
   std::set<int> devices;
   for (const DevicePair& pair : plan.tested) {
-    devices.insert(pair.owner);
-    devices.insert(pair.accessor);
+    devices.insert({pair.owner, pair.accessor});
     const DevicePair reverse{pair.accessor, pair.owner};
-    if (pair.owner < pair.accessor &&
-        std::find(plan.tested.begin(), plan.tested.end(), reverse) != plan.tested.end()) {
+    const auto& tested = plan.tested;
+    if (pair.owner < pair.accessor && std::count(tested.begin(), tested.end(), reverse) > 0)
       plan.bidirectional.push_back(pair);
-    }
   }
   plan.devices.assign(devices.begin(), devices.end());
   plan.endpoints = plan.devices;
@@ -187,32 +190,27 @@ PairPlan planLoopback(const DeviceTopology& topology, int device) {
     throw WaivedError("--loopback needs 1 GPU; this machine has 0");
   const int chosen = validateDeviceOrdinal(device, count);
   PairPlan plan;
-  plan.tested = {{chosen, chosen}};
+  plan.tested = plan.bidirectional = {{chosen, chosen}};
   plan.devices = {chosen};
-  plan.bidirectional = {{chosen, chosen}};
   plan.endpoints = {chosen, chosen};  // the owner's endpoint, then the accessor's
   plan.loopback = true;
   return plan;
 }
 
 std::size_t ownerEndpoint(const PairPlan& plan, const DevicePair& pair) {
-  const auto found = std::find(plan.endpoints.begin(), plan.endpoints.end(), pair.owner);
-  if (found == plan.endpoints.end()) {
-    throw std::invalid_argument("ownerEndpoint: the plan has no endpoint on device " +
-                                std::to_string(pair.owner) + " (owner of " + formatPair(pair) +
-                                ")");
-  }
-  return static_cast<std::size_t>(found - plan.endpoints.begin());
+  const auto& all = plan.endpoints;
+  const auto found = std::find(all.begin(), all.end(), pair.owner);
+  if (found == all.end())
+    throw std::invalid_argument(noEndpoint("owner", pair.owner, pair));
+  return static_cast<std::size_t>(found - all.begin());
 }
 
 std::size_t accessorEndpoint(const PairPlan& plan, const DevicePair& pair) {
-  const auto found = std::find(plan.endpoints.rbegin(), plan.endpoints.rend(), pair.accessor);
-  if (found == plan.endpoints.rend()) {
-    throw std::invalid_argument("accessorEndpoint: the plan has no endpoint on device " +
-                                std::to_string(pair.accessor) + " (accessor of " +
-                                formatPair(pair) + ")");
-  }
-  return static_cast<std::size_t>(plan.endpoints.rend() - found) - 1;
+  const auto& all = plan.endpoints;
+  const auto found = std::find(all.rbegin(), all.rend(), pair.accessor);
+  if (found == all.rend())
+    throw std::invalid_argument(noEndpoint("accessor", pair.accessor, pair));
+  return static_cast<std::size_t>(all.rend() - found) - 1;
 }
 
 bool needsPeerAccess(const DevicePair& pair) noexcept {
@@ -220,53 +218,41 @@ bool needsPeerAccess(const DevicePair& pair) noexcept {
 }
 
 std::vector<int> vmmMappingDevices(const DevicePair& pair) {
-  if (pair.owner == pair.accessor)
-    return {pair.owner};
-  return {pair.owner, pair.accessor};
+  return needsPeerAccess(pair) ? std::vector<int>{pair.owner, pair.accessor}
+                               : std::vector<int>{pair.owner};
 }
 
 int buffersPerDevice(const PairPlan& plan) {
-  int mostEndpoints = 0;
-  for (const int device : plan.endpoints) {
-    mostEndpoints = std::max(
-        mostEndpoints,
-        static_cast<int>(std::count(plan.endpoints.begin(), plan.endpoints.end(), device)));
-  }
-  return std::max(3, 2 * mostEndpoints);
+  int most = 0;  // endpoints on one device
+  for (const int device : plan.endpoints)
+    most = std::max(most, int(std::count(plan.endpoints.begin(), plan.endpoints.end(), device)));
+  return std::max(kPathBuffers, 2 * most);
 }
 
 std::optional<std::string> vmmPathUnavailable(const DeviceTopology& topology,
                                               const DevicePair& pair) {
-  std::vector<int> without;
-  for (const int ordinal : {pair.owner, pair.accessor}) {
-    if (!topology.vmmSupported.at(static_cast<std::size_t>(ordinal)))
-      without.push_back(ordinal);
-  }
-  if (without.empty())
+  const bool owner = topology.vmmSupported.at(static_cast<std::size_t>(pair.owner));
+  const bool accessor = topology.vmmSupported.at(static_cast<std::size_t>(pair.accessor));
+  const int low = std::min(pair.owner, pair.accessor);
+  const int high = std::max(pair.owner, pair.accessor);
+  const std::string which =
+      owner == accessor && low != high
+          ? "devices " + std::to_string(low) + "," + std::to_string(high) + " do"
+          : "device " + std::to_string(owner ? pair.accessor : pair.owner) + " does";
+  if (owner && accessor)
     return std::nullopt;
-  std::sort(without.begin(), without.end());
-  std::string list;
-  for (const int ordinal : without)
-    list += (list.empty() ? "" : ",") + std::to_string(ordinal);
-  return (without.size() == 1 ? "device " + list + " does" : "devices " + list + " do") +
-         std::string(
-             " not support virtual memory management "
-             "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
+  return which +
+         " not support virtual memory management "
+         "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)";
 }
 
 // ------------------------------------------------------------------------------- VMM access
 
 std::string accessFlagsName(unsigned long long flags) {
-  switch (flags) {
-    case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
-      return "read-write";
-    case CU_MEM_ACCESS_FLAGS_PROT_READ:
-      return "read";
-    case CU_MEM_ACCESS_FLAGS_PROT_NONE:
-      return "none";
-    default:
-      return "flags " + std::to_string(flags);
-  }
+  return flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "read-write"
+         : flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? "read"
+         : flags == CU_MEM_ACCESS_FLAGS_PROT_NONE    ? "none"
+                                                     : "flags " + std::to_string(flags);
 }
 
 std::vector<std::string> accessProblems(const std::vector<int>& mappingDevices,
@@ -315,13 +301,10 @@ PatternCheck checkPattern(const std::uint32_t* words, std::size_t count,
   check.words = count;
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint32_t expected = patternWord(seed, i);
-    if (words[i] != expected) {
-      if (check.mismatches == 0) {
-        check.firstBad = i;
-        check.expected = expected;
-        check.actual = words[i];
-      }
-      ++check.mismatches;
+    if (words[i] != expected && check.mismatches++ == 0) {
+      check.firstBad = i;
+      check.expected = expected;
+      check.actual = words[i];
     }
   }
   return check;
@@ -339,9 +322,10 @@ std::string describePatternCheck(const PatternCheck& check) {
 // ------------------------------------------------------------------------------------- counting
 
 double sampleGBps(std::uint64_t bytesPerCopy, int copies, double sampleMs) {
-  if (copies < 1)
+  if (copies < 1) {
     throw std::invalid_argument("sampleGBps: a sample needs at least 1 copy, not " +
                                 std::to_string(copies));
+  }
   return gigabytesPerSecond(static_cast<double>(bytesPerCopy) * copies, sampleMs);
 }
 
@@ -371,20 +355,12 @@ DeviceMatrix::DeviceMatrix(int devices) : devices_(devices) {
 
 std::size_t DeviceMatrix::index(int row, int column) const {
   if (row < 0 || column < 0 || row >= devices_ || column >= devices_) {
+    const std::string size = std::to_string(devices_);
     throw std::out_of_range("DeviceMatrix: cell (" + std::to_string(row) + ", " +
-                            std::to_string(column) + ") is outside a " + std::to_string(devices_) +
-                            " x " + std::to_string(devices_) + " matrix");
+                            std::to_string(column) + ") is outside a " + size + " x " + size +
+                            " matrix");
   }
-  return static_cast<std::size_t>(row) * static_cast<std::size_t>(devices_) +
-         static_cast<std::size_t>(column);
-}
-
-void DeviceMatrix::set(int row, int column, double value) {
-  cells_[index(row, column)] = value;
-}
-
-std::optional<double> DeviceMatrix::at(int row, int column) const {
-  return cells_[index(row, column)];
+  return static_cast<std::size_t>(row * devices_ + column);
 }
 
 bool DeviceMatrix::empty() const noexcept {
@@ -413,6 +389,7 @@ DeviceMatrix ratioMatrix(const DeviceMatrix& numerator, const DeviceMatrix& deno
 std::string formatGrid(std::string_view rowLabel, std::string_view columnLabel,
                        const std::vector<std::vector<std::string>>& cells) {
   const std::size_t count = cells.size();
+  std::vector<std::string> headers;  // "<columnLabel> <n>": the last one is the widest
   std::size_t width = 1;
   for (std::size_t row = 0; row < count; ++row) {
     if (cells[row].size() != count) {
@@ -420,51 +397,42 @@ std::string formatGrid(std::string_view rowLabel, std::string_view columnLabel,
                                   std::to_string(cells[row].size()) + " cells, expected " +
                                   std::to_string(count));
     }
+    headers.push_back(std::string(columnLabel) + " " + std::to_string(row));
     for (const std::string& cell : cells[row])
-      width = std::max(width, cell.size());
+      width = std::max({width, cell.size(), headers.back().size()});
   }
-  // Column headers are "<columnLabel> <n>"; the first column holds "<rowLabel> <n>".
-  std::size_t headerWidth = 0;
-  std::size_t firstWidth = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    headerWidth = std::max(headerWidth, columnLabel.size() + 1 + std::to_string(i).size());
-    firstWidth = std::max(firstWidth, rowLabel.size() + 1 + std::to_string(i).size());
-  }
-  width = std::max(width, headerWidth);
-  const auto pad = [](const std::string& text, std::size_t to) {
-    return std::string(to > text.size() ? to - text.size() : 0, ' ') + text;
-  };
-  std::string out = "  " + std::string(firstWidth, ' ');
-  for (std::size_t column = 0; column < count; ++column)
-    out += "  " + pad(std::string(columnLabel) + " " + std::to_string(column), width);
-  out += '\n';
-  for (std::size_t row = 0; row < count; ++row) {
-    const std::string label = std::string(rowLabel) + " " + std::to_string(row);
-    out += "  " + label + std::string(firstWidth - label.size(), ' ');
-    for (const std::string& cell : cells[row])
-      out += "  " + pad(cell, width);
+  // The first column holds "<rowLabel> <n>", as wide as the last one.
+  const std::size_t first =
+      count == 0 ? 0 : rowLabel.size() + headers.back().size() - columnLabel.size();
+  std::string out;
+  const auto addRow = [&](const std::string& label, const std::vector<std::string>& row) {
+    out += "  " + label + std::string(first - label.size(), ' ');
+    for (const std::string& cell : row)
+      out += "  " + std::string(width - std::min(width, cell.size()), ' ') + cell;
     out += '\n';
-  }
+  };
+  addRow("", headers);
+  for (std::size_t row = 0; row < count; ++row)
+    addRow(std::string(rowLabel) + " " + std::to_string(row), cells[row]);
   return out;
 }
 
 std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
-                         std::string_view columnLabel, int precision) {
+                         std::string_view columnLabel, int precision,
+                         const std::vector<PeerRefusal>& refused) {
   const auto count = static_cast<std::size_t>(matrix.size());
-  std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count));
+  std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count, "-"));
   for (std::size_t row = 0; row < count; ++row) {
     for (std::size_t column = 0; column < count; ++column) {
-      const std::optional<double> value =
-          matrix.at(static_cast<int>(row), static_cast<int>(column));
-      if (!value) {
-        cells[row][column] = "-";
-        continue;
+      if (const std::optional<double> value = matrix.at(int(row), int(column))) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.*f", precision, *value);
+        cells[row][column] = text;
       }
-      char text[64];
-      std::snprintf(text, sizeof text, "%.*f", precision, *value);
-      cells[row][column] = text;
     }
   }
+  for (const PeerRefusal& refusal : refused)
+    cells.at(std::size_t(refusal.pair.owner)).at(std::size_t(refusal.pair.accessor)) = "refused";
   return formatGrid(rowLabel, columnLabel, cells);
 }
 
@@ -474,10 +442,7 @@ JsonArray matrixJson(const DeviceMatrix& matrix) {
     JsonArray cells;
     for (int column = 0; column < matrix.size(); ++column) {
       const std::optional<double> value = matrix.at(row, column);
-      if (value)
-        cells.add(*value);
-      else
-        cells.addRaw("null");
+      cells.addRaw(value ? jsonNumber(*value) : "null");
     }
     rows.addRaw(cells.dump());
   }
@@ -487,32 +452,26 @@ JsonArray matrixJson(const DeviceMatrix& matrix) {
 std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links) {
   topology.checkShape();
   const auto count = static_cast<std::size_t>(topology.deviceCount());
-  if (links.size() != count ||
-      std::any_of(links.begin(), links.end(), [count](const std::vector<LinkAttributes>& row) {
-        return row.size() != count;
-      })) {
+  const auto wrongRow = [count](const std::vector<LinkAttributes>& row) {
+    return row.size() != count;
+  };
+  if (links.size() != count || std::any_of(links.begin(), links.end(), wrongRow)) {
     throw std::invalid_argument("formatAccessMatrix: the link matrix is not " +
                                 std::to_string(count) + " x " + std::to_string(count));
   }
-  std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count));
+  std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count, "-"));
   for (std::size_t owner = 0; owner < count; ++owner) {
     for (std::size_t accessor = 0; accessor < count; ++accessor) {
-      if (owner == accessor) {
-        cells[owner][accessor] = "-";
-        continue;
-      }
       const LinkAttributes& link = links[owner][accessor];
-      if (!link.failure.empty()) {
-        cells[owner][accessor] = "?";
-        continue;
-      }
       const bool access = topology.canAccessPeer[accessor][owner];
-      std::string cell =
-          access ? "rank " + std::to_string(link.performanceRank) + (link.nativeAtomics ? " A" : "")
-                 : "no";
-      if (access != link.accessSupported)
-        cell += " !s";
-      cells[owner][accessor] = cell;
+      std::string& cell = cells[owner][accessor];
+      if (owner != accessor && !link.failure.empty())
+        cell = "?";
+      else if (owner != accessor)
+        cell = (access ? "rank " + std::to_string(link.performanceRank) +
+                             (link.nativeAtomics ? " A" : "")
+                       : "no") +
+               (access != link.accessSupported ? " !s" : "");
     }
   }
   return formatGrid("owner", "accessor", cells);

@@ -35,6 +35,9 @@ namespace memsamples::p2p {
 /// The machine as the driver describes it (Common); step 2 of the lesson reads it.
 using memsamples::DeviceTopology;
 
+/// Buffers one path test holds on the owner at once: A, B and C.
+inline constexpr int kPathBuffers = 3;
+
 // ------------------------------------------------------------------------------------------------
 /// @name Device pairs
 /// @{
@@ -66,6 +69,29 @@ std::vector<DevicePair> parsePairList(std::string_view text);
 
 /// "0<->1": a pair measured in both directions at once (the unordered pair, lower device first).
 std::string formatBothWays(const DevicePair& pair);
+
+/// What the command line asks of the run, spelled right (checkOptions()).
+struct Request {
+  std::vector<DevicePair> pairs;      ///< `--pairs`, parsed; empty: every pair.
+  bool loopback = false;              ///< `--loopback`.
+  std::optional<long long> device;    ///< `--device`.
+  std::optional<std::uint64_t> size;  ///< `--size`, bytes per buffer.
+};
+
+/// The largest `--size`: 1 TiB per buffer. A pair's owner holds three buffers of it (A, B and C),
+/// and the host three pinned ones, so a larger value is a typing mistake on any machine, and it
+/// is reported as one before any device is asked anything.
+inline constexpr std::uint64_t kMaxBufferBytes = 1ull << 40;
+
+/**
+ * Step 1 of the lesson, before any GPU work: the options' spelling. `--pairs` is parsed
+ * (parsePairList()), refused with `--loopback` (checkLoopbackOptions()), and a `--size` must be
+ * at most kMaxBufferBytes and whole floats (a multiple of 4 bytes). Whether the devices the
+ * options name exist is checked once the driver is asked (checkRequestedDevices()).
+ * @throws UsageError naming the option at fault.
+ */
+Request checkOptions(std::string_view pairs, bool loopback, const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& size);
 
 /**
  * Which ordered pairs the sample tests, why the others are not tested, and the per-device
@@ -329,9 +355,9 @@ class DeviceMatrix {
   /// Number of rows (and columns).
   int size() const noexcept { return devices_; }
   /// Sets cell (@p row, @p column). @throws std::out_of_range outside the matrix.
-  void set(int row, int column, double value);
+  void set(int row, int column, double value) { cells_[index(row, column)] = value; }
   /// Cell (@p row, @p column), or nothing when not set. @throws std::out_of_range outside.
-  std::optional<double> at(int row, int column) const;
+  std::optional<double> at(int row, int column) const { return cells_[index(row, column)]; }
   /// True when no cell is set.
   bool empty() const noexcept;
 
@@ -360,9 +386,18 @@ DeviceMatrix ratioMatrix(const DeviceMatrix& numerator, const DeviceMatrix& deno
 std::string formatGrid(std::string_view rowLabel, std::string_view columnLabel,
                        const std::vector<std::vector<std::string>>& cells);
 
-/// formatGrid() of a DeviceMatrix: numbers with @p precision decimals, "-" for an empty cell.
+/// A pair the driver refused to open with cuCtxEnablePeerAccess, and its answer.
+struct PeerRefusal {
+  DevicePair pair;     ///< The pair that was not measured.
+  std::string reason;  ///< e.g. "cuCtxEnablePeerAccess refused: CUDA_ERROR_TOO_MANY_PEERS (...)".
+};
+
+/// formatGrid() of a DeviceMatrix: numbers with @p precision decimals, "-" for an empty cell,
+/// "refused" in the cell (owner, accessor) of each pair in @p refused.
+/// @throws std::out_of_range when a refused pair lies outside the matrix.
 std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
-                         std::string_view columnLabel, int precision);
+                         std::string_view columnLabel, int precision,
+                         const std::vector<PeerRefusal>& refused = {});
 
 /// The matrix as JSON: an array of rows, each an array of numbers, `null` for an empty cell.
 JsonArray matrixJson(const DeviceMatrix& matrix);

@@ -1,4 +1,4 @@
-// The owners of 05_p2pMemMap (see peer_context.hpp): releases only, each in its own context.
+// The endpoints and owners of 05_p2pMemMap, and peer access pair by pair (see peer_context.hpp).
 #include "peer_context.hpp"
 
 namespace memsamples::p2p {
@@ -15,8 +15,11 @@ CUdevice deviceOf(int ordinal) {
 Endpoint::Endpoint(int ordinalOfDevice)
     : ordinal(ordinalOfDevice), device(deviceOf(ordinalOfDevice)), context(device) {}
 
-Endpoint& Endpoints::add(int ordinal) {
-  return *endpoints_.emplace_back(std::make_unique<Endpoint>(ordinal));
+Endpoints::Endpoints(const PairPlan& plan) : plan_(plan) {
+  for (const int ordinal : plan.endpoints) {
+    endpoints_.push_back(std::make_unique<Endpoint>(ordinal));
+    endpoints_.back()->index = endpoints_.size() - 1;
+  }
 }
 
 std::vector<const Endpoint*> Endpoints::all() const {
@@ -36,25 +39,78 @@ VmmRange::~VmmRange() {
     (void)cuMemAddressFree(base, size);
 }
 
-EnabledPeerAccess::~EnabledPeerAccess() {
-  if (!enabled_ || cuCtxPushCurrent(accessor_.ctx()) != CUDA_SUCCESS)
+PeerAccess::PeerAccess(PeerAccess&& other) noexcept
+    : accessor_(other.accessor_),
+      owner_(std::exchange(other.owner_, nullptr)),
+      adopted_(other.adopted_),
+      refusal_(std::move(other.refusal_)) {}
+
+PeerAccess::~PeerAccess() {
+  if (owner_ == nullptr || cuCtxPushCurrent(accessor_->ctx()) != CUDA_SUCCESS)
     return;
   // Disabled even when the wait fails: a context in an error state runs nothing more.
   (void)cuCtxSynchronize();
-  (void)cuCtxDisablePeerAccess(owner_.ctx());
+  (void)cuCtxDisablePeerAccess(owner_->ctx());
   CUcontext popped = nullptr;
   (void)cuCtxPopCurrent(&popped);
 }
 
-bool adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
-                     std::vector<std::unique_ptr<EnabledPeerAccess>>& enabled, const char* file,
-                     int line) {
-  if (enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-    return false;
-  check(enable, "cuCtxEnablePeerAccess", file, line);
-  enabled.push_back(std::make_unique<EnabledPeerAccess>(accessor, owner));
-  return true;
+bool isPeerRefusal(CUresult result) noexcept {
+  return result == CUDA_ERROR_TOO_MANY_PEERS || result == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 }
+
+PeerAccess adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
+                           const char* file, int line) {
+  PeerAccess access;
+  if (accessor.ctx() == owner.ctx())
+    return access;  // one context reaches its own allocations
+  access.accessor_ = &accessor;
+  if (enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+    access.adopted_ = true;
+  } else if (isPeerRefusal(enable)) {
+    access.refusal_ = "cuCtxEnablePeerAccess refused: " + describeResult(enable);
+  } else {
+    check(enable, "cuCtxEnablePeerAccess", file, line);
+    access.owner_ = &owner;
+  }
+  return access;
+}
+
+// [pair-by-pair]
+std::vector<PeerRefusal> measurePairByPair(const Endpoints& endpoints,
+                                           const std::vector<DevicePair>& pairs, bool bothWays,
+                                           const std::function<void(const DevicePair&)>& measure) {
+  std::vector<PeerRefusal> refusals;
+  for (const DevicePair& pair : pairs) {
+    std::vector<DevicePair> directions = {pair};
+    if (bothWays)
+      directions.push_back({pair.accessor, pair.owner});
+    std::vector<PeerAccess> enabled;  // each disables its own on an error path
+    enabled.reserve(directions.size());
+    for (const DevicePair& direction : directions) {
+      const Endpoint& accessor = endpoints.accessor(direction);
+      const Endpoint& owner = endpoints.owner(direction);
+      const ScopedContext onAccessor(accessor.ctx());  // the current context gains the access
+      const bool needed = needsPeerAccess(direction);  // one device: its context reaches all
+      const CUresult enable = needed ? cuCtxEnablePeerAccess(owner.ctx(), 0) : CUDA_SUCCESS;
+      if (enabled.emplace_back(adoptPeerAccess(enable, accessor, owner)).refused())
+        break;
+    }
+    if (enabled.back().refused())
+      refusals.push_back({pair, enabled.back().refusal()});
+    else
+      measure(pair);
+    for (PeerAccess& access : enabled) {
+      if (!access.ours())
+        continue;
+      const ScopedContext onAccessor(access.accessor()->ctx());
+      check(cuCtxSynchronize(), "cuCtxSynchronize");  // nothing may still use the mapping
+      check(cuCtxDisablePeerAccess(access.release()), "cuCtxDisablePeerAccess");
+    }
+  }
+  return refusals;
+}
+// [pair-by-pair]
 
 SynchronizeOnExit::~SynchronizeOnExit() {
   // Every stream is waited for even when one wait fails: the other devices may still be running.

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -13,14 +14,13 @@
 namespace fake_peer {
 namespace {
 
-constexpr int kDevices = 2;
-
 struct Machine {
   memsamples::test::FakeCallPlan calls;
   std::vector<CUcontext> stack;
   std::set<std::pair<CUcontext, CUcontext>> access;  // (accessor, owner)
   std::vector<CUcontext> disabledFrom;
-  int retained[kDevices] = {};
+  std::vector<int> retained = std::vector<int>(2);  // per device
+  int mostPeers = 0;
 };
 
 Machine& machine() {
@@ -37,10 +37,28 @@ CUcontext current() {
   return machine().stack.empty() ? nullptr : machine().stack.back();
 }
 
+bool validDevice(CUdevice device) {
+  return device >= 0 && device < static_cast<int>(machine().retained.size());
+}
+
+// The peers @p accessor may access now.
+int peersOf(CUcontext accessor) {
+  int peers = 0;
+  for (const auto& [who, owner] : machine().access)
+    peers += who == accessor ? 1 : 0;
+  return peers;
+}
+
 }  // namespace
 
 void reset() {
   machine() = Machine{};
+}
+void setDeviceCount(int count) {
+  machine().retained.assign(static_cast<std::size_t>(count), 0);
+}
+int mostPeersAtOnce() {
+  return machine().mostPeers;
 }
 void failCall(const std::string& function, int nth, CUresult result) {
   machine().calls.fail(function, nth, result);
@@ -72,8 +90,19 @@ using fake_peer::machine;
 extern "C" {
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char** text) {
-  *text = error == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED ? "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"
-                                                      : "CUDA_ERROR_FAKE";
+  switch (error) {
+    case CUDA_ERROR_PEER_ACCESS_UNSUPPORTED:
+      *text = "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED";
+      break;
+    case CUDA_ERROR_TOO_MANY_PEERS:
+      *text = "CUDA_ERROR_TOO_MANY_PEERS";
+      break;
+    case CUDA_ERROR_INVALID_VALUE:
+      *text = "CUDA_ERROR_INVALID_VALUE";
+      break;
+    default:
+      *text = "CUDA_ERROR_FAKE";
+  }
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuGetErrorString(CUresult, const char** text) {
@@ -83,29 +112,29 @@ CUresult CUDAAPI cuGetErrorString(CUresult, const char** text) {
 
 CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
   FAKE_ENTER("cuDeviceGet");
-  if (ordinal < 0 || ordinal >= fake_peer::kDevices)
+  if (!fake_peer::validDevice(ordinal))
     return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuDeviceGetCount(int* count) {
   FAKE_ENTER("cuDeviceGetCount");
-  *count = fake_peer::kDevices;
+  *count = static_cast<int>(machine().retained.size());
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
   FAKE_ENTER("cuDevicePrimaryCtxRetain");
-  if (device < 0 || device >= fake_peer::kDevices)
+  if (!fake_peer::validDevice(device))
     return CUDA_ERROR_INVALID_DEVICE;
-  ++machine().retained[device];
+  ++machine().retained[static_cast<std::size_t>(device)];
   *context = fake_peer::primaryOf(device);
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
   FAKE_ENTER("cuDevicePrimaryCtxRelease");
-  if (device < 0 || device >= fake_peer::kDevices || machine().retained[device] == 0)
+  if (!fake_peer::validDevice(device) || machine().retained[static_cast<std::size_t>(device)] == 0)
     return CUDA_ERROR_INVALID_CONTEXT;
-  --machine().retained[device];
+  --machine().retained[static_cast<std::size_t>(device)];
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext context) {
@@ -135,8 +164,12 @@ CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
     return CUDA_ERROR_INVALID_CONTEXT;
   if (flags != 0 || peer == nullptr || peer == self)
     return CUDA_ERROR_INVALID_VALUE;
-  if (!machine().access.insert({self, peer}).second)
+  if (machine().access.count({self, peer}) != 0)
     return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  if (fake_peer::peersOf(self) >= fake_peer::kPeerLimit)
+    return CUDA_ERROR_TOO_MANY_PEERS;
+  machine().access.insert({self, peer});
+  machine().mostPeers = std::max(machine().mostPeers, fake_peer::peersOf(self));
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peer) {

@@ -7,8 +7,10 @@
  *
  * cuCtxEnablePeerAccess and cuCtxDisablePeerAccess act on the current context (the top of the
  * stack) and answer as the documentation says: ALREADY_ENABLED for a second enable, NOT_ENABLED
- * for a disable of access that is not enabled. The machine is global, like a driver; reset() it
- * at the start of every test.
+ * for a disable of access that is not enabled, and TOO_MANY_PEERS when the current context
+ * already has kPeerLimit peers, as a GPU without NVSwitch does. The machine has 2 devices unless
+ * a test asks for more (setDeviceCount()). It is global, like a driver; reset() it at the start
+ * of every test.
  */
 #pragma once
 
@@ -19,8 +21,15 @@
 
 namespace fake_peer {
 
-/// Forgets every context, enabled access, recorded call and planned failure.
+/// The peers one context may access at once: 8, a GPU's limit without NVSwitch.
+inline constexpr int kPeerLimit = 8;
+
+/// Forgets every context, enabled access, recorded call and planned failure; 2 devices.
 void reset();
+/// The machine has @p count devices (call it after reset()).
+void setDeviceCount(int count);
+/// The most peers any one context could access at the same time since reset().
+int mostPeersAtOnce();
 /// The @p nth call (1-based) of @p function returns @p result and changes nothing.
 void failCall(const std::string& function, int nth, CUresult result);
 /// How often @p function was called since reset().

@@ -189,3 +189,19 @@ TEST(FormatAccessMatrix, LinksMustMatchTheTopology) {
                 [&] { p2p::formatAccessMatrix(topology, p2p::LinkMatrix(1)); }),
             "formatAccessMatrix: the link matrix is not 2 x 2");
 }
+
+// A pair the driver refused peer access is named in its cell, whatever else is there.
+TEST(FormatMatrix, ARefusedPairSaysSo) {
+  p2p::DeviceMatrix matrix(2);
+  matrix.set(0, 0, 2100.0);
+  matrix.set(1, 1, 2100.0);
+  matrix.set(1, 0, 390.0);
+  const std::vector<p2p::PeerRefusal> refused = {
+      {{0, 1}, "cuCtxEnablePeerAccess refused: CUDA_ERROR_TOO_MANY_PEERS"}};
+  EXPECT_EQ(p2p::formatMatrix(matrix, "from", "to", 1, refused),
+            "             to 0     to 1\n"
+            "  from 0   2100.0  refused\n"
+            "  from 1    390.0   2100.0\n");
+  const std::vector<p2p::PeerRefusal> outside = {{{0, 2}, "refused"}};
+  EXPECT_THROW(p2p::formatMatrix(matrix, "from", "to", 1, outside), std::out_of_range);
+}

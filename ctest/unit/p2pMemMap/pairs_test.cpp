@@ -435,3 +435,50 @@ TEST(BuffersPerDevice, ThreeForThePathsOrTwoPerEndpoint) {
   p2p::PairPlan empty;
   EXPECT_EQ(p2p::buffersPerDevice(empty), 3);
 }
+
+// ------------------------------------------------------------------------------------ options
+
+TEST(CheckOptions, ReadsWhatTheCommandLineAsks) {
+  const p2p::Request request = p2p::checkOptions("0:1,1:0", false, 1, 4096);
+  EXPECT_EQ(request.pairs, (Pairs{{0, 1}, {1, 0}}));
+  EXPECT_FALSE(request.loopback);
+  EXPECT_EQ(request.device, 1);
+  EXPECT_EQ(request.size, 4096u);
+  const p2p::Request none = p2p::checkOptions("", true, std::nullopt, std::nullopt);
+  EXPECT_TRUE(none.pairs.empty());
+  EXPECT_TRUE(none.loopback);
+  EXPECT_EQ(none.size, std::nullopt);
+}
+
+// A size no GPU could hold three buffers of is a usage error before any device is asked: it
+// used to be judged against free memory only after the one-GPU waiver.
+TEST(CheckOptions, RefusesASizeNoGpuHolds) {
+  const auto sizeError = [](std::uint64_t size) {
+    return messageOf<ms::UsageError>([&] { p2p::checkOptions("", false, std::nullopt, size); });
+  };
+  EXPECT_EQ(sizeError(99999999ull << 30),
+            "--size 107374181326258176 (95.4 PiB) is more than this sample takes: at most 1T "
+            "per buffer");
+  EXPECT_EQ(sizeError(UINT64_MAX),
+            "--size 18446744073709551615 (16.0 EiB) is more than this sample takes: at most 1T "
+            "per buffer");
+  EXPECT_EQ(sizeError(p2p::kMaxBufferBytes), "(no exception)");
+  EXPECT_EQ(sizeError(p2p::kMaxBufferBytes + 4),
+            "--size 1099511627780 (1.00 TiB) is more than this sample takes: at most 1T per "
+            "buffer");
+}
+
+TEST(CheckOptions, RefusesASizeThatIsNotWholeFloats) {
+  EXPECT_EQ(messageOf<ms::UsageError>([] { p2p::checkOptions("", false, std::nullopt, 4098); }),
+            "--size 4098 is not a multiple of 4 bytes (one element)");
+  EXPECT_EQ(messageOf<ms::UsageError>([] { p2p::checkOptions("", false, std::nullopt, 4); }),
+            "(no exception)");
+}
+
+TEST(CheckOptions, RefusesBadPairsAndPairsWithLoopback) {
+  EXPECT_EQ(messageOf<ms::UsageError>([] { p2p::checkOptions("1:1", false, std::nullopt, {}); }),
+            "--pairs: 1:1 names one device twice; a pair needs two different devices");
+  EXPECT_NE(messageOf<ms::UsageError>([] { p2p::checkOptions("0:1", true, std::nullopt, {}); })
+                .find("--pairs cannot be combined with --loopback"),
+            std::string::npos);
+}
