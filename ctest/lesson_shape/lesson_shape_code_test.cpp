@@ -164,7 +164,7 @@ TEST(Declarations, Namespaces) {
 // ------------------------------------------------------------------ project calls
 
 TEST(ProjectCalls, QualifiedByAProjectNamespace) {
-  const ls::ProjectNames names{{"vmm"}, {}};
+  const ls::ProjectNames names{{"vmm"}, {}, {}};
   EXPECT_EQ(
       written("void f() {\n"
               "  const CUdevice d = ms::selectDevice(options.device);\n"
@@ -206,7 +206,7 @@ TEST(ProjectCalls, MembersOfTheFoldersOwnClassesCount) {
 }
 
 TEST(ProjectCalls, WhatDoesNotCount) {
-  const ls::ProjectNames names{{}, {"declaredInHeader"}};
+  const ls::ProjectNames names{{}, {"declaredInHeader"}, {}};
   EXPECT_TRUE(written("void f() {\n"
                       "  ms::check(cuMemAlloc(a.out(), n), \"cuMemAlloc\");\n"
                       "  check(cuInit(0), \"cuInit\");\n"
@@ -225,7 +225,7 @@ TEST(ProjectCalls, WhatDoesNotCount) {
 }
 
 TEST(ProjectCalls, UnqualifiedCallsOfDeclaredFunctions) {
-  const ls::ProjectNames names{{}, {"measureDemo", "sizeRun", "printRow", "deviceName"}};
+  const ls::ProjectNames names{{}, {"measureDemo", "sizeRun", "printRow", "deviceName"}, {}};
   EXPECT_EQ(written("void printRow(int);\n"  // the lesson's own: not counted
                     "void f() {\n"
                     "  const Sizes s = sizeRun(options);\n"
@@ -241,7 +241,7 @@ TEST(ProjectCalls, UnqualifiedCallsOfDeclaredFunctions) {
 }
 
 TEST(ProjectCalls, NamespaceAliasesOfTheProject) {
-  const ls::ProjectNames names{{"vmm"}, {}};
+  const ls::ProjectNames names{{"vmm"}, {}, {}};
   EXPECT_EQ(written("namespace fs = std::filesystem;\n"
                     "namespace sv = memsamples::vmm;\n"
                     "namespace deep = sv::detail;\n"
