@@ -83,6 +83,17 @@ mc::TeamChoice findTeam(const mc::Options& options) {
         ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     capability.score = {ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
                         ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE)};
+    capability.cooperativeLaunch =
+        ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
+    capability.peerAccess.assign(static_cast<std::size_t>(count), false);
+    for (int other = 0; other < count; ++other) {
+      CUdevice peer = 0;
+      ms::check(cuDeviceGet(&peer, other), "cuDeviceGet");
+      int canAccess = 0;  // every member maps every other member's copy
+      if (other != ordinal)
+        ms::check(cuDeviceCanAccessPeer(&canAccess, device, peer), "cuDeviceCanAccessPeer");
+      capability.peerAccess[static_cast<std::size_t>(other)] = canAccess != 0;
+    }
   }
   return mc::chooseTeam(devices, options.devices, options.common.device);
 }
