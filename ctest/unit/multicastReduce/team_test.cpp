@@ -149,18 +149,21 @@ TEST(MulticastTeam, WhyNotMember) {
             "device 4 is compute capability 7.5; multimem instructions need 9.0 or newer");
 }
 
+/// Expects that @p devices give no team, and a waiver that says @p text.
+void expectWaiverSaying(const Table& devices, const std::string& text) {
+  const mc::TeamChoice choice = mc::chooseTeam(devices, kAll, kNoRoot);
+  EXPECT_TRUE(choice.members.empty());
+  EXPECT_NE(choice.waiver.find(text), std::string::npos) << choice.waiver;
+}
+
 TEST(MulticastTeam, CooperativeLaunchIsNeeded) {
   mc::DeviceCapability noCooperative = kH200;
   noCooperative.cooperativeLaunch = false;
   EXPECT_EQ(mc::whyNotMember(noCooperative, 2),
             "device 2 cannot launch cooperative kernels (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH "
             "= 0), and the all-reduce is one");
-  const mc::TeamChoice choice = mc::chooseTeam(connected({kH200, noCooperative}), kAll, kNoRoot);
-  EXPECT_TRUE(choice.members.empty());
-  EXPECT_NE(choice.waiver.find("this machine has 1 of 2; device 1 cannot launch cooperative "
-                               "kernels"),
-            std::string::npos)
-      << choice.waiver;
+  expectWaiverSaying(connected({kH200, noCooperative}),
+                     "this machine has 1 of 2; device 1 cannot launch cooperative kernels");
   EXPECT_EQ(mc::chooseTeam(connected({kH200, noCooperative, kH200}), kAll, kNoRoot).members,
             (std::vector<int>{0, 2}));
   EXPECT_EQ(mc::chooseTeam(connected({kH200, noCooperative}), {0, 1}, kNoRoot).waiver,
@@ -172,13 +175,10 @@ TEST(MulticastTeam, MembersMustBePeersBothWays) {
   // Device 1 may map device 0's memory, but not the other way round.
   Table oneWay = connected({kH200, kH200});
   oneWay[0].peerAccess[1] = false;
-  const mc::TeamChoice choice = mc::chooseTeam(oneWay, kAll, kNoRoot);
-  EXPECT_TRUE(choice.members.empty());
-  EXPECT_NE(choice.waiver.find("this machine has 1 of 2; device 0 cannot access device 1's "
-                               "memory (cuDeviceCanAccessPeer = 0), and every member maps every "
-                               "other member's copy"),
-            std::string::npos)
-      << choice.waiver;
+  expectWaiverSaying(oneWay,
+                     "this machine has 1 of 2; device 0 cannot access device 1's memory "
+                     "(cuDeviceCanAccessPeer = 0), and every member maps every other member's "
+                     "copy");
   Table otherWay = connected({kH200, kH200});
   otherWay[1].peerAccess[0] = false;
   EXPECT_EQ(mc::chooseTeam(otherWay, {0, 1}, kNoRoot).waiver,
