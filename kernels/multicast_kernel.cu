@@ -15,15 +15,16 @@
  * instruction), so the buffers are handled as float4 and every share is a whole number of float4.
  *
  * **Memory ordering.** The unicast mapping of a GPU's copy and the multicast mapping are two
- * virtual addresses of the same memory: PTX calls accesses through them accesses of different
- * *proxies*, and orders them against each other only across a `fence.proxy.alias` (or a kernel
- * boundary). Between kernels running at the same time on different GPUs, a write is visible to
- * the other GPU's read when a release at system scope by the writer is observed by an acquire at
- * system scope of the reader (work that ended before a kernel started is ordered by the stream).
- * teamBarrier() below does both: it announces "this block is here" with a release reduction
+ * virtual addresses of the same memory: PTX treats accesses through them as accesses through
+ * different *proxies*, and orders one thread's accesses through the two only across a
+ * `fence.proxy.alias` (or a kernel boundary). Between kernels running at the same time on
+ * different GPUs, teamBarrier() below announces "this block is here" with a release reduction
  * through the multicast address (every GPU's counter goes up by one), fences the alias, and
  * waits with acquire loads of its own unicast copy of the counter until every GPU's block has
- * announced itself.
+ * announced itself. The PTX memory model does not itself state that a release through one proxy
+ * on one GPU synchronizes with an acquire through the other proxy on another GPU: the barrier
+ * follows the pattern NVIDIA documents for multicast objects (CUDA Programming Guide, "Use
+ * Multicast Mappings"), and the sample's README says why that is believed safe.
  *
  * The kernels are loaded at run time from multicast_kernel.fatbin (cuModuleLoadData), so every
  * entry point is `extern "C"`. The fatbin is built for sm_90 and newer only (see the sample's
@@ -78,10 +79,12 @@ __device__ __forceinline__ void multimemStore(float4* mc, float4 v) {
  *    for the block (the barrier makes them part of what thread 0's release publishes).
  * 2. `multimem.red.release.sys`: a release at system scope, then +1 on every GPU's counter.
  * 3. `fence.proxy.alias`: the reduction went through the multicast address, the waiting below
- *    reads the same memory through the unicast one: this fence orders the two proxies.
+ *    reads the same memory through the unicast one: this fence orders this thread's accesses
+ *    through the two proxies.
  * 4. `ld.acquire.sys` of the local copy until it reaches @p target: every GPU has released, and
- *    what they wrote before is now visible here; a second alias fence orders those acquire loads
- *    before the block's next accesses through the multicast address.
+ *    what they wrote before is taken to be visible here, as NVIDIA's documented multicast barrier
+ *    takes it (see the file comment); a second alias fence orders those acquire loads before the
+ *    block's next accesses through the multicast address.
  * 5. `__syncthreads()`: the other threads wait for thread 0, and inherit its acquire.
  */
 // [barrier]

@@ -1,11 +1,13 @@
-// The multicastReduce lesson's scaffolding and measurements (see multicastReduce_measure.hpp).
-#include "multicastReduce_measure.hpp"
-
+// Step 7 of the multicastReduce lesson: the multicast all-reduce against two references on the
+// same buffers (peer loads over NVLink, copy engine + a local add) and the link itself, timed as
+// the team's time, and the report (Team::measureAndReport(), declared in multicast_team.hpp).
 #include <algorithm>
 #include <deque>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
+
+#include "multicast_team.hpp"
 
 namespace memsamples::multicast {
 namespace {
@@ -17,29 +19,22 @@ struct PeerCopies {
 };
 static_assert(sizeof(CUdeviceptr) == sizeof(void*), "a device pointer is a pointer");
 
-void synchronizeAll(const TeamRun& team) {
-  for (std::size_t g = 0; g < team.members.size(); ++g) {
-    const ScopedContext current(team.members[g].context);
-    check(cuStreamSynchronize(team.streams[g]), "cuStreamSynchronize");
-  }
-}
-
 /// Zeroes the data part of every copy (not the barrier counters), so that repeated in-place
 /// all-reduces during timing add zeros instead of growing without bound.
-void zeroData(const TeamRun& team) {
-  for (std::size_t g = 0; g < team.members.size(); ++g) {
-    const ScopedContext current(team.members[g].context);
-    check(cuMemsetD32Async(team.members[g].unicast, 0, team.layout.dataBytes / sizeof(float),
-                           team.streams[g]),
+void zeroData(const Team& team) {
+  for (const Member& member : team.members) {
+    const ScopedContext current(member.context);
+    check(cuMemsetD32Async(member.unicast, 0, team.layout.dataBytes / sizeof(float),
+                           member.stream),
           "cuMemsetD32Async");
+    check(cuStreamSynchronize(member.stream), "cuStreamSynchronize");
   }
-  synchronizeAll(team);
 }
 
 /// Events that make one repetition the team's: member 0 starts everyone and waits for everyone.
 class TeamEvents {
  public:
-  explicit TeamEvents(const TeamRun& team) : team_(team), start_(team.members[0].context) {
+  explicit TeamEvents(const Team& team) : team_(team), start_(team.members[0].context) {
     for (std::size_t g = 0; g < team.members.size(); ++g) {
       const ScopedContext current(team.members[g].context);
       done_.emplace_back(team.members[g].context);
@@ -49,40 +44,41 @@ class TeamEvents {
   }
   /// Enqueues @p work of every member between the fan-out and the fan-in.
   void enqueue(const MemberWork& work) const {
-    check(cuEventRecord(start_.get(), team_.streams[0]), "cuEventRecord");
-    for (std::size_t g = 0; g < team_.members.size(); ++g) {
-      const ScopedContext current(team_.members[g].context);
+    const std::vector<Member>& members = team_.members;
+    check(cuEventRecord(start_.get(), members[0].stream), "cuEventRecord");
+    for (std::size_t g = 0; g < members.size(); ++g) {
+      const ScopedContext current(members[g].context);
       if (g > 0)  // an event of another device: the stream waits for it on the GPU
-        check(cuStreamWaitEvent(team_.streams[g], start_.get(), 0), "cuStreamWaitEvent");
+        check(cuStreamWaitEvent(members[g].stream, start_.get(), 0), "cuStreamWaitEvent");
       work(g);
     }
-    for (std::size_t g = 1; g < team_.members.size(); ++g) {
+    for (std::size_t g = 1; g < members.size(); ++g) {
       {
-        const ScopedContext current(team_.members[g].context);
-        check(cuEventRecord(done_[g].get(), team_.streams[g]), "cuEventRecord");
+        const ScopedContext current(members[g].context);
+        check(cuEventRecord(done_[g].get(), members[g].stream), "cuEventRecord");
       }
-      check(cuStreamWaitEvent(team_.streams[0], done_[g].get(), 0), "cuStreamWaitEvent");
+      check(cuStreamWaitEvent(members[0].stream, done_[g].get(), 0), "cuStreamWaitEvent");
     }
   }
 
  private:
-  const TeamRun& team_;
+  const Team& team_;
   ContextEvent start_;              // recorded on member 0's stream
   std::vector<ContextEvent> done_;  // done_[g]: member g's work has ended (g > 0)
 };
 
-TimingStats timeTeam(const TeamRun& team, const TeamEvents& events, const MemberWork& work,
+TimingStats timeTeam(const Team& team, const TeamEvents& events, const MemberWork& work,
                      const CommonOptions& options) {
   zeroData(team);
   const ScopedContext current(team.members[0].context);  // timeOnStream's events: member 0's
-  return timeOnStream(team.streams[0], options.warmup, options.iterations,
+  return timeOnStream(team.members[0].stream, options.warmup, options.iterations,
                       [&] { events.enqueue(work); });
 }
 
-void launch(CUfunction kernel, const TeamRun& team, std::size_t g, void** args) {
-  check(
-      cuLaunchKernel(kernel, team.grid, 1, 1, team.block, 1, 1, 0, team.streams[g], args, nullptr),
-      "cuLaunchKernel");
+void launch(CUfunction kernel, const Team& team, std::size_t g, void** args) {
+  check(cuLaunchKernel(kernel, team.grid, 1, 1, team.block, 1, 1, 0, team.members[g].stream,
+                       args, nullptr),
+        "cuLaunchKernel");
 }
 
 std::string gbps(double bytes, const TimingStats& timing) {
@@ -93,47 +89,19 @@ std::string gbps(double bytes, const TimingStats& timing) {
 
 }  // namespace
 
-void uploadInputs(const TeamRun& team, std::vector<float>& host) {
-  const std::size_t count = team.layout.dataBytes / sizeof(float);
-  for (std::size_t g = 0; g < team.members.size(); ++g) {
-    for (std::size_t i = 0; i < count; ++i)
-      host[i] = inputValue(static_cast<int>(g), i);
-    const ScopedContext current(team.members[g].context);
-    check(cuMemcpyHtoDAsync(team.members[g].unicast, host.data(), team.layout.dataBytes,
-                            team.streams[g]),
-          "cuMemcpyHtoDAsync");
-    check(cuStreamSynchronize(team.streams[g]), "cuStreamSynchronize");  // host is reused
-  }
+Verdict Team::measureAndReport(const MemberWork& multicast, const Mismatch& broadcast,
+                               const Mismatch& multicastSums) {
+  TimingStats linkCopy;
+  const std::vector<PathResult> paths = measureAllReduce(multicast, multicastSums, linkCopy);
+  synchronizeAll();
+  return reportRun(broadcast, paths, linkCopy);
 }
 
-Mismatch checkCopies(const TeamRun& team, std::vector<float>& host,
-                     const std::function<float(std::uint64_t)>& expected) {
-  const std::size_t count = team.layout.dataBytes / sizeof(float);
-  for (std::size_t g = 0; g < team.members.size(); ++g) {
-    const ScopedContext current(team.members[g].context);
-    check(cuMemcpyDtoHAsync(host.data(), team.members[g].unicast, team.layout.dataBytes,
-                            team.streams[g]),
-          "cuMemcpyDtoHAsync");
-    check(cuStreamSynchronize(team.streams[g]), "cuStreamSynchronize");
-    const Mismatch mismatch = compareExactly(host.data(), count, expected);
-    if (mismatch.count > 0)
-      return mismatch;
-  }
-  return {};
-}
-
-void runOnTeam(const TeamRun& team, const MemberWork& work) {
-  for (std::size_t g = 0; g < team.members.size(); ++g) {
-    const ScopedContext current(team.members[g].context);
-    work(g);
-  }
-  synchronizeAll(team);
-}
-
-std::vector<PathResult> measureAllReduce(const TeamRun& team, const MemberWork& multicast,
-                                         const Mismatch& multicastCheck,
-                                         const CommonOptions& options, std::vector<float>& host,
-                                         TimingStats& linkCopy) {
+std::vector<PathResult> Team::measureAllReduce(const MemberWork& multicast,
+                                               const Mismatch& multicastSums,
+                                               TimingStats& linkCopy) {
+  const Team& team = *this;
+  const CommonOptions& options = options_.common;
   const std::size_t n = team.members.size();
   auto teamSize = static_cast<unsigned int>(n);
 
@@ -144,7 +112,7 @@ std::vector<PathResult> measureAllReduce(const TeamRun& team, const MemberWork& 
   const MemberWork peerLoads = [&](std::size_t g) {
     unsigned long long first = team.shares[g].first, count = team.shares[g].count;
     void* args[] = {&copies, &teamSize, &first, &count};
-    launch(team.kernels[g].peerReduce, team, g, args);
+    launch(team.members[g].kernels.peerReduce, team, g, args);
   };
 
   // Copy engine + local add: member g copies its share of every other copy into scratch, adds
@@ -159,7 +127,7 @@ std::vector<PathResult> measureAllReduce(const TeamRun& team, const MemberWork& 
   }
   std::deque<DrainOnExit> drains;  // on an error: no copy still runs when scratch is freed
   for (std::size_t g = 0; g < n; ++g)
-    drains.emplace_back(team.streams[g]);
+    drains.emplace_back(team.members[g].stream);
   const MemberWork copyEngine = [&](std::size_t g) {
     const Member& self = team.members[g];
     const std::size_t offset = team.shares[g].first * kVectorBytes;
@@ -172,32 +140,32 @@ std::vector<PathResult> measureAllReduce(const TeamRun& team, const MemberWork& 
         continue;
       check(cuMemcpyPeerAsync(scratch[g].get() + parts++ * bytes, self.context,
                               team.members[h].unicast + offset, team.members[h].context, bytes,
-                              team.streams[g]),
+                              team.members[g].stream),
             "cuMemcpyPeerAsync");
     }
     CUdeviceptr dst = self.unicast + offset, src = scratch[g].get();
     unsigned long long count = team.shares[g].count;
     void* args[] = {&dst, &src, &parts, &count};
-    launch(team.kernels[g].addParts, team, g, args);
+    launch(team.members[g].kernels.addParts, team, g, args);
     for (std::size_t h = 0; h < n; ++h) {
       if (h != g)
         check(cuMemcpyPeerAsync(team.members[h].unicast + offset, team.members[h].context, dst,
-                                self.context, bytes, team.streams[g]),
+                                self.context, bytes, team.members[g].stream),
               "cuMemcpyPeerAsync");
     }
   };
 
   std::vector<PathResult> paths(3);
   paths[0].name = "multicast (multimem.ld_reduce + st)";
-  paths[0].check = multicastCheck;
+  paths[0].check = multicastSums;
   paths[1].name = "peer loads over NVLink";
   paths[2].name = "copy engine + local add";
   const auto sum = [&](std::uint64_t i) { return expectedSum(static_cast<int>(n), i); };
   const MemberWork* works[] = {&multicast, &peerLoads, &copyEngine};
   for (std::size_t p = 1; p < 3; ++p) {  // the multicast path was checked by the lesson
-    uploadInputs(team, host);
-    runOnTeam(team, *works[p]);
-    paths[p].check = checkCopies(team, host, sum);
+    uploadInputs();
+    runOnTeam(*works[p]);
+    paths[p].check = checkCopies(sum);
   }
 
   const TeamEvents events(team);
@@ -207,18 +175,21 @@ std::vector<PathResult> measureAllReduce(const TeamRun& team, const MemberWork& 
   // The link itself, as 05_p2pMemMap measures it: member 0 reads one share from member 1.
   const ScopedContext current(team.members[0].context);
   const std::size_t linkBytes = team.shares[1].count * kVectorBytes;
-  linkCopy = timeOnStream(team.streams[0], options.warmup, options.iterations, [&] {
+  linkCopy = timeOnStream(team.members[0].stream, options.warmup, options.iterations, [&] {
     check(cuMemcpyPeerAsync(team.members[0].unicast, team.members[0].context,
                             team.members[1].unicast + team.shares[1].first * kVectorBytes,
-                            team.members[1].context, linkBytes, team.streams[0]),
+                            team.members[1].context, linkBytes, team.members[0].stream),
           "cuMemcpyPeerAsync");
   });
   return paths;
 }
 
-Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
-                  const std::vector<PathResult>& paths, const TimingStats& linkCopy,
-                  std::ostream& out, JsonObject& json) {
+Verdict Team::reportRun(const Mismatch& broadcast, const std::vector<PathResult>& paths,
+                        const TimingStats& linkCopy) {
+  const Team& team = *this;
+  const int root = team.root().ordinal;
+  std::ostream& out = report_.out();
+  JsonObject& json = report_.json();
   const int n = static_cast<int>(team.members.size());
   const double bytes = static_cast<double>(team.layout.dataBytes);
   const double factor = allReduceBusFactor(n);
@@ -266,7 +237,7 @@ Verdict reportRun(const TeamRun& team, int root, const Mismatch& broadcast,
     out << "  note: the peer loads beat multicast here. Per GPU and link direction, multicast "
            "moves S(1 + 1/n) bytes, peer loads 2S(n-1)/n: "
         << std::setprecision(2) << (n + 1.0) / (2.0 * (n - 1)) << "x as many for multicast with "
-        << n << " GPUs (README, \"Key APIs and concepts\")\n";
+        << n << " GPUs (README, \"Details\")\n";
 
   JsonArray devices;
   for (const Member& member : team.members)

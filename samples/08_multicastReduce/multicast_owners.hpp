@@ -1,13 +1,15 @@
 /**
  * @file multicast_owners.hpp
- * @brief Owners for what the multicastReduce lesson creates: they only release, on every path;
- *        every creating call is written in multicastReduce.cpp or multicast_team.cpp.
+ * @brief Owners for what the multicastReduce lesson creates: they only release, and only on an
+ *        error path; every creating call, and on the good path every release, is written in the
+ *        lesson's core.
  *
  * The teardown order of a multicast buffer is unbind, unmap, release, free the addresses: a
  * binding must go before the memory and the object it joins, a mapping before the handle it maps
  * is released for good, and a virtual range is freed only once nothing is mapped in it. Each
- * owner does one of these steps; TeamMemory (multicast_team.hpp) declares them in the reverse
- * order, so C++ destroys them in this one.
+ * owner does one of these steps; TeamMemory declares them in the reverse order, so C++ destroys
+ * them in this one. On the good path the lesson empties each owner with release(), which hands
+ * back what the releasing call needs, and makes that call itself, checking its answer.
  */
 #pragma once
 
@@ -15,6 +17,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "memsamples.hpp"
 
@@ -24,87 +27,95 @@ namespace memsamples::multicast {
 /// (cuMulticastCreate): both are generic allocation handles.
 using OwnedAllocationHandle = DriverHandle<CUmemGenericAllocationHandle, cuMemRelease>;
 
-/// A virtual range from cuMemAddressReserve, freed with cuMemAddressFree.
-class AddressRange {
+/// A range of device addresses, given back with @p Release(base, bytes): cuMemAddressFree for a
+/// reservation (AddressRange), cuMemUnmap for a mapping in it (Mapping).
+template <CUresult (*Release)(CUdeviceptr, std::size_t)>
+class OwnedRange {
  public:
-  AddressRange() = default;
-  /// Takes over @p other's range.
-  AddressRange(AddressRange&& other) noexcept
+  OwnedRange() = default;
+  /// Takes over @p other's range; @p other is left empty.
+  OwnedRange(OwnedRange&& other) noexcept
       : base_(std::exchange(other.base_, 0)), bytes_(other.bytes_) {}
-  AddressRange& operator=(AddressRange&&) = delete;
-  AddressRange(const AddressRange&) = delete;
-  AddressRange& operator=(const AddressRange&) = delete;
-  ~AddressRange() {
+  OwnedRange& operator=(OwnedRange&&) = delete;
+  OwnedRange(const OwnedRange&) = delete;
+  OwnedRange& operator=(const OwnedRange&) = delete;
+  ~OwnedRange() {
     if (base_ != 0)
-      (void)cuMemAddressFree(base_, bytes_);
+      (void)Release(base_, bytes_);
   }
-  /// Takes over a range that cuMemAddressReserve returned.
-  void reserved(CUdeviceptr base, std::size_t bytes) noexcept {
+  /// Takes over [@p base, @p base + @p bytes), which the creating call has just returned.
+  void own(CUdeviceptr base, std::size_t bytes) noexcept {
     base_ = base;
     bytes_ = bytes;
   }
+  /// Gives the range up unreleased, for the good path's checked release: its base.
+  CUdeviceptr release() noexcept { return std::exchange(base_, 0); }
 
  private:
   CUdeviceptr base_ = 0;
   std::size_t bytes_ = 0;
 };
 
+/// A virtual range from cuMemAddressReserve, freed with cuMemAddressFree.
+using AddressRange = OwnedRange<cuMemAddressFree>;
 /// A cuMemMap mapping, undone with cuMemUnmap (the range itself stays reserved).
-class Mapping {
- public:
-  Mapping() = default;
-  /// Takes over @p other's mapping.
-  Mapping(Mapping&& other) noexcept : base_(std::exchange(other.base_, 0)), bytes_(other.bytes_) {}
-  Mapping& operator=(Mapping&&) = delete;
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  ~Mapping() {
-    if (base_ != 0)
-      (void)cuMemUnmap(base_, bytes_);
-  }
-  /// Notes that cuMemMap succeeded for [@p base, @p base + @p bytes).
-  void mapped(CUdeviceptr base, std::size_t bytes) noexcept {
-    base_ = base;
-    bytes_ = bytes;
-  }
+using Mapping = OwnedRange<cuMemUnmap>;
 
- private:
-  CUdeviceptr base_ = 0;
-  std::size_t bytes_ = 0;
-};
-
-/// A cuMulticastBindMem binding of one device's memory, undone with cuMulticastUnbind (with the
-/// same offset and size as the bind: the driver requires them to match).
+/// A cuMulticastBindMem binding of one device's memory at offset 0, undone with
+/// cuMulticastUnbind (with the same offset and size as the bind: the driver requires them to
+/// match).
 class MulticastBinding {
  public:
   MulticastBinding() = default;
-  /// Takes over @p other's binding.
+  /// Takes over @p other's binding; @p other is left empty.
   MulticastBinding(MulticastBinding&& other) noexcept
-      : object_(std::exchange(other.object_, 0)),
-        device_(other.device_),
-        offset_(other.offset_),
-        bytes_(other.bytes_) {}
+      : object_(std::exchange(other.object_, 0)), device_(other.device_), bytes_(other.bytes_) {}
   MulticastBinding& operator=(MulticastBinding&&) = delete;
   MulticastBinding(const MulticastBinding&) = delete;
   MulticastBinding& operator=(const MulticastBinding&) = delete;
   ~MulticastBinding() {
     if (object_ != 0)
-      (void)cuMulticastUnbind(object_, device_, offset_, bytes_);
+      (void)cuMulticastUnbind(object_, device_, 0, bytes_);
   }
-  /// Notes that cuMulticastBindMem bound @p device's memory at @p offset, @p bytes long.
-  void bound(CUmemGenericAllocationHandle object, CUdevice device, std::size_t offset,
-             std::size_t bytes) noexcept {
+  /// Notes that cuMulticastBindMem bound @p device's memory to @p object at offset 0, @p bytes
+  /// long.
+  void bound(CUmemGenericAllocationHandle object, CUdevice device, std::size_t bytes) noexcept {
     object_ = object;
     device_ = device;
-    offset_ = offset;
     bytes_ = bytes;
+  }
+  /// Gives the binding up, for the good path's checked cuMulticastUnbind: the device whose
+  /// memory is bound.
+  CUdevice release() noexcept {
+    object_ = 0;
+    return device_;
   }
 
  private:
   CUmemGenericAllocationHandle object_ = 0;
   CUdevice device_ = 0;
-  std::size_t offset_ = 0;
   std::size_t bytes_ = 0;
+};
+
+/**
+ * What the team's buffer is made of, released on an error path in the documented order: C++
+ * destroys members in reverse order of declaration, so the bindings go first, then the mappings,
+ * then the handles, and the address ranges last. The lesson's core fills it, one owner per
+ * successful call, and on the good path empties it with the same calls, written out.
+ */
+struct TeamMemory {
+  /// Room for a team of @p members, so that no owner moves once it holds something.
+  explicit TeamMemory(std::size_t members) {
+    ranges.reserve(2 * members);
+    copies.reserve(members);
+    mappings.reserve(2 * members);
+    bindings.reserve(members);
+  }
+  std::vector<AddressRange> ranges;           ///< 4. cuMemAddressFree of every range
+  OwnedAllocationHandle object;               ///< 3. cuMemRelease of the multicast object
+  std::vector<OwnedAllocationHandle> copies;  ///< 3. cuMemRelease of each GPU's memory
+  std::vector<Mapping> mappings;              ///< 2. cuMemUnmap of every mapping
+  std::vector<MulticastBinding> bindings;     ///< 1. cuMulticastUnbind of each GPU's memory
 };
 
 }  // namespace memsamples::multicast

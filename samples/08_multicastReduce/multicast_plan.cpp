@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <sstream>
@@ -20,6 +21,9 @@ void addOptions(CommandLine& commandLine, Options& options) {
 }
 
 void validateSize(const std::optional<std::uint64_t>& sizeBytes) {
+  if (sizeBytes && *sizeBytes > kMaxBytes)
+    throw UsageError("--size " + std::to_string(*sizeBytes) + " (" + formatBytes(*sizeBytes) +
+                     ") is more than this sample takes: at most 1T per GPU");
   if (sizeBytes && *sizeBytes % kVectorBytes != 0)
     throw UsageError("--size " + std::to_string(*sizeBytes) +
                      " is not a multiple of 16 bytes (the all-reduce moves float4)");
@@ -60,8 +64,30 @@ std::string whyNotMember(const DeviceCapability& device, int ordinal) {
   if (device.computeMajor < kMinComputeMajor)
     return name + " is compute capability " + std::to_string(device.computeMajor) + "." +
            std::to_string(device.computeMinor) + "; multimem instructions need 9.0 or newer";
+  if (!device.cooperativeLaunch)
+    return name + " cannot launch cooperative kernels (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = "
+                  "0), and the all-reduce is one";
   return "";
 }
+
+namespace {
+
+/// Whether devices @p a and @p b may each map the other's memory (cuDeviceCanAccessPeer both
+/// ways), or why not.
+std::string whyNotPeers(const std::vector<DeviceCapability>& devices, int a, int b) {
+  const auto reaches = [&](int from, int to) {
+    const std::vector<bool>& peers = devices[static_cast<std::size_t>(from)].peerAccess;
+    return static_cast<std::size_t>(to) < peers.size() && peers[static_cast<std::size_t>(to)];
+  };
+  if (reaches(a, b) && reaches(b, a))
+    return "";
+  const int from = reaches(a, b) ? b : a;
+  const int to = from == a ? b : a;
+  return "device " + std::to_string(from) + " cannot access device " + std::to_string(to) +
+         "'s memory (cuDeviceCanAccessPeer = 0), and every member maps every other member's copy";
+}
+
+}  // namespace
 
 TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
                       const std::vector<int>& requested, const std::optional<long long>& root) {
@@ -80,9 +106,19 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
 
   TeamChoice choice;
   std::vector<std::string> reasons;
+  // The first member that @p ordinal cannot share memory with, as the reason, or "".
+  const auto whyNotPeerOfTeam = [&](int ordinal) {
+    for (const int member : choice.members) {
+      if (std::string why = whyNotPeers(devices, member, ordinal); !why.empty())
+        return why;
+    }
+    return std::string();
+  };
   if (requested.empty()) {
     for (int ordinal = 0; ordinal < count; ++ordinal) {
-      const std::string why = whyNotMember(devices[static_cast<std::size_t>(ordinal)], ordinal);
+      std::string why = whyNotMember(devices[static_cast<std::size_t>(ordinal)], ordinal);
+      if (why.empty())
+        why = whyNotPeerOfTeam(ordinal);
       if (why.empty())
         choice.members.push_back(ordinal);
       else
@@ -90,7 +126,9 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
     }
   } else {
     for (const int ordinal : requested) {
-      const std::string why = whyNotMember(devices[static_cast<std::size_t>(ordinal)], ordinal);
+      std::string why = whyNotMember(devices[static_cast<std::size_t>(ordinal)], ordinal);
+      if (why.empty())
+        why = whyNotPeerOfTeam(ordinal);
       if (!why.empty()) {
         choice.members.clear();
         choice.waiver = "--devices: " + why;
@@ -199,5 +237,57 @@ std::string describe(const Mismatch& mismatch) {
        << mismatch.actual << " (" << mismatch.count << " wrong)";
   return text.str();
 }
+
+// [system-waiver]
+std::string systemWaiver(std::string_view call, CUresult result) {
+  // What each result says about the system (after the CUDA driver API reference).
+  struct Meaning {
+    CUresult result;
+    const char* name;
+    const char* says;
+  };
+  static const Meaning meanings[] = {
+      {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY",
+       "too few resources are left for multicast on this GPU or its NVLink fabric, which other "
+       "programs share"},
+      {CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY",
+       "the system software that multicast needs is not initialized or not running"},
+      {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+       "the system configuration is in an illegal state (check that every driver daemon it "
+       "needs is running)"},
+      {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED",
+       "this system does not permit it here"},
+      {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+       "this system does not support it as it is set up"},
+  };
+  // Which of them cuda.h lists among each call's results.
+  struct Documented {
+    std::string_view call;
+    std::vector<CUresult> results;
+  };
+  static const Documented documented[] = {
+      {"cuMulticastGetGranularity", {CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
+      {"cuMulticastCreate",
+       {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
+      {"cuMulticastAddDevice",
+       {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
+      {"cuMulticastBindMem",
+       {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_SYSTEM_NOT_READY, CUDA_ERROR_ILLEGAL_STATE,
+        CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
+      {"cuMemMap",
+       {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_PERMITTED,
+        CUDA_ERROR_NOT_SUPPORTED}},
+  };
+  const auto entry = std::find_if(std::begin(documented), std::end(documented),
+                                  [&](const Documented& d) { return d.call == call; });
+  if (entry == std::end(documented) ||
+      std::find(entry->results.begin(), entry->results.end(), result) == entry->results.end())
+    return "";
+  const auto meaning = std::find_if(std::begin(meanings), std::end(meanings),
+                                    [&](const Meaning& m) { return m.result == result; });
+  return std::string(call) + " returned " + meaning->name + ": " + meaning->says +
+         "; this machine cannot run the sample now";
+}
+// [system-waiver]
 
 }  // namespace memsamples::multicast

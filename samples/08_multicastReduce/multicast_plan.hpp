@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memsamples.hpp"
@@ -37,11 +38,16 @@ struct Options {
 
 /// The default --size: 256 MiB.
 inline constexpr std::uint64_t kDefaultBytes = 256ull << 20;
+/// The largest --size: 1 TiB. Every member holds three buffers of this size (its copy, the
+/// copy-engine reference's scratch, the broadcast source) and the host one more, so a larger
+/// value is a typing mistake on any machine, and it is reported as one before the devices are
+/// asked anything.
+inline constexpr std::uint64_t kMaxBytes = 1ull << 40;
 
 /// Registers the sample's options (common ones included) into @p options.
 void addOptions(CommandLine& commandLine, Options& options);
 
-/// Checks a --size value: a whole number of float4 (16 bytes).
+/// Checks a --size value: at most kMaxBytes, and a whole number of float4 (16 bytes).
 /// @throws UsageError naming the value.
 void validateSize(const std::optional<std::uint64_t>& sizeBytes);
 
@@ -75,9 +81,17 @@ struct DeviceCapability {
   int computeMajor = 0;             ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
   int computeMinor = 0;             ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
   DeviceScore score;                ///< SMs and clock: the default root is the fastest member.
+  /// CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH != 0: the all-reduce is launched with
+  /// cuLaunchCooperativeKernel, which needs it.
+  bool cooperativeLaunch = false;
+  /// peerAccess[j]: cuDeviceCanAccessPeer(this device, device j) = 1, i.e. this device may map
+  /// device j's memory (index = ordinal; a device's own entry is not read). Every member's copy
+  /// is mapped for every other member (cuMemSetAccess), so members need it both ways.
+  std::vector<bool> peerAccess;
 };
 
-/// Why device @p ordinal cannot take part, or "" when it can (multicast and sm_90 or newer).
+/// Why device @p ordinal cannot take part, or "" when it can (multicast, sm_90 or newer, and
+/// cooperative launches).
 std::string whyNotMember(const DeviceCapability& device, int ordinal);
 
 /// The team and the GPU that broadcasts, or why this machine cannot run the sample.
@@ -90,9 +104,11 @@ struct TeamChoice {
 /**
  * Chooses the team from the capability table @p devices (index = ordinal).
  *
- * Without @p requested: every device that can take part, the first kMaxTeam of them. With it:
- * exactly those devices, each of which must be able to (else a waiver naming it). Fewer than two
- * members: a waiver that says how many GPUs qualify and why the others do not.
+ * Without @p requested: every device that can take part and can access every member before it
+ * as a peer, both ways, the first kMaxTeam of them. With it: exactly those devices, each of which
+ * must be able to take part, and every two of which must be peers (else a waiver naming the
+ * device or the pair). Fewer than two members: a waiver that says how many GPUs qualify and why
+ * the others do not.
  * The root is @p root when given (it must be a member), else the fastest member
  * (pickFastestDevice(), as every sample's default device; ties go to the lower ordinal).
  * @throws UsageError for an ordinal outside the table (in @p requested or @p root) and for more
@@ -187,5 +203,21 @@ Mismatch compareExactly(const float* actual, std::uint64_t n, Expected expected)
 
 /// "exact" or "element 5: expected 3, got 1 (2 wrong)".
 std::string describe(const Mismatch& mismatch);
+
+// ------------------------------------------------------------------------------------------------
+
+/**
+ * What @p result of the driver call @p call says about this system, when it says that the
+ * system cannot run the sample now rather than that the sample is wrong: the waiver, naming the
+ * call and the result, or "" (then the result is an error of the run). The results mapped are
+ * those cuda.h documents for each call: CUDA_ERROR_NOT_PERMITTED and CUDA_ERROR_NOT_SUPPORTED
+ * from cuMulticastGetGranularity, cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem
+ * and cuMemMap; CUDA_ERROR_OUT_OF_MEMORY (the GPU's or the fabric's multicast resources, which
+ * other programs share) from all of them but cuMulticastGetGranularity;
+ * CUDA_ERROR_SYSTEM_NOT_READY (system software not running) from cuMulticastBindMem; and
+ * CUDA_ERROR_ILLEGAL_STATE (the system configuration) from cuMulticastBindMem and cuMemMap.
+ * Pure: it calls no driver function.
+ */
+std::string systemWaiver(std::string_view call, CUresult result);
 
 }  // namespace memsamples::multicast

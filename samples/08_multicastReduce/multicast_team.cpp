@@ -1,55 +1,227 @@
-// The per-device half of a multicast buffer (see multicast_team.hpp).
+// The team of the multicastReduce lesson (see multicast_team.hpp): who takes part, and each
+// member's context, stream and kernels. The measurements are in multicastReduce_measure.cpp.
 #include "multicast_team.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <ostream>
+#include <string>
+
+#include "support/devices.hpp"
 
 namespace memsamples::multicast {
 
-// [bind-and-map]
-void bindAndMapMembers(const BufferLayout& layout, std::vector<Member>& members,
-                       TeamMemory& memory) {
-  const std::size_t bytes = layout.allocationBytes;
-  // Owners are only added, never moved once made: reserve room for all of them.
-  memory.copies.reserve(members.size());
-  memory.bindings.reserve(members.size());
-  memory.ranges.reserve(2 * members.size());
-  memory.mappings.reserve(2 * members.size());
-  std::vector<CUmemAccessDesc> everyMember;  // the unicast copies are read by every GPU
-  for (const Member& member : members)
-    everyMember.push_back(
-        {{CU_MEM_LOCATION_TYPE_DEVICE, member.ordinal}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE});
+// [team]
+TeamChoice findTeam(const Options& options) {
+  int count = 0;
+  check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+  std::vector<CUdevice> handles(static_cast<std::size_t>(count));
+  for (int ordinal = 0; ordinal < count; ++ordinal)
+    check(cuDeviceGet(&handles[static_cast<std::size_t>(ordinal)], ordinal), "cuDeviceGet");
 
+  std::vector<DeviceCapability> devices(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const CUdevice device = handles[i];
+    DeviceCapability& capability = devices[i];
+    int multicast = 0;  // switch multicast and reductions: NVLink through an NVSwitch
+    check(cuDeviceGetAttribute(&multicast, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, device),
+          "cuDeviceGetAttribute");
+    capability.multicastSupported = multicast != 0;
+    capability.computeMajor = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    capability.computeMinor = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    capability.score = {deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                        deviceAttribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE)};
+    capability.cooperativeLaunch =
+        deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
+    // Each member's copy is mapped for every other member (cuMemSetAccess of the unicast
+    // mapping), which needs peer access both ways.
+    capability.peerAccess.assign(handles.size(), false);
+    for (std::size_t j = 0; j < handles.size(); ++j) {
+      int canAccess = 0;
+      if (j != i)
+        check(cuDeviceCanAccessPeer(&canAccess, device, handles[j]), "cuDeviceCanAccessPeer");
+      capability.peerAccess[j] = canAccess != 0;
+    }
+  }
+  const TeamChoice choice = chooseTeam(devices, options.devices, options.common.device);
+  if (!choice.waiver.empty())
+    throw WaivedError(choice.waiver);
+
+  // Before any multicast call: the object lives in the NVSwitch fabric that every GPU of the
+  // host shares, so where its owner has turned NVLink multicast off for NCCL, NVSHMEM or PyTorch,
+  // it is off for this sample too; and the all-reduce cannot run where launches block the host.
+  for (const std::string& why :
+       {multicastTurnedOff(processEnvironment), launchesBlock(processEnvironment)}) {
+    if (!why.empty())
+      throw WaivedError(why);
+  }
+  return choice;
+}
+// [team]
+
+void checkOrWaive(CUresult result, const char* call, const char* file, int line) {
+  if (result == CUDA_SUCCESS)
+    return;
+  const std::string waiver = systemWaiver(call, result);
+  if (!waiver.empty())
+    throw WaivedError(waiver);
+  check(result, call, file, line);
+}
+
+Team::Team(const TeamChoice& choice, const Options& options, Report& report)
+    : options_(options), report_(report), memory(choice.members.size()) {
+  std::ostream& out = report_.out();
+  const std::size_t n = choice.members.size();
+  members.reserve(n);
+  contexts_.reserve(n);
+  std::size_t freeBytes = SIZE_MAX;
+  std::size_t allocationMinimum = 1;
+  for (const int ordinal : choice.members) {
+    Member& member = members.emplace_back();
+    member.ordinal = ordinal;
+    check(cuDeviceGet(&member.device, ordinal), "cuDeviceGet");
+    member.context = contexts_.emplace_back(member.device).get();
+    if (ordinal == choice.root)
+      rootIndex_ = members.size() - 1;
+    member.allocation.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    member.allocation.location = {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
+    member.access = {member.allocation.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    everyMember.push_back(member.access);
+
+    // Its free memory, and the granularity of cuMemCreate there: each copy is also an
+    // ordinary VMM allocation on its GPU.
+    const ScopedContext current(member.context);
+    std::size_t freeHere = 0;
+    std::size_t total = 0;
+    check(cuMemGetInfo(&freeHere, &total), "cuMemGetInfo");
+    freeBytes = std::min(freeBytes, freeHere);
+    std::size_t granularity = 0;
+    check(cuMemGetAllocationGranularity(&granularity, &member.allocation,
+                                        CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    allocationMinimum = std::lcm(allocationMinimum, granularity);
+    out << "Device " << ordinal << ": " << deviceName(member.device)
+        << (ordinal == choice.root ? " (broadcasts)" : "") << '\n';
+  }
+  allocationMinimum_ = allocationMinimum;
+  rootCurrent_.emplace(members[rootIndex_].context);
+
+  // Per GPU: its copy, the copy-engine reference's scratch, and (the root) the broadcast source.
+  layout.dataBytes = fitHostMemory(
+      options.sizeBytes,
+      chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes, 3, kVectorBytes), 1,
+      kVectorBytes);
+  host_.resize(layout.dataBytes / sizeof(float));
+  shares = splitShares(vectors(), static_cast<int>(n));
+
+  // A stream and the kernels in every member's context. One grid for all: the barrier pairs
+  // block b of each GPU with block b of the others, so every block must be resident at once
+  // (the all-reduce is launched cooperatively, and the driver refuses a grid that would not be).
+  const std::vector<char> fatbin = readBinaryFile(locateFatbin("multicast_kernel.fatbin"));
+  grid = kMaxBlocks;
+  modules_.reserve(n);
+  streams_.reserve(n);
   for (Member& member : members) {
     const ScopedContext current(member.context);
-    // 1. This GPU's copy: ordinary VMM memory on the device.
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, member.ordinal};
-    OwnedAllocationHandle& handle = memory.copies.emplace_back();
-    check(cuMemCreate(handle.out(), bytes, &prop, 0), "cuMemCreate");
+    ContextStream& stream = streams_.emplace_back(member.context);
+    check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    member.stream = stream.get();
+    ContextModule& module = modules_.emplace_back(member.context);
+    check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+    Kernels& k = member.kernels;
+    check(cuModuleGetFunction(&k.broadcast, module.get(), "Multimem_broadcast_kernel"),
+          "cuModuleGetFunction");
+    check(cuModuleGetFunction(&k.allReduce, module.get(), "Multimem_allreduce_kernel"),
+          "cuModuleGetFunction");
+    check(cuModuleGetFunction(&k.peerReduce, module.get(), "Peer_allreduce_kernel"),
+          "cuModuleGetFunction");
+    check(cuModuleGetFunction(&k.addParts, module.get(), "Add_parts_kernel"),
+          "cuModuleGetFunction");
+    grid = std::min(grid, residentGridSize(k.allReduce, member.device, static_cast<int>(block)));
+  }
 
-    // 2. Bound to the multicast object: from now on a multimem access reaches this copy too.
-    check(cuMulticastBindMem(memory.object.get(), 0, handle.get(), 0, bytes, 0),
-          "cuMulticastBindMem");
-    memory.bindings.emplace_back().bound(memory.object.get(), member.device, 0, bytes);
+  // The broadcast's source, on the root.
+  const Member& rootMember = root();
+  const ScopedContext current(rootMember.context);
+  source_.emplace(rootMember.context);
+  check(cuMemAlloc(source_->out(), layout.dataBytes), "cuMemAlloc");
+  for (std::size_t i = 0; i < host_.size(); ++i)
+    host_[i] = broadcastValue(i);
+  check(cuMemcpyHtoDAsync(source_->get(), host_.data(), layout.dataBytes, rootMember.stream),
+        "cuMemcpyHtoDAsync");
+  check(cuStreamSynchronize(rootMember.stream), "cuStreamSynchronize");
+}
 
-    // 3. The unicast mapping: this copy alone, for every member (own loads, peers' loads).
-    check(cuMemAddressReserve(&member.unicast, bytes, layout.granularity, 0, 0),
-          "cuMemAddressReserve");
-    memory.ranges.emplace_back().reserved(member.unicast, bytes);
-    check(cuMemMap(member.unicast, bytes, 0, handle.get(), 0), "cuMemMap");
-    memory.mappings.emplace_back().mapped(member.unicast, bytes);
-    check(cuMemSetAccess(member.unicast, bytes, everyMember.data(), everyMember.size()),
-          "cuMemSetAccess");
+Team::~Team() = default;
 
-    // 4. The multicast mapping: the multicast object itself mapped like memory, for this GPU.
-    check(cuMemAddressReserve(&member.multicast, bytes, layout.granularity, 0, 0),
-          "cuMemAddressReserve");
-    memory.ranges.emplace_back().reserved(member.multicast, bytes);
-    check(cuMemMap(member.multicast, bytes, 0, memory.object.get(), 0), "cuMemMap");
-    memory.mappings.emplace_back().mapped(member.multicast, bytes);
-    const CUmemAccessDesc self = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    check(cuMemSetAccess(member.multicast, bytes, &self, 1), "cuMemSetAccess");
+CUdeviceptr Team::source() const {
+  return source_->get();
+}
+
+std::size_t Team::roundToGranularity(std::size_t minimum, std::size_t recommended) {
+  layout = planLayout(layout.dataBytes, minimum, recommended, allocationMinimum_);
+  report_.out() << "Multicast object: " << members.size() << " GPUs, "
+                << formatBytes(layout.allocationBytes) << " per GPU (granularity: minimum "
+                << formatBytes(minimum) << ", recommended " << formatBytes(recommended)
+                << ", used " << formatBytes(layout.granularity) << ")\n";
+  return layout.allocationBytes;
+}
+
+void Team::zeroCounters() const {
+  for (const Member& member : members) {
+    const ScopedContext current(member.context);
+    check(cuMemsetD32Async(member.unicast + layout.counterOffset, 0, kMaxBlocks, member.stream),
+          "cuMemsetD32Async");
+    check(cuStreamSynchronize(member.stream), "cuStreamSynchronize");
   }
 }
-// [bind-and-map]
+
+void Team::uploadInputs() {
+  for (std::size_t g = 0; g < members.size(); ++g) {
+    for (std::size_t i = 0; i < host_.size(); ++i)
+      host_[i] = inputValue(static_cast<int>(g), i);
+    const ScopedContext current(members[g].context);
+    check(cuMemcpyHtoDAsync(members[g].unicast, host_.data(), layout.dataBytes, members[g].stream),
+          "cuMemcpyHtoDAsync");
+    check(cuStreamSynchronize(members[g].stream), "cuStreamSynchronize");  // host_ is reused
+  }
+}
+
+Mismatch Team::checkCopies(const std::function<float(std::uint64_t)>& expected) {
+  for (const Member& member : members) {
+    const ScopedContext current(member.context);
+    check(cuMemcpyDtoHAsync(host_.data(), member.unicast, layout.dataBytes, member.stream),
+          "cuMemcpyDtoHAsync");
+    check(cuStreamSynchronize(member.stream), "cuStreamSynchronize");
+    const Mismatch mismatch = compareExactly(host_.data(), host_.size(), expected);
+    if (mismatch.count > 0)
+      return mismatch;
+  }
+  return {};
+}
+
+Mismatch Team::checkBroadcast() {
+  return checkCopies(broadcastValue);
+}
+
+Mismatch Team::checkSums() {
+  const int n = static_cast<int>(members.size());
+  return checkCopies([n](std::uint64_t i) { return expectedSum(n, i); });
+}
+
+void Team::synchronizeAll() const {
+  for (const Member& member : members) {
+    const ScopedContext current(member.context);
+    check(cuStreamSynchronize(member.stream), "cuStreamSynchronize");
+  }
+}
+
+void Team::runOnTeam(const MemberWork& work) const {
+  for (std::size_t g = 0; g < members.size(); ++g) {
+    const ScopedContext current(members[g].context);
+    work(g);
+  }
+  synchronizeAll();
+}
 
 }  // namespace memsamples::multicast

@@ -1,10 +1,11 @@
 /**
  * @file multicast_team.hpp
- * @brief The per-device half of a multicast buffer: each GPU's memory, bound to the multicast
- *        object, mapped twice (unicast and multicast). The lesson creates the object and adds the
- *        devices; bindAndMapMembers() does the rest, in one function.
+ * @brief The team the multicastReduce lesson works with: who takes part (findTeam()), each
+ *        member's context, stream and kernels, the buffer's size, and the checks and
+ *        measurements the lesson runs on it (Team). The multicast calls themselves are the
+ *        lesson's core, in multicastReduce.cpp.
  *
- * What it builds for a team of two (every box is allocationBytes long):
+ * What the core builds for a team of two (every box is layout.allocationBytes long):
  *
  *     multicast object (cuMulticastCreate, cuMulticastAddDevice x 2)
  *          |  cuMulticastBindMem             |  cuMulticastBindMem
@@ -26,49 +27,167 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
+#include "memsamples.hpp"
 #include "multicast_owners.hpp"
 #include "multicast_plan.hpp"
 
 namespace memsamples::multicast {
 
-/// One GPU of the team, as the lesson and the measurements use it.
+/// Threads per block of every kernel launch.
+inline constexpr unsigned int kBlockSize = 512;
+
+/**
+ * Step 1 of the lesson, the platform probe: asks the driver about every device
+ * (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, the compute capability,
+ * CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, cuDeviceCanAccessPeer between every two), lets
+ * chooseTeam() decide, and then, before any multicast call, reads the switches that turn NVLink
+ * multicast off (multicastTurnedOff()) and blocking launches (launchesBlock()). Needs cuInit().
+ * @throws WaivedError with the reason when this machine cannot run the sample; UsageError for
+ *         a --devices or --device that names no device; CudaError.
+ */
+TeamChoice findTeam(const Options& options);
+
+/**
+ * check() for the multicast calls whose failure can describe the system rather than the
+ * sample: a @p result that systemWaiver() maps is a WaivedError naming @p call; any other
+ * failure is a CudaError, as check() throws it.
+ */
+void checkOrWaive(CUresult result, const char* call, const char* file = __builtin_FILE(),
+                  int line = __builtin_LINE());
+
+/// The kernels of multicast_kernel.fatbin, loaded in one member's context.
+struct Kernels {
+  CUfunction broadcast = nullptr;   ///< Multimem_broadcast_kernel
+  CUfunction allReduce = nullptr;   ///< Multimem_allreduce_kernel
+  CUfunction peerReduce = nullptr;  ///< Peer_allreduce_kernel
+  CUfunction addParts = nullptr;    ///< Add_parts_kernel
+};
+
+/// One GPU of the team.
 struct Member {
   int ordinal = -1;             ///< Its device ordinal.
   CUdevice device = 0;          ///< Its device handle.
-  CUcontext context = nullptr;  ///< Its primary context (retained by the lesson).
-  CUdeviceptr unicast = 0;      ///< Its copy, through a unicast mapping every member may access.
-  CUdeviceptr multicast = 0;    ///< The multicast mapping, for this GPU's kernels.
+  CUcontext context = nullptr;  ///< Its primary context (retained by the Team).
+  CUstream stream = nullptr;    ///< A stream of that context.
+  Kernels kernels;              ///< The kernels, loaded in that context.
+  /// Pinned memory on this GPU, what cuMemCreate is asked for.
+  CUmemAllocationProp allocation = {};
+  /// Read-write for this GPU alone, what its multicast mapping grants (cuMemSetAccess).
+  CUmemAccessDesc access = {};
+  CUdeviceptr unicast = 0;    ///< Its copy, through a mapping every member may use (the core).
+  CUdeviceptr multicast = 0;  ///< The multicast mapping, for this GPU's kernels (the core).
+};
+
+/// Enqueues one member's part of an all-reduce on its stream (its context is current).
+using MemberWork = std::function<void(std::size_t member)>;
+
+/// How one all-reduce path did.
+struct PathResult {
+  std::string name;    ///< e.g. "multicast (multimem.ld_reduce + multimem.st)".
+  Mismatch check;      ///< Every copy against the exact sum, after one run.
+  TimingStats timing;  ///< One all-reduce of every member, start on member 0 to all done.
 };
 
 /**
- * What the team's buffer is made of, released in the documented order: C++ destroys members in
- * reverse order of declaration, so the bindings go first, then the mappings, then the handles,
- * and the address ranges last. The lesson declares it after the contexts and before the streams,
- * whose owners wait for queued work first.
+ * The team as the lesson works with it. Made in step 2, it holds every member's retained primary
+ * context, a stream and the kernels in each, the broadcast's source on the root, and the
+ * buffer's size; it owns `memory`, whose owners the lesson's core fills and empties.
+ *
+ * On an error path it releases everything in a safe order (C++ destroys the members last to
+ * first): the streams are drained first, so that no kernel or copy still runs, then the modules
+ * and the source go, then `memory` unbinds, unmaps, releases and frees, and the contexts are
+ * released last. The root's context is current while the team lives: calls that need a current
+ * context and name no device of their own find one.
  */
-struct TeamMemory {
-  std::vector<AddressRange> ranges;           ///< 4. cuMemAddressFree
-  OwnedAllocationHandle object;               ///< 3. cuMemRelease of the multicast object
-  std::vector<OwnedAllocationHandle> copies;  ///< 3. cuMemRelease of each GPU's memory
-  std::vector<Mapping> mappings;              ///< 2. cuMemUnmap of every mapping
-  std::vector<MulticastBinding> bindings;     ///< 1. cuMulticastUnbind of each GPU's memory
-};
+class Team {
+ public:
+  /**
+   * Step 2: retains every member's primary context; sizes the buffer so that three buffers per
+   * GPU (its copy, the copy-engine reference's scratch, the broadcast source) fit in the team's
+   * smallest free memory (cuMemGetInfo) and a check buffer in host memory; reads the allocation
+   * granularity of every member (cuMemGetAllocationGranularity); creates a stream and loads the
+   * kernels in each context (one grid for all: what every GPU holds resident at once); and puts
+   * the broadcast's source on the root. Prints a line per member.
+   * @throws UsageError for a --size that does not fit; CudaError.
+   */
+  Team(const TeamChoice& choice, const Options& options, Report& report);
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+  ~Team();
 
-/**
- * For every member, in order: cuMemCreate of allocationBytes on it, cuMulticastBindMem of that
- * memory to @p memory.object (offset 0, the whole size), a unicast mapping (cuMemAddressReserve,
- * cuMemMap, cuMemSetAccess for every member: the peer-load reference reads it from the others),
- * and a multicast mapping (cuMemAddressReserve, cuMemMap of the multicast object,
- * cuMemSetAccess for this member). Fills Member::unicast and Member::multicast; every step is
- * owned in @p memory as soon as it succeeds, so a failure leaves nothing behind once @p memory
- * goes.
- * Precondition: every member has been added to the object (cuMulticastAddDevice), else
- * cuMulticastBindMem and cuMemMap block until it is.
- * @throws CudaError naming the call that failed.
- */
-void bindAndMapMembers(const BufferLayout& layout, std::vector<Member>& members,
-                       TeamMemory& memory);
+  std::vector<Member> members;               ///< In the order of the choice.
+  std::vector<CUmemAccessDesc> everyMember;  ///< Read-write for every member (unicast maps).
+  BufferLayout layout;                       ///< dataBytes from step 2, the rest from step 3.
+  std::vector<Share> shares;                 ///< Each member's share of the buffer, in float4.
+  unsigned int grid = 0;                     ///< Blocks of every launch (the same on each GPU).
+  unsigned int block = kBlockSize;           ///< Threads per block.
+
+  /// The member that broadcasts.
+  const Member& root() const { return members[rootIndex_]; }
+  /// The broadcast's source: layout.dataBytes on the root, holding broadcastValue(i).
+  CUdeviceptr source() const;
+  /// The buffer in float4, the kernels' element.
+  unsigned long long vectors() const { return layout.dataBytes / kVectorBytes; }
+
+  /**
+   * The size of the multicast object and of every copy and mapping, from the granularities
+   * cuMulticastGetGranularity gave (planLayout(): the data and the barrier counters, rounded up
+   * to a multiple of the multicast and of the allocation granularity). Sets `layout`, prints it.
+   */
+  std::size_t roundToGranularity(std::size_t minimum, std::size_t recommended);
+
+  /// Zeroes the barrier counters in every copy, through each unicast mapping, and waits.
+  void zeroCounters() const;
+  /// Reads every copy back and compares it with the broadcast's source.
+  Mismatch checkBroadcast();
+  /// Writes member g's inputs (inputValue(g, i)) into its copy, for every member, and waits.
+  void uploadInputs();
+  /// Enqueues @p work of every member (each within its context) and waits for all of them.
+  void runOnTeam(const MemberWork& work) const;
+  /// Reads every copy back and compares it with the exact sum of the inputs.
+  Mismatch checkSums();
+
+  /**
+   * Step 7 (multicastReduce_measure.cpp): runs the two reference all-reduces (peer loads, copy
+   * engine + local add) once on fresh inputs and checks them, times the three paths on the same
+   * buffers (@p multicast is the lesson's) and a one-way peer copy as the link reference, and
+   * reports them with the checks of the broadcast and of the multicast all-reduce. Every stream
+   * is idle when it returns.
+   * @return Pass when the broadcast and every path are exact.
+   */
+  Verdict measureAndReport(const MemberWork& multicast, const Mismatch& broadcast,
+                           const Mismatch& multicastSums);
+
+ private:
+  Mismatch checkCopies(const std::function<float(std::uint64_t)>& expected);
+  void synchronizeAll() const;
+  std::vector<PathResult> measureAllReduce(const MemberWork& multicast,
+                                           const Mismatch& multicastSums, TimingStats& linkCopy);
+  Verdict reportRun(const Mismatch& broadcast, const std::vector<PathResult>& paths,
+                    const TimingStats& linkCopy);
+
+  const Options& options_;
+  Report& report_;
+  std::size_t rootIndex_ = 0;          // the root's place in members
+  std::size_t allocationMinimum_ = 1;  // every member's cuMemCreate granularity, lcm
+  std::vector<float> host_;            // the checks' host copy of one GPU's data
+  // The owners, released last to first.
+  std::vector<PrimaryContext> contexts_;
+  std::optional<ScopedContext> rootCurrent_;
+
+ public:
+  /// The buffer's owners: the lesson's core fills them and, on the good path, empties them.
+  TeamMemory memory;
+
+ private:
+  std::optional<ContextMemory> source_;
+  std::vector<ContextModule> modules_;
+  std::vector<ContextStream> streams_;  // last: drained before anything else is released
+};
 
 }  // namespace memsamples::multicast

@@ -51,6 +51,22 @@ TEST(MulticastOptions, SizeMustBeWholeFloat4) {
   EXPECT_THROW(parse({"--size", "lots"}), ms::UsageError);
 }
 
+TEST(MulticastOptions, SizeBeyondAnyMachineIsAUsageError) {
+  // Both are whole float4, or used to pass as the largest one: the limit must catch them.
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              parse({"--size", "99999999G"});
+            }),
+            "--size 107374181326258176 (95.4 PiB) is more than this sample takes: at most 1T "
+            "per GPU");
+  EXPECT_EQ(messageOf<ms::UsageError>([] {
+              parse({"--size", "18446744073709551615"});
+            }),
+            "--size 18446744073709551615 (16.0 EiB) is more than this sample takes: at most 1T "
+            "per GPU");
+  EXPECT_THROW(parse({"--size", "1099511627792"}), ms::UsageError);  // 1T + 16
+  EXPECT_EQ(parse({"--size", "1T"}).sizeBytes, mc::kMaxBytes);
+}
+
 TEST(MulticastOptions, DevicesListIsChecked) {
   EXPECT_THROW(parse({"--devices", "0,0"}), ms::UsageError);  // a device twice
   EXPECT_THROW(parse({"--devices", "0,-1"}), ms::UsageError);

@@ -1,9 +1,9 @@
 // A stand-in libcuda.so.1 for a machine that 08_multicastReduce would run on: a driver as new as
 // the toolkit (cuInit, cuDriverGetVersion and the error strings come from
 // ctest/old_driver/old_libcuda.cpp, built with this toolkit's CUDA_VERSION) and two GPUs with
-// multicast support and compute capability 9.0. It answers the
-// questions the sample asks to choose its team and nothing else; every multicast entry point
-// says it was reached and aborts. With NVLink multicast turned off (NCCL_NVLS_ENABLE=0), the
+// multicast support, compute capability 9.0, cooperative launches and peer access to each other.
+// It answers the questions the sample asks to choose its team and nothing else; every multicast
+// entry point says it was reached and aborts. With NVLink multicast turned off (NCCL_NVLS_ENABLE=0), the
 // sample must choose its team here and then waive without reaching any of them: at exit, the
 // stand-in says how many devices were asked about multicast support (2: the team was chosen).
 #include <cuda.h>
@@ -69,10 +69,20 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
       *value = 1980000;
       break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+      *value = 1;
+      break;
     default:
       *value = 0;
       break;
   }
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceCanAccessPeer(int* canAccess, CUdevice device, CUdevice peer) {
+  if (canAccess == nullptr || device < 0 || device >= kDevices || peer < 0 || peer >= kDevices)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *canAccess = device != peer ? 1 : 0;  // both GPUs on one NVSwitch
   return CUDA_SUCCESS;
 }
 

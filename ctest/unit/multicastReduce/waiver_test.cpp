@@ -1,0 +1,67 @@
+// Which results of the multicast calls waive the run (they describe the system) and which fail
+// it (they describe the sample): systemWaiver() on every documented pair, and on the rest.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "multicast_plan.hpp"
+
+namespace mc = memsamples::multicast;
+
+namespace {
+
+TEST(MulticastSystemWaiver, BindOutOfResourcesNamesTheCallAndTheResult) {
+  EXPECT_EQ(mc::systemWaiver("cuMulticastBindMem", CUDA_ERROR_OUT_OF_MEMORY),
+            "cuMulticastBindMem returned CUDA_ERROR_OUT_OF_MEMORY: too few resources are left "
+            "for multicast on this GPU or its NVLink fabric, which other programs share; this "
+            "machine cannot run the sample now");
+}
+
+TEST(MulticastSystemWaiver, EveryDocumentedResultWaives) {
+  const struct {
+    const char* call;
+    CUresult result;
+    const char* name;
+  } documented[] = {
+      {"cuMulticastGetGranularity", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+      {"cuMulticastGetGranularity", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+      {"cuMulticastCreate", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {"cuMulticastCreate", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+      {"cuMulticastCreate", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+      {"cuMulticastAddDevice", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {"cuMulticastAddDevice", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+      {"cuMulticastAddDevice", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+      {"cuMulticastBindMem", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {"cuMulticastBindMem", CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY"},
+      {"cuMulticastBindMem", CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE"},
+      {"cuMulticastBindMem", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+      {"cuMulticastBindMem", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+      {"cuMemMap", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {"cuMemMap", CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE"},
+      {"cuMemMap", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+      {"cuMemMap", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+  };
+  for (const auto& pair : documented) {
+    const std::string waiver = mc::systemWaiver(pair.call, pair.result);
+    EXPECT_EQ(waiver.rfind(std::string(pair.call) + " returned " + pair.name + ": ", 0), 0u)
+        << pair.call << " " << pair.name << ": " << waiver;
+    EXPECT_NE(waiver.find("; this machine cannot run the sample now"), std::string::npos);
+  }
+}
+
+TEST(MulticastSystemWaiver, WhatTheSampleGotWrongStillFails) {
+  // Bad arguments, and results a call does not document, are errors of the run.
+  EXPECT_EQ(mc::systemWaiver("cuMulticastBindMem", CUDA_SUCCESS), "");
+  EXPECT_EQ(mc::systemWaiver("cuMulticastBindMem", CUDA_ERROR_INVALID_VALUE), "");
+  EXPECT_EQ(mc::systemWaiver("cuMulticastCreate", CUDA_ERROR_INVALID_DEVICE), "");
+  EXPECT_EQ(mc::systemWaiver("cuMulticastCreate", CUDA_ERROR_SYSTEM_NOT_READY), "");
+  EXPECT_EQ(mc::systemWaiver("cuMulticastAddDevice", CUDA_ERROR_ILLEGAL_STATE), "");
+  EXPECT_EQ(mc::systemWaiver("cuMulticastGetGranularity", CUDA_ERROR_OUT_OF_MEMORY), "");
+  EXPECT_EQ(mc::systemWaiver("cuMemMap", CUDA_ERROR_INVALID_VALUE), "");
+  // Calls whose failures are the sample's: the creation of its own memory, the access rights.
+  EXPECT_EQ(mc::systemWaiver("cuMemCreate", CUDA_ERROR_OUT_OF_MEMORY), "");
+  EXPECT_EQ(mc::systemWaiver("cuMemSetAccess", CUDA_ERROR_NOT_SUPPORTED), "");
+  EXPECT_EQ(mc::systemWaiver("cuMulticastUnbind", CUDA_ERROR_ILLEGAL_STATE), "");
+}
+
+}  // namespace
