@@ -110,19 +110,19 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
     memory.mappings.emplace_back().own(member.multicast, bytes);
     ms::check(cuMemSetAccess(member.multicast, bytes, &member.access, 1), "cuMemSetAccess");
   }
-  team.zeroCounters();  // the barriers' counters start at zero in every copy
 
-  // 5. Broadcast: the root stores the source through its multicast address, once.
-  const mc::Member& root = team.root();  // its context is current: the team keeps it so
+  // 5. Broadcast: the root stores the source through its multicast address, once. The
+  // root's context is current: the team keeps it so.
+  const mc::Member& root = team.members[team.root];
   CUdeviceptr target = root.multicast;
-  CUdeviceptr source = team.source();
-  unsigned long long vectors = team.vectors();
+  CUdeviceptr source = team.source;
+  unsigned long long vectors = team.vectors;
   void* broadcastArgs[] = {&target, &source, &vectors};
   ms::check(cuLaunchKernel(root.kernels.broadcast, team.grid, 1, 1, team.block, 1, 1, 0,
                            root.stream, broadcastArgs, nullptr),
             "cuLaunchKernel");
   ms::check(cuStreamSynchronize(root.stream), "cuStreamSynchronize");
-  const mc::Mismatch broadcast = team.checkBroadcast();  // every copy, read unicast
+  const mc::Mismatch broadcast = team.checkCopies(mc::Expect::broadcastSource);
 
   // 6. All-reduce: member g sums its share across the team into every copy.
   unsigned int allReducesSoFar = 0;  // the barriers' targets follow it
@@ -141,9 +141,9 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
               "cuLaunchCooperativeKernel");
     allReducesSoFar += g + 1 == n ? 1 : 0;  // once every member has launched it
   };
-  team.uploadInputs();                 // member g's copy holds inputValue(g, i)
+  team.prepareAllReduce();             // counters at zero, member g's inputs in its copy
   team.runOnTeam(multicastAllReduce);  // launches on every GPU, then waits for all
-  const mc::Mismatch reduced = team.checkSums();
+  const mc::Mismatch reduced = team.checkCopies(mc::Expect::exactSum);
 
   // 7. Measured: the all-reduce with peer loads, with the copy engine, and the link.
   const ms::Verdict verdict = team.measureAndReport(multicastAllReduce, broadcast, reduced);

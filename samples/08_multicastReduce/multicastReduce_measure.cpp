@@ -160,12 +160,11 @@ std::vector<PathResult> Team::measureAllReduce(const MemberWork& multicast,
   paths[0].check = multicastSums;
   paths[1].name = "peer loads over NVLink";
   paths[2].name = "copy engine + local add";
-  const auto sum = [&](std::uint64_t i) { return expectedSum(static_cast<int>(n), i); };
   const MemberWork* works[] = {&multicast, &peerLoads, &copyEngine};
   for (std::size_t p = 1; p < 3; ++p) {  // the multicast path was checked by the lesson
     uploadInputs();
     runOnTeam(*works[p]);
-    paths[p].check = checkCopies(sum);
+    paths[p].check = checkCopies(Expect::exactSum);
   }
 
   const TeamEvents events(team);
@@ -187,7 +186,7 @@ std::vector<PathResult> Team::measureAllReduce(const MemberWork& multicast,
 Verdict Team::reportRun(const Mismatch& broadcast, const std::vector<PathResult>& paths,
                         const TimingStats& linkCopy) {
   const Team& team = *this;
-  const int root = team.root().ordinal;
+  const int rootOrdinal = team.members[team.root].ordinal;
   std::ostream& out = report_.out();
   JsonObject& json = report_.json();
   const int n = static_cast<int>(team.members.size());
@@ -196,7 +195,7 @@ Verdict Team::reportRun(const Mismatch& broadcast, const std::vector<PathResult>
   const double linkBytes = static_cast<double>(team.shares[1].count * kVectorBytes);
   bool pass = broadcast.count == 0;
 
-  out << "Broadcast from device " << root
+  out << "Broadcast from device " << rootOrdinal
       << " (multimem.st), every GPU's copy: " << describe(broadcast) << '\n';
   out << "All-reduce of " << formatBytes(team.layout.dataBytes) << " on " << n
       << " GPUs, in place; median of " << paths[0].timing.samples << " (team time: start on "
@@ -243,7 +242,7 @@ Verdict Team::reportRun(const Mismatch& broadcast, const std::vector<PathResult>
   for (const Member& member : team.members)
     devices.add(member.ordinal);
   json.set("devices", devices)
-      .set("root", root)
+      .set("root", rootOrdinal)
       .set("bytes", static_cast<std::uint64_t>(team.layout.dataBytes))
       .set("allocation_bytes", static_cast<std::uint64_t>(team.layout.allocationBytes))
       .set("granularity", static_cast<std::uint64_t>(team.layout.granularity))

@@ -82,7 +82,7 @@ Team::Team(const TeamChoice& choice, const Options& options, Report& report)
     check(cuDeviceGet(&member.device, ordinal), "cuDeviceGet");
     member.context = contexts_.emplace_back(member.device).get();
     if (ordinal == choice.root)
-      rootIndex_ = members.size() - 1;
+      root = members.size() - 1;
     member.allocation.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     member.allocation.location = {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
     member.access = {member.allocation.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
@@ -104,7 +104,7 @@ Team::Team(const TeamChoice& choice, const Options& options, Report& report)
         << (ordinal == choice.root ? " (broadcasts)" : "") << '\n';
   }
   allocationMinimum_ = allocationMinimum;
-  rootCurrent_.emplace(members[rootIndex_].context);
+  rootCurrent_.emplace(members[root].context);
 
   // Per GPU: its copy, the copy-engine reference's scratch, and (the root) the broadcast source.
   layout.dataBytes = fitHostMemory(
@@ -112,7 +112,8 @@ Team::Team(const TeamChoice& choice, const Options& options, Report& report)
       chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes, 3, kVectorBytes), 1,
       kVectorBytes);
   host_.resize(layout.dataBytes / sizeof(float));
-  shares = splitShares(vectors(), static_cast<int>(n));
+  vectors = layout.dataBytes / kVectorBytes;
+  shares = splitShares(vectors, static_cast<int>(n));
 
   // A stream and the kernels in every member's context. One grid for all: the barrier pairs
   // block b of each GPU with block b of the others, so every block must be resident at once
@@ -141,22 +142,19 @@ Team::Team(const TeamChoice& choice, const Options& options, Report& report)
   }
 
   // The broadcast's source, on the root.
-  const Member& rootMember = root();
+  const Member& rootMember = members[root];
   const ScopedContext current(rootMember.context);
   source_.emplace(rootMember.context);
   check(cuMemAlloc(source_->out(), layout.dataBytes), "cuMemAlloc");
+  source = source_->get();
   for (std::size_t i = 0; i < host_.size(); ++i)
     host_[i] = broadcastValue(i);
-  check(cuMemcpyHtoDAsync(source_->get(), host_.data(), layout.dataBytes, rootMember.stream),
+  check(cuMemcpyHtoDAsync(source, host_.data(), layout.dataBytes, rootMember.stream),
         "cuMemcpyHtoDAsync");
   check(cuStreamSynchronize(rootMember.stream), "cuStreamSynchronize");
 }
 
 Team::~Team() = default;
-
-CUdeviceptr Team::source() const {
-  return source_->get();
-}
 
 std::size_t Team::roundToGranularity(std::size_t minimum, std::size_t recommended) {
   layout = planLayout(layout.dataBytes, minimum, recommended, allocationMinimum_);
@@ -167,13 +165,13 @@ std::size_t Team::roundToGranularity(std::size_t minimum, std::size_t recommende
   return layout.allocationBytes;
 }
 
-void Team::zeroCounters() const {
+void Team::prepareAllReduce() {
   for (const Member& member : members) {
     const ScopedContext current(member.context);
     check(cuMemsetD32Async(member.unicast + layout.counterOffset, 0, kMaxBlocks, member.stream),
           "cuMemsetD32Async");
-    check(cuStreamSynchronize(member.stream), "cuStreamSynchronize");
   }
+  uploadInputs();  // on the same streams, which it waits for
 }
 
 void Team::uploadInputs() {
@@ -187,26 +185,21 @@ void Team::uploadInputs() {
   }
 }
 
-Mismatch Team::checkCopies(const std::function<float(std::uint64_t)>& expected) {
+Mismatch Team::checkCopies(Expect expected) {
+  const int n = static_cast<int>(members.size());
+  const auto sum = [n](std::uint64_t i) { return expectedSum(n, i); };
   for (const Member& member : members) {
     const ScopedContext current(member.context);
     check(cuMemcpyDtoHAsync(host_.data(), member.unicast, layout.dataBytes, member.stream),
           "cuMemcpyDtoHAsync");
     check(cuStreamSynchronize(member.stream), "cuStreamSynchronize");
-    const Mismatch mismatch = compareExactly(host_.data(), host_.size(), expected);
+    const Mismatch mismatch = expected == Expect::broadcastSource
+                                  ? compareExactly(host_.data(), host_.size(), broadcastValue)
+                                  : compareExactly(host_.data(), host_.size(), sum);
     if (mismatch.count > 0)
       return mismatch;
   }
   return {};
-}
-
-Mismatch Team::checkBroadcast() {
-  return checkCopies(broadcastValue);
-}
-
-Mismatch Team::checkSums() {
-  const int n = static_cast<int>(members.size());
-  return checkCopies([n](std::uint64_t i) { return expectedSum(n, i); });
 }
 
 void Team::synchronizeAll() const {

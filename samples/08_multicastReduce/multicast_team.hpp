@@ -86,6 +86,12 @@ struct Member {
 /// Enqueues one member's part of an all-reduce on its stream (its context is current).
 using MemberWork = std::function<void(std::size_t member)>;
 
+/// What every copy must hold when the team checks it (Team::checkCopies()).
+enum class Expect {
+  broadcastSource,  ///< After the broadcast: broadcastValue(i), the root's source.
+  exactSum,         ///< After an all-reduce: expectedSum(team size, i), the sum of the inputs.
+};
+
 /// How one all-reduce path did.
 struct PathResult {
   std::string name;    ///< e.g. "multicast (multimem.ld_reduce + multimem.st)".
@@ -96,7 +102,9 @@ struct PathResult {
 /**
  * The team as the lesson works with it. Made in step 2, it holds every member's retained primary
  * context, a stream and the kernels in each, the broadcast's source on the root, and the
- * buffer's size; it owns `memory`, whose owners the lesson's core fills and empties.
+ * buffer's size; it owns `memory`, whose owners the lesson's core fills and empties. What the
+ * lesson reads of it are plain fields; its member functions are the steps around the technique:
+ * the size, the inputs, the checks and the measurement.
  *
  * On an error path it releases everything in a safe order (C++ destroys the members last to
  * first): the streams are drained first, so that no kernel or copy still runs, then the modules
@@ -126,13 +134,10 @@ class Team {
   std::vector<Share> shares;                 ///< Each member's share of the buffer, in float4.
   unsigned int grid = 0;                     ///< Blocks of every launch (the same on each GPU).
   unsigned int block = kBlockSize;           ///< Threads per block.
-
-  /// The member that broadcasts.
-  const Member& root() const { return members[rootIndex_]; }
+  std::size_t root = 0;                      ///< The member that broadcasts: members[root].
   /// The broadcast's source: layout.dataBytes on the root, holding broadcastValue(i).
-  CUdeviceptr source() const;
-  /// The buffer in float4, the kernels' element.
-  unsigned long long vectors() const { return layout.dataBytes / kVectorBytes; }
+  CUdeviceptr source = 0;
+  unsigned long long vectors = 0;  ///< The buffer in float4, the kernels' element.
 
   /**
    * The size of the multicast object and of every copy and mapping, from the granularities
@@ -141,16 +146,17 @@ class Team {
    */
   std::size_t roundToGranularity(std::size_t minimum, std::size_t recommended);
 
-  /// Zeroes the barrier counters in every copy, through each unicast mapping, and waits.
-  void zeroCounters() const;
-  /// Reads every copy back and compares it with the broadcast's source.
-  Mismatch checkBroadcast();
-  /// Writes member g's inputs (inputValue(g, i)) into its copy, for every member, and waits.
-  void uploadInputs();
+  /**
+   * Readies every copy for the first all-reduce: zeroes the barrier counters (the all-reduce's
+   * barriers count up from zero) and writes member g's inputs (inputValue(g, i)) into its data,
+   * through each unicast mapping, and waits.
+   */
+  void prepareAllReduce();
   /// Enqueues @p work of every member (each within its context) and waits for all of them.
   void runOnTeam(const MemberWork& work) const;
-  /// Reads every copy back and compares it with the exact sum of the inputs.
-  Mismatch checkSums();
+  /// Reads every copy back through its unicast mapping and compares it, exactly, with what
+  /// @p expected says it must hold; the first copy that differs is the answer.
+  Mismatch checkCopies(Expect expected);
 
   /**
    * Step 7 (multicastReduce_measure.cpp): runs the two reference all-reduces (peer loads, copy
@@ -164,7 +170,7 @@ class Team {
                            const Mismatch& multicastSums);
 
  private:
-  Mismatch checkCopies(const std::function<float(std::uint64_t)>& expected);
+  void uploadInputs();  // member g's inputs into its copy (no counters: the timings reuse them)
   void synchronizeAll() const;
   std::vector<PathResult> measureAllReduce(const MemberWork& multicast,
                                            const Mismatch& multicastSums, TimingStats& linkCopy);
@@ -173,7 +179,6 @@ class Team {
 
   const Options& options_;
   Report& report_;
-  std::size_t rootIndex_ = 0;          // the root's place in members
   std::size_t allocationMinimum_ = 1;  // every member's cuMemCreate granularity, lcm
   std::vector<float> host_;            // the checks' host copy of one GPU's data
   // The owners, released last to first.
