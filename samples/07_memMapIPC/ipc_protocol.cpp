@@ -25,6 +25,7 @@ void expectNotFailed(const Message& message) {
     throw IpcError(std::string(message.payload.begin(), message.payload.end()));
 }
 
+// [job-checks]
 std::string whyJobIsRefused(const Job& job, std::size_t descriptors) {
   const auto text = [](std::uint64_t value) { return std::to_string(value); };
   if (job.path > SharePath::Pool)
@@ -50,6 +51,7 @@ std::string whyJobIsRefused(const Job& job, std::size_t descriptors) {
   }
   return "";
 }
+// [job-checks]
 
 void checkOrder(std::uint32_t type, bool holding) {
   if (type == kQuit || (type == kJob && !holding))

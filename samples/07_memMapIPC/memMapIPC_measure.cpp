@@ -182,6 +182,7 @@ ReleaseProof::ReleaseProof(CUstream stream) : stream_(stream) {
   check(cuMemGetInfo(&freeBefore_, &total), "cuMemGetInfo");
 }
 
+// [release-questions]
 void ReleaseProof::watch(const CUdeviceptr (&pointers)[3]) {
   evidence_ = ReleaseEvidence();
   for (const CUdeviceptr pointer : pointers)
@@ -211,6 +212,8 @@ std::vector<std::string> ReleaseProof::confirm() noexcept {
   evidence_ = ReleaseEvidence();
   return problems;
 }
+
+// [release-questions]
 
 std::string ReleaseProof::afterError() noexcept {
   if (!watching())

@@ -196,6 +196,7 @@ int runWorker(const std::vector<std::string>& args) {
   }
 }
 
+// [worker-import-other]
 /// Step 5 for the legacy and pool paths: allocation @p i of @p job into @p imports, for
 /// @p device.
 void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& message,
@@ -235,6 +236,7 @@ void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& messa
             "cuMemPoolImportPointer");
   imports.pointer[i] = imports.pooled[i].get();
 }
+// [worker-import-other]
 
 }  // namespace
 

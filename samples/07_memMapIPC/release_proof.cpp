@@ -9,6 +9,7 @@
 
 namespace memsamples::ipc {
 
+// [release-decision]
 std::vector<std::string> releaseProblems(const ReleaseEvidence& evidence) {
   const auto holds = [](const AddressAnswer& answer, CUdeviceptr pointer) {
     return answer.result == CUDA_SUCCESS && answer.base <= pointer &&
@@ -38,5 +39,6 @@ std::vector<std::string> releaseProblems(const ReleaseEvidence& evidence) {
   }
   return problems;
 }
+// [release-decision]
 
 }  // namespace memsamples::ipc

@@ -91,19 +91,21 @@ pid_t spawnProcess(const std::string& program, const std::vector<std::string>& a
     argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
 
+  // [spawn-file-actions]
   posix_spawn_file_actions_t actions;
   int error = ::posix_spawn_file_actions_init(&actions);
   if (error != 0)
     throw systemError("posix_spawn_file_actions_init", error);
   if (socketEnd >= 0) {
-    // dup2 clears close-on-exec on the copy (glibc 2.29 and newer also where socketEnd is
-    // already kWorkerSocket); closefrom then closes everything above it.
+    // The worker's descriptor 3 comes without close-on-exec (glibc 2.29 and newer clear it
+    // also where socketEnd is 3 already); closefrom then closes everything above it.
     error = ::posix_spawn_file_actions_adddup2(&actions, socketEnd, kWorkerSocket);
 #if MEMSAMPLES_SPAWN_CLOSEFROM
     if (error == 0)
       error = ::posix_spawn_file_actions_addclosefrom_np(&actions, kWorkerSocket + 1);
 #endif
   }
+  // [spawn-file-actions]
   posix_spawnattr_t attributes;
   if (error == 0)
     error = ::posix_spawnattr_init(&attributes);
