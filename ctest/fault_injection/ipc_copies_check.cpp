@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
       }
       const std::string output = logs[static_cast<std::size_t>(i)]->text();
       const bool exited = WIFEXITED(status);
-      const bool pass = exited && WEXITSTATUS(status) == 0 &&
-                        output.find("Result = PASS") != std::string::npos;
+      const bool pass =
+          exited && WEXITSTATUS(status) == 0 && output.find("Result = PASS") != std::string::npos;
       passed += pass ? 1 : 0;
       waived += exited && WEXITSTATUS(status) == 2 ? 1 : 0;
       std::cout << "== copy " << i << " (wait status " << status << ")\n" << output;

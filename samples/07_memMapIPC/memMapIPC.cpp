@@ -135,7 +135,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
       prop.requestedHandleTypes = fdType;  // exportable only if asked for at creation
       const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
       const bool vmm = path == ipc::SharePath::VmmDescriptor;
-      const std::size_t size = vmm ? ipc::vmmAllocationBytes(prop, bytes) : bytes;
+      const std::size_t size = vmm ? ipc::vmmAllocationBytes(prop, bytes) : bytes;  // VMM: whole granules
 
       if (path == ipc::SharePath::Pool)
         ms::check(cuMemPoolCreate(shared.pool.out(), &poolProps), "cuMemPoolCreate");
@@ -191,7 +191,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
       workers.waitForSlices();
       ipc::PathResult& result = results.emplace_back(path, host.download(pointer[2], stream.get()));
 
-      // 7. Measure the kernel on imported memory; then, imports dropped, A's handoffs.
+      // 7. Measure the kernel on imported memory; drop the imports; time handoffs of A.
       result.workerKernelMs = ipc::timeWorkerKernel(workers, options.common);
       workers.releaseImports();
       result.handoffMs = ipc::timeHandoffs(workers, shareWith, options.common.iterations);
@@ -213,7 +213,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
         released.poolInUse(shared.pool.get());  // once the frees above have completed
         ms::check(cuMemPoolDestroy(shared.pool.release()), "cuMemPoolDestroy");
       }
-      result.releaseProblems = released.confirm();
+      result.releaseProblems = released.confirm();  // does the driver still know them?
     }
     //! [core]
   } catch (const std::exception&) {

@@ -184,6 +184,8 @@ ReleaseProof::ReleaseProof(CUstream stream) : stream_(stream) {
 
 // [release-questions]
 void ReleaseProof::watch(const CUdeviceptr (&pointers)[3]) {
+  // A pool allocation exists in stream order: ask once the stream has reached it.
+  check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
   evidence_ = ReleaseEvidence();
   for (const CUdeviceptr pointer : pointers)
     evidence_.allocations.push_back(AllocationProbe{pointer, askAbout(pointer), {}});

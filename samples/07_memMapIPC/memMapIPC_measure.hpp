@@ -102,7 +102,8 @@ class ReleaseProof {
  public:
   /// Notes the device's free memory now, for the report's line of information.
   explicit ReleaseProof(CUstream stream);
-  /// Asks the driver about @p pointers, just created (cuMemGetAddressRange, MAPPED).
+  /// Asks the driver about @p pointers, just created (cuMemGetAddressRange), once the stream
+  /// has reached their allocation.
   void watch(const CUdeviceptr (&pointers)[3]);
   /// Waits for the stream, so that the pool's frees have completed, and notes @p pool's
   /// CU_MEMPOOL_ATTR_USED_MEM_CURRENT.

@@ -77,7 +77,8 @@ TEST(Protocol, PathNamesAndTheMonotonicClock) {
 
 namespace {
 
-/// A job that a worker accepts: 3 VMM allocations of 4 MiB for 1 Mi floats, slice [256 Ki, +512 Ki).
+/// A job that a worker accepts: 3 VMM allocations of 4 MiB for 1 Mi floats, and the slice
+/// [256 Ki, 768 Ki).
 ipc::Job goodJob() {
   ipc::Job job;
   job.path = ipc::SharePath::VmmDescriptor;
@@ -166,8 +167,7 @@ TEST(JobChecks, AJobSentOverTheSocketIsAcceptedOrRefusedAsAWorkerWould) {
   const ipc::SocketPair pair = ipc::makeSocketPair();
   const auto sendAndAccept = [&](const ipc::Job& job) {
     ipc::send(pair.parentEnd.get(), ipc::kJob, job, {STDERR_FILENO, STDERR_FILENO, STDERR_FILENO});
-    const ipc::Message message =
-        ipc::receiveMessage(pair.workerEnd.get(), std::chrono::seconds(5));
+    const ipc::Message message = ipc::receiveMessage(pair.workerEnd.get(), std::chrono::seconds(5));
     return errorOf([&] { (void)ipc::acceptJob(message); });
   };
   EXPECT_EQ(sendAndAccept(goodJob()), "(no error)");

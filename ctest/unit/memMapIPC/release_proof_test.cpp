@@ -72,8 +72,9 @@ TEST(ReleaseProof, ADriverThatCannotAnswerProvesNothing) {
   const std::vector<std::string> problems =
       ipc::releaseProblems(threeAllocations(answered(CUDA_ERROR_ILLEGAL_ADDRESS)));
   ASSERT_EQ(problems.size(), 3u);
-  EXPECT_EQ(problems[0], "allocation 0 (0x7f0000200000): cuMemGetAddressRange could not answer "
-                         "after the release (CUresult 700), so nothing is proved");
+  EXPECT_EQ(problems[0],
+            "allocation 0 (0x7f0000200000): cuMemGetAddressRange could not answer "
+            "after the release (CUresult 700), so nothing is proved");
 }
 
 TEST(ReleaseProof, AnAllocationNotSeenBeforeCannotBeProvedGone) {
@@ -82,9 +83,10 @@ TEST(ReleaseProof, AnAllocationNotSeenBeforeCannotBeProvedGone) {
   evidence.allocations[2].before = found(kBase, 16);  // a range that does not hold it
   const std::vector<std::string> problems = ipc::releaseProblems(evidence);
   ASSERT_EQ(problems.size(), 2u);
-  EXPECT_EQ(problems[0], "allocation 0 (0x7f0000200000): cuMemGetAddressRange did not find it "
-                         "even before its release (CUresult 500), so its release cannot be "
-                         "proved");
+  EXPECT_EQ(problems[0],
+            "allocation 0 (0x7f0000200000): cuMemGetAddressRange did not find it "
+            "even before its release (CUresult 500), so its release cannot be "
+            "proved");
   EXPECT_EQ(problems[1].rfind("allocation 2 (0x7f0000600000): cuMemGetAddressRange did not find "
                               "it even before its release (CUresult 0)",
                               0),

@@ -84,9 +84,9 @@ TEST(OwnedFd, CloseOnExecIsSetAndItsFailureIsAnError) {
   EXPECT_TRUE(itest::isCloseOnExec(inherited.get()));
   const int stale = freeDescriptor();
   ipc::OwnedFd gone(stale);
-  EXPECT_EQ(messageOf<ipc::IpcError>([&] { gone.closeOnExec(); }),
-            "fcntl FD_CLOEXEC on descriptor " + std::to_string(stale) +
-                " failed: Bad file descriptor");
+  EXPECT_EQ(
+      messageOf<ipc::IpcError>([&] { gone.closeOnExec(); }),
+      "fcntl FD_CLOEXEC on descriptor " + std::to_string(stale) + " failed: Bad file descriptor");
   (void)gone.release();
 }
 

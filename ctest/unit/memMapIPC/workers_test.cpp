@@ -331,9 +331,7 @@ std::map<int, std::string> reportedDescriptors(const ipc::Message& message) {
 /// Sets an environment variable for one test and unsets it after.
 class EnvironmentScope {
  public:
-  EnvironmentScope(const char* name, const char* value) : name_(name) {
-    ::setenv(name, value, 1);
-  }
+  EnvironmentScope(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
   ~EnvironmentScope() { ::unsetenv(name_); }
   EnvironmentScope(const EnvironmentScope&) = delete;
   EnvironmentScope& operator=(const EnvironmentScope&) = delete;
@@ -363,8 +361,8 @@ TEST(Workers, EachInheritsOnlyItsSocketEndAndStdio) {
     EXPECT_EQ(numbers, (std::vector<int>{0, 1, 2, 3})) << "worker " << i;
     EXPECT_EQ(open.count(3) ? open.at(3).rfind("socket:[", 0) : 1, 0u) << "worker " << i;
   }
-  EXPECT_EQ(workers.quit(), (std::vector<std::string>{"exited with status 0",
-                                                       "exited with status 0"}));
+  EXPECT_EQ(workers.quit(),
+            (std::vector<std::string>{"exited with status 0", "exited with status 0"}));
 }
 
 TEST(Workers, AWorkerThatDiesIsNamedWithHowItEnded) {
