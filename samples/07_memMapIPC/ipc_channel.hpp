@@ -74,12 +74,14 @@ class OwnedFd {
   int fd_ = -1;
 };
 
-/// Both ends of a new connected Unix socket pair (socketpair AF_UNIX, SOCK_SEQPACKET,
-/// close-on-exec). @throws IpcError naming socketpair.
+/// Both ends of a connected Unix socket pair.
 struct SocketPair {
   OwnedFd parentEnd;  ///< The end the parent keeps.
   OwnedFd workerEnd;  ///< The end the worker gets (as kWorkerSocket), closed here after the start.
 };
+
+/// A new socket pair: socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC), with no name anywhere.
+/// @throws IpcError naming socketpair.
 SocketPair makeSocketPair();
 
 /// The descriptor number at which a worker finds its end of the socket pair.

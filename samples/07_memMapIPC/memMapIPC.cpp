@@ -156,8 +156,8 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
           pointer[i] = *made;
         }
       }
-      released.watch(shared.pointer);
-      host.upload(shared.pointer, stream.get());
+      released.watch(shared.pointer);  // what the driver knows now, for step 8
+      host.upload(shared.pointer, stream.get());  // A and B in, C filled with NaN
       ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
 
       // 5. Export the first `allocations` for worker w, and send its job (SCM_RIGHTS).
