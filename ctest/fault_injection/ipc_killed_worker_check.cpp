@@ -1,8 +1,10 @@
 // memsamples_ipc_killed_worker_check <memMapIPC> [arguments...]
 //
 // Proves what 07_memMapIPC promises when a worker dies mid-run: the run FAILs naming the worker
-// and how it died, and the parent still frees everything: it reports its free device memory back
-// where it was before the workers started. Run with the preload library and
+// and how it died, and the parent still frees everything: the driver no longer knows any address
+// of the path in flight in the parent (cuMemGetAddressRange), which the parent proves and prints
+// after the error. Free device memory is not looked at: it is the whole device's, and other
+// processes on a shared GPU change it. Run with the preload library and
 // MEMSAMPLES_FAIL_KILL_ONCE, which kills the first worker that makes the named import call.
 // Exit 0 when all of that held.
 #include <sys/wait.h>
@@ -46,10 +48,13 @@ int main(int argc, char** argv) {
     expect(
         std::regex_search(output, std::regex("worker [0-9]+ \\(pid [0-9]+\\) killed by signal 9")),
         "the sample should name the killed worker and its signal");
-    // Measured by the parent itself after the workers ended and its buffers were freed, before
-    // it exits (once it has exited, the driver would free everything anyway).
-    expect(std::regex_search(output, std::regex("Free device memory: .* now \\(back\\)")),
-           "the parent should find its free device memory back where it started");
+    // Proved by the parent itself after the workers ended and its buffers were freed, before it
+    // exits (once it has exited, the driver would free everything anyway).
+    expect(output.find("After the error, this path's memory is released (proved") !=
+               std::string::npos,
+           "the parent should prove that the path in flight released its memory");
+    expect(output.find("NOT released") == std::string::npos,
+           "no allocation of the parent may be left after the error");
     std::cout << (ok ? "killed worker: PASS\n" : "killed worker: FAIL\n");
     return ok ? 0 : 1;
   } catch (const std::exception& error) {

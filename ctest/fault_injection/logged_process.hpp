@@ -1,6 +1,6 @@
 // Starting a sample whose output goes to a private temporary file, for the checkers of
-// 07_memMapIPC (ipc_killed_worker_check.cpp, ipc_parent_death_check.cpp): they read what the
-// sample printed once it has ended or been killed.
+// 07_memMapIPC (ipc_killed_worker_check.cpp, ipc_parent_death_check.cpp, ipc_copies_check.cpp,
+// ipc_bad_input_check.cpp): they read what the sample printed once it has ended or been killed.
 #pragma once
 
 #include <spawn.h>
@@ -54,13 +54,21 @@ class OutputLog {
   int fd_ = -1;
 };
 
-/// Starts @p args (args[0]: the program's path) with stdout and stderr in @p log; its pid.
+/// Starts @p args (args[0]: the program's path) with stdout and stderr in @p log, and with
+/// @p descriptor3 (if any) as its descriptor 3; every other descriptor is closed in it (glibc
+/// 2.34 and newer), so that what it finds open is only what the check gave it. @return its pid.
 /// @throws std::runtime_error when posix_spawn fails.
-inline pid_t startLogged(const std::vector<std::string>& args, const OutputLog& log) {
+inline pid_t startLogged(const std::vector<std::string>& args, const OutputLog& log,
+                         int descriptor3 = -1) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, log.fd(), 1);
   posix_spawn_file_actions_adddup2(&actions, log.fd(), 2);
+  if (descriptor3 >= 0)
+    posix_spawn_file_actions_adddup2(&actions, descriptor3, 3);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  posix_spawn_file_actions_addclosefrom_np(&actions, descriptor3 >= 0 ? 4 : 3);
+#endif
   std::vector<char*> argv;
   for (const std::string& arg : args)
     argv.push_back(const_cast<char*>(arg.c_str()));

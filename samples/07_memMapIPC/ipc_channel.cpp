@@ -4,17 +4,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
+#include <charconv>
 #include <cstring>
-#include <filesystem>
 #include <sstream>
-#include <system_error>
 
 namespace memsamples::ipc {
 namespace {
@@ -38,18 +34,13 @@ bool waitFor(int fd, short events, Clock::time_point deadline) {
   for (;;) {
     pollfd entry{fd, events, 0};
     const int ready = ::poll(&entry, 1, millisecondsLeft(deadline));
-    if (ready > 0) {
+    if (ready > 0)
       return true;
-    }
-    if (ready == 0) {
-      if (Clock::now() >= deadline) {
-        return false;
-      }
-      continue;  // poll rounds to whole milliseconds: wait out the rest
-    }
-    if (errno != EINTR) {
+    // poll rounds to whole milliseconds: wait out the rest, and resume after a signal.
+    if (ready == 0 && Clock::now() >= deadline)
+      return false;
+    if (ready < 0 && errno != EINTR)
       throw systemError("poll");
-    }
   }
 }
 
@@ -61,27 +52,13 @@ struct Header {
 };
 static_assert(sizeof(Header) == 12, "the header has no padding");
 
-/// A socket address for @p path, refusing one that does not fit (it would be cut silently).
-sockaddr_un socketAddress(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
-    throw IpcError("socket path '" + path + "' is " + std::to_string(path.size()) +
-                   " bytes long; a Unix socket path holds 1 to " +
-                   std::to_string(sizeof(address.sun_path) - 1));
-  }
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  return address;
-}
-
 /// Takes the SCM_RIGHTS descriptors of @p message into @p into (owned at once, so an error
 /// thrown later closes them). Counts them all, even past kMaxDescriptors, so none leaks.
 void takeDescriptors(msghdr& message, std::vector<OwnedFd>& into) {
   for (cmsghdr* control = CMSG_FIRSTHDR(&message); control != nullptr;
        control = CMSG_NXTHDR(&message, control)) {
-    if (control->cmsg_level != SOL_SOCKET || control->cmsg_type != SCM_RIGHTS) {
+    if (control->cmsg_level != SOL_SOCKET || control->cmsg_type != SCM_RIGHTS)
       continue;
-    }
     const std::size_t count = (control->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     const auto* data = CMSG_DATA(control);
     for (std::size_t i = 0; i < count; ++i) {
@@ -106,9 +83,8 @@ bool receiveExactly(int socket, void* buffer, std::size_t bytes, Clock::time_poi
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptors)];
   while (got < bytes) {
     if (!waitFor(socket, POLLIN, deadline)) {
-      if (done == 0) {
+      if (done == 0)
         throw IpcError("no message within " + std::to_string(timeout.count()) + " ms");
-      }
       throw IpcError("no whole message within " + std::to_string(timeout.count()) + " ms: got " +
                      std::to_string(done) + " of " +
                      (total == 0 ? "at least 12" : std::to_string(total)) + " bytes");
@@ -121,15 +97,17 @@ bool receiveExactly(int socket, void* buffer, std::size_t bytes, Clock::time_poi
     message.msg_controllen = sizeof(control);
     ssize_t received = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (received < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
         continue;
-      }
-      if (errno != ECONNRESET) {
+      if (errno != ECONNRESET)
         throw systemError("recvmsg");
-      }
       received = 0;  // a peer that closed with our data unread: an end, like EOF
     } else {
       takeDescriptors(message, descriptors);
+    }
+    if ((message.msg_flags & MSG_TRUNC) != 0) {
+      throw IpcError("a record longer than the " + std::to_string(bytes - got) +
+                     " bytes the message still needed (the rest was cut off: MSG_TRUNC)");
     }
     if ((message.msg_flags & MSG_CTRUNC) != 0) {
       throw IpcError("descriptors cut off (MSG_CTRUNC): the peer sent more than the " +
@@ -140,9 +118,8 @@ bool receiveExactly(int socket, void* buffer, std::size_t bytes, Clock::time_poi
                      " descriptors, more than the " + std::to_string(kMaxDescriptors) + " allowed");
     }
     if (received <= 0) {
-      if (done == 0) {
+      if (done == 0)
         return false;
-      }
       throw IpcError("message cut short: the peer closed the connection after " +
                      std::to_string(done) + " of " +
                      (total == 0 ? "at least 12" : std::to_string(total)) + " bytes");
@@ -153,15 +130,15 @@ bool receiveExactly(int socket, void* buffer, std::size_t bytes, Clock::time_poi
   return true;
 }
 
-/// Sends all @p bytes (the first sendmsg also carrying @p descriptors), resuming after a
-/// partial send or a signal.
+/// Sends all @p bytes in records of at most kMaxRecordBytes (the first also carrying
+/// @p descriptors), resuming after a signal.
 void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<int>& descriptors) {
   const auto* cursor = static_cast<const std::uint8_t*>(data);
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptors)];
   bool descriptorsSent = descriptors.empty();
   std::size_t sent = 0;
   while (sent < bytes) {
-    iovec piece{const_cast<std::uint8_t*>(cursor + sent), bytes - sent};
+    iovec piece{const_cast<std::uint8_t*>(cursor + sent), std::min(bytes - sent, kMaxRecordBytes)};
     msghdr message{};
     message.msg_iov = &piece;
     message.msg_iovlen = 1;
@@ -178,9 +155,8 @@ void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<
     }
     const ssize_t written = ::sendmsg(socket, &message, MSG_NOSIGNAL);
     if (written < 0) {
-      if (errno == EINTR) {
+      if (errno == EINTR)
         continue;
-      }
       throw systemError("sendmsg");
     }
     descriptorsSent = true;  // they travel with the first byte that was sent
@@ -190,19 +166,6 @@ void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<
 
 }  // namespace
 
-OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {
-  if (this != &other) {
-    reset(other.release());
-  }
-  return *this;
-}
-
-int OwnedFd::release() noexcept {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 void OwnedFd::reset(int fd) noexcept {
   if (fd_ >= 0 && fd_ != fd) {
     ::close(fd_);  // never retried on EINTR: Linux has closed it already
@@ -210,126 +173,50 @@ void OwnedFd::reset(int fd) noexcept {
   fd_ = fd;
 }
 
-PrivateDirectory::PrivateDirectory(const std::string& prefix) {
-  std::string base = "/tmp";
-  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-      runtime != nullptr && runtime[0] == '/') {
-    struct stat info {};
-    if (::stat(runtime, &info) == 0 && S_ISDIR(info.st_mode) &&
-        ::access(runtime, W_OK | X_OK) == 0) {
-      base = runtime;
-    }
-  }
-  const std::string pattern = base + "/" + prefix + "XXXXXX";
-  std::string path = pattern;  // mkdtemp fills in the Xs, even when it fails
-  if (::mkdtemp(path.data()) == nullptr) {
-    throw systemError("mkdtemp " + pattern);
-  }
-  path_ = path;
-}
-
-PrivateDirectory::~PrivateDirectory() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-OwnedFd listenOn(const std::string& socketPath, int backlog) {
-  const sockaddr_un address = socketAddress(socketPath);
-  OwnedFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!listener) {
-    throw systemError("socket");
-  }
-  if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    throw systemError("bind " + socketPath);
-  }
-  if (::listen(listener.get(), backlog) != 0) {
-    throw systemError("listen on " + socketPath);
-  }
-  return listener;
-}
-
-OwnedFd connectTo(const std::string& socketPath, std::chrono::milliseconds timeout) {
-  const sockaddr_un address = socketAddress(socketPath);
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    // Non-blocking while connecting: a full backlog is then EAGAIN (retried until the deadline),
-    // not a connect() that blocks past it.
-    OwnedFd connection(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (!connection) {
-      throw systemError("socket");
-    }
-    if (::connect(connection.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) ==
-        0) {
-      const int flags = ::fcntl(connection.get(), F_GETFL);
-      if (flags < 0 || ::fcntl(connection.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
-        throw systemError("fcntl F_SETFL");
-      }
-      return connection;
-    }
-    const int error = errno;
-    const bool notThereYet =
-        error == ENOENT || error == ECONNREFUSED || error == EAGAIN || error == EINTR;
-    if (!notThereYet || Clock::now() >= deadline) {
-      std::string reason = "connect " + socketPath + " failed: " + std::strerror(error);
-      if (notThereYet) {
-        reason += " (still failing after " + std::to_string(timeout.count()) + " ms)";
-      }
-      throw IpcError(reason);
-    }
-    // Wait a little before the next try (poll with no descriptors: a sleep that EINTR ends).
-    ::poll(nullptr, 0, std::min(10, millisecondsLeft(deadline)));
+void OwnedFd::close() {
+  const int fd = release();
+  if (fd >= 0 && ::close(fd) != 0 && errno != EINTR) {  // after EINTR, Linux has closed it
+    throw systemError("close of descriptor " + std::to_string(fd));
   }
 }
 
-PeerCredentials peerCredentials(int connectedSocket) {
-  ucred credentials{};
-  socklen_t size = sizeof(credentials);
-  if (::getsockopt(connectedSocket, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) {
-    throw systemError("getsockopt SO_PEERCRED");
-  }
-  return PeerCredentials{credentials.pid, credentials.uid, credentials.gid};
+void OwnedFd::closeOnExec() {
+  const int flags = ::fcntl(fd_, F_GETFD);
+  if (flags < 0 || ::fcntl(fd_, F_SETFD, flags | FD_CLOEXEC) != 0)
+    throw systemError("fcntl FD_CLOEXEC on descriptor " + std::to_string(fd_));
 }
 
-Accepted acceptWithin(int listeningSocket, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (!waitFor(listeningSocket, POLLIN, deadline)) {
-      throw IpcError("no connection within " + std::to_string(timeout.count()) + " ms");
-    }
-    OwnedFd connection(::accept4(listeningSocket, nullptr, nullptr, SOCK_CLOEXEC));
-    if (connection) {
-      Accepted accepted;
-      accepted.peer = peerCredentials(connection.get());
-      accepted.socket = std::move(connection);
-      return accepted;
-    }
-    if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED) {
-      throw systemError("accept4");
-    }
-  }
+SocketPair makeSocketPair() {
+  int ends[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
+    throw systemError("socketpair");
+  return SocketPair{OwnedFd(ends[0]), OwnedFd(ends[1])};
 }
 
-std::string whyPeerIsRefused(const PeerCredentials& peer, uid_t expectedUid,
-                             const std::vector<pid_t>& expectedPids) {
-  if (peer.uid != expectedUid) {
-    return "peer pid " + std::to_string(peer.pid) + " runs as uid " + std::to_string(peer.uid) +
-           ", not uid " + std::to_string(expectedUid);
+OwnedFd adoptWorkerSocket(const std::string& argument) {
+  const std::string how = ": a worker is started by its parent (memMapIPC), which hands it one "
+                          "end of a socket pair as descriptor " + std::to_string(kWorkerSocket);
+  int fd = -1;
+  const char* end = argument.data() + argument.size();
+  const auto [stop, error] = std::from_chars(argument.data(), end, fd);
+  if (error != std::errc() || stop != end || fd <= STDERR_FILENO)
+    throw IpcError("'" + argument + "' is not a descriptor number above 2" + how);
+  if (::fcntl(fd, F_GETFD) < 0)
+    throw IpcError("descriptor " + argument + " is not open" + how);
+  int domain = 0;
+  int type = 0;
+  socklen_t size = sizeof(int);
+  const bool socket = ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &size) == 0;
+  size = sizeof(int);
+  if (!socket || ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) != 0)
+    throw IpcError("descriptor " + argument + " is not a socket" + how);
+  if (domain != AF_UNIX || type != SOCK_SEQPACKET) {
+    throw IpcError("descriptor " + argument + " is a socket, but not a Unix SOCK_SEQPACKET one" +
+                   how);
   }
-  if (std::find(expectedPids.begin(), expectedPids.end(), peer.pid) == expectedPids.end()) {
-    std::ostringstream text;
-    text << "peer pid " << peer.pid << " is not a worker this process started (";
-    if (expectedPids.empty()) {
-      text << "none started";
-    } else {
-      text << "pids";
-      for (std::size_t i = 0; i < expectedPids.size(); ++i) {
-        text << (i == 0 ? " " : ", ") << expectedPids[i];
-      }
-    }
-    text << ")";
-    return text.str();
-  }
-  return "";
+  OwnedFd adopted(fd);
+  adopted.closeOnExec();  // a program this worker might start gets nothing of the parent's
+  return adopted;
 }
 
 void sendMessage(int socket, std::uint32_t type, const void* payload, std::size_t bytes,
@@ -342,14 +229,12 @@ void sendMessage(int socket, std::uint32_t type, const void* payload, std::size_
     throw IpcError(std::to_string(descriptors.size()) + " descriptors are more than the " +
                    std::to_string(kMaxDescriptors) + " a message may carry");
   }
-  if (payload == nullptr && bytes != 0) {
+  if (payload == nullptr && bytes != 0)
     throw IpcError("a payload of " + std::to_string(bytes) + " bytes at a null pointer");
-  }
   const Header header{kMessageMagic, type, static_cast<std::uint32_t>(bytes)};
   sendAll(socket, &header, sizeof(header), descriptors);
-  if (bytes != 0) {
+  if (bytes != 0)
     sendAll(socket, payload, bytes, {});
-  }
 }
 
 Message receiveMessage(int socket, std::chrono::milliseconds timeout) {

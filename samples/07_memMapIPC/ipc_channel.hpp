@@ -1,35 +1,37 @@
 /**
  * @file ipc_channel.hpp
- * @brief The memMapIPC sample's channel between processes: a Unix-domain socket in a folder only
- *        this user can enter, peers checked by their kernel-reported credentials, and framed
- *        messages that may carry file descriptors (SCM_RIGHTS).
+ * @brief The memMapIPC sample's channel between the parent and one worker: a socket pair made
+ *        before the worker exists, framed messages over it that may carry file descriptors
+ *        (SCM_RIGHTS), and a timeout on every wait.
  *
  * No CUDA here: plain POSIX, unit tested in ctest/unit/memMapIPC. What travels over it (the
- * shareable handles, the job of each worker) is the lesson's, in memMapIPC.cpp.
+ * shareable handles, each worker's job) is the lesson's, in memMapIPC.cpp.
  *
  * Why each piece:
- * - **A private folder (0700).** A socket file is reachable by anyone who can reach its folder;
- *   mkdtemp's folder is this user's alone, so no other user can even try to connect.
- * - **SO_PEERCRED.** The kernel, not the peer, says who connected (pid, uid): the parent accepts
- *   only the workers it started, so another process of the same user cannot pose as one.
- * - **Close-on-exec everywhere** (SOCK_CLOEXEC, accept4, MSG_CMSG_CLOEXEC): a descriptor, and
- *   with a VMM export the memory behind it, never leaks into a program this one starts.
+ * - **A socket pair, not a socket path.** socketpair() makes two connected ends and nothing
+ *   else: no name in any folder that another process could find, connect to or replace. The
+ *   parent keeps one end and hands the other to the worker it starts, as descriptor 3 (see
+ *   worker_processes.hpp). Holding the descriptor is the only way in: it is the capability.
+ * - **SOCK_SEQPACKET.** Connected and reliable like a stream, but the kernel keeps each send a
+ *   record of its own, so a message is never merged with the next one's bytes.
+ * - **Close-on-exec everywhere** (SOCK_CLOEXEC, MSG_CMSG_CLOEXEC, closeOnExec() on the driver's
+ *   exported descriptors): a descriptor, and with a VMM export the memory behind it, never
+ *   reaches a program that a process starts.
  * - **Every wait has a timeout** (poll): a peer that hangs or dies is an error, not a hang.
  */
 #pragma once
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace memsamples::ipc {
 
-/// A failure of the channel (a system call, a timeout, a refused peer, a malformed message).
+/// A failure of the channel (a system call, a timeout, a malformed message, a wrong descriptor).
 class IpcError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -46,7 +48,10 @@ class OwnedFd {
   /// Takes over what @p other holds; @p other holds nothing after.
   OwnedFd(OwnedFd&& other) noexcept : fd_(other.release()) {}
   /// Closes what this holds, then takes over what @p other holds.
-  OwnedFd& operator=(OwnedFd&& other) noexcept;
+  OwnedFd& operator=(OwnedFd&& other) noexcept {
+    reset(other.release());  // a self-move gives the descriptor straight back
+    return *this;
+  }
   OwnedFd(const OwnedFd&) = delete;
   OwnedFd& operator=(const OwnedFd&) = delete;
   /// Closes the descriptor held.
@@ -54,9 +59,14 @@ class OwnedFd {
   /// The descriptor, still owned here (-1 when none).
   int get() const noexcept { return fd_; }
   /// Gives up ownership: the caller closes it now.
-  int release() noexcept;
-  /// Closes the descriptor held (if any) and holds @p fd.
+  int release() noexcept { return std::exchange(fd_, -1); }
+  /// Closes the descriptor held (if any, answer ignored) and holds @p fd.
   void reset(int fd = -1) noexcept;
+  /// Closes the descriptor now and checks the answer. @throws IpcError naming close.
+  void close();
+  /// Sets FD_CLOEXEC on the descriptor held, so that no program started later inherits it.
+  /// @throws IpcError naming fcntl (a descriptor that is not open, for one).
+  void closeOnExec();
   /// Whether a descriptor is held.
   explicit operator bool() const noexcept { return fd_ >= 0; }
 
@@ -64,64 +74,33 @@ class OwnedFd {
   int fd_ = -1;
 };
 
-/// A fresh folder only this user can enter (mkdtemp, mode 0700) under $XDG_RUNTIME_DIR, else
-/// /tmp; removed, with what is in it, when destroyed.
-class PrivateDirectory {
- public:
-  /// Creates `<base>/<prefix>XXXXXX`; $XDG_RUNTIME_DIR is preferred because it is this user's
-  /// own tmpfs, while /tmp is shared with everyone.
-  /// @throws IpcError naming mkdtemp and the reason.
-  explicit PrivateDirectory(const std::string& prefix);
-  PrivateDirectory(const PrivateDirectory&) = delete;
-  PrivateDirectory& operator=(const PrivateDirectory&) = delete;
-  /// Removes the folder and everything in it; never throws (it runs on error paths).
-  ~PrivateDirectory();
-  /// The absolute path of the folder.
-  const std::string& path() const noexcept { return path_; }
-
- private:
-  std::string path_;
+/// Both ends of a connected Unix socket pair.
+struct SocketPair {
+  OwnedFd parentEnd;  ///< The end the parent keeps.
+  OwnedFd workerEnd;  ///< The end the worker gets (as kWorkerSocket), closed here after the start.
 };
 
-/// A listening Unix-domain stream socket bound to @p socketPath (close-on-exec). An existing file
-/// at that path is not removed: bind fails instead, so two runs never steal each other's socket.
-/// @throws IpcError naming the call (socket, bind, listen) and the reason, or for a path longer
-///         than a socket address holds.
-OwnedFd listenOn(const std::string& socketPath, int backlog);
+/// A new socket pair: socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC), with no name anywhere.
+/// @throws IpcError naming socketpair.
+SocketPair makeSocketPair();
 
-/// A socket connected to @p socketPath (close-on-exec), retrying until @p timeout while the
-/// listener is not there yet (no socket file, nobody listening, or its backlog full): a worker may
-/// start before its parent listens. @throws IpcError naming connect, the path and the last reason.
-OwnedFd connectTo(const std::string& socketPath, std::chrono::milliseconds timeout);
+/// The descriptor number at which a worker finds its end of the socket pair.
+inline constexpr int kWorkerSocket = 3;
 
-/// Who is at the other end of a connected socket, as the kernel recorded it (SO_PEERCRED).
-struct PeerCredentials {
-  pid_t pid = 0;  ///< Process id at connect time.
-  uid_t uid = 0;  ///< Its user.
-  gid_t gid = 0;  ///< Its group.
-};
-
-/// SO_PEERCRED of @p connectedSocket. @throws IpcError.
-PeerCredentials peerCredentials(int connectedSocket);
-
-/// One accepted connection and who made it.
-struct Accepted {
-  OwnedFd socket;        ///< The connection (close-on-exec).
-  PeerCredentials peer;  ///< SO_PEERCRED of it.
-};
-
-/// Waits at most @p timeout for one connection on @p listeningSocket (poll, then accept4).
-/// @throws IpcError on timeout ("no connection within N ms") or a failed call.
-Accepted acceptWithin(int listeningSocket, std::chrono::milliseconds timeout);
-
-/// Why @p peer may not talk to us, or "" when it may: its uid must be @p expectedUid and its pid
-/// one of @p expectedPids (the workers this process started).
-std::string whyPeerIsRefused(const PeerCredentials& peer, uid_t expectedUid,
-                             const std::vector<pid_t>& expectedPids);
+/**
+ * The worker's end of its socket pair, checked: @p argument (the number on the command line)
+ * must name an open AF_UNIX SOCK_SEQPACKET socket. It is made close-on-exec (it came without).
+ * @throws IpcError that says what is wrong and how a worker is started: by its parent, which
+ *         hands it one end of a socket pair as descriptor 3.
+ */
+OwnedFd adoptWorkerSocket(const std::string& argument);
 
 /// The most payload bytes a message may carry: a bound on what a bad length field can make the
 /// receiver allocate.
 inline constexpr std::size_t kMaxPayloadBytes = 1 << 20;
+/// The most bytes one record of the socket carries: a longer payload goes as several records (a
+/// record must fit the socket's send buffer whole).
+inline constexpr std::size_t kMaxRecordBytes = 64 << 10;
 /// The most descriptors a message may carry (the receiver's ancillary buffer holds this many).
 inline constexpr std::size_t kMaxDescriptors = 16;
 /// The first field of every message header ('MIPC' read as a little-endian number): a stream out
@@ -137,21 +116,23 @@ struct Message {
 
 /**
  * Sends one message: a header of three uint32 in host byte order (kMessageMagic, @p type, payload
- * size) with @p descriptors as SCM_RIGHTS ancillary data in the same sendmsg (the receiving
- * process gets its own descriptors for the same open files), then the payload. Blocks until all
- * is sent (MSG_NOSIGNAL: a closed peer is an IpcError, not SIGPIPE).
+ * size) as one record with @p descriptors as SCM_RIGHTS ancillary data (the receiving process
+ * gets its own descriptors for the same open files), then the payload in records of at most
+ * kMaxRecordBytes. Blocks until all is sent (MSG_NOSIGNAL: a closed peer is an IpcError, not
+ * SIGPIPE).
  * @throws IpcError, also for more than kMaxPayloadBytes or kMaxDescriptors.
  */
 void sendMessage(int socket, std::uint32_t type, const void* payload, std::size_t bytes,
                  const std::vector<int>& descriptors = {});
 
 /**
- * Receives one whole message within @p timeout (all of it: a slow sender's pieces are joined).
- * Descriptors arrive close-on-exec (MSG_CMSG_CLOEXEC).
+ * Receives one whole message within @p timeout (a sender's records are joined until the header's
+ * length is read). Descriptors arrive close-on-exec (MSG_CMSG_CLOEXEC).
  * @throws IpcError with one clear reason: "the peer closed the connection" (it exited or died),
  *         no message within the timeout, a header without the magic number, a payload larger
- *         than kMaxPayloadBytes, a message cut short, or descriptors cut off (MSG_CTRUNC); any
- *         descriptors received with a bad message are closed.
+ *         than kMaxPayloadBytes, a message cut short, a record longer than what the message still
+ *         needed (MSG_TRUNC), or descriptors cut off (MSG_CTRUNC); any descriptors received with
+ *         a bad message are closed.
  */
 Message receiveMessage(int socket, std::chrono::milliseconds timeout);
 

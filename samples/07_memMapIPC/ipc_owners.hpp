@@ -1,16 +1,19 @@
 /**
  * @file ipc_owners.hpp
- * @brief Owners for what the memMapIPC lesson creates: they only release, on every path; every
- *        creating call is written in memMapIPC.cpp.
+ * @brief Owners for what the memMapIPC lesson creates or imports: they release on an error path
+ *        only; every creating call, and the good path's release, is written in memMapIPC.cpp and
+ *        memMapIPC_worker.cpp.
  */
 #pragma once
 
 #include <cuda.h>
 
 #include <cstddef>
+#include <exception>
 #include <utility>
 
 #include "memsamples.hpp"
+#include "worker_processes.hpp"
 
 namespace memsamples::ipc {
 
@@ -21,68 +24,74 @@ using OwnedAllocationHandle = DriverHandle<CUmemGenericAllocationHandle, cuMemRe
 using OwnedMemoryPool = DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
 /// cuIpcCloseMemHandle, for a pointer that cuIpcOpenMemHandle returned.
 using OwnedIpcMapping = DriverHandle<CUdeviceptr, cuIpcCloseMemHandle>;
+/// cuMemFree, for memory from cuMemAllocFromPoolAsync or cuMemPoolImportPointer on an error
+/// path: cuMemFree takes both, but does not wait for work queued on them (Buffers does).
+using OwnedPoolMemory = DriverHandle<CUdeviceptr, cuMemFree>;
 
-/// Memory from cuMemAllocFromPoolAsync, freed with cuMemFreeAsync on the stream it was allocated
-/// on: pool memory is stream-ordered, and so is its free (cuMemPoolDestroy afterwards waits for
-/// it).
-class PoolAllocation {
- public:
-  /// An empty owner whose allocation will be freed on @p stream.
-  /// An empty owner whose allocation will be freed on @p stream.
-  explicit PoolAllocation(CUstream stream) noexcept : stream_(stream) {}
-  /// Takes over @p other's allocation.
-  PoolAllocation(PoolAllocation&& other) noexcept
-      : pointer_(std::exchange(other.pointer_, 0)), stream_(other.stream_) {}
-  PoolAllocation& operator=(PoolAllocation&&) = delete;
-  PoolAllocation(const PoolAllocation&) = delete;
-  PoolAllocation& operator=(const PoolAllocation&) = delete;
-  ~PoolAllocation() {
-    if (pointer_ != 0)
-      (void)cuMemFreeAsync(pointer_, stream_);
-  }
-  /// Where cuMemAllocFromPoolAsync writes the pointer.
-  CUdeviceptr* out() noexcept { return &pointer_; }
-  /// The allocation (still owned).
-  CUdeviceptr get() const noexcept { return pointer_; }
 
- private:
-  CUdeviceptr pointer_ = 0;
-  CUstream stream_;
-};
-
-/// A reserved virtual range and the allocation mapped into it: cuMemUnmap (if mapped), then
-/// cuMemAddressFree. The lesson reserves and maps; this only undoes it.
+/// A reserved virtual range and the allocation mapped into it: cuMemUnmap (its answer ignored:
+/// where cuMemMap had not succeeded yet, nothing is mapped), then cuMemAddressFree. The lesson
+/// reserves and maps; this only undoes it, on an error path.
 class MappedRange {
  public:
   MappedRange() = default;
-  /// Takes over @p other's range.
-  MappedRange(MappedRange&& other) noexcept
-      : base_(std::exchange(other.base_, 0)),
-        bytes_(other.bytes_),
-        mapped_(std::exchange(other.mapped_, false)) {}
-  MappedRange& operator=(MappedRange&&) = delete;
   MappedRange(const MappedRange&) = delete;
   MappedRange& operator=(const MappedRange&) = delete;
   ~MappedRange() {
-    if (mapped_)
+    if (base_ != 0) {
       (void)cuMemUnmap(base_, bytes_);
-    if (base_ != 0)
       (void)cuMemAddressFree(base_, bytes_);
+    }
   }
   /// Takes over a range that cuMemAddressReserve returned.
   void reserved(CUdeviceptr base, std::size_t bytes) noexcept {
     base_ = base;
     bytes_ = bytes;
   }
-  /// Notes that cuMemMap succeeded: the range is unmapped before it is freed.
-  void mapped() noexcept { mapped_ = true; }
-  /// The range's base address.
-  CUdeviceptr get() const noexcept { return base_; }
+  /// Gives the range up, for the good path's checked cuMemUnmap and cuMemAddressFree.
+  /// @return its base address.
+  CUdeviceptr release() noexcept { return std::exchange(base_, 0); }
 
  private:
   CUdeviceptr base_ = 0;
   std::size_t bytes_ = 0;
-  bool mapped_ = false;
+};
+
+/**
+ * A, B and C of one path, as the parent made them or as a worker imported them: one kind of
+ * owner per way of making them, of which a path uses one (the pool path two). Members are
+ * destroyed in reverse order of declaration: mappings and handles, then legacy memory, then pool
+ * allocations, and the pool last, after everything allocated from it. Before any of them, when
+ * an error unwinds, the parent's workers are killed (freeing memory that another process still
+ * has imported, with cuIpcOpenMemHandle or cuMemPoolImportPointer, is undefined), and the
+ * stream's queued work completes.
+ */
+struct Buffers {
+  /// Empty owners for buffers that work on @p stream uses. With @p endFirst (the parent's
+  /// workers), an error that unwinds past these buffers kills and reaps the workers first.
+  explicit Buffers(CUstream stream, Workers* endFirst = nullptr) noexcept
+      : stream_(stream), endFirst_(endFirst), exceptionsAtStart_(std::uncaught_exceptions()) {}
+  /// On an error path: ends the workers and waits for the stream; then the members release.
+  ~Buffers() {
+    if (std::uncaught_exceptions() <= exceptionsAtStart_)
+      return;
+    if (endFirst_ != nullptr)
+      endFirst_->killAll();
+    (void)cuStreamSynchronize(stream_);
+  }
+
+  OwnedMemoryPool pool;             ///< cuMemPoolCreate, or cuMemPoolImportFromShareableHandle.
+  OwnedPoolMemory pooled[3];        ///< cuMemAllocFromPoolAsync, or cuMemPoolImportPointer.
+  OwnedDeviceMemory memory[3];      ///< cuMemAlloc (the parent's legacy path).
+  OwnedIpcMapping opened[3];        ///< cuIpcOpenMemHandle (a worker's legacy path).
+  OwnedAllocationHandle handle[3];  ///< cuMemCreate, or cuMemImportFromShareableHandle.
+  MappedRange range[3];             ///< cuMemAddressReserve, then cuMemMap.
+  CUdeviceptr pointer[3] = {};      ///< A, B and C, whichever way they were made.
+
+ private:
+  CUstream stream_;
+  Workers* endFirst_;
+  int exceptionsAtStart_;
 };
 
 }  // namespace memsamples::ipc

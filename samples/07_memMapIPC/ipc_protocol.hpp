@@ -27,34 +27,38 @@ enum class SharePath : std::uint32_t {
   Pool = 2,           ///< cuMemPoolCreate(POSIX_FILE_DESCRIPTOR) + cuMemPoolExportPointer
 };
 
+/// The three paths, in the order the sample takes them.
+inline constexpr SharePath kSharePaths[] = {SharePath::VmmDescriptor, SharePath::LegacyIpc,
+                                            SharePath::Pool};
+
 /// "VMM + descriptor", "legacy IPC handle", "memory pool".
 const char* pathName(SharePath path);
 
-/// Message types; each names its payload struct.
+/// Message types; each names its payload struct. (6 and 7 are no longer used.)
 enum MessageType : std::uint32_t {
-  kHello = 1,    ///< Worker -> parent, once: Hello.
-  kJob,          ///< Parent -> worker: Job (+ descriptors). Import, compute a slice, keep it.
-  kDone,         ///< Worker -> parent: Done. The slice is written.
-  kBench,        ///< Parent -> worker 0: Bench. Time the kernel over the whole range.
-  kBenchDone,    ///< Worker -> parent: BenchDone.
-  kHandoff,      ///< Parent -> worker 0: Job for one allocation: import, map, release.
-  kHandoffDone,  ///< Worker -> parent: HandoffDone.
-  kRelease,      ///< Parent -> worker: drop every import (no payload).
-  kReleased,     ///< Worker -> parent: all imports dropped (no payload).
-  kFailed,       ///< Worker -> parent: the reason as text.
-  kQuit,         ///< Parent -> worker: exit now (no payload).
+  kHello = 1,      ///< Parent -> worker, then worker -> parent, once each: Hello.
+  kJob = 2,        ///< Parent -> worker: Job (+ descriptors). Import, compute the slice, keep.
+  kDone = 3,       ///< Worker -> parent: Done. Imported (and with 3 allocations, computed).
+  kBench = 4,      ///< Parent -> worker 0: Bench. Time the kernel over the whole range.
+  kBenchDone = 5,  ///< Worker -> parent: BenchDone.
+  kRelease = 8,    ///< Parent -> worker: drop every import (no payload).
+  kReleased = 9,   ///< Worker -> parent: all imports dropped (no payload).
+  kFailed = 10,    ///< Worker -> parent: the reason as text.
+  kQuit = 11,      ///< Parent -> worker: exit now (no payload).
 };
 
-/// A worker's first words: who it is and where it runs.
+/// Who a worker is and where it runs: the parent's first words to it (once it knows the
+/// devices), and the worker's answer once its context exists there.
 struct Hello {
-  std::uint32_t index = 0;  ///< Its place among the workers (its argument from the parent).
+  std::uint32_t index = 0;  ///< Its place among the workers (also its argument).
   std::int32_t device = 0;  ///< The device its context is on.
 };
 
-/// One path's buffers A, B and C, and this worker's share of C = A + B.
+/// One path's buffers A, B and C, and this worker's share of C = A + B. A job of one allocation
+/// (A alone) is a handoff, timed by the measurement: imported and mapped, nothing computed.
 struct Job {
   SharePath path = SharePath::VmmDescriptor;  ///< How the buffers are shared.
-  std::uint32_t allocations = 3;              ///< A, B, C (1 in a Handoff).
+  std::uint32_t allocations = 3;              ///< A, B, C (1 in a handoff).
   std::uint64_t allocationBytes = 0;          ///< Each allocation (VMM: a granularity multiple).
   std::uint64_t elements = 0;                 ///< Floats per vector.
   std::uint64_t first = 0;                    ///< This worker's slice: its first element,
@@ -63,6 +67,12 @@ struct Job {
   CUipcEventHandle inputsWritten{};           ///< Recorded after A and B were written.
   CUipcMemHandle legacy[3]{};                 ///< LegacyIpc: cuIpcGetMemHandle of A, B, C.
   CUmemPoolPtrExportData pooled[3]{};         ///< Pool: cuMemPoolExportPointer of A, B, C.
+
+  /// Makes first and count worker @p worker's equal share of the elements among @p workers.
+  void slice(std::size_t worker, std::size_t workers) {
+    first = elements * worker / workers;
+    count = elements * (worker + 1) / workers - first;
+  }
 };
 
 /// How to time the worker's kernel (the parent's --warmup and --iterations).
@@ -76,11 +86,31 @@ struct BenchDone {
   double medianMs = 0;  ///< Median time of one launch.
 };
 
-/// When the worker had the allocation mapped and usable (CLOCK_MONOTONIC, the same clock in every
-/// process of the machine), in nanoseconds.
-struct HandoffDone {
-  std::int64_t mappedAtNs = 0;  ///< CLOCK_MONOTONIC when the import was usable.
+/// A job's imports are mapped (and with 3 allocations, the slice is written): when the worker
+/// had them usable, on CLOCK_MONOTONIC (the same clock in every process of the machine).
+struct Done {
+  std::int64_t mappedAtNs = 0;  ///< CLOCK_MONOTONIC, in nanoseconds, when the imports were usable.
 };
+
+/**
+ * Why a worker must refuse @p job, which came with @p descriptors descriptors, or "" when it may
+ * run it. A job is never trusted: a wrong slice would make the kernel write outside it, into the
+ * parent's memory. Refused: an unknown path, other than 1 to 3 allocations, descriptors that do
+ * not match the path (VMM: one per allocation, pool: one, legacy: none), more floats than the
+ * allocations hold (`elements > allocationBytes / 4`), a slice that starts past the end
+ * (`first > elements`) or runs past it (`count > elements - first`). Every test is written so
+ * that no sum or product can wrap around.
+ */
+std::string whyJobIsRefused(const Job& job, std::size_t descriptors);
+
+/// Whether a worker may take a message of @p type now, @p holding a job's imports or not: a job
+/// only with nothing held, a benchmark or a release only with a job held, a quit at any time.
+/// @throws IpcError naming the message and why it is out of order (a broken or lying parent).
+void checkOrder(std::uint32_t type, bool holding);
+
+/// The Job of a kJob @p message (payloadAs()), checked: @throws IpcError "refused a job: ..."
+/// with whyJobIsRefused()'s reason.
+Job acceptJob(const Message& message);
 
 /// CLOCK_MONOTONIC now, in nanoseconds.
 std::int64_t monotonicNanoseconds();

@@ -1,340 +1,257 @@
 /**
  * @file memMapIPC.cpp
- * @brief GPU memory shared between processes, three ways side by side: a VMM allocation passed as
- *        a file descriptor, a legacy IPC handle, and a stream-ordered memory pool.
+ * @brief GPU memory shared between processes, three ways side by side: a VMM allocation
+ *        passed as a file descriptor, a legacy IPC handle, and a stream-ordered pool.
  *
- * One executable plays two roles. The parent owns A, B and C; `--workers N` worker processes
- * import them, each computes its slice of C = A + B in the shared memory, and the parent checks
- * every element. The flow:
+ * One executable plays two roles. This file is the parent: it owns A, B and C, and
+ * `--workers N` worker processes (memMapIPC_worker.cpp) import them; each worker
+ * computes its slice of C = A + B in the shared memory, and the parent checks every
+ * element.
+ * runParent() takes the steps below. Its core region is steps 4 to 8, once per path; the
+ * worker's side of those steps is the core-b region of memMapIPC_worker.cpp.
  *
- * 1. **The driver and the device**; what it lacks for the three paths is WAIVED; a peer GPU, if
- *    any, for the cross-GPU import.
- * 2. **The parent's context** and an interprocess event (**cuEventCreate** with
- *    CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**): workers wait on it (**cuIpcOpenEventHandle**,
- *    **cuStreamWaitEvent**), so A and B are written before any worker reads them, with no host
- *    round trip. Free device memory is noted before any worker exists.
- *    **The workers** then: the driver does not support a process that uses CUDA on both sides of
- *    a fork(), so they are new programs (posix_spawn of this executable with `--worker`), not
- *    forks. Each connects to a socket in a folder only this user can enter; the parent accepts
- *    only the pids it started (SO_PEERCRED, ipc_channel.hpp). A worker dies with its parent
+ * 1. Start the workers, before cuInit: one **socketpair** (AF_UNIX, SOCK_SEQPACKET) per
+ *    worker, and **posix_spawn** of this executable with `--worker`, its end of the pair
+ *    as descriptor 3 and every other descriptor closed. No socket has a name: holding
+ *    the descriptor is the only way to a worker. Each worker dies with the parent
  *    (PR_SET_PDEATHSIG).
- * 3. **VMM + descriptor**: **cuMemCreate** with `requestedHandleTypes` =
- *    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, mapped (**cuMemAddressReserve**, **cuMemMap**,
- *    **cuMemSetAccess**); **cuMemExportToShareableHandle** gives a descriptor that travels with
- *    SCM_RIGHTS. The worker: **cuMemImportFromShareableHandle**, reserve, map, **cuMemSetAccess**
- *    for its own device.
- * 4. **Legacy IPC**: **cuMemAlloc**, **cuIpcGetMemHandle** (64 bytes); the worker
- *    **cuIpcOpenMemHandle** ... **cuIpcCloseMemHandle**.
- * 5. **Pool**: **cuMemPoolCreate** with the descriptor handle type, **cuMemAllocFromPoolAsync**,
- *    **cuMemPoolExportToShareableHandle** (the pool, as a descriptor) and
- *    **cuMemPoolExportPointer** (each allocation, as 64 bytes); the worker
- *    **cuMemPoolImportFromShareableHandle**, **cuMemPoolSetAccess** (another device),
- *    **cuMemPoolImportPointer**, and frees its imports before the parent frees the memory.
- * 6. Each path: C checked element by element; with two peer-capable GPUs the last worker runs on
- *    the other GPU and imports across the link.
- * 7. **Measured** (memMapIPC_measure.cpp): export + send + import + map per allocation, and the
- *    kernel on imported memory against the same kernel on the parent's own cuMemAlloc memory.
- * 8. Teardown: workers drop their imports, the parent frees; free device memory is compared with
- *    its value before the workers started. A worker that dies fails the run, naming it; the
- *    others are killed before the parent frees memory they may still have imported.
+ * 2. Load the driver and pick the device (**cuInit**); waive what it lacks for the three
+ *    paths; with two peer-capable GPUs the last worker runs on the other one. Each
+ *    worker learns its device and answers once its context exists there.
+ * 3. Create the parent's context and stream, size the vectors, fill the host copies, and
+ *    create the interprocess event that the workers wait on (**cuEventCreate** with
+ *    CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**).
+ * 4. Create A, B and C so that another process may import them, and write A and B:
+ *    **cuMemCreate** with the POSIX-descriptor handle type, **cuMemAddressReserve**,
+ *    **cuMemMap**, **cuMemSetAccess**; or **cuMemAlloc**; or **cuMemPoolCreate** with
+ *    the descriptor handle type and **cuMemAllocFromPoolAsync**. **cuEventRecord** marks
+ *    the inputs written.
+ * 5. Export them for each worker and send its job: **cuMemExportToShareableHandle** (a
+ *    descriptor per allocation, sent with SCM_RIGHTS), **cuIpcGetMemHandle** (64 bytes),
+ *    or **cuMemPoolExportToShareableHandle** and **cuMemPoolExportPointer**.
+ * 6. Wait until every worker has imported, waited for the event on the GPU and written
+ *    its slice; check C element by element.
+ * 7. Measure (memMapIPC_measure.cpp): worker 0's kernel on the imported memory; then
+ *    every worker drops its imports, and A alone is handed to worker 0 and dropped
+ *    again, each handoff timed.
+ * 8. Release, in reverse order of creation, each answer checked: **cuMemUnmap**,
+ *    **cuMemAddressFree**, **cuMemRelease**; **cuMemFree**; **cuMemFreeAsync** and
+ *    **cuMemPoolDestroy**. The driver's answers about this process's own addresses
+ *    prove that the memory is gone.
+ * 9. The workers quit and are reaped; the reference kernel runs on the parent's own
+ *    memory. The verdict: C exact, every release proved, every worker exited with 0;
+ *    free device memory is information only. The owners release the host copies, the
+ *    event, the stream and the context.
  */
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <chrono>
+#include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ipc_owners.hpp"
-#include "ipc_protocol.hpp"
 #include "memMapIPC_measure.hpp"
-#include "memMapIPC_worker.hpp"
 #include "memsamples.hpp"
-#include "support/devices.hpp"
-#include "worker_link.hpp"
-#include "worker_processes.hpp"
 
 namespace ms = memsamples;
 namespace ipc = memsamples::ipc;
 
 namespace {
 
-constexpr std::uint64_t kDefaultBytes = 256ull << 20;  // per vector
-constexpr int kMaxWorkers = 64;
-constexpr ipc::SharePath kPaths[] = {ipc::SharePath::VmmDescriptor, ipc::SharePath::LegacyIpc,
-                                     ipc::SharePath::Pool};
-
+/// The command line: the common options, `--size` and `--workers`.
 struct Options {
   ms::CommonOptions common;
   std::optional<std::uint64_t> sizeBytes;
   int workers = 2;
 };
 
-// [parent-create]
-/// A, B and C of one path in the parent, and what makes them shareable.
-struct ParentBuffers {
-  ipc::OwnedMemoryPool pool;  // declared first: destroyed after the allocations from it
-  std::vector<ipc::PoolAllocation> pooled;          // cuMemAllocFromPoolAsync
-  std::vector<ms::OwnedDeviceMemory> memory;        // cuMemAlloc
-  std::vector<ipc::OwnedAllocationHandle> handles;  // VMM: the physical allocations
-  std::vector<ipc::MappedRange> ranges;             // VMM: where they are mapped
-  CUdeviceptr pointer[3] = {};
-  std::uint64_t allocationBytes = 0;
-};
-
-ParentBuffers createBuffers(ipc::SharePath path, int ordinal, std::uint64_t bytes,
-                            CUstream stream) {
-  ParentBuffers buffers;
-  buffers.allocationBytes = bytes;
-  if (path == ipc::SharePath::VmmDescriptor) {
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // exportable as an fd
-    std::size_t minimum = 0, recommended = 0;
-    ms::check(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-              "cuMemGetAllocationGranularity");
-    ms::check(
-        cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-        "cuMemGetAllocationGranularity");
-    const std::size_t unit = ms::allocationGranularity(bytes, minimum, recommended);
-    buffers.allocationBytes = (bytes + unit - 1) / unit * unit;
-    const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    for (CUdeviceptr& pointer : buffers.pointer) {
-      ipc::OwnedAllocationHandle& handle = buffers.handles.emplace_back();
-      ms::check(cuMemCreate(handle.out(), buffers.allocationBytes, &prop, 0), "cuMemCreate");
-      ipc::MappedRange& range = buffers.ranges.emplace_back();
-      ms::check(cuMemAddressReserve(&pointer, buffers.allocationBytes, unit, 0, 0),
-                "cuMemAddressReserve");
-      range.reserved(pointer, buffers.allocationBytes);
-      ms::check(cuMemMap(pointer, buffers.allocationBytes, 0, handle.get(), 0), "cuMemMap");
-      range.mapped();
-      ms::check(cuMemSetAccess(pointer, buffers.allocationBytes, &access, 1), "cuMemSetAccess");
-    }  // the handles stay: each export below needs one
-  } else if (path == ipc::SharePath::LegacyIpc) {
-    for (CUdeviceptr& pointer : buffers.pointer) {
-      ms::check(cuMemAlloc(buffers.memory.emplace_back().out(), bytes), "cuMemAlloc");
-      pointer = buffers.memory.back().get();
-    }
-  } else {
-    CUmemPoolProps props = {};
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // the pool is exportable
-    props.location = {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
-    ms::check(cuMemPoolCreate(buffers.pool.out(), &props), "cuMemPoolCreate");
-    for (CUdeviceptr& pointer : buffers.pointer) {
-      ms::check(cuMemAllocFromPoolAsync(buffers.pooled.emplace_back(stream).out(), bytes,
-                                        buffers.pool.get(), stream),
-                "cuMemAllocFromPoolAsync");
-      pointer = buffers.pooled.back().get();
-    }
-  }
-  return buffers;
-}
-// [parent-create]
-
-// [parent-export]
-/// Makes the first @p count buffers shareable: fills @p job, returns the descriptors to send.
-std::vector<ipc::OwnedFd> exportBuffers(const ParentBuffers& buffers, ipc::SharePath path,
-                                        std::uint32_t count, ipc::Job& job) {
-  std::vector<ipc::OwnedFd> descriptors;
-  job.path = path;
-  job.allocations = count;
-  job.allocationBytes = buffers.allocationBytes;
-  if (path == ipc::SharePath::VmmDescriptor) {
-    for (std::uint32_t i = 0; i < count; ++i) {  // a new descriptor for the same allocation
-      int fd = -1;
-      ms::check(cuMemExportToShareableHandle(&fd, buffers.handles[i].get(),
-                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                "cuMemExportToShareableHandle");
-      descriptors.emplace_back(fd);
-      fcntl(fd, F_SETFD, FD_CLOEXEC);  // the driver's descriptor: never into a program we start
-    }
-  } else if (path == ipc::SharePath::LegacyIpc) {
-    for (std::uint32_t i = 0; i < count; ++i)
-      ms::check(cuIpcGetMemHandle(&job.legacy[i], buffers.pointer[i]), "cuIpcGetMemHandle");
-  } else {
-    int fd = -1;
-    ms::check(cuMemPoolExportToShareableHandle(&fd, buffers.pool.get(),
-                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-              "cuMemPoolExportToShareableHandle");
-    descriptors.emplace_back(fd);
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
-    for (std::uint32_t i = 0; i < count; ++i)
-      ms::check(cuMemPoolExportPointer(&job.pooled[i], buffers.pointer[i]),
-                "cuMemPoolExportPointer");
-  }
-  return descriptors;
-}
-// [parent-export]
-
-// [parent]
+/// The lesson's parent side: every step, and the sharing's calls in its core region.
 ms::Verdict runParent(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
-  // --size must be whole floats: a usage error before any GPU work (or waiver).
-  (void)ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, UINT64_MAX, 1, sizeof(float));
 
-  // 1. The driver, the parent's device, and a peer that a worker can import across to.
+  // --size must be whole floats: a usage error, before any process is started.
+  (void)ms::chooseBufferBytes(options.sizeBytes, ipc::kDefaultVectorBytes, UINT64_MAX, 1,
+                              sizeof(float));
+
+  // 1. Start the workers, each with one end of a socket pair of its own as descriptor 3,
+  // and nothing else (worker_processes.cpp). Before cuInit, no descriptor of the driver
+  // exists yet: none can leak, even where posix_spawn cannot close the others.
+  ipc::Workers workers("/proc/self/exe", options.workers);
+
+  // 2. Load the driver, pick the device and waive what it lacks. The last worker goes to
+  // another GPU that can import across, if there is one. Each worker learns its device,
+  // and answers once its context exists there.
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
-  const int ordinal = ms::deviceOrdinal(device);
-  const std::string missing = ipc::missingSharingSupport(device);
-  if (!missing.empty())
-    throw ms::WaivedError("device " + std::to_string(ordinal) + " " + missing);
-  const int peer = options.workers > 1 ? ipc::peerThatCanImport(device) : -1;
-  out << "Device " << ordinal << ": " << ms::deviceName(device) << '\n';
+  const ipc::Sharing sharing = ipc::probeSharing(device, options.workers, out);
 
-  // 2. Context, kernel, inputs, and the interprocess event the workers wait on.
+  workers.hello(sharing.ordinal, sharing.lastDevice);
+  out << workers.describe(sharing.ordinal, sharing.lastDevice) << '\n';
+
+  // 3. The parent's context and stream, the vectors' size and their host copies.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
   ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  const std::vector<char> fatbin = ms::readBinaryFile(ms::locateFatbin("vectorAdd_kernel.fatbin"));
-  ms::OwnedModule module;  // the reference kernel of step 7 runs here too
-  ms::check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
-  CUfunction vecAdd = nullptr;
-  ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
-  std::size_t freeBytes = 0, totalBytes = 0;
-  ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  const std::uint64_t bytes = ms::fitHostMemory(  // 3 shared + 3 reference; 3 pinned on the host
-      options.sizeBytes,
-      ms::chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes, 6, sizeof(float)), 3,
-      sizeof(float));
+
+  const std::uint64_t bytes = ipc::sizeVectors(options.sizeBytes);
   const std::size_t count = bytes / sizeof(float);
-  ipc::HostVectors host(count);
-  ms::OwnedEvent inputsWritten;  // interprocess events cannot record timing
-  ms::check(cuEventCreate(inputsWritten.out(), CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING),
-            "cuEventCreate");
-  CUipcEventHandle inputsWrittenHandle = {};
-  ms::check(cuIpcGetEventHandle(&inputsWrittenHandle, inputsWritten.get()), "cuIpcGetEventHandle");
+  const ipc::HostVectors host(count);
 
-  std::size_t freeBefore = 0;  // compared at the end, when no worker and no buffer is left
-  ms::check(cuMemGetInfo(&freeBefore, &totalBytes), "cuMemGetInfo");
+  // The interprocess event is recorded once A and B are written. The workers wait for it
+  // on the GPU, with no round trip through the host. (It cannot record timing.)
+  ms::OwnedEvent inputsWritten;
+  const unsigned int eventFlags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+  ms::check(cuEventCreate(inputsWritten.out(), eventFlags), "cuEventCreate");
 
-  // 3. The workers: new programs (posix_spawn + exec: no CUDA state of this process goes along,
-  // which a fork() would copy), each accepted only if the kernel says it is one we started.
-  const ipc::PrivateDirectory folder("memMapIPC");
-  const std::string socketPath = folder.path() + "/socket";
-  const ipc::OwnedFd listener = ipc::listenOn(socketPath, options.workers);
-  ipc::WorkerGroup group;  // kills and reaps whatever is still running on any error
-  std::vector<ipc::Worker> workers(static_cast<std::size_t>(options.workers));
-  for (std::size_t i = 0; i < workers.size(); ++i) {
-    workers[i].device = peer >= 0 && i + 1 == workers.size() ? peer : ordinal;
-    workers[i].pid = group.start("/proc/self/exe",
-                                 {"memMapIPC", "--worker", socketPath, std::to_string(getpid()),
-                                  std::to_string(i), std::to_string(workers[i].device)});
-  }
-  try {
-    for (std::size_t accepted = 0; accepted < workers.size(); ++accepted) {
-      ipc::Accepted connection = ipc::acceptWithin(listener.get(), ipc::kReplyTimeout);
-      const std::string refused = ipc::whyPeerIsRefused(connection.peer, getuid(), group.running());
-      if (!refused.empty())
-        throw ipc::IpcError("refused a connection to " + socketPath + ": " + refused);
-      const auto hello = ipc::payloadAs<ipc::Hello>(
-          ipc::receiveMessage(connection.socket.get(), ipc::kReplyTimeout), ipc::kHello);
-      if (hello.index >= workers.size() || workers[hello.index].pid != connection.peer.pid ||
-          workers[hello.index].socket)
-        throw ipc::IpcError("pid " + std::to_string(connection.peer.pid) + " claims to be worker " +
-                            std::to_string(hello.index));
-      workers[hello.index].socket = std::move(connection.socket);
-    }
-  } catch (const ipc::IpcError& error) {  // say what became of the workers, then fail
-    throw std::runtime_error(std::string(error.what()) + "; " + ipc::endWorkers(workers, group));
-  }
-  unlink(socketPath.c_str());  // everyone expected is here: nobody else may connect
-  out << ipc::describeWorkers(options.workers, ordinal, peer) << '\n';
+  // What every job says; each path adds its handles, and each worker its slice.
+  ipc::Job job;
+  job.elements = count;
+  job.ownerDevice = sharing.ordinal;
+  ms::check(cuIpcGetEventHandle(&job.inputsWritten, inputsWritten.get()),
+            "cuIpcGetEventHandle");
 
-  // 4-6. Each path: the parent creates and fills A and B, records the event, and sends every
-  // worker its job; the workers import, wait for the event, and write their slices of C.
+  // A pool, like a VMM allocation (step 4), is exportable only if it asks for a handle
+  // type when it is created.
+  const CUmemAllocationHandleType fdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemPoolProps poolProps = {};
+  poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  poolProps.handleTypes = fdType;
+  poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, sharing.ordinal};
+
+  // Whether each path's memory is gone, from the driver's answers (release_proof.hpp).
+  ipc::ReleaseProof released(stream.get());
   std::vector<ipc::PathResult> results;
-  try {
-    for (const ipc::SharePath path : kPaths) {
-      ipc::PathResult& result = results.emplace_back();
-      result.path = path;
-      const ParentBuffers buffers = createBuffers(path, ordinal, bytes, stream.get());
-      const ipc::WorkersEndFirst endFirst(group);  // on an error: no import outlives the memory
-      host.upload(buffers.pointer, stream.get());  // A and B in, C poisoned
-      ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
-      for (std::size_t w = 0; w < workers.size(); ++w) {
-        ipc::Job job;
-        const std::vector<ipc::OwnedFd> descriptors = exportBuffers(buffers, path, 3, job);
-        job.elements = count;
-        job.first = count * w / workers.size();
-        job.count = count * (w + 1) / workers.size() - job.first;
-        job.ownerDevice = ordinal;
-        job.inputsWritten = inputsWrittenHandle;
-        ipc::sendTo(workers, group, w, ipc::kJob, job, ipc::rawDescriptors(descriptors), "a job");
-      }  // our descriptors close here; each worker holds its own for the same allocation
-      for (std::size_t w = 0; w < workers.size(); ++w)
-        ipc::expectMessage(ipc::receiveFrom(workers, group, w, "its slice"), ipc::kDone);
-      result.check = host.download(buffers.pointer[2], stream.get());
 
-      // 7. Measured: the kernel on imported memory (worker 0), then handoffs of one allocation.
-      const ipc::Bench bench{options.common.warmup, options.common.iterations};
-      ipc::sendTo(workers, group, 0, ipc::kBench, bench, {}, "the benchmark");
-      result.workerKernelMs =
-          ipc::payloadAs<ipc::BenchDone>(ipc::receiveFrom(workers, group, 0, "the benchmark"),
-                                         ipc::kBenchDone)
-              .medianMs;
-      // Imports go before the memory does: the workers unmap, close and free theirs (a pool
-      // pointer must be freed by every importer first), then answer.
-      for (std::size_t w = 0; w < workers.size(); ++w)
-        ipc::sendTo(workers, group, w, ipc::kRelease, nullptr, 0, {}, "the release");
-      for (std::size_t w = 0; w < workers.size(); ++w)
-        ipc::expectMessage(ipc::receiveFrom(workers, group, w, "its release"), ipc::kReleased);
-      for (int i = 0; i < options.common.iterations; ++i) {
-        ipc::Job job;
-        const std::int64_t start = ipc::monotonicNanoseconds();
-        const std::vector<ipc::OwnedFd> descriptors = exportBuffers(buffers, path, 1, job);
-        job.ownerDevice = ordinal;
-        ipc::sendTo(workers, group, 0, ipc::kHandoff, job, ipc::rawDescriptors(descriptors),
-                    "a handoff");
-        const auto done = ipc::payloadAs<ipc::HandoffDone>(
-            ipc::receiveFrom(workers, group, 0, "a handoff"), ipc::kHandoffDone);
-        result.handoffMs.push_back(static_cast<double>(done.mappedAtNs - start) / 1e6);
+  try {
+    //! [core]
+    for (const ipc::SharePath path : ipc::kSharePaths) {
+      // 4. Create A, B and C for other processes to import, then write A and B.
+      ipc::Buffers shared(stream.get(), &workers);  // an error ends the workers first
+      CUdeviceptr* const pointer = shared.pointer;
+      CUmemAllocationProp prop = {};
+      prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+      prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, sharing.ordinal};
+      prop.requestedHandleTypes = fdType;  // exportable only if asked for at creation
+      const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+      const bool vmm = path == ipc::SharePath::VmmDescriptor;
+      const std::size_t size = vmm ? ipc::vmmAllocationBytes(prop, bytes) : bytes;  // VMM: whole granules
+
+      if (path == ipc::SharePath::Pool)
+        ms::check(cuMemPoolCreate(shared.pool.out(), &poolProps), "cuMemPoolCreate");
+      for (int i = 0; i < 3; ++i) {
+        if (vmm) {
+          ms::check(cuMemCreate(shared.handle[i].out(), size, &prop, 0), "cuMemCreate");
+          ms::check(cuMemAddressReserve(&pointer[i], size, 0, 0, 0), "cuMemAddressReserve");
+          shared.range[i].reserved(pointer[i], size);
+          ms::check(cuMemMap(pointer[i], size, 0, shared.handle[i].get(), 0), "cuMemMap");
+          ms::check(cuMemSetAccess(pointer[i], size, &access, 1), "cuMemSetAccess");
+        } else if (path == ipc::SharePath::LegacyIpc) {
+          ms::check(cuMemAlloc(shared.memory[i].out(), size), "cuMemAlloc");
+          pointer[i] = shared.memory[i].get();
+        } else {
+          CUdeviceptr* const made = shared.pooled[i].out();
+          ms::check(cuMemAllocFromPoolAsync(made, size, shared.pool.get(), stream.get()),
+                    "cuMemAllocFromPoolAsync");
+          pointer[i] = *made;
+        }
       }
-    }  // the parent frees: cuMemUnmap + cuMemAddressFree + cuMemRelease, cuMemFree, pool frees
-       // and cuMemPoolDestroy (the owners in ParentBuffers)
+      released.watch(shared.pointer);  // what the driver knows now, for step 8
+      host.upload(shared.pointer, stream.get());  // A and B in, C filled with NaN
+      ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
+
+      // 5. Export the first `allocations` for worker w, and send its job (SCM_RIGHTS).
+      const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
+        job.path = path;
+        job.allocations = allocations;
+        job.allocationBytes = size;
+        job.slice(w, workers.size());  // equal slices of C, one per worker
+        std::vector<ipc::OwnedFd> descriptors;
+        for (std::uint32_t i = 0; i < allocations; ++i) {
+          int fd = -1;
+          if (vmm)
+            ms::check(cuMemExportToShareableHandle(&fd, shared.handle[i].get(), fdType, 0),
+                      "cuMemExportToShareableHandle");
+          if (path == ipc::SharePath::LegacyIpc)
+            ms::check(cuIpcGetMemHandle(&job.legacy[i], pointer[i]), "cuIpcGetMemHandle");
+          if (path == ipc::SharePath::Pool && i == 0)
+            ms::check(cuMemPoolExportToShareableHandle(&fd, shared.pool.get(), fdType, 0),
+                      "cuMemPoolExportToShareableHandle");
+          if (path == ipc::SharePath::Pool)
+            ms::check(cuMemPoolExportPointer(&job.pooled[i], pointer[i]), "cuMemPoolExportPointer");
+          if (fd >= 0)
+            descriptors.emplace_back(fd).closeOnExec();
+        }
+        workers.send(w, ipc::kJob, job, descriptors, "a job");
+      };  // the parent's descriptors close here: the worker received its own copies
+      for (std::size_t w = 0; w < workers.size(); ++w)
+        shareWith(w, 3);
+
+      // 6. Every worker imports, waits for the event and writes its slice; C is checked.
+      workers.waitForSlices();
+      ipc::PathResult& result = results.emplace_back(path, host.download(pointer[2], stream.get()));
+
+      // 7. Measure the kernel on imported memory; drop the imports; time handoffs of A.
+      result.workerKernelMs = ipc::timeWorkerKernel(workers, options.common);
+      workers.releaseImports();
+      result.handoffMs = ipc::timeHandoffs(workers, shareWith, options.common.iterations);
+
+      // 8. Release in reverse order of creation; the importers went first (step 7).
+      for (int i = 2; i >= 0; --i) {
+        if (vmm) {
+          ms::check(cuMemUnmap(shared.range[i].release(), size), "cuMemUnmap");
+          ms::check(cuMemAddressFree(pointer[i], size), "cuMemAddressFree");
+          ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
+        } else if (path == ipc::SharePath::LegacyIpc) {
+          ms::check(cuMemFree(shared.memory[i].release()), "cuMemFree");
+        } else {
+          ms::check(cuMemFreeAsync(shared.pooled[i].release(), stream.get()), "cuMemFreeAsync");
+        }
+      }
+
+      if (path == ipc::SharePath::Pool) {
+        released.poolInUse(shared.pool.get());  // once the frees above have completed
+        ms::check(cuMemPoolDestroy(shared.pool.release()), "cuMemPoolDestroy");
+      }
+      result.releaseProblems = released.confirm();  // does the driver still know them?
+    }
+    //! [core]
   } catch (const std::exception&) {
-    // A worker failed: with every worker ended and the buffers freed, the memory must be back.
-    group.killAll();
-    std::size_t freeNow = 0;
-    ms::check(cuMemGetInfo(&freeNow, &totalBytes), "cuMemGetInfo");
-    out << ipc::describeFreeMemory(freeBefore, freeNow) << '\n';
+    // Every worker has ended (none may still use the memory), and the owners have freed
+    // the path in flight: the driver's answers say whether it is gone.
+    workers.killAll();
+
+    out << released.afterError() << released.freeMemoryLine() << '\n';
     throw;
   }
 
-  // 8. Workers quit; every import and allocation is gone, so free memory must be back.
-  for (std::size_t w = 0; w < workers.size(); ++w)
-    ipc::sendTo(workers, group, w, ipc::kQuit, nullptr, 0, {}, "quit");
-  std::vector<std::string> endings;
-  for (const ipc::Worker& worker : workers)
-    endings.push_back(group.waitFor(worker.pid, std::chrono::seconds(10)));
-  const double referenceMs = ipc::timeOwnMemory(vecAdd, host, stream.get(), options.common);
-  std::size_t freeAfter = 0;
-  ms::check(cuMemGetInfo(&freeAfter, &totalBytes), "cuMemGetInfo");
-  return ipc::reportRun(results, referenceMs, bytes, endings, freeBefore, freeAfter, out,
-                        report.json());
+  // 9. The workers quit and are reaped; the reference kernel runs on the parent's own
+  // memory; the verdict. On the way out, the owners release the host copies, the event,
+  // the stream (once its work is done) and the context, in reverse order of creation.
+  const std::vector<std::string> endings = workers.quit();
+  const double referenceMs = ipc::timeOwnMemory(host, stream.get(), options.common);
+  return ipc::reportRun(results, referenceMs, bytes, endings, released, out, report.json());
 }
-// [parent]
 
 }  // namespace
 
-/// The parent parses the options and runs under runSample(); a worker has a role of its own.
+/// The parent parses the options and runs under runSample(); a worker has its own role.
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--worker")
     return ipc::workerMain(std::vector<std::string>(argv + 2, argv + argc));
+
   Options options;
   ms::CommandLine commandLine(
       "memMapIPC",
       "Shares GPU memory with worker processes three ways (a VMM allocation as a file "
-      "descriptor, a legacy IPC handle, a memory pool); the workers compute C = A + B in it.");
+      "descriptor, a legacy IPC handle, a memory pool); the workers compute C = A + B "
+      "in it.");
+
   commandLine.addCommonOptions(options.common);
   commandLine.addSize("size", "bytes per vector, a multiple of 4 (default 256M)",
                       options.sizeBytes);
-  commandLine.addInteger("workers", "worker processes, 1 to 64 (default 2)", options.workers, 1,
-                         kMaxWorkers);
+  commandLine.addInteger("workers", "worker processes, 1 to 64 (default 2)",
+                         options.workers, 1, 64);
   return ms::runSample(commandLine, options.common, argc, argv,
                        [&](ms::Report& report) { return runParent(options, report); });
 }

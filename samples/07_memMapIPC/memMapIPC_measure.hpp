@@ -1,38 +1,54 @@
 /**
  * @file memMapIPC_measure.hpp
- * @brief The memMapIPC parent's scaffolding and measurements: support checks, the host copies of
- *        A, B and C, the kernel timings, and the report. The sharing itself is in memMapIPC.cpp
- *        and memMapIPC_worker.cpp.
+ * @brief The memMapIPC parent's scaffolding and measurements: what the device supports, sizes,
+ *        the host copies of A, B and C, the timings, the proof of each release, and the report.
+ *        The sharing itself is in memMapIPC.cpp and memMapIPC_worker.cpp.
  */
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "ipc_channel.hpp"
 #include "ipc_protocol.hpp"
 #include "memsamples.hpp"
+#include "release_proof.hpp"
 #include "support/vector_add.hpp"
+#include "worker_processes.hpp"
 
 namespace memsamples::ipc {
 
-/// What @p device lacks for the three paths ("" when nothing): VMM, POSIX-descriptor handles,
-/// memory pools that export descriptors, IPC events and unified addressing (legacy IPC).
-std::string missingSharingSupport(CUdevice device);
+/// The default bytes per vector.
+inline constexpr std::uint64_t kDefaultVectorBytes = 256ull << 20;
 
-/// The ordinal of another device that can access @p device's memory (cuDeviceCanAccessPeer), for
-/// the cross-GPU import; -1 with one GPU or none that can.
-int peerThatCanImport(CUdevice device);
+/// Where the parent's memory is, and where the last worker runs.
+struct Sharing {
+  int ordinal = 0;     ///< The parent's device.
+  int lastDevice = 0;  ///< The last worker's: another GPU that can import across, else ordinal.
+};
 
-/// "Workers: 2 processes, worker 0 on device 0, worker 1 on device 1 (imports across the link)".
-std::string describeWorkers(int workers, int ordinal, int peer);
+/**
+ * Prints "Device N: <name>", waives the run (WaivedError) naming what @p device lacks for the
+ * three paths (VMM, POSIX-descriptor handles, pools that export descriptors, IPC events, unified
+ * addressing), and, with 2 or more @p workers, looks for another device that can access this
+ * one's memory (cuDeviceCanAccessPeer) for the last worker.
+ */
+Sharing probeSharing(CUdevice device, int workers, std::ostream& out);
 
-/// The descriptors of @p owned, still owned there, for sendMessage().
-std::vector<int> rawDescriptors(const std::vector<OwnedFd>& owned);
+/// The bytes per vector: `--size` @p requested, or kDefaultVectorBytes cut to what fits: 6
+/// vectors in free device memory (3 shared, 3 for the reference), 3 pinned copies on the host.
+/// Needs a current context. @throws UsageError for a `--size` that does not fit.
+std::uint64_t sizeVectors(const std::optional<std::uint64_t>& requested);
+
+/// @p bytes rounded up to the granularity of allocations made with @p prop
+/// (cuMemGetAllocationGranularity; the recommended one where it fits, see allocationGranularity).
+std::size_t vmmAllocationBytes(const CUmemAllocationProp& prop, std::uint64_t bytes);
 
 /// Pinned host copies of A, B and C, with the reproducible inputs of every sample.
 class HostVectors {
@@ -48,33 +64,91 @@ class HostVectors {
 
  private:
   std::size_t count_;
-  OwnedPinnedHostMemory a_, b_, c_;
+  OwnedPinnedHostMemory a_;
+  OwnedPinnedHostMemory b_;
+  OwnedPinnedHostMemory c_;
 };
 
-/// The reference: the same kernel on the parent's own cuMemAlloc A, B and C, median ms.
-double timeOwnMemory(CUfunction vecAdd, const HostVectors& host, CUstream stream,
-                     const CommonOptions& options);
+/// Worker 0 times the kernel over all of its imported A, B and C (kBench, `--warmup` and
+/// `--iterations` launches). @return the median ms of one launch.
+double timeWorkerKernel(Workers& workers, const CommonOptions& options);
 
-/// "Free device memory: 139 GiB before the workers started, 139 GiB now (back)": back when within
-/// 2 MiB, the driver's own rounding.
-std::string describeFreeMemory(std::size_t before, std::size_t now);
+/// A worker's side of timeWorkerKernel(): the kernel over all of @p pointers (A, B and C of
+/// @p job) on @p stream, as @p message (a kBench) asks; the answer, BenchDone, goes to @p socket.
+void timeImportedKernel(int socket, const Message& message, CUfunction vecAdd,
+                        const CUdeviceptr (&pointers)[3], const Job& job, CUstream stream);
+
+/// The lesson's step 5 for one worker: exports the first @p allocations of A, B and C into a job
+/// for worker @p worker and sends it.
+using ShareWith = std::function<void(std::size_t worker, std::uint32_t allocations)>;
+
+/// @p iterations handoffs of A alone to worker 0: @p shareWith(0, 1) exports and sends it, the
+/// worker imports and maps it and answers when it was usable (Done), then drops it again.
+/// @return the ms from before the export to the worker's mapping, each time (CLOCK_MONOTONIC, the
+///         same clock in both processes).
+std::vector<double> timeHandoffs(Workers& workers, const ShareWith& shareWith, int iterations);
+
+/// The reference: the same kernel (loaded here) on the parent's own cuMemAlloc A, B and C,
+/// median ms.
+double timeOwnMemory(const HostVectors& host, CUstream stream, const CommonOptions& options);
+
+/**
+ * Proves that the parent released a path's memory with the driver's answers about its own
+ * addresses (release_proof.hpp), never with the device's free memory, which other processes
+ * change. watch() asks about A, B and C once they exist; confirm() asks again once they are
+ * released, on the good path or after an error.
+ */
+class ReleaseProof {
+ public:
+  /// Notes the device's free memory now, for the report's line of information.
+  explicit ReleaseProof(CUstream stream);
+  /// Asks the driver about @p pointers, just created (cuMemGetAddressRange), once the stream
+  /// has reached their allocation.
+  void watch(const CUdeviceptr (&pointers)[3]);
+  /// Waits for the stream, so that the pool's frees have completed, and notes @p pool's
+  /// CU_MEMPOOL_ATTR_USED_MEM_CURRENT.
+  void poolInUse(CUmemoryPool pool);
+  /// Waits for the stream (frees in stream order complete), asks again about what watch() saw,
+  /// and judges. @return the problems (none: released), or none when nothing is watched.
+  /// Throws nothing: it also runs on an error path.
+  std::vector<std::string> confirm() noexcept;
+  /// confirm() for the path in flight when an error came: "After the error, ..." lines, one per
+  /// problem or one that says the release is proved; "" when nothing was watched.
+  std::string afterError() noexcept;
+  /// Whether watch() was called since the last confirm().
+  bool watching() const noexcept { return !evidence_.allocations.empty(); }
+  /// Free device memory when this was made, and now (cuMemGetInfo: the whole device's; 0 when
+  /// it cannot answer).
+  std::pair<std::size_t, std::size_t> freeMemory() const noexcept;
+  /// "Free device memory: ... (... information, not part of the verdict)". Throws nothing.
+  std::string freeMemoryLine() const noexcept;
+
+ private:
+  CUstream stream_;
+  std::size_t freeBefore_ = 0;
+  ReleaseEvidence evidence_;
+};
 
 /// What one path gave.
 struct PathResult {
+  /// The result of path @p which, whose C the workers wrote as @p written says.
+  PathResult(SharePath which, const VectorAddCheck& written) : path(which), check(written) {}
   SharePath path = SharePath::VmmDescriptor;  ///< Which path.
   VectorAddCheck check;                       ///< C, as the workers wrote it.
-  double workerKernelMs = 0;      ///< Worker 0's kernel over all of the imported A, B, C.
-  std::vector<double> handoffMs;  ///< Export + send + import + map of one allocation, each time.
+  double workerKernelMs = 0;                  ///< Worker 0's kernel over the imported memory.
+  std::vector<double> handoffMs;              ///< Export + send + import + map of A, each time.
+  std::vector<std::string> releaseProblems;   ///< What ReleaseProof found; none: released.
 };
 
 /**
  * Prints the results (per path: verified, handoff median, kernel GB/s and the ratio to the
- * parent's own memory), how each worker ended, and free device memory before the workers started
- * and after everything; the same in JSON.
- * @return Pass when every C is exact, every worker exited with 0 and free memory came back.
+ * parent's own memory, whether the release is proved), how each worker ended, and the free
+ * memory of @p released as information; the same in JSON.
+ * @return Pass when every C is exact, every release is proved and every worker exited with 0;
+ *         free device memory takes no part.
  */
 Verdict reportRun(const std::vector<PathResult>& results, double referenceMs, std::uint64_t bytes,
-                  const std::vector<std::string>& workerEndings, std::size_t freeBefore,
-                  std::size_t freeAfter, std::ostream& out, JsonObject& json);
+                  const std::vector<std::string>& workerEndings, const ReleaseProof& released,
+                  std::ostream& out, JsonObject& json);
 
 }  // namespace memsamples::ipc

@@ -1,28 +1,46 @@
 /**
  * @file memMapIPC_worker.cpp
- * @brief The worker side of the memMapIPC sample (see memMapIPC.cpp for the whole flow): a
- *        process of its own that imports the parent's memory three ways, computes its slice of
- *        C = A + B in it, and drops the imports before the parent frees the memory.
+ * @brief The worker side of the memMapIPC sample: a process of its own that imports
+ *        the parent's memory three ways, computes its slice of C = A + B in it, and drops
+ *        the imports before the parent frees the memory. memMapIPC.cpp numbers the steps.
  *
- * It is the same executable, started by the parent as `memMapIPC --worker ...`. Its first act is
- * to die with its parent; then it connects, initializes CUDA for itself (nothing of the parent's
- * CUDA state exists here: a spawned program, not a fork), and answers the parent's messages.
+ * The parent starts it as `memMapIPC --worker 3 <parent pid> <index>`. Its part in the
+ * parent's steps:
+ * - Step 1: it checks that descriptor 3 is its end of a socket pair, and arranges to
+ *   die with its parent.
+ * - Step 2: the parent's Hello names its device: **cuInit**, a context there, the
+ *   kernel, and a Hello back. None of the parent's CUDA state is here: a new program,
+ *   not a fork.
+ * - Step 5: a job is checked, then imported. VMM: **cuMemImportFromShareableHandle**,
+ *   the descriptor closed, **cuMemAddressReserve**, **cuMemMap**, **cuMemSetAccess** for
+ *   this device. Legacy: **cuIpcOpenMemHandle**. Pool:
+ *   **cuMemPoolImportFromShareableHandle**, access for this device
+ *   (**cuMemPoolGetAccess**, **cuMemPoolSetAccess**), then **cuMemPoolImportPointer**.
+ * - Step 6: it waits for the parent's event on the GPU (**cuIpcOpenEventHandle**,
+ *   **cuStreamWaitEvent**), computes its slice (**cuLaunchKernel**) and says Done.
+ * - Steps 7 and 8: it times the kernel (worker 0), and on the parent's word releases
+ *   what it imported: **cuMemUnmap**, **cuMemRelease**, **cuMemAddressFree**; the owners
+ *   close a legacy import and free pool imports before the imported pool. A handoff is a
+ *   job of A alone, released again at once.
+ * - Step 9: told to quit, it exits with 0; the owners release its stream, module and
+ *   context.
+ *
+ * Any error is printed on stderr and sent to the parent (kFailed); the exit code is 1.
  */
-#include "memMapIPC_worker.hpp"
+#include "worker_processes.hpp"
 
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ipc_owners.hpp"
-#include "ipc_protocol.hpp"
 #include "memMapIPC_measure.hpp"
 #include "memsamples.hpp"
-#include "worker_processes.hpp"
 
 namespace ms = memsamples;
 namespace ipc = memsamples::ipc;
@@ -30,175 +48,195 @@ namespace ipc = memsamples::ipc;
 namespace {
 
 constexpr int kBlockSize = 256;
+constexpr CUmemAllocationHandleType kFdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
-// [worker-import]
-/// What a worker imported for one job; dropped in reverse order (pool pointers before the pool).
-struct WorkerImports {
-  ipc::OwnedMemoryPool pool;
-  std::vector<ipc::PoolAllocation> pooled;   // cuMemPoolImportPointer, freed in stream order
-  std::vector<ipc::OwnedIpcMapping> legacy;  // cuIpcOpenMemHandle
-  std::vector<ipc::MappedRange> ranges;      // VMM
-  CUdeviceptr pointer[3] = {};
-};
+/// How long a worker waits for the parent's next message. A parent that died has killed
+/// this process already (dieWithParent), so this only catches one that hangs.
+constexpr std::chrono::minutes kParentSilence{10};
 
-WorkerImports importBuffers(const ipc::Job& job, ipc::Message& message, int workerDevice,
-                            CUstream stream) {
-  WorkerImports imports;
-  const std::size_t fds = job.path == ipc::SharePath::LegacyIpc ? 0
-                          : job.path == ipc::SharePath::Pool    ? 1
-                                                                : job.allocations;
-  if (job.path > ipc::SharePath::Pool)
-    throw ipc::IpcError("a job for an unknown path " + std::to_string(static_cast<int>(job.path)));
-  // Never trust the slice: a wrong one would make the kernel write outside it, into the
-  // parent's memory.
-  if (job.first + job.count > job.elements || job.elements * sizeof(float) > job.allocationBytes) {
-    throw ipc::IpcError("a job whose slice [" + std::to_string(job.first) + ", +" +
-                        std::to_string(job.count) + ") of " + std::to_string(job.elements) +
-                        " floats does not fit its " + std::to_string(job.allocationBytes) +
-                        "-byte allocations");
-  }
-  if (message.descriptors.size() != fds || job.allocations < 1 || job.allocations > 3) {
-    throw ipc::IpcError("a " + std::string(ipc::pathName(job.path)) + " job of " +
-                        std::to_string(job.allocations) + " allocations came with " +
-                        std::to_string(message.descriptors.size()) + " descriptors");
-  }
-  const CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, workerDevice},
-                                  CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-  for (std::uint32_t i = 0; i < job.allocations; ++i) {
-    CUdeviceptr& pointer = imports.pointer[i];
-    if (job.path == ipc::SharePath::VmmDescriptor) {
-      ipc::OwnedAllocationHandle handle;  // the descriptor is an int passed as the void* handle
-      void* const fd =
-          reinterpret_cast<void*>(static_cast<std::uintptr_t>(message.descriptors[i].get()));
-      ms::check(cuMemImportFromShareableHandle(handle.out(), fd,
-                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-                "cuMemImportFromShareableHandle");
-      message.descriptors[i].reset();  // the handle keeps the memory; the descriptor is done
-      ipc::MappedRange& range = imports.ranges.emplace_back();
-      ms::check(cuMemAddressReserve(&pointer, job.allocationBytes, 0, 0, 0), "cuMemAddressReserve");
-      range.reserved(pointer, job.allocationBytes);
-      ms::check(cuMemMap(pointer, job.allocationBytes, 0, handle.get(), 0), "cuMemMap");
-      range.mapped();  // the mapping keeps the allocation: the handle is released below
-      ms::check(cuMemSetAccess(pointer, job.allocationBytes, &access, 1), "cuMemSetAccess");
-    } else if (job.path == ipc::SharePath::LegacyIpc) {
-      ms::check(cuIpcOpenMemHandle(imports.legacy.emplace_back().out(), job.legacy[i],
-                                   CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
-                "cuIpcOpenMemHandle");
-      pointer = imports.legacy.back().get();
-    } else {
-      if (i == 0) {
-        void* const fd =
-            reinterpret_cast<void*>(static_cast<std::uintptr_t>(message.descriptors[0].get()));
-        ms::check(cuMemPoolImportFromShareableHandle(imports.pool.out(), fd,
-                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                  "cuMemPoolImportFromShareableHandle");
-        message.descriptors[0].reset();
-        if (workerDevice != job.ownerDevice)  // the pool's own device has access already
-          ms::check(cuMemPoolSetAccess(imports.pool.get(), &access, 1), "cuMemPoolSetAccess");
-      }
-      ipc::Job copy = job;  // cuMemPoolImportPointer takes a non-const pointer
-      ms::check(cuMemPoolImportPointer(imports.pooled.emplace_back(stream).out(),
-                                       imports.pool.get(), &copy.pooled[i]),
-                "cuMemPoolImportPointer");
-      pointer = imports.pooled.back().get();
-    }
-  }
-  return imports;
-}
-// [worker-import]
+void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& message,
+                 std::uint32_t i, int device);
 
-// [worker]
-/// The worker role: `memMapIPC --worker <socket> <parent pid> <index> <device>`.
+/// The worker role: `memMapIPC --worker <descriptor> <parent pid> <index>`.
 int runWorker(const std::vector<std::string>& args) {
+  const std::string index = args.size() > 2 ? args[2] : std::string("?");
+  const std::string who = "memMapIPC worker " + index;
   ipc::OwnedFd socket;
+
   try {
-    if (args.size() != 4)
-      throw ms::UsageError("--worker takes <socket> <parent pid> <index> <device>");
+    // Step 1, this side: descriptor 3 must be a socket pair's end; die with the parent.
+    if (args.size() != 3)
+      throw ms::UsageError("--worker takes <descriptor> <parent pid> <index>");
+    socket = ipc::adoptWorkerSocket(args[0]);
     ipc::dieWithParent(static_cast<pid_t>(std::stol(args[1])));
-    socket = ipc::connectTo(args[0], std::chrono::seconds(10));
-    const ipc::Hello hello{static_cast<std::uint32_t>(std::stoul(args[2])), std::stoi(args[3])};
-    ms::checkDriverInit(cuInit(0));  // its own CUDA: nothing came along from the parent
+
+    // Step 2, this side: the parent's Hello names the device; CUDA starts here afresh.
+    ipc::Message first = ipc::receiveMessage(socket.get(), kParentSilence);
+    const ipc::Hello hello = ipc::payloadAs<ipc::Hello>(first, ipc::kHello);
+    ms::checkDriverInit(cuInit(0));
+
     CUdevice device = 0;
     ms::check(cuDeviceGet(&device, hello.device), "cuDeviceGet");
     ms::OwnedContext context;
     ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
-    const std::vector<char> fatbin =
-        ms::readBinaryFile(ms::locateFatbin("vectorAdd_kernel.fatbin"));
+    const std::string fatbinPath = ms::locateFatbin("vectorAdd_kernel.fatbin");
+    const std::vector<char> fatbin = ms::readBinaryFile(fatbinPath);
+
     ms::OwnedModule module;
     ms::check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
     CUfunction vecAdd = nullptr;
-    ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
+    ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"),
+              "cuModuleGetFunction");
     ms::OwnedStream stream;
     ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+
     ipc::send(socket.get(), ipc::kHello, hello);
 
-    // Optional, so that dropping it runs the destructor (pool pointers, then the pool): a move
-    // assignment would replace the pool first, while pointers from it are still allocated.
-    std::optional<WorkerImports> imports;
+    // One job's imports at a time. An optional, so that dropping it runs the destructor
+    // in order (pool pointers, then the pool): on an error path only.
+    std::optional<ipc::Buffers> imports;
     ipc::Job job;
-    while (true) {
-      // Long enough for the parent's checks between messages; a parent that died has already
-      // killed this process (dieWithParent), so the timeout only catches one that hangs.
-      ipc::Message message = ipc::receiveMessage(socket.get(), std::chrono::minutes(10));
+    const CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, hello.device};
+    const CUmemAccessDesc access = {here, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    //! [core-b]
+    for (;;) {
+      // Receive the parent's next message, and refuse one that is out of order.
+      ipc::Message message = ipc::receiveMessage(socket.get(), kParentSilence);
+      ipc::checkOrder(message.type, imports.has_value());
       if (message.type == ipc::kQuit)
-        return 0;
-      if (message.type == ipc::kRelease) {
-        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        imports.reset();  // pool pointers first: their frees must complete before the parent's
-        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        ipc::sendMessage(socket.get(), ipc::kReleased, nullptr, 0);
-      } else if (message.type == ipc::kHandoff) {
-        job = ipc::payloadAs<ipc::Job>(message, ipc::kHandoff);
-        std::optional<WorkerImports> one(importBuffers(job, message, hello.device, stream.get()));
-        const std::int64_t mappedAt = ipc::monotonicNanoseconds();
-        one.reset();  // freed, and the free completed, before the parent may free or export again
-        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        ipc::send(socket.get(), ipc::kHandoffDone, ipc::HandoffDone{mappedAt});
+        break;
+
+      if (message.type == ipc::kJob) {
+        // Step 5, this side: never trust a job. A slice past the allocations' end would
+        // make the kernel write into memory of the parent's that is not this worker's.
+        job = ipc::acceptJob(message);
+        imports.emplace(stream.get());
+        const std::size_t size = job.allocationBytes;
+        for (std::uint32_t i = 0; i < job.allocations; ++i) {
+          if (job.path != ipc::SharePath::VmmDescriptor) {
+            importOther(*imports, job, message, i, hello.device);  // the other two paths
+            continue;
+          }
+          // The descriptor (an int, passed in the void* argument) becomes this process's
+          // handle of the allocation, and is closed: the handle holds the memory now.
+          const auto fd = static_cast<std::uintptr_t>(message.descriptors[i].get());
+          void* const shareable = reinterpret_cast<void*>(fd);
+          CUmemGenericAllocationHandle* const handle = imports->handle[i].out();
+          ms::check(cuMemImportFromShareableHandle(handle, shareable, kFdType),
+                    "cuMemImportFromShareableHandle");
+          message.descriptors[i].close();
+
+          // Then as with any VMM allocation: an address range, a mapping, access.
+          CUdeviceptr& pointer = imports->pointer[i];
+          ms::check(cuMemAddressReserve(&pointer, size, 0, 0, 0), "cuMemAddressReserve");
+          imports->range[i].reserved(pointer, size);
+          ms::check(cuMemMap(pointer, size, 0, imports->handle[i].get(), 0), "cuMemMap");
+          ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
+        }
+        const ipc::Done done{ipc::monotonicNanoseconds()};
+
+        // Step 6, this side: wait on the GPU until the parent has written A and B, then
+        // compute this worker's slice of C. (A handoff brings A alone: nothing to do.)
+        if (job.allocations == 3) {
+          ms::OwnedEvent inputsWritten;
+          ms::check(cuIpcOpenEventHandle(inputsWritten.out(), job.inputsWritten),
+                    "cuIpcOpenEventHandle");
+          const CUevent written = inputsWritten.get();
+          ms::check(cuStreamWaitEvent(stream.get(), written, 0), "cuStreamWaitEvent");
+
+          CUdeviceptr a = imports->pointer[0] + job.first * sizeof(float);
+          CUdeviceptr b = imports->pointer[1] + job.first * sizeof(float);
+          CUdeviceptr c = imports->pointer[2] + job.first * sizeof(float);
+          unsigned long long n = job.count;
+          void* params[] = {&a, &b, &c, &n};
+          const unsigned int grid = ms::blocksToCover(n, 4 * kBlockSize);
+          ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, kBlockSize, 1, 1, 0, stream.get(),
+                                   params, nullptr),
+                    "cuLaunchKernel");
+          ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
+        }
+        ipc::send(socket.get(), ipc::kDone, done);
       } else if (message.type == ipc::kBench) {
-        const auto bench = ipc::payloadAs<ipc::Bench>(message, ipc::kBench);
-        const ms::VectorAddLaunch launch{vecAdd,
-                                         ms::blocksToCover(job.elements, 4 * kBlockSize),
-                                         kBlockSize,
-                                         stream.get(),
-                                         imports.value().pointer[0],
-                                         imports.value().pointer[1],
-                                         imports.value().pointer[2],
-                                         job.elements};
-        const double medianMs = ms::timeVectorAdd(launch, bench.warmup, bench.iterations).medianMs;
-        ipc::send(socket.get(), ipc::kBenchDone, ipc::BenchDone{medianMs});
-      } else {  // a kJob, or payloadAs() says what else came
-        job = ipc::payloadAs<ipc::Job>(message, ipc::kJob);
-        imports.reset();
-        imports.emplace(importBuffers(job, message, hello.device, stream.get()));
-        // The parent recorded this event after writing A and B: wait for it on the GPU.
-        ms::OwnedEvent inputsWritten;
-        ms::check(cuIpcOpenEventHandle(inputsWritten.out(), job.inputsWritten),
-                  "cuIpcOpenEventHandle");
-        ms::check(cuStreamWaitEvent(stream.get(), inputsWritten.get(), 0), "cuStreamWaitEvent");
-        CUdeviceptr a = imports->pointer[0] + job.first * sizeof(float);
-        CUdeviceptr b = imports->pointer[1] + job.first * sizeof(float);
-        CUdeviceptr c = imports->pointer[2] + job.first * sizeof(float);
-        unsigned long long n = job.count;
-        void* params[] = {&a, &b, &c, &n};
-        ms::check(cuLaunchKernel(vecAdd, ms::blocksToCover(n, 4 * kBlockSize), 1, 1, kBlockSize, 1,
-                                 1, 0, stream.get(), params, nullptr),
-                  "cuLaunchKernel");
+        // Step 7, this side: the kernel over all of A, B and C (memMapIPC_measure.cpp).
+        const CUdeviceptr(&pointers)[3] = imports->pointer;
+        ipc::timeImportedKernel(socket.get(), message, vecAdd, pointers, job, stream.get());
+      } else {
+        // Step 8, this side: release in reverse order, before the parent frees anything
+        // (the work on the stream is done first). The mapping goes before the handle.
         ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        ipc::sendMessage(socket.get(), ipc::kDone, nullptr, 0);
+        for (std::uint32_t i = job.allocations; i-- > 0;) {
+          if (job.path != ipc::SharePath::VmmDescriptor)
+            continue;
+          const CUdeviceptr pointer = imports->range[i].release();
+          ms::check(cuMemUnmap(pointer, job.allocationBytes), "cuMemUnmap");
+          ms::check(cuMemRelease(imports->handle[i].release()), "cuMemRelease");
+          ms::check(cuMemAddressFree(pointer, job.allocationBytes), "cuMemAddressFree");
+        }
+        imports.reset();  // legacy and pool imports: their owners close and free them
+        ipc::sendMessage(socket.get(), ipc::kReleased, nullptr, 0);
       }
     }
+    //! [core-b]
+
+    // Step 9, this side: told to quit. The owners release the stream, the module and the
+    // context (and any import a parent left behind), in reverse order of creation.
+    return 0;
   } catch (const std::exception& error) {
-    const std::string text = "worker " + (args.size() > 2 ? args[2] : "?") + ": " + error.what();
+    const std::string text = who + ": " + error.what();
     std::cerr << text << '\n';
-    if (socket)  // best effort: the parent learns why, not just that the connection closed
+    // Best effort: the parent learns why, not just that the connection closed.
+    if (socket) {
       try {
         ipc::sendMessage(socket.get(), ipc::kFailed, text.data(), text.size());
       } catch (const std::exception&) {
       }
+    }
     return 1;
   }
 }
-// [worker]
+
+// [worker-import-other]
+/// Step 5 for the legacy and pool paths: allocation @p i of @p job into @p imports, for
+/// @p device.
+void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& message,
+                 std::uint32_t i, int device) {
+  if (job.path == ipc::SharePath::LegacyIpc) {
+    // The 64 bytes name the allocation; lazy peer access lets another GPU map it too.
+    ms::check(cuIpcOpenMemHandle(imports.opened[i].out(), job.legacy[i],
+                                 CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+              "cuIpcOpenMemHandle");
+    imports.pointer[i] = imports.opened[i].get();
+    return;
+  }
+  if (i == 0) {
+    // The pool comes as one descriptor with the job, closed once it is imported.
+    const auto fd = static_cast<std::uintptr_t>(message.descriptors[0].get());
+    void* const shareable = reinterpret_cast<void*>(fd);
+    ms::check(cuMemPoolImportFromShareableHandle(imports.pool.out(), shareable, kFdType, 0),
+              "cuMemPoolImportFromShareableHandle");
+    message.descriptors[0].close();
+
+    // What the pool grants this device is the pool's to say: its own device has access,
+    // another one does not until it is granted.
+    CUmemLocation location = {CU_MEM_LOCATION_TYPE_DEVICE, device};
+    CUmemAccess_flags granted = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    CUmemoryPool pool = imports.pool.get();
+    ms::check(cuMemPoolGetAccess(&granted, pool, &location), "cuMemPoolGetAccess");
+    if (granted != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      const CUmemAccessDesc access = {location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+      ms::check(cuMemPoolSetAccess(pool, &access, 1), "cuMemPoolSetAccess");
+    }
+  }
+
+  // Each allocation of the pool comes as 64 bytes of export data, useless without the pool.
+  ipc::Job copy = job;  // cuMemPoolImportPointer takes a non-const pointer
+  CUdeviceptr* const imported = imports.pooled[i].out();
+  ms::check(cuMemPoolImportPointer(imported, imports.pool.get(), &copy.pooled[i]),
+            "cuMemPoolImportPointer");
+  imports.pointer[i] = imports.pooled[i].get();
+}
+// [worker-import-other]
 
 }  // namespace
 

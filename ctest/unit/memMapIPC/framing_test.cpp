@@ -1,6 +1,7 @@
-// 07_memMapIPC's messages: a header, a payload, descriptors passed with SCM_RIGHTS, and every way
-// a peer can get one wrong (bad magic, a huge length, a message cut short, too many descriptors,
-// silence) turned into one clear error, with no descriptor leaked.
+// 07_memMapIPC's messages: a header, a payload, descriptors passed with SCM_RIGHTS, over a
+// SOCK_SEQPACKET socket pair, and every way a peer can get one wrong (bad magic, a huge length, a
+// message cut short, a record too long, too many descriptors, silence) turned into one clear
+// error, with no descriptor leaked.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -233,6 +234,50 @@ TEST(Framing, APartMessageThenSilenceIsATimeout) {
             "no whole message within 50 ms: got 14 of 20 bytes");
 }
 
+TEST(Framing, ARecordLongerThanTheMessageStillNeedsIsRefused) {
+  // On a SOCK_SEQPACKET socket the rest of a record that does not fit is lost: never a partial
+  // read that would put the stream out of step.
+  auto [a, b] = itest::socketPair();
+  const itest::RawHeader header{ipc::kMessageMagic, 1, 4};
+  itest::writeRaw(a.get(), &header, sizeof(header));
+  itest::writeRaw(a.get(), "0123456789", 10);
+  EXPECT_EQ(messageOf<ipc::IpcError>([&] { ipc::receiveMessage(b.get(), 5s); }),
+            "a record longer than the 4 bytes the message still needed (the rest was cut off: "
+            "MSG_TRUNC)");
+  // A header and its payload in one record: the header read cuts it.
+  const std::uint8_t both[sizeof(header) + 4] = {};
+  itest::writeRaw(a.get(), both, sizeof(both));
+  EXPECT_EQ(messageOf<ipc::IpcError>([&] { ipc::receiveMessage(b.get(), 5s); }),
+            "a record longer than the 12 bytes the message still needed (the rest was cut off: "
+            "MSG_TRUNC)");
+}
+
+TEST(Framing, APayloadLargerThanARecordTravelsInSeveralAndArrivesWhole) {
+  auto [a, b] = itest::socketPair();
+  std::vector<std::uint8_t> payload(3 * ipc::kMaxRecordBytes + 5);
+  std::iota(payload.begin(), payload.end(), std::uint8_t{1});
+  std::string sendError;
+  std::thread sender([&, fd = a.get()] {
+    try {
+      ipc::sendMessage(fd, 3, payload.data(), payload.size());
+    } catch (const ipc::IpcError& e) {
+      sendError = e.what();
+    }
+  });
+  std::size_t records = 0;
+  std::vector<std::uint8_t> record(ipc::kMaxPayloadBytes);
+  // The header, then the payload's records, each at most kMaxRecordBytes long.
+  for (std::size_t got = 0; got < sizeof(itest::RawHeader) + payload.size(); ++records) {
+    const ssize_t bytes = ::recv(b.get(), record.data(), record.size(), 0);
+    ASSERT_GT(bytes, 0);
+    EXPECT_LE(static_cast<std::size_t>(bytes), ipc::kMaxRecordBytes);
+    got += static_cast<std::size_t>(bytes);
+  }
+  sender.join();
+  EXPECT_EQ(sendError, "");
+  EXPECT_EQ(records, 1u + 4u);
+}
+
 TEST(Framing, ReceivingFromANonSocketNamesTheCall) {
   const int before = itest::openDescriptorCount();
   int pipeEnds[2];
@@ -246,24 +291,19 @@ TEST(Framing, ReceivingFromANonSocketNamesTheCall) {
 }
 
 TEST(Descriptors, AFilesDescriptorTravelsAndReadsTheSameFile) {
-  const ipc::PrivateDirectory folder("memMapIPC-test-");
-  const std::string path = folder.path() + "/shared";
-  std::ofstream(path) << "what the sender wrote";
-  ipc::OwnedFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string path = ::testing::TempDir() + "memMapIPC-shared-XXXXXX";
+  ipc::OwnedFd file(::mkstemp(path.data()));
   ASSERT_TRUE(file);
+  std::ofstream(path) << "what the sender wrote";
   struct stat sent {};
   ASSERT_EQ(::fstat(file.get(), &sent), 0);
 
-  const std::string listenPath = folder.path() + "/socket";
-  const ipc::OwnedFd listener = ipc::listenOn(listenPath, 1);
-  const ipc::OwnedFd client = ipc::connectTo(listenPath, 5s);
-  const ipc::Accepted server = ipc::acceptWithin(listener.get(), 5s);
-
+  auto [client, server] = itest::socketPair();
   ipc::sendMessage(client.get(), 42, "file", 4, {file.get()});
   file.reset();  // the receiver's copy keeps the open file alive
   ::unlink(path.c_str());
 
-  ipc::Message message = ipc::receiveMessage(server.socket.get(), 5s);
+  ipc::Message message = ipc::receiveMessage(server.get(), 5s);
   EXPECT_EQ(message.type, 42u);
   EXPECT_EQ(textOf(message.payload), "file");
   ASSERT_EQ(message.descriptors.size(), 1u);

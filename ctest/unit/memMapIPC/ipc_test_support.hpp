@@ -1,30 +1,49 @@
 // Helpers of 07_memMapIPC's unit tests: socket pairs, raw writes that the channel's own sender
-// would never make, and counting this process's open descriptors (to prove none leaked).
+// would never make, counting this process's open descriptors (to prove none leaked), and
+// reaping a child without waiting.
 #pragma once
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ipc_channel.hpp"
+#include "worker_processes.hpp"
 
 namespace memsamples::ipc::test {
 
-/// A connected pair of Unix stream sockets, close-on-exec like the channel's own.
+/// A connected pair of Unix sockets as the channel makes them (SOCK_SEQPACKET, close-on-exec).
 inline std::pair<OwnedFd, OwnedFd> socketPair() {
-  int ends[2] = {-1, -1};
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
-    throw std::runtime_error(std::string("socketpair failed: ") + std::strerror(errno));
+  SocketPair pair = makeSocketPair();
+  return {std::move(pair.parentEnd), std::move(pair.workerEnd)};
+}
+
+/// If child @p pid has ended, reaps it and says how (describeWaitStatus); none while it runs.
+/// @throws IpcError (waitpid) when @p pid is not a child of this process or was already reaped.
+inline std::optional<std::string> endedHow(pid_t pid) {
+  int status = 0;
+  pid_t result = -1;
+  do {
+    result = ::waitpid(pid, &status, WNOHANG);
+  } while (result < 0 && errno == EINTR);
+  if (result < 0) {
+    throw IpcError("waitpid " + std::to_string(pid) + " failed: " + std::strerror(errno));
   }
-  return {OwnedFd(ends[0]), OwnedFd(ends[1])};
+  if (result == 0) {
+    return std::nullopt;
+  }
+  return describeWaitStatus(status);
 }
 
 /// The wire header as a peer could write it, right or wrong.

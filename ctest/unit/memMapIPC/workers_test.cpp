@@ -1,6 +1,6 @@
-// 07_memMapIPC's worker processes: started by posix_spawn, their end (exit or signal) noticed and
-// told in words, an overstaying one killed, none left running or unreaped, and a worker that dies
-// with its parent.
+// 07_memMapIPC's worker processes: started by posix_spawn with nothing but their socket end,
+// their end (exit or signal) noticed and told in words, an overstaying one killed, none left
+// running or unreaped, and a worker that dies with its parent.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,10 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,7 +38,7 @@ const std::string kShell = "/bin/sh";
 std::string endWithin(pid_t pid, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (const std::optional<std::string> how = ipc::endedHow(pid)) {
+    if (const std::optional<std::string> how = itest::endedHow(pid)) {
       return *how;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
@@ -160,7 +164,7 @@ TEST(SpawnProcess, TheWorkerStartsWithNoSignalsBlocked) {
 
 TEST(EndedHow, NothingWhileRunningThenKilledBySignal9) {
   const pid_t pid = ipc::spawnProcess(kShell, {"sh", "-c", "exec sleep 30"});
-  EXPECT_EQ(ipc::endedHow(pid), std::nullopt);
+  EXPECT_EQ(itest::endedHow(pid), std::nullopt);
   ::kill(pid, SIGKILL);
   EXPECT_EQ(endWithin(pid, 10s), "killed by signal 9 (Killed)");
 }
@@ -169,12 +173,12 @@ TEST(EndedHow, AWorkerThatKillsItselfWithSignal9) {
   const pid_t pid = ipc::spawnProcess(kShell, {"sh", "-c", "kill -9 $$"});
   EXPECT_EQ(endWithin(pid, 10s), "killed by signal 9 (Killed)");
   // Reaped: it is no child of ours any more.
-  EXPECT_EQ(messageOf<ipc::IpcError>([&] { ipc::endedHow(pid); }),
+  EXPECT_EQ(messageOf<ipc::IpcError>([&] { itest::endedHow(pid); }),
             "waitpid " + std::to_string(pid) + " failed: No child processes");
 }
 
 TEST(EndedHow, ANonChildNamesWaitpid) {
-  EXPECT_EQ(messageOf<ipc::IpcError>([] { ipc::endedHow(::getpid()); }),
+  EXPECT_EQ(messageOf<ipc::IpcError>([] { itest::endedHow(::getpid()); }),
             "waitpid " + std::to_string(::getpid()) + " failed: No child processes");
 }
 
@@ -306,4 +310,91 @@ TEST(DieWithParent, NoticesAParentThatDiedFirst) {
   EXPECT_EQ(std::string(text), "the parent process " + std::to_string(intermediate) +
                                    " is already gone (getppid() is now " +
                                    std::to_string(::getpid()) + ")");
+}
+
+namespace {
+
+const std::string kStandIn = MEMMAPIPC_STANDIN_WORKER;
+const std::string kTrue = "/bin/true";
+
+/// The descriptor numbers in a stand-in's report ("<fd> <target>" lines), and their targets.
+std::map<int, std::string> reportedDescriptors(const ipc::Message& message) {
+  std::map<int, std::string> descriptors;
+  std::istringstream lines(std::string(message.payload.begin(), message.payload.end()));
+  int fd = -1;
+  std::string target;
+  while (lines >> fd >> target)
+    descriptors[fd] = target;
+  return descriptors;
+}
+
+/// Sets an environment variable for one test and unsets it after.
+class EnvironmentScope {
+ public:
+  EnvironmentScope(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~EnvironmentScope() { ::unsetenv(name_); }
+  EnvironmentScope(const EnvironmentScope&) = delete;
+  EnvironmentScope& operator=(const EnvironmentScope&) = delete;
+
+ private:
+  const char* name_;
+};
+
+}  // namespace
+
+TEST(Workers, EachInheritsOnlyItsSocketEndAndStdio) {
+#if !(defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)))
+  GTEST_SKIP() << "posix_spawn_file_actions_addclosefrom_np needs glibc 2.34";
+#endif
+  // A descriptor without close-on-exec, as a parent may have inherited one from its own
+  // parent: without closefrom in the worker's start it would reach every worker.
+  const ipc::OwnedFd decoy(::fcntl(STDERR_FILENO, F_DUPFD, 10));
+  ASSERT_TRUE(decoy);
+  ASSERT_FALSE(itest::isCloseOnExec(decoy.get()));
+  ipc::Workers workers(kStandIn, 2);
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    // The report comes through the parent's end: descriptor 3 is that pair's other end.
+    const std::map<int, std::string> open = reportedDescriptors(workers.receive(i, "its report"));
+    std::vector<int> numbers;
+    for (const auto& [fd, target] : open)
+      numbers.push_back(fd);
+    EXPECT_EQ(numbers, (std::vector<int>{0, 1, 2, 3})) << "worker " << i;
+    EXPECT_EQ(open.count(3) ? open.at(3).rfind("socket:[", 0) : 1, 0u) << "worker " << i;
+  }
+  EXPECT_EQ(workers.quit(),
+            (std::vector<std::string>{"exited with status 0", "exited with status 0"}));
+}
+
+TEST(Workers, AWorkerThatDiesIsNamedWithHowItEnded) {
+  const EnvironmentScope dies("MEMMAPIPC_STANDIN", "exit3");
+  ipc::Workers workers(kStandIn, 1);
+  const std::string error = messageOf<std::runtime_error>([&] { workers.receive(0, "its Hello"); });
+  EXPECT_EQ(error.rfind("worker 0 (pid ", 0), 0u) << error;
+  EXPECT_NE(error.find(") exited with status 3: the peer closed the connection (the parent was "
+                       "waiting for its Hello)"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Workers, DestructionKillsAndReapsEveryWorker) {
+  {
+    ipc::Workers workers(kTrue, 2);  // any program will do
+    EXPECT_EQ(workers.size(), 2u);
+  }
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);  // no child left, not even a zombie
+  EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(Workers, DescribeSaysWhereEachRuns) {
+  ipc::Workers two(kTrue, 2);
+  EXPECT_EQ(two.describe(0, 1),
+            "Workers: 2 processes on device 0, the last one on device 1 (it imports device 0's "
+            "memory across the link)");
+  EXPECT_EQ(two.describe(0, 0),
+            "Workers: 2 processes on device 0; cross-GPU import: not run (no other GPU can "
+            "access device 0)");
+  ipc::Workers one(kTrue, 1);
+  EXPECT_EQ(one.describe(2, 2),
+            "Workers: 1 process on device 2; cross-GPU import: not run (one worker only; needs "
+            "2 with a second GPU)");
 }
