@@ -9,8 +9,8 @@
 #   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
 #   memsamples_add_usage_error_test(<test> TARGET <exe> ARGS ... MESSAGE <regex> [RUNTIME_ERROR]
 #                                   [ALLOW_WAIVER] [LABELS ...])
-#   memsamples_add_same_major_driver_test(<test> TARGET <exe> EXPECTED <regex> [EXIT_CODE <n>]
-#                                         [ARGS ...] [ENVIRONMENT <VAR=value>])
+#   memsamples_add_driver_test(<test> DRIVER <OLD_MAJOR|SAME_MAJOR> TARGET <exe> EXPECTED <regex>
+#                              [EXIT_CODE <n>] [ARGS ...] [ENVIRONMENT <VAR=value>])
 # and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
 # memsamples::common (core + CUDA driver helpers), memsamples_weak_driver (the weak driver imports,
 # see below), memsamples_gpu_launcher and the stand-in drivers of ctest/old_driver.
@@ -249,7 +249,7 @@ if(NOT TARGET memsamples_core)
   # The libcuda.so.1 of a driver of the toolkit's major version but, where there is one, an older
   # minor version (13.0 for a 13.2 toolkit; 13.0 itself for 13.0), with fake devices and without
   # the newer entry points: NVIDIA's minor version compatibility runs the samples on it, and
-  # memsamples_add_same_major_driver_test() shows what they do there.
+  # memsamples_add_driver_test(... DRIVER SAME_MAJOR ...) shows what they do there.
   if(CUDAToolkit_VERSION_MINOR GREATER 0)
     math(EXPR same_major_version
          "${CUDAToolkit_VERSION_MAJOR} * 1000 + (${CUDAToolkit_VERSION_MINOR} - 1) * 10")
@@ -311,22 +311,32 @@ function(_memsamples_cuda_version_text out_var version)
   set(${out_var} "${major}.${minor}" PARENT_SCOPE)
 endfunction()
 
-# memsamples_add_same_major_driver_test(<test> TARGET <exe> EXPECTED <regex> [EXIT_CODE <n>]
-#                                       [ARGS <args>...] [ENVIRONMENT <VAR=value>])
-# A CPU test (label unit): <exe>, run against the stand-in driver of the toolkit's major version
-# (ctest/old_driver/same_major_libcuda.cpp: fake devices, none of the newer entry points, compute
-# modes from MEMSAMPLES_FAKE_COMPUTE_MODES in ENVIRONMENT), must exit with EXIT_CODE (default 2,
-# WAIVED) and print what EXPECTED matches, e.g. a sample that calls cuMemPrefetchBatchAsync:
-#   memsamples_add_same_major_driver_test(managedAdvisePrefetch.entryPointMissing
+# memsamples_add_driver_test(<test> DRIVER <OLD_MAJOR|SAME_MAJOR> TARGET <exe> EXPECTED <regex>
+#                            [EXIT_CODE <n>] [ARGS <args>...] [ENVIRONMENT <VAR=value>])
+# A CPU test (label unit): <exe>, run against a stand-in libcuda.so.1 of ctest/old_driver, must
+# exit with EXIT_CODE (default 2, WAIVED) and print what EXPECTED matches. OLD_MAJOR is the driver
+# of CUDA 12.4 (old_libcuda.cpp); SAME_MAJOR the one of the toolkit's major version
+# (same_major_libcuda.cpp: fake devices, none of the newer entry points, compute modes from
+# MEMSAMPLES_FAKE_COMPUTE_MODES in ENVIRONMENT). E.g. a sample that calls cuMemPrefetchBatchAsync:
+#   memsamples_add_driver_test(managedAdvisePrefetch.entryPointMissing DRIVER SAME_MAJOR
 #     TARGET managedAdvisePrefetch EXPECTED "WAIVED: the NVIDIA driver [(]CUDA [0-9.]+[)] has no cuMemPrefetchBatchAsync")
-function(memsamples_add_same_major_driver_test test)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET;EXPECTED;EXIT_CODE;ENVIRONMENT" "ARGS")
-  if(NOT arg_TARGET OR NOT arg_EXPECTED OR arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "memsamples_add_same_major_driver_test(${test}): TARGET and EXPECTED are "
-                        "required; not understood: '${arg_UNPARSED_ARGUMENTS}'")
+function(memsamples_add_driver_test test)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "DRIVER;TARGET;EXPECTED;EXIT_CODE;ENVIRONMENT" "ARGS")
+  if(NOT arg_DRIVER MATCHES "^(OLD_MAJOR|SAME_MAJOR)$" OR NOT arg_TARGET OR NOT arg_EXPECTED OR
+     arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "memsamples_add_driver_test(${test}): DRIVER (OLD_MAJOR or SAME_MAJOR), "
+                        "TARGET and EXPECTED are required; not understood: "
+                        "'${arg_UNPARSED_ARGUMENTS}'")
   endif()
   if(NOT DEFINED arg_EXIT_CODE)
     set(arg_EXIT_CODE 2)
+  endif()
+  if(arg_DRIVER STREQUAL "OLD_MAJOR")
+    set(driver memsamples_old_driver)
+    _memsamples_cuda_version_text(driver_version ${MEMSAMPLES_OLD_DRIVER_VERSION})
+  else()
+    set(driver memsamples_same_major_driver)
+    _memsamples_cuda_version_text(driver_version ${MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION})
   endif()
   set(numbered_args "")  # one -DARG<i> per argument, as memsamples_add_usage_error_test() does
   set(count 0)
@@ -334,12 +344,10 @@ function(memsamples_add_same_major_driver_test test)
     list(APPEND numbered_args "-DARG${count}=${argument}")
     math(EXPR count "${count} + 1")
   endforeach()
-  _memsamples_cuda_version_text(driver_version ${MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION})
   add_test(NAME ${test}
            COMMAND "${CMAKE_COMMAND}" -DSAMPLE=$<TARGET_FILE:${arg_TARGET}>
                    -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
-                   -DDRIVER_DIR=$<TARGET_FILE_DIR:memsamples_same_major_driver>
-                   -DDRIVER_VERSION=${driver_version}
+                   -DDRIVER_DIR=$<TARGET_FILE_DIR:${driver}> -DDRIVER_VERSION=${driver_version}
                    -DBUILT_VERSION=${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}
                    "-DEXPECTED=${arg_EXPECTED}" -DEXIT_CODE=${arg_EXIT_CODE}
                    "-DENVIRONMENT=${arg_ENVIRONMENT}" -DARG_COUNT=${count} ${numbered_args}

@@ -9,7 +9,7 @@
 # than the toolkit's. CTest's PASS_REGULAR_EXPRESSION would ignore the exit code, hence a script.
 # EXPECTED replaces that WAIVED line (a regular expression), EXIT_CODE the 2, ENVIRONMENT adds
 # variables to the run and ARG0 ... ARG<n-1> are the sample's arguments: the tests against a
-# driver of the toolkit's major version (memsamples_add_same_major_driver_test()) and
+# driver of the toolkit's major version (memsamples_add_driver_test()) and
 # 08_multicastReduce's stand-in of two multicast GPUs use them.
 foreach(variable SAMPLE LAUNCHER DRIVER_DIR DRIVER_VERSION BUILT_VERSION)
   if(NOT ${variable})
