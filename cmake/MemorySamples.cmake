@@ -234,17 +234,23 @@ if(NOT TARGET memsamples_core)
   target_link_libraries(memsamples_gpu_launcher PRIVATE ${CMAKE_DL_LIBS})
   memsamples_warnings(memsamples_gpu_launcher)
 
-  # The libcuda.so.1 of a driver older than the toolkit (ctest/old_driver), in a folder of its own
-  # so that pointing LD_LIBRARY_PATH there replaces the real driver for one test only.
+  # A stand-in libcuda.so.1 <target> of ctest/old_driver that reports CUDA <version>, built from
+  # old_libcuda.cpp and <sources>, in a folder of its own (ctest/<folder>) so that pointing
+  # LD_LIBRARY_PATH there replaces the real driver for one test only.
+  function(_memsamples_add_stand_in_driver target folder version)
+    add_library(${target} SHARED "${MEMSAMPLES_ROOT}/ctest/old_driver/old_libcuda.cpp" ${ARGN})
+    target_include_directories(${target} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    target_compile_definitions(${target} PRIVATE MEMSAMPLES_OLD_DRIVER_VERSION=${version})
+    set_target_properties(${target} PROPERTIES
+                          OUTPUT_NAME cuda SOVERSION 1
+                          LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest/${folder}")
+    memsamples_warnings(${target})
+  endfunction()
+
+  # The driver of CUDA 12.4, an older major version than the toolkit's: every sample waives.
   set(MEMSAMPLES_OLD_DRIVER_VERSION 12040)
-  add_library(memsamples_old_driver SHARED "${MEMSAMPLES_ROOT}/ctest/old_driver/old_libcuda.cpp")
-  target_include_directories(memsamples_old_driver PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-  target_compile_definitions(memsamples_old_driver
-    PRIVATE MEMSAMPLES_OLD_DRIVER_VERSION=${MEMSAMPLES_OLD_DRIVER_VERSION})
-  set_target_properties(memsamples_old_driver PROPERTIES
-                        OUTPUT_NAME cuda SOVERSION 1
-                        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest/old_driver")
-  memsamples_warnings(memsamples_old_driver)
+  _memsamples_add_stand_in_driver(memsamples_old_driver old_driver
+                                  ${MEMSAMPLES_OLD_DRIVER_VERSION})
 
   # The libcuda.so.1 of a driver of the toolkit's major version but, where there is one, an older
   # minor version (13.0 for a 13.2 toolkit; 13.0 itself for 13.0), with fake devices and without
@@ -258,16 +264,9 @@ if(NOT TARGET memsamples_core)
   endif()
   set(MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION ${same_major_version} CACHE STRING
       "The CUDA version (1000 x major + 10 x minor) of the stand-in same-major driver")
-  add_library(memsamples_same_major_driver SHARED
-              "${MEMSAMPLES_ROOT}/ctest/old_driver/old_libcuda.cpp"
-              "${MEMSAMPLES_ROOT}/ctest/old_driver/same_major_libcuda.cpp")
-  target_include_directories(memsamples_same_major_driver PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-  target_compile_definitions(memsamples_same_major_driver
-    PRIVATE MEMSAMPLES_OLD_DRIVER_VERSION=${MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION})
-  set_target_properties(memsamples_same_major_driver PROPERTIES
-                        OUTPUT_NAME cuda SOVERSION 1
-                        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest/same_major_driver")
-  memsamples_warnings(memsamples_same_major_driver)
+  _memsamples_add_stand_in_driver(memsamples_same_major_driver same_major_driver
+    ${MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION}
+    "${MEMSAMPLES_ROOT}/ctest/old_driver/same_major_libcuda.cpp")
 
   # Prints where locateFatbin() finds a fatbin: the same lookup as the samples, without the
   # driver, so that the install and symlink cases are tested on machines without a GPU too.
@@ -304,6 +303,19 @@ function(memsamples_add_sample name)
   set_tests_properties(oldDriver.${name} PROPERTIES LABELS unit TIMEOUT 60)
 endfunction()
 
+# The arguments of a sample for a checker script (ctest/script_arguments.cmake): -DARG_COUNT=<n>
+# and one -DARG<i> per argument, since a list in one -D would not survive CTest's quoting.
+function(_memsamples_numbered_args out_var)
+  list(LENGTH ARGN count)
+  set(numbered "-DARG_COUNT=${count}")
+  set(i 0)
+  foreach(argument IN LISTS ARGN)
+    list(APPEND numbered "-DARG${i}=${argument}")
+    math(EXPR i "${i} + 1")
+  endforeach()
+  set(${out_var} "${numbered}" PARENT_SCOPE)
+endfunction()
+
 # 12040 -> "12.4", as NVIDIA writes a CUDA version.
 function(_memsamples_cuda_version_text out_var version)
   math(EXPR major "${version} / 1000")
@@ -338,19 +350,14 @@ function(memsamples_add_driver_test test)
     set(driver memsamples_same_major_driver)
     _memsamples_cuda_version_text(driver_version ${MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION})
   endif()
-  set(numbered_args "")  # one -DARG<i> per argument, as memsamples_add_usage_error_test() does
-  set(count 0)
-  foreach(argument IN LISTS arg_ARGS)
-    list(APPEND numbered_args "-DARG${count}=${argument}")
-    math(EXPR count "${count} + 1")
-  endforeach()
+  _memsamples_numbered_args(numbered_args ${arg_ARGS})
   add_test(NAME ${test}
            COMMAND "${CMAKE_COMMAND}" -DSAMPLE=$<TARGET_FILE:${arg_TARGET}>
                    -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
                    -DDRIVER_DIR=$<TARGET_FILE_DIR:${driver}> -DDRIVER_VERSION=${driver_version}
                    -DBUILT_VERSION=${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}
                    "-DEXPECTED=${arg_EXPECTED}" -DEXIT_CODE=${arg_EXIT_CODE}
-                   "-DENVIRONMENT=${arg_ENVIRONMENT}" -DARG_COUNT=${count} ${numbered_args}
+                   "-DENVIRONMENT=${arg_ENVIRONMENT}" ${numbered_args}
                    -P "${MEMSAMPLES_ROOT}/ctest/old_driver/expect_waived.cmake")
   set_tests_properties(${test} PROPERTIES LABELS unit TIMEOUT 60)
 endfunction()
@@ -381,20 +388,14 @@ function(memsamples_add_usage_error_test test)
     message(FATAL_ERROR "memsamples_add_usage_error_test(${test}): TARGET and MESSAGE are "
                         "required; not understood: '${arg_UNPARSED_ARGUMENTS}'")
   endif()
-  # One -DARG<i> per argument: a list in one -D would not survive CTest's quoting.
-  set(numbered_args "")
-  set(count 0)
-  foreach(argument IN LISTS arg_ARGS)
-    list(APPEND numbered_args "-DARG${count}=${argument}")
-    math(EXPR count "${count} + 1")
-  endforeach()
+  _memsamples_numbered_args(numbered_args ${arg_ARGS})
   set(skip "${MEMSAMPLES_MACHINE_WAIVER}")
   if(arg_ALLOW_WAIVER)
     set(skip "WAIVED: ")
   endif()
   add_test(NAME ${test}
            COMMAND "${CMAKE_COMMAND}" -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
-                   -DSAMPLE=$<TARGET_FILE:${arg_TARGET}> -DARG_COUNT=${count} ${numbered_args}
+                   -DSAMPLE=$<TARGET_FILE:${arg_TARGET}> ${numbered_args}
                    "-DMESSAGE=${arg_MESSAGE}" -DRUNTIME_ERROR=${arg_RUNTIME_ERROR}
                    -DALLOW_WAIVER=${arg_ALLOW_WAIVER}
                    -P "${MEMSAMPLES_ROOT}/ctest/expect_usage_error.cmake")

@@ -18,13 +18,7 @@ foreach(variable LAUNCHER SAMPLE ARG_COUNT MESSAGE)
   endif()
 endforeach()
 
-set(arguments "")
-if(ARG_COUNT GREATER 0)
-  math(EXPR last "${ARG_COUNT} - 1")
-  foreach(i RANGE ${last})
-    list(APPEND arguments "${ARG${i}}")
-  endforeach()
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/script_arguments.cmake")  # arguments
 execute_process(COMMAND "${LAUNCHER}" "${SAMPLE}" ${arguments}
                 RESULT_VARIABLE exit_code OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message("${output}")

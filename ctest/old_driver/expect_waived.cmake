@@ -19,13 +19,7 @@ endforeach()
 if(NOT DEFINED EXIT_CODE OR EXIT_CODE STREQUAL "")
   set(EXIT_CODE 2)
 endif()
-set(arguments "")
-if(ARG_COUNT GREATER 0)
-  math(EXPR last "${ARG_COUNT} - 1")
-  foreach(i RANGE ${last})
-    list(APPEND arguments "${ARG${i}}")
-  endforeach()
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/../script_arguments.cmake")  # arguments
 
 # First a readable verdict on what the loader will do: a strong (U) import that the old driver
 # lacks stops the process before main. Only these four exist in every driver and may stay strong;
