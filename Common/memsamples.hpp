@@ -198,11 +198,11 @@ class DrainOnExit {
 };
 
 /// A device's primary context (the one the whole process shares, the runtime API included),
-/// retained while this object lives: cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease. It
-/// reaches a second device without creating a context; retaining does not make it current.
+/// retained while this object lives (cuDevicePrimaryCtxRetain, needs cuInit(); released with
+/// cuDevicePrimaryCtxRelease): a second device without a new context, not made current.
 class PrimaryContext {
  public:
-  explicit PrimaryContext(CUdevice device);  ///< Retains it. Needs cuInit(). @throws CudaError.
+  explicit PrimaryContext(CUdevice device);  ///< @throws CudaError, WaivedError (compute mode)
   ~PrimaryContext() { reset(); }             ///< Releases the retain (answer ignored).
   PrimaryContext(PrimaryContext&& other) noexcept;  ///< Takes the retain; @p other is left empty.
   PrimaryContext& operator=(PrimaryContext&& other) noexcept;  ///< Releases, then takes @p other's.

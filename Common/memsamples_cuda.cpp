@@ -106,7 +106,12 @@ double theoreticalPeakGBps(CUdevice device) {
 // ------------------------------------------------------------------------------------ RAII types
 
 PrimaryContext::PrimaryContext(CUdevice device) {
-  check(cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
+  const CUresult retained = cuDevicePrimaryCtxRetain(&context_, device);
+  // A compute mode that forbids the context waives, naming the mode (a device of a sample's
+  // pair or team, which selectDevice() did not choose); anything else is the driver's error.
+  if (retained == CUDA_ERROR_DEVICE_UNAVAILABLE)
+    requireComputeMode(device);
+  check(retained, "cuDevicePrimaryCtxRetain");
   device_ = device;
 }
 PrimaryContext::PrimaryContext(PrimaryContext&& other) noexcept

@@ -1,6 +1,7 @@
 // Common's driver half against fake devices (fake_device_driver.cpp): selectDevice() reads each
-// device's compute mode, requireComputeMode() waives a device a sample cannot use, and
-// requireEntryPoint() waives where the driver lacks an entry point, i.e. its weak import is null.
+// device's compute mode, requireComputeMode() and a refused PrimaryContext waive a device a sample
+// cannot use, and requireEntryPoint() waives where the driver lacks an entry point, i.e. its weak
+// import is null.
 #include <gtest/gtest.h>
 
 #include "fake_device_driver.hpp"
@@ -54,21 +55,38 @@ TEST(RequireComputeMode, WaivesOnlyWhatTheModeForbids) {
   EXPECT_THROW(ms::requireComputeMode(device), ms::WaivedError);
 }
 
+TEST(PrimaryContext, ARetainTheComputeModeForbidsWaivesNamingTheMode) {
+  twoDevices(CU_COMPUTEMODE_DEFAULT, CU_COMPUTEMODE_PROHIBITED);
+  EXPECT_NO_THROW(ms::PrimaryContext(0));
+  EXPECT_EQ(messageOf<ms::WaivedError>([] { ms::PrimaryContext refused(1); }),
+            "device 1 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED): no context can "
+            "be created");
+  // An EXCLUSIVE_PROCESS device another process holds: the driver's error, which runSample()
+  // waives in turn (runner_test).
+  twoDevices(CU_COMPUTEMODE_DEFAULT, CU_COMPUTEMODE_EXCLUSIVE_PROCESS);
+  try {
+    ms::PrimaryContext busy(1);
+    ADD_FAILURE() << "the retain was not refused";
+  } catch (const ms::CudaError& error) {
+    EXPECT_EQ(error.result(), CUDA_ERROR_DEVICE_UNAVAILABLE);
+  }
+}
+
 TEST(RequireEntryPoint, AMissingEntryPointWaivesNamingItAndBothVersions) {
   // Neither fake defines cuMemPrefetchBatchAsync: its weak import is null here, as it is where
   // the driver lacks it.
   fakeDevices().driverVersion = 13000;
   auto* const entryPoint = &cuMemPrefetchBatchAsync;
   ASSERT_TRUE(entryPoint == nullptr);
-  EXPECT_EQ(messageOf<ms::WaivedError>([] {
-              ms::requireEntryPoint(cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync");
-            }),
+  EXPECT_EQ(messageOf<ms::WaivedError>(
+                [] { ms::requireEntryPoint(cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync"); }),
             ms::missingEntryPointReason("cuMemPrefetchBatchAsync", 13000, CUDA_VERSION));
-  EXPECT_EQ(ms::missingEntryPointReason("cuMemPrefetchBatchAsync", 13000, CUDA_VERSION).rfind(
-                "the NVIDIA driver (CUDA 13.0) has no cuMemPrefetchBatchAsync, which this sample "
-                "(built with CUDA ",
-                0),
-            0u);
+  EXPECT_EQ(
+      ms::missingEntryPointReason("cuMemPrefetchBatchAsync", 13000, CUDA_VERSION)
+          .rfind("the NVIDIA driver (CUDA 13.0) has no cuMemPrefetchBatchAsync, which this sample "
+                 "(built with CUDA ",
+                 0),
+      0u);
 }
 
 TEST(RequireEntryPoint, APresentEntryPointPasses) {

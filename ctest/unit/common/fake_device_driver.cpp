@@ -1,7 +1,8 @@
 // A fake driver of devices and versions for device_selection_test.cpp, linked instead of libcuda
 // (a link seam) together with fake_timing_driver.cpp: Common's memsamples_cuda.cpp reads devices,
-// compute modes and the driver version from it. An entry point neither fake defines stays a null
-// weak import (support/weak_driver.hpp), as on a driver that lacks it.
+// compute modes and the driver version from it, and retains primary contexts. An entry point
+// neither fake defines stays a null weak import (support/weak_driver.hpp), as on a driver that
+// lacks it.
 #include "fake_device_driver.hpp"
 
 #include <cuda.h>
@@ -56,6 +57,21 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
       *value = 0;
       break;
   }
+  return CUDA_SUCCESS;
+}
+
+// A primary context of a device whose mode forbids it is refused as the driver refuses it.
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
+  const FakeDevices& devices = fakeDevices();
+  if (device < 0 || device >= static_cast<int>(devices.computeModes.size()))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (devices.computeModes[device] != CU_COMPUTEMODE_DEFAULT)
+    return CUDA_ERROR_DEVICE_UNAVAILABLE;  // PROHIBITED, or EXCLUSIVE_PROCESS and held elsewhere
+  *context = reinterpret_cast<CUcontext>(&fakeDevices());  // any address will do: never used
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) {
   return CUDA_SUCCESS;
 }
 

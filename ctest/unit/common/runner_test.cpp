@@ -73,8 +73,9 @@ TEST(Runner, ADeviceInUseByAnotherProcessWaives) {
     throw ms::CudaError(CUDA_ERROR_DEVICE_UNAVAILABLE, "cuCtxCreate failed at x.cpp:5: busy");
   });
   EXPECT_EQ(busy.exitCode, ms::kExitWaived);
-  EXPECT_TRUE(contains(busy.err, "WAIVED: cuCtxCreate failed at x.cpp:5: busy (another process "
-                                 "holds the device, or its compute mode forbids this one)\n"));
+  EXPECT_TRUE(contains(busy.err,
+                       "WAIVED: cuCtxCreate failed at x.cpp:5: busy (another process "
+                       "holds the device, or its compute mode forbids this one)\n"));
   EXPECT_TRUE(contains(busy.out, "\"verdict\": \"WAIVED\", \"reason\": \"cuCtxCreate failed"));
   EXPECT_FALSE(contains(busy.err, "error:"));
 }
