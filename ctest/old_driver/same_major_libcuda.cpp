@@ -89,6 +89,9 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
       *value = 1980000;
       break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:  // what 06 asks before its contexts
+      *value = 1;
+      break;
     default:  // no VMM, no managed memory, no NUMA: nothing more to ask about
       *value = 0;
       break;
