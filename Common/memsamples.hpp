@@ -5,13 +5,10 @@
  * In the order a lesson meets them: errors and check() (a failed driver call becomes an exception
  * that names it; runSample() alone turns it into output and an exit code: 0 PASS, 1 FAIL,
  * 2 WAIVED), owners that release what the lesson's own calls created, the command line, device
- * selection, the fatbin lookup, timing, and sizing within free device and host memory.
- *
- * The machinery behind it is in Common/support/: value parsers (cli.hpp), the JSON writer
- * (json.hpp), host memory and cgroups (host_memory.hpp), NUMA sysfs (numa_sysfs.hpp), device
- * rules (devices.hpp), fatbin search (fatbin.hpp), timing statistics (timing.hpp), the shared
- * vector-add workload (vector_add.hpp) and the weak driver imports the build adds to every file
- * (weak_driver.hpp). Every function may also throw std::bad_alloc; comments name the rest.
+ * selection and driver checks, the fatbin lookup, timing, and sizing within free memory. The
+ * machinery behind it is in Common/support/, one small header each (the README's "Layout" lists
+ * them), with the weak driver imports the build adds to every file (weak_driver.hpp). Every
+ * function may also throw std::bad_alloc; comments name the rest.
  */
 #pragma once
 
@@ -76,29 +73,25 @@ std::string describeResult(CUresult result);
 std::string formatCallFailure(std::string_view call, std::string_view file, int line,
                               std::string_view description);
 
-/// Does nothing when @p result is CUDA_SUCCESS, and throws CudaError otherwise, naming @p call,
-/// the caller's file and line and describeResult(): `check(cuMemAlloc(&p, n), "cuMemAlloc");`
-/// throws "cuMemAlloc failed at vectorAddDrv.cpp:97: CUDA_ERROR_...". The compiler fills in
+/// Throws CudaError unless @p result is CUDA_SUCCESS: `check(cuMemAlloc(&p, n), "cuMemAlloc");`
+/// throws "cuMemAlloc failed at vectorAddDrv.cpp:97: " and describeResult(). The compiler fills in
 /// @p file and @p line (the builtins behind C++20's std::source_location): no macro is needed.
 void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
            int line = __builtin_LINE());
 
-/// check() for `checkDriverInit(cuInit(0));`, the first driver call, so that an older driver's
-/// missing entry points are never called. It throws WaivedError when the machine cannot run CUDA
-/// (no device; a stub, mismatched or unavailable driver) or the driver is older than the toolkit
-/// (naming both versions), and CudaError for other failures of cuInit or cuDriverGetVersion.
+/// check() for `checkDriverInit(cuInit(0));`, the first call: WaivedError where the machine cannot
+/// run CUDA (no device; a stub, mismatched or unavailable driver) or the driver's major version is
+/// older than the toolkit's (naming both; older minors: requireEntryPoint()), else CudaError.
 void checkDriverInit(CUresult initResult, const char* file = __builtin_FILE(),
                      int line = __builtin_LINE());
 
 // --- Owners of driver objects --------------------------------------------------------------------
-// The lesson writes the creating call and an owner releases on the error paths:
-// `OwnedDeviceMemory a; check(cuMemAlloc(a.out(), n), "cuMemAlloc");`. The good path releases
-// explicitly and checks the answer: `check(cuMemFree(a.release()), "cuMemFree");`.
+// An owner releases on the error paths: `OwnedDeviceMemory a; check(cuMemAlloc(a.out(), n), ...);`
+// The good path releases explicitly and checks: `check(cuMemFree(a.release()), "cuMemFree");`.
 
-/// Owns one @p Handle (a driver handle whose value-initialised state means "nothing") and frees
-/// it with @p Release (e.g. cuStreamDestroy) when destroyed, ignoring the answer: while an error
-/// unwinds, a second message would hide the first. Movable (the source is left empty), not
-/// copyable; no member throws.
+/// Owns one @p Handle (value-initialised means "nothing") and frees it with @p Release (e.g.
+/// cuStreamDestroy) when destroyed, ignoring the answer: while an error unwinds, a second message
+/// would hide the first. Movable (the source is left empty), not copyable; no member throws.
 template <typename Handle, CUresult (*Release)(Handle)>
 class DriverHandle {
  public:
@@ -134,9 +127,8 @@ class DriverHandle {
   Handle handle_{};
 };
 
-/// Needs a stream from cuStreamCreate: waits for its work (cuStreamSynchronize, answer ignored),
-/// then returns what cuStreamDestroy returns. cuStreamDestroy alone returns while queued work
-/// still runs; on an error path that work must finish before the memory it uses is freed.
+/// Waits for a stream's work (answer ignored), then returns cuStreamDestroy's answer: alone, it
+/// returns while queued work still runs, which must finish before the memory it uses is freed.
 CUresult drainAndDestroyStream(CUstream stream) noexcept;
 
 using OwnedContext = DriverHandle<CUcontext, cuCtxDestroy>;  ///< cuCtxCreate -> cuCtxDestroy
@@ -190,16 +182,13 @@ class InContext {
 using ContextMemory = InContext<CUdeviceptr, cuMemFree>;    ///< cuMemAlloc memory of one context.
 using ContextEvent = InContext<CUevent, cuEventDestroy>;    ///< An event of one context.
 using ContextModule = InContext<CUmodule, cuModuleUnload>;  ///< A module of one context.
-/// A stream of one context, released with drainAndDestroyStream().
-using ContextStream = InContext<CUstream, drainAndDestroyStream>;
+using ContextStream = InContext<CUstream, drainAndDestroyStream>;  ///< A stream of one context.
 
-/// Waits for a stream when the scope ends, on every path (cuStreamSynchronize, answer ignored).
-/// Declare it right after the owners of the memory that work queued on the stream uses: it dies
-/// first, so an error never frees memory under a running copy or kernel. Throws nothing.
+/// Waits for a stream when the scope ends, on every path (answer ignored). Declared right after
+/// the owners of the memory its work uses, it dies first: no error frees memory under a kernel.
 class DrainOnExit {
  public:
-  /// Remembers @p stream, which must outlive this object.
-  explicit DrainOnExit(CUstream stream) noexcept : stream_(stream) {}
+  explicit DrainOnExit(CUstream stream) noexcept : stream_(stream) {}  ///< @p stream outlives it.
   ~DrainOnExit() { (void)cuStreamSynchronize(stream_); }  ///< Waits for the stream's work.
   DrainOnExit(const DrainOnExit&) = delete;
   DrainOnExit& operator=(const DrainOnExit&) = delete;
@@ -209,13 +198,12 @@ class DrainOnExit {
 };
 
 /// A device's primary context (the one the whole process shares, the runtime API included),
-/// retained while this object lives: cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease. It
-/// reaches a second device without creating a context; retaining does not make it current.
+/// retained while this object lives (cuDevicePrimaryCtxRetain, needs cuInit(); released with
+/// cuDevicePrimaryCtxRelease): a second device without a new context, not made current.
 class PrimaryContext {
  public:
-  /// Retains @p device's primary context. Needs cuInit(). @throws CudaError.
-  explicit PrimaryContext(CUdevice device);
-  ~PrimaryContext() { reset(); }                    ///< Releases the retain (answer ignored).
+  explicit PrimaryContext(CUdevice device);  ///< @throws CudaError, WaivedError (compute mode)
+  ~PrimaryContext() { reset(); }             ///< Releases the retain (answer ignored).
   PrimaryContext(PrimaryContext&& other) noexcept;  ///< Takes the retain; @p other is left empty.
   PrimaryContext& operator=(PrimaryContext&& other) noexcept;  ///< Releases, then takes @p other's.
   PrimaryContext(const PrimaryContext&) = delete;
@@ -253,10 +241,9 @@ struct CommonOptions {
   bool quiet = false;               ///< `--quiet`: only the verdict is printed.
 };
 
-/// The command-line parser (not thread-safe: use it from main()). Options are spelled `--name
-/// value`, `--name=value` or, as in cuda-samples, `-name=value`; each add...() registers one that
-/// writes into a target, which must outlive the parser. parse() throws UsageError naming the
-/// option for every mistake. The value parsers are in support/cli.hpp.
+/// The command-line parser (not thread-safe: use it from main()): `--name value`, `--name=value`
+/// or, as in cuda-samples, `-name=value`; each add...() registers an option that writes into a
+/// target, which must outlive the parser. Value parsers: support/cli.hpp.
 class CommandLine {
  public:
   /// Needs the sample's @p program name and a one-sentence @p summary for `--help`.
@@ -313,23 +300,39 @@ class Report {
 /// What a sample body returns when it ran to the end.
 enum class Verdict { Pass, Fail };
 
-/// Where a sample's outcome becomes output and the exit code main() returns. It parses the
-/// command line, opens the `--json` destination before any GPU work, runs @p body and maps its
-/// outcome: Pass -> "Result = PASS", 0; Fail -> "Result = FAIL", 1; UsageError -> the message
-/// and a usage hint, 1; WaivedError -> "WAIVED: <reason>", 2; any other exception -> "<program>:
-/// error: <what>", 1. With `--json` the verdict and reason are written too. Nothing escapes it.
+/// Parses the command line, opens the `--json` destination before any GPU work, runs @p body and
+/// maps its outcome to output and main()'s exit code: Pass -> "Result = PASS", 0; Fail -> "Result
+/// = FAIL", 1; UsageError -> the message and a usage hint, 1; WaivedError, or a CudaError saying
+/// CUDA_ERROR_DEVICE_UNAVAILABLE (an exclusive device in use) -> "WAIVED: <reason>", 2; other
+/// exceptions -> "<program>: error: <what>", 1. `--json` gets the verdict and reason too.
 int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
               const char* const* argv, const std::function<Verdict(Report&)>& body);
 
 // --- Devices and kernels -------------------------------------------------------------------------
 
-/// The device `--device` asked for, or else the one with the most SMs x clock. Needs cuInit().
-/// @throws WaivedError when there is no device; UsageError when @p requested is out of range;
-///         CudaError when the driver cannot answer.
-CUdevice selectDevice(const std::optional<long long>& requested);
+/// Who makes contexts on the sample's device, which its compute mode may forbid (`nvidia-smi -c`).
+enum class DeviceUse {
+  OneProcess,        ///< This process only: any mode but PROHIBITED (no context at all).
+  SeveralProcesses,  ///< Other processes too (07's workers): not EXCLUSIVE_PROCESS either.
+};
 
-/// The N of cuDeviceGet(&device, N), which CUmemLocation::id and people mean by "device N" (a
-/// CUdevice is opaque). @throws CudaError; std::invalid_argument when no ordinal gives @p device.
+/// The device `--device` asked for, or else the one with the most SMs x clock among those whose
+/// compute mode allows @p use. Needs cuInit(). @throws WaivedError when there is no such device
+/// (naming each mode); UsageError when @p requested is out of range; CudaError.
+CUdevice selectDevice(const std::optional<long long>& requested,
+                      DeviceUse use = DeviceUse::OneProcess);
+
+void requireEntryPoint(bool present, const char* name);  ///< The check behind the one below.
+/// Before the first call of an entry point newer than some drivers of the toolkit's major version:
+/// `requireEntryPoint(cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync");` waives (WaivedError
+/// naming it and both CUDA versions) where its weak import is null. Needs cuInit(). CudaError.
+template <typename Function>
+void requireEntryPoint(Function* entryPoint, const char* name) {
+  requireEntryPoint(entryPoint != nullptr, name);
+}
+
+/// The N of cuDeviceGet(&device, N), as CUmemLocation::id and people say "device N" (a CUdevice
+/// is opaque). @throws CudaError; std::invalid_argument when no ordinal gives @p device.
 int deviceOrdinal(CUdevice device);
 
 /// cuDeviceGetAttribute() as a value. Needs cuInit(). @throws CudaError.
@@ -359,8 +362,7 @@ struct TimingStats {
 /// Times @p work (which must only enqueue GPU work on @p stream) with CUDA events: @p warmup
 /// untimed runs, then @p iterations (1 or more) between two events each, queued behind a host
 /// function that holds the stream until 32 are queued, so the host's launch time never counts
-/// (without it where launches block the host; stderr says so). It returns their statistics and
-/// throws CudaError when a stream or event call fails, and whatever @p work throws.
+/// (stderr says where launches block the host). @throws CudaError; what @p work throws.
 TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
                          const std::function<void()>& work);
 
@@ -368,9 +370,9 @@ TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
 /// is not positive. Throws nothing.
 double gigabytesPerSecond(double bytes, double milliseconds);
 
-/// The blocks a kernel needs to give each of @p items a slot when a block takes @p itemsPerBlock:
-/// the rounded-up quotient, at least 1, at most 2^31 - 1 (a grid-stride loop covers the rest).
-/// @throws std::invalid_argument when @p itemsPerBlock is 0.
+/// The blocks that give each of @p items a slot at @p itemsPerBlock a block: the rounded-up
+/// quotient in [1, 2^31 - 1] (a grid-stride loop covers the rest). @throws std::invalid_argument
+/// when @p itemsPerBlock is 0.
 unsigned int blocksToCover(std::uint64_t items, std::uint64_t itemsPerBlock);
 
 /// A grid that fills @p device for a grid-stride kernel: the blocks of @p threadsPerBlock that
@@ -381,18 +383,17 @@ unsigned int residentGridSize(CUfunction kernel, CUdevice device, int threadsPer
 std::string formatBytes(std::uint64_t bytes);
 
 /// The bytes per buffer for @p buffers buffers in @p freeBytes of memory that messages call
-/// @p where: the @p requested `--size`, or else @p defaultBytes cut to 80 % of @p freeBytes
-/// shared and rounded down to 2 MiB (over-subscribing managed memory can hang a shared GPU). It
-/// throws UsageError when @p requested is not a multiple of @p elementBytes or does not fit, and
-/// std::runtime_error when not even one element fits.
+/// @p where: the @p requested `--size`, or else @p defaultBytes cut to 80 % of @p freeBytes shared,
+/// rounded down to 2 MiB (over-subscribing managed memory can hang a shared GPU). @throws
+/// UsageError when @p requested is no multiple of @p elementBytes or too big; std::runtime_error
+/// when not even one element fits.
 std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
                                 std::uint64_t defaultBytes, std::uint64_t freeBytes, int buffers,
                                 std::uint64_t elementBytes, std::string_view where = "the device");
 
-/// chooseBufferBytes() for @p hostBuffers buffers of @p bytes (already fitted to the device) in
-/// the host memory this process may take (MemAvailable and cgroup limits, host_memory.hpp), as
-/// pinned and managed buffers need: the @p requested size, or @p bytes cut to what fits. Throws
-/// like chooseBufferBytes(), naming the limit.
+/// chooseBufferBytes() for @p hostBuffers pinned or managed buffers of @p bytes (fitted to the
+/// device) in the host memory this process may take (MemAvailable, cgroup limits): @p requested,
+/// or @p bytes cut to what fits. Throws as chooseBufferBytes() does, naming the limit.
 std::uint64_t fitHostMemory(const std::optional<std::uint64_t>& requested, std::uint64_t bytes,
                             int hostBuffers, std::uint64_t elementBytes);
 

@@ -116,24 +116,38 @@ int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
   std::string verdict;
   std::string detail;
   int exitCode = kExitFail;
+  const auto waive = [&](const std::string& reason) {
+    verdict = "WAIVED";
+    detail = reason;
+    exitCode = kExitWaived;
+    verdictStream << "WAIVED: " << detail << '\n';
+  };
+  const auto fail = [&](const std::string& error) {
+    verdict = "FAIL";
+    detail = error;
+    std::cerr << program << ": error: " << detail << '\n';
+    verdictStream << "Result = FAIL\n";
+  };
   try {
     exitCode = body(report) == Verdict::Pass ? kExitPass : kExitFail;
     verdict = exitCode == kExitPass ? "PASS" : "FAIL";
     verdictStream << "Result = " << verdict << '\n';
   } catch (const WaivedError& waived) {
-    verdict = "WAIVED";
-    detail = waived.what();
-    exitCode = kExitWaived;
-    verdictStream << "WAIVED: " << detail << '\n';
+    waive(waived.what());
   } catch (const UsageError& error) {
     verdict = "FAIL";
     detail = error.what();
     std::cerr << program << ": " << detail << "\nRun '" << program << " --help' for the options.\n";
+  } catch (const CudaError& error) {
+    // The device is there but cannot be used now (in compute mode EXCLUSIVE_PROCESS another
+    // process has a context on it): that is the machine's state, not a fault of the sample.
+    const std::string what = error.what();
+    if (error.result() == CUDA_ERROR_DEVICE_UNAVAILABLE)
+      waive(what + " (another process holds the device, or its compute mode forbids this one)");
+    else
+      fail(what);
   } catch (const std::exception& error) {
-    verdict = "FAIL";
-    detail = error.what();
-    std::cerr << program << ": error: " << detail << '\n';
-    verdictStream << "Result = FAIL\n";
+    fail(error.what());
   }
 
   if (!options.jsonPath.empty()) {

@@ -28,8 +28,9 @@ void checkDriverInit(CUresult initResult, const char* file, int line) {
     throw WaivedError("no usable CUDA device: cuInit returned " + describeResult(initResult));
   }
   check(initResult, "cuInit", file, line);
-  // Before anything else: on an older driver the entry points this toolkit's cuda.h binds to
-  // (cuCtxCreate_v4, cuMemPrefetchBatchAsync...) may not exist, and calling one would crash.
+  // Before anything else: a driver of an older major version lacks entry points this toolkit's
+  // cuda.h binds to (cuCtxCreate_v4...), and calling one would crash. One of the same major
+  // version has all but the newest, which the samples that call them ask for (requireEntryPoint).
   int driverVersion = 0;
   check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion", file, line);
   if (const std::string reason = driverTooOldReason(driverVersion, CUDA_VERSION); !reason.empty())
@@ -48,27 +49,39 @@ std::string deviceName(CUdevice device) {
   return name;
 }
 
-CUdevice selectDevice(const std::optional<long long>& requested) {
+void requireEntryPoint(bool present, const char* name) {
+  if (present)
+    return;
+  int driverVersion = 0;
+  check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion");
+  throw WaivedError(missingEntryPointReason(name, driverVersion, CUDA_VERSION));
+}
+
+CUdevice selectDevice(const std::optional<long long>& requested, DeviceUse use) {
   int count = 0;
   check(cuDeviceGetCount(&count), "cuDeviceGetCount");
-  if (count == 0)
-    throw WaivedError("no CUDA device found");
-  int ordinal = 0;
-  if (requested) {
-    ordinal = validateDeviceOrdinal(*requested, count);
-  } else {
-    std::vector<DeviceScore> scores;
-    for (int i = 0; i < count; ++i) {
-      CUdevice device = 0;
-      check(cuDeviceGet(&device, i), "cuDeviceGet");
-      scores.push_back({deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-                        deviceAttribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE)});
-    }
-    ordinal = pickFastestDevice(scores);
+  std::vector<DeviceScore> devices;
+  for (int i = 0; i < count; ++i) {
+    CUdevice device = 0;
+    check(cuDeviceGet(&device, i), "cuDeviceGet");
+    DeviceScore score;
+    score.multiprocessors = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    score.clockKHz = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    score.computeMode = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+    devices.push_back(score);
   }
   CUdevice device = 0;
-  check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+  check(cuDeviceGet(&device, chooseDevice(devices, requested, use)), "cuDeviceGet");
   return device;
+}
+
+void requireComputeMode(CUdevice device, DeviceUse use) {
+  const int mode = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+  if (mode == CU_COMPUTEMODE_DEFAULT)
+    return;
+  const std::string problem = computeModeProblem(deviceOrdinal(device), mode, use);
+  if (!problem.empty())
+    throw WaivedError(problem);
 }
 
 int deviceOrdinal(CUdevice device) {
@@ -93,7 +106,12 @@ double theoreticalPeakGBps(CUdevice device) {
 // ------------------------------------------------------------------------------------ RAII types
 
 PrimaryContext::PrimaryContext(CUdevice device) {
-  check(cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
+  const CUresult retained = cuDevicePrimaryCtxRetain(&context_, device);
+  // A compute mode that forbids the context waives, naming the mode (a device of a sample's
+  // pair or team, which selectDevice() did not choose); anything else is the driver's error.
+  if (retained == CUDA_ERROR_DEVICE_UNAVAILABLE)
+    requireComputeMode(device);
+  check(retained, "cuDevicePrimaryCtxRetain");
   device_ = device;
 }
 PrimaryContext::PrimaryContext(PrimaryContext&& other) noexcept

@@ -9,12 +9,15 @@
 #   memsamples_add_gpu_test(<test> TARGET <exe> [ARGS ...] [LABELS ...])
 #   memsamples_add_usage_error_test(<test> TARGET <exe> ARGS ... MESSAGE <regex> [RUNTIME_ERROR]
 #                                   [ALLOW_WAIVER] [LABELS ...])
+#   memsamples_add_driver_test(<test> DRIVER <OLD_MAJOR|SAME_MAJOR> TARGET <exe> EXPECTED <regex>
+#                              [EXIT_CODE <n>] [ARGS ...] [ENVIRONMENT <VAR=value>])
 # and the targets memsamples::core (CUDA-free helpers, unit-testable on any machine),
 # memsamples::common (core + CUDA driver helpers), memsamples_weak_driver (the weak driver imports,
-# see below) and memsamples_gpu_launcher.
+# see below), memsamples_gpu_launcher and the stand-in drivers of ctest/old_driver.
 include_guard(GLOBAL)
 
 get_filename_component(MEMSAMPLES_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+include("${MEMSAMPLES_ROOT}/ctest/machine_waiver.cmake")  # MEMSAMPLES_MACHINE_WAIVER
 
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
@@ -233,17 +236,39 @@ if(NOT TARGET memsamples_core)
   target_link_libraries(memsamples_gpu_launcher PRIVATE ${CMAKE_DL_LIBS})
   memsamples_warnings(memsamples_gpu_launcher)
 
-  # The libcuda.so.1 of a driver older than the toolkit (ctest/old_driver), in a folder of its own
-  # so that pointing LD_LIBRARY_PATH there replaces the real driver for one test only.
+  # A stand-in libcuda.so.1 <target> of ctest/old_driver that reports CUDA <version>, built from
+  # old_libcuda.cpp and <sources>, in a folder of its own (ctest/<folder>) so that pointing
+  # LD_LIBRARY_PATH there replaces the real driver for one test only.
+  function(_memsamples_add_stand_in_driver target folder version)
+    add_library(${target} SHARED "${MEMSAMPLES_ROOT}/ctest/old_driver/old_libcuda.cpp" ${ARGN})
+    target_include_directories(${target} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    target_compile_definitions(${target} PRIVATE MEMSAMPLES_OLD_DRIVER_VERSION=${version})
+    set_target_properties(${target} PROPERTIES
+                          OUTPUT_NAME cuda SOVERSION 1
+                          LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest/${folder}")
+    memsamples_warnings(${target})
+  endfunction()
+
+  # The driver of CUDA 12.4, an older major version than the toolkit's: every sample waives.
   set(MEMSAMPLES_OLD_DRIVER_VERSION 12040)
-  add_library(memsamples_old_driver SHARED "${MEMSAMPLES_ROOT}/ctest/old_driver/old_libcuda.cpp")
-  target_include_directories(memsamples_old_driver PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-  target_compile_definitions(memsamples_old_driver
-    PRIVATE MEMSAMPLES_OLD_DRIVER_VERSION=${MEMSAMPLES_OLD_DRIVER_VERSION})
-  set_target_properties(memsamples_old_driver PROPERTIES
-                        OUTPUT_NAME cuda SOVERSION 1
-                        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest/old_driver")
-  memsamples_warnings(memsamples_old_driver)
+  _memsamples_add_stand_in_driver(memsamples_old_driver old_driver
+                                  ${MEMSAMPLES_OLD_DRIVER_VERSION})
+
+  # The libcuda.so.1 of a driver of the toolkit's major version but, where there is one, an older
+  # minor version (13.0 for a 13.2 toolkit; 13.0 itself for 13.0), with fake devices and without
+  # the newer entry points: NVIDIA's minor version compatibility runs the samples on it, and
+  # memsamples_add_driver_test(... DRIVER SAME_MAJOR ...) shows what they do there.
+  if(CUDAToolkit_VERSION_MINOR GREATER 0)
+    math(EXPR same_major_version
+         "${CUDAToolkit_VERSION_MAJOR} * 1000 + (${CUDAToolkit_VERSION_MINOR} - 1) * 10")
+  else()
+    math(EXPR same_major_version "${CUDAToolkit_VERSION_MAJOR} * 1000")
+  endif()
+  set(MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION ${same_major_version} CACHE STRING
+      "The CUDA version (1000 x major + 10 x minor) of the stand-in same-major driver")
+  _memsamples_add_stand_in_driver(memsamples_same_major_driver same_major_driver
+    ${MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION}
+    "${MEMSAMPLES_ROOT}/ctest/old_driver/same_major_libcuda.cpp")
 
   # Prints where locateFatbin() finds a fatbin: the same lookup as the samples, without the
   # driver, so that the install and symlink cases are tested on machines without a GPU too.
@@ -269,16 +294,74 @@ function(memsamples_add_sample name)
   install(TARGETS ${name} RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
   # A CPU test: against the old driver the sample must say WAIVED with both versions, exit 2.
-  math(EXPR old_major "${MEMSAMPLES_OLD_DRIVER_VERSION} / 1000")
-  math(EXPR old_minor "${MEMSAMPLES_OLD_DRIVER_VERSION} % 1000 / 10")
+  _memsamples_cuda_version_text(old_version ${MEMSAMPLES_OLD_DRIVER_VERSION})
   add_test(NAME oldDriver.${name}
            COMMAND "${CMAKE_COMMAND}" -DSAMPLE=$<TARGET_FILE:${name}>
                    -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
                    -DDRIVER_DIR=$<TARGET_FILE_DIR:memsamples_old_driver>
-                   -DDRIVER_VERSION=${old_major}.${old_minor}
+                   -DDRIVER_VERSION=${old_version}
                    -DBUILT_VERSION=${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}
                    -DNM=${CMAKE_NM} -P "${MEMSAMPLES_ROOT}/ctest/old_driver/expect_waived.cmake")
   set_tests_properties(oldDriver.${name} PROPERTIES LABELS unit TIMEOUT 60)
+endfunction()
+
+# The arguments of a sample for a checker script (ctest/script_arguments.cmake): -DARG_COUNT=<n>
+# and one -DARG<i> per argument, since a list in one -D would not survive CTest's quoting.
+function(_memsamples_numbered_args out_var)
+  list(LENGTH ARGN count)
+  set(numbered "-DARG_COUNT=${count}")
+  set(i 0)
+  foreach(argument IN LISTS ARGN)
+    list(APPEND numbered "-DARG${i}=${argument}")
+    math(EXPR i "${i} + 1")
+  endforeach()
+  set(${out_var} "${numbered}" PARENT_SCOPE)
+endfunction()
+
+# 12040 -> "12.4", as NVIDIA writes a CUDA version.
+function(_memsamples_cuda_version_text out_var version)
+  math(EXPR major "${version} / 1000")
+  math(EXPR minor "${version} % 1000 / 10")
+  set(${out_var} "${major}.${minor}" PARENT_SCOPE)
+endfunction()
+
+# memsamples_add_driver_test(<test> DRIVER <OLD_MAJOR|SAME_MAJOR> TARGET <exe> EXPECTED <regex>
+#                            [EXIT_CODE <n>] [ARGS <args>...] [ENVIRONMENT <VAR=value>])
+# A CPU test (label unit): <exe>, run against a stand-in libcuda.so.1 of ctest/old_driver, must
+# exit with EXIT_CODE (default 2, WAIVED) and print what EXPECTED matches. OLD_MAJOR is the driver
+# of CUDA 12.4 (old_libcuda.cpp); SAME_MAJOR the one of the toolkit's major version
+# (same_major_libcuda.cpp: fake devices, none of the newer entry points, compute modes from
+# MEMSAMPLES_FAKE_COMPUTE_MODES in ENVIRONMENT). E.g. a sample that calls cuMemPrefetchBatchAsync:
+#   memsamples_add_driver_test(managedAdvisePrefetch.entryPointMissing DRIVER SAME_MAJOR
+#     TARGET managedAdvisePrefetch EXPECTED "WAIVED: the NVIDIA driver [(]CUDA [0-9.]+[)] has no cuMemPrefetchBatchAsync")
+function(memsamples_add_driver_test test)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "DRIVER;TARGET;EXPECTED;EXIT_CODE;ENVIRONMENT" "ARGS")
+  if(NOT arg_DRIVER MATCHES "^(OLD_MAJOR|SAME_MAJOR)$" OR NOT arg_TARGET OR NOT arg_EXPECTED OR
+     arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "memsamples_add_driver_test(${test}): DRIVER (OLD_MAJOR or SAME_MAJOR), "
+                        "TARGET and EXPECTED are required; not understood: "
+                        "'${arg_UNPARSED_ARGUMENTS}'")
+  endif()
+  if(NOT DEFINED arg_EXIT_CODE)
+    set(arg_EXIT_CODE 2)
+  endif()
+  if(arg_DRIVER STREQUAL "OLD_MAJOR")
+    set(driver memsamples_old_driver)
+    _memsamples_cuda_version_text(driver_version ${MEMSAMPLES_OLD_DRIVER_VERSION})
+  else()
+    set(driver memsamples_same_major_driver)
+    _memsamples_cuda_version_text(driver_version ${MEMSAMPLES_SAME_MAJOR_DRIVER_VERSION})
+  endif()
+  _memsamples_numbered_args(numbered_args ${arg_ARGS})
+  add_test(NAME ${test}
+           COMMAND "${CMAKE_COMMAND}" -DSAMPLE=$<TARGET_FILE:${arg_TARGET}>
+                   -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
+                   -DDRIVER_DIR=$<TARGET_FILE_DIR:${driver}> -DDRIVER_VERSION=${driver_version}
+                   -DBUILT_VERSION=${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}
+                   "-DEXPECTED=${arg_EXPECTED}" -DEXIT_CODE=${arg_EXIT_CODE}
+                   "-DENVIRONMENT=${arg_ENVIRONMENT}" ${numbered_args}
+                   -P "${MEMSAMPLES_ROOT}/ctest/old_driver/expect_waived.cmake")
+  set_tests_properties(${test} PROPERTIES LABELS unit TIMEOUT 60)
 endfunction()
 
 # memsamples_add_gpu_test(<test> TARGET <exe> [ARGS <args>...] [LABELS <labels>...])
@@ -295,9 +378,11 @@ endfunction()
 #                                 [RUNTIME_ERROR] [ALLOW_WAIVER] [LABELS <labels>...])
 # Bad input: the sample must exit with 1, say MESSAGE and, as a usage error does, point to
 # --help (ctest/expect_usage_error.cmake checks all three). RUNTIME_ERROR: an error the run finds
-# ("<program>: error: ..."), not a usage error. Skipped, with the reason, only where no driver
-# or no device can be used; a sample that waives bad input instead of refusing it fails, unless
-# ALLOW_WAIVER (input that only this machine's capabilities can judge, checked after them).
+# ("<program>: error: ..."), not a usage error. Skipped, with the reason, only where this machine
+# cannot run CUDA programs (MEMSAMPLES_MACHINE_WAIVER: no driver, no usable device, a driver of an
+# older major version, a compute mode without contexts); a sample that waives bad input instead of
+# refusing it fails, unless ALLOW_WAIVER (input that only this machine's capabilities can judge,
+# checked after them).
 function(memsamples_add_usage_error_test test)
   cmake_parse_arguments(PARSE_ARGV 1 arg "RUNTIME_ERROR;ALLOW_WAIVER" "TARGET;MESSAGE"
                         "ARGS;LABELS")
@@ -305,20 +390,14 @@ function(memsamples_add_usage_error_test test)
     message(FATAL_ERROR "memsamples_add_usage_error_test(${test}): TARGET and MESSAGE are "
                         "required; not understood: '${arg_UNPARSED_ARGUMENTS}'")
   endif()
-  # One -DARG<i> per argument: a list in one -D would not survive CTest's quoting.
-  set(numbered_args "")
-  set(count 0)
-  foreach(argument IN LISTS arg_ARGS)
-    list(APPEND numbered_args "-DARG${count}=${argument}")
-    math(EXPR count "${count} + 1")
-  endforeach()
-  set(skip "WAIVED: no (NVIDIA driver|usable CUDA device)")
+  _memsamples_numbered_args(numbered_args ${arg_ARGS})
+  set(skip "${MEMSAMPLES_MACHINE_WAIVER}")
   if(arg_ALLOW_WAIVER)
     set(skip "WAIVED: ")
   endif()
   add_test(NAME ${test}
            COMMAND "${CMAKE_COMMAND}" -DLAUNCHER=$<TARGET_FILE:memsamples_gpu_launcher>
-                   -DSAMPLE=$<TARGET_FILE:${arg_TARGET}> -DARG_COUNT=${count} ${numbered_args}
+                   -DSAMPLE=$<TARGET_FILE:${arg_TARGET}> ${numbered_args}
                    "-DMESSAGE=${arg_MESSAGE}" -DRUNTIME_ERROR=${arg_RUNTIME_ERROR}
                    -DALLOW_WAIVER=${arg_ALLOW_WAIVER}
                    -P "${MEMSAMPLES_ROOT}/ctest/expect_usage_error.cmake")

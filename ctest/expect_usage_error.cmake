@@ -6,27 +6,23 @@
 # error expected: a usage error (runSample() adds "Run '<program> --help' for the options."), or
 # with RUNTIME_ERROR one the run found ("<program>: error: ..."). CTest's
 # PASS_REGULAR_EXPRESSION alone ignores the exit code, so a sample that printed the right words
-# and then failed elsewhere, went on, or waived (exit 2) would pass. Where no driver or device can
-# be used (the launcher's or the driver's "WAIVED: no ..."), or with ALLOW_WAIVER where the sample
+# and then failed elsewhere, went on, or waived (exit 2) would pass. Where this machine cannot run
+# CUDA programs (ctest/machine_waiver.cmake: no driver, no usable device, a driver of an older
+# major version, a compute mode that admits no context), or with ALLOW_WAIVER where the sample
 # waives, the output is passed on unchanged and the test's SKIP_REGULAR_EXPRESSION marks it
 # Skipped.
+include("${CMAKE_CURRENT_LIST_DIR}/machine_waiver.cmake")
 foreach(variable LAUNCHER SAMPLE ARG_COUNT MESSAGE)
   if(NOT DEFINED ${variable} OR "${${variable}}" STREQUAL "")
     message(FATAL_ERROR "expect_usage_error.cmake: -D${variable}=... is missing")
   endif()
 endforeach()
 
-set(arguments "")
-if(ARG_COUNT GREATER 0)
-  math(EXPR last "${ARG_COUNT} - 1")
-  foreach(i RANGE ${last})
-    list(APPEND arguments "${ARG${i}}")
-  endforeach()
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/script_arguments.cmake")  # arguments
 execute_process(COMMAND "${LAUNCHER}" "${SAMPLE}" ${arguments}
                 RESULT_VARIABLE exit_code OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message("${output}")
-if(exit_code STREQUAL "2" AND (output MATCHES "^WAIVED: no (NVIDIA driver|usable CUDA device)" OR
+if(exit_code STREQUAL "2" AND (output MATCHES "(^|\n)${MEMSAMPLES_MACHINE_WAIVER}" OR
                                (ALLOW_WAIVER AND output MATCHES "(^|\n)WAIVED: ")))
   return()  # nothing to judge it on: Skipped by the test's SKIP_REGULAR_EXPRESSION
 endif()

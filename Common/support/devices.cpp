@@ -1,6 +1,7 @@
-// The CUDA-free device rules of support/devices.hpp: default device, --device check, driver
-// results and versions, topology shape, VMM granularity, theoretical bandwidth. Unit tested in
-// ctest/unit/common (cli_test, errors_test, driver_version_test, sysfs_test).
+// The CUDA-free device rules of support/devices.hpp: default device, --device check, compute
+// modes, driver results, versions and entry points, topology shape, VMM granularity, theoretical
+// bandwidth. Unit tested in ctest/unit/common (cli_test, compute_mode_test, errors_test,
+// driver_version_test, sysfs_test).
 #include "support/devices.hpp"
 
 #include <stdexcept>
@@ -28,12 +29,82 @@ std::string formatCudaVersion(int version) {
 }
 
 std::string driverTooOldReason(int driverVersion, int builtVersion) {
-  if (driverVersion >= builtVersion)
+  // Minor version compatibility: any driver of the toolkit's major version starts the program.
+  const int neededMajor = builtVersion / 1000;
+  if (driverVersion / 1000 >= neededMajor)
     return "";
-  const std::string built = formatCudaVersion(builtVersion);
   return "the NVIDIA driver supports CUDA " + formatCudaVersion(driverVersion) +
-         ", but this sample was built with CUDA " + built + " and needs a driver for CUDA " +
-         built + " or newer";
+         ", but this sample was built with CUDA " + formatCudaVersion(builtVersion) +
+         " and needs a driver for CUDA " + formatCudaVersion(neededMajor * 1000) + " or newer";
+}
+
+std::string missingEntryPointReason(std::string_view name, int driverVersion, int builtVersion) {
+  const std::string built = formatCudaVersion(builtVersion);
+  std::string reason = "the NVIDIA driver (CUDA " + formatCudaVersion(driverVersion) + ") has no " +
+                       std::string(name) + ", which this sample (built with CUDA " + built +
+                       ") needs";
+  if (driverVersion < builtVersion)
+    reason += "; a driver for CUDA " + built + " or newer has it";
+  return reason;
+}
+
+std::string computeModeName(int mode) {
+  switch (mode) {
+    case CU_COMPUTEMODE_DEFAULT:
+      return "DEFAULT (CU_COMPUTEMODE_DEFAULT)";
+    case CU_COMPUTEMODE_PROHIBITED:
+      return "PROHIBITED (CU_COMPUTEMODE_PROHIBITED)";
+    case CU_COMPUTEMODE_EXCLUSIVE_PROCESS:
+      return "EXCLUSIVE_PROCESS (CU_COMPUTEMODE_EXCLUSIVE_PROCESS)";
+    default:
+      return std::to_string(mode) + " (unknown to this build)";
+  }
+}
+
+std::string computeModeProblem(int ordinal, int mode, DeviceUse use) {
+  const std::string device =
+      "device " + std::to_string(ordinal) + " is in compute mode " + computeModeName(mode);
+  if (mode == CU_COMPUTEMODE_PROHIBITED)
+    return device + ": no context can be created";
+  if (mode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS && use == DeviceUse::SeveralProcesses) {
+    return device +
+           ": one process at a time may have a context on it, and this sample needs "
+           "several";
+  }
+  return "";
+}
+
+int chooseDevice(const std::vector<DeviceScore>& devices, const std::optional<long long>& requested,
+                 DeviceUse use) {
+  const int count = static_cast<int>(devices.size());
+  if (count == 0)
+    throw WaivedError("no CUDA device found");
+  if (requested) {
+    const int ordinal = validateDeviceOrdinal(*requested, count);
+    const std::string problem = computeModeProblem(ordinal, devices[ordinal].computeMode, use);
+    if (!problem.empty())
+      throw WaivedError(problem);
+    return ordinal;
+  }
+  // The fastest of the devices that can be used; the others do not compete.
+  std::vector<int> usable;
+  std::vector<DeviceScore> scores;
+  std::string problems;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    const std::string problem = computeModeProblem(ordinal, devices[ordinal].computeMode, use);
+    if (problem.empty()) {
+      usable.push_back(ordinal);
+      scores.push_back(devices[ordinal]);
+    } else {
+      problems += (problems.empty() ? "" : "; ") + problem;
+    }
+  }
+  if (usable.empty()) {
+    throw WaivedError(count == 1 ? problems
+                                 : "none of the " + std::to_string(count) +
+                                       " devices can be used: " + problems);
+  }
+  return usable[static_cast<std::size_t>(pickFastestDevice(scores))];
 }
 
 int pickFastestDevice(const std::vector<DeviceScore>& devices) {

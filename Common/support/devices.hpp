@@ -3,32 +3,70 @@
  * @brief The rules behind device selection and driver checks, as plain functions of plain data,
  *        and the device facts that measure files and helpers plan with.
  *
- * memsamples::selectDevice() and memsamples::checkDriverInit() (memsamples.hpp) are what a lesson
- * calls; they read the driver and decide with the functions here, which touch no driver and are
- * unit tested on machines without a GPU: the default device, a `--device` check, which cuInit()
- * results mean "no usable GPU", whether the driver is new enough, the peer topology of a
- * machine, the VMM granularity to use and the theoretical memory bandwidth.
+ * memsamples::selectDevice(), memsamples::checkDriverInit() and memsamples::requireEntryPoint()
+ * (memsamples.hpp) are what a lesson calls; they read the driver and decide with the functions
+ * here, which touch no driver and are unit tested on machines without a GPU: the default device,
+ * a `--device` check, what a compute mode allows, which cuInit() results mean "no usable GPU",
+ * whether the driver is new enough, the peer topology of a machine, the VMM granularity to use
+ * and the theoretical memory bandwidth.
  */
 #pragma once
 
 #include <cuda.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "memsamples.hpp"  // DeviceUse
 
 namespace memsamples {
 
-/// What makes a device "fast" for the default choice: multiprocessors x clock.
+/// What makes a device "fast" for the default choice: multiprocessors x clock; and whether it can
+/// be chosen at all: its compute mode.
 struct DeviceScore {
-  int multiprocessors = 0;  ///< CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-  int clockKHz = 0;         ///< CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+  int multiprocessors = 0;                   ///< CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  int clockKHz = 0;                          ///< CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+  int computeMode = CU_COMPUTEMODE_DEFAULT;  ///< CU_DEVICE_ATTRIBUTE_COMPUTE_MODE (a CUcomputemode)
 };
 
 /// The index of the device with the largest multiprocessors x clock; a tie goes to the lower
 /// index, as in cuda-samples.
 /// @throws std::invalid_argument when @p devices is empty.
 int pickFastestDevice(const std::vector<DeviceScore>& devices);
+
+/// A compute mode as NVIDIA writes it, with its cuda.h name: "PROHIBITED
+/// (CU_COMPUTEMODE_PROHIBITED)"; a value cuda.h does not name is "<n> (unknown to this build)".
+/// Throws nothing but std::bad_alloc.
+std::string computeModeName(int mode);
+
+/**
+ * Why device @p ordinal, in compute mode @p mode, cannot be used as @p use says: PROHIBITED admits
+ * no context ("device 0 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED): no context can
+ * be created"), EXCLUSIVE_PROCESS a context of one process at a time, which is no use to a sample
+ * of several processes. DEFAULT, and a mode this build does not know, are left to the driver.
+ * @return the reason, naming the device and the mode, or "" when the mode allows @p use.
+ */
+std::string computeModeProblem(int ordinal, int mode, DeviceUse use);
+
+/**
+ * The ordinal selectDevice() returns, from what the driver says about each device (@p devices,
+ * indexed by ordinal): @p requested (`--device`), checked against the count and then against its
+ * compute mode; or else the fastest device (pickFastestDevice()) among those whose compute mode
+ * allows @p use, so that one PROHIBITED device does not stop a machine that has others.
+ * @throws WaivedError when there is no device or no device that can be used (naming each one's
+ *         mode), or the requested one's mode forbids @p use; UsageError when @p requested is out
+ *         of range.
+ */
+int chooseDevice(const std::vector<DeviceScore>& devices, const std::optional<long long>& requested,
+                 DeviceUse use);
+
+/// For a sample that picks its devices itself (every device, a pair, a team): waives when
+/// @p device's compute mode forbids @p use (computeModeProblem()). Needs cuInit().
+/// @throws WaivedError naming the device and the mode; CudaError when the driver cannot answer.
+void requireComputeMode(CUdevice device, DeviceUse use = DeviceUse::OneProcess);
 
 /// Checks a `--device` value against the number of devices of this machine.
 /// @return @p requested as an int when it is in [0, @p deviceCount).
@@ -46,11 +84,19 @@ std::string formatCudaVersion(int version);
 
 /**
  * Why a driver that supports CUDA @p driverVersion cannot run a sample built with CUDA
- * @p builtVersion (both as cuDriverGetVersion gives them): the driver must be at least as new as
- * the toolkit, because cuda.h binds the samples to that toolkit's entry points.
- * @return the reason, naming both versions, or "" when the driver is new enough.
+ * @p builtVersion (both as cuDriverGetVersion gives them): its major version is older. A driver
+ * of the same major version runs it (NVIDIA's minor version compatibility: a CUDA 13.x program
+ * on any CUDA 13 driver, R580 or newer), with the entry points that driver has; a sample that
+ * calls a newer one checks for it (requireEntryPoint(), missingEntryPointReason()).
+ * @return the reason, naming both versions, or "" when the driver can run the sample.
  */
 std::string driverTooOldReason(int driverVersion, int builtVersion);
+
+/// Why a sample built with CUDA @p builtVersion cannot run where the driver, of CUDA
+/// @p driverVersion, lacks the entry point @p name: "the NVIDIA driver (CUDA 13.0) has no
+/// cuMemPrefetchBatchAsync, which this sample (built with CUDA 13.2) needs", and which driver
+/// has it where the driver is older than the toolkit. Throws nothing but std::bad_alloc.
+std::string missingEntryPointReason(std::string_view name, int driverVersion, int builtVersion);
 
 /// What the driver says about the devices of this machine, as plain data: a sample reads it
 /// once (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cuDeviceCanAccessPeer) and

@@ -1,7 +1,8 @@
 /**
  * @file weak_driver.hpp
  * @brief Weak references to the libcuda entry points the samples call, so that a driver older
- *        than the toolkit is waived by the sample instead of refused by the loader.
+ *        than the toolkit is waived by the sample (wholly, or where it needs an entry point the
+ *        driver lacks) instead of refused by the loader.
  *
  * cuda.h binds a program to the newest version of each entry point (cuCtxCreate is
  * cuCtxCreate_v4 with CUDA 13, cuEventElapsedTime is cuEventElapsedTime_v2) and the samples call
@@ -9,9 +10,12 @@
  * at load time (`-z now`, Ubuntu's default, or LD_BIND_NOW) a strong reference to a missing one
  * stops the process before main, with no verdict. A weak reference instead becomes a null
  * address, which is harmless as long as it is never called: checkDriverInit() compares
- * cuDriverGetVersion with CUDA_VERSION before any of them is, and waives an older driver.
- * With a driver as new as the toolkit every weak reference binds exactly as a strong one would
- * (an LD_PRELOAD shim that redefines one still comes first).
+ * cuDriverGetVersion with CUDA_VERSION before any of them is, and waives a driver of an older
+ * major version. One of the toolkit's major version but an older minor one runs the samples
+ * (NVIDIA's minor version compatibility) and lacks only the newest entry points: a sample checks
+ * each of those it calls with requireEntryPoint() (memsamples.hpp), which waives where the weak
+ * reference is null. With a driver as new as the toolkit every weak reference binds exactly as a
+ * strong one would (an LD_PRELOAD shim that redefines one still comes first).
  *
  * **How it is applied: by the build, to every file, not by an `#include`.** The linker makes an
  * imported symbol weak only when *every* object file that refers to it declared it weak, so one

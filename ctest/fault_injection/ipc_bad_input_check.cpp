@@ -9,6 +9,8 @@
 // reaped). Then it starts the worker the wrong ways: without descriptor 3, with a pipe or a
 // stream socket as descriptor 3, with a descriptor argument that is not a number: each time the
 // worker must exit 1 with a message that says what is wrong and how a worker is started.
+// Exit 2 (Skipped) when the worker cannot start because this machine cannot run CUDA programs
+// (machine_waiver.hpp: an old driver, no usable device): it then has no input to refuse.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -24,6 +26,7 @@
 #include "ipc_channel.hpp"
 #include "ipc_protocol.hpp"
 #include "logged_process.hpp"
+#include "machine_waiver.hpp"
 #include "worker_processes.hpp"
 
 namespace ipc = memsamples::ipc;
@@ -32,6 +35,11 @@ namespace mt = memsamples::test;
 namespace {
 
 constexpr std::chrono::seconds kTimeout{60};
+
+/// A worker that reported, instead of its Hello, that this machine cannot run it.
+struct MachineWaiver {
+  std::string reason;
+};
 
 /// Starts a worker on device 0 the way the parent does (its end of a socket pair as
 /// descriptor 3), says Hello and reads its Hello; then @p misbehave, and checks that the
@@ -47,7 +55,13 @@ bool expectWorkerRefuses(const std::string& program, const std::string& what,
   pair.workerEnd.reset();
   const int socket = pair.parentEnd.get();
   ipc::send(socket, ipc::kHello, ipc::Hello{0, 0});
-  (void)ipc::payloadAs<ipc::Hello>(ipc::receiveMessage(socket, kTimeout), ipc::kHello);
+  const ipc::Message hello = ipc::receiveMessage(socket, kTimeout);
+  const std::string failure(hello.payload.begin(), hello.payload.end());
+  if (hello.type == ipc::kFailed && memsamples::test::saysMachineCannotRunCuda(failure)) {
+    (void)group.waitFor(pid, kTimeout);
+    throw MachineWaiver{failure};
+  }
+  (void)ipc::payloadAs<ipc::Hello>(hello, ipc::kHello);
   misbehave(socket);
   std::string reported = "(no kFailed message)";
   try {
@@ -190,6 +204,9 @@ int main(int argc, char** argv) {
                                   "'three' is not a descriptor number above 2", -1, "three");
     std::cout << (ok ? "bad input to a worker: PASS\n" : "bad input to a worker: FAIL\n");
     return ok ? 0 : 1;
+  } catch (const MachineWaiver& waiver) {
+    std::cout << "WAIVED: " << waiver.reason << '\n';
+    return 2;
   } catch (const std::exception& error) {
     std::cout << "error: " << error.what() << '\n';
     return 1;

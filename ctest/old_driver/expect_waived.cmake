@@ -1,18 +1,25 @@
-# cmake -DSAMPLE=<exe> -DLAUNCHER=<gpu launcher> -DDRIVER_DIR=<dir of the old libcuda.so.1>
-#       -DDRIVER_VERSION=<x.y> -DBUILT_VERSION=<x.y> [-DNM=<nm>]
-#       [-DEXPECTED=<regex>] [-DENVIRONMENT=<VAR=value;...>] -P expect_waived.cmake
+# cmake -DSAMPLE=<exe> -DLAUNCHER=<gpu launcher> -DDRIVER_DIR=<dir of the stand-in libcuda.so.1>
+#       -DDRIVER_VERSION=<x.y> -DBUILT_VERSION=<x.y> [-DNM=<nm>] [-DEXPECTED=<regex>]
+#       [-DEXIT_CODE=<n>] [-DENVIRONMENT=<VAR=value;...>] [-DARG_COUNT=<n> -DARG0=<arg> ...]
+#       -P expect_waived.cmake
 #
-# Passes only when <exe>, run through the GPU test launcher against the old driver in DRIVER_DIR
-# with every symbol bound at load time (LD_BIND_NOW=1, as Ubuntu's default `-z now` does), exits
-# with 2 and says WAIVED naming both CUDA versions. CTest's PASS_REGULAR_EXPRESSION would ignore
-# the exit code, hence a script. EXPECTED replaces that WAIVED line (a regular expression), and
-# ENVIRONMENT adds variables to the run: 08_multicastReduce uses both against a stand-in driver of
-# two multicast GPUs, to show that it waives when multicast is turned off.
+# Passes only when <exe>, run through the GPU test launcher against the stand-in driver in
+# DRIVER_DIR with every symbol bound at load time (LD_BIND_NOW=1, as Ubuntu's default `-z now`
+# does), exits with 2 and says WAIVED naming both CUDA versions: a driver of an older major version
+# than the toolkit's. CTest's PASS_REGULAR_EXPRESSION would ignore the exit code, hence a script.
+# EXPECTED replaces that WAIVED line (a regular expression), EXIT_CODE the 2, ENVIRONMENT adds
+# variables to the run and ARG0 ... ARG<n-1> are the sample's arguments: the tests against a
+# driver of the toolkit's major version (memsamples_add_driver_test()) and
+# 08_multicastReduce's stand-in of two multicast GPUs use them.
 foreach(variable SAMPLE LAUNCHER DRIVER_DIR DRIVER_VERSION BUILT_VERSION)
   if(NOT ${variable})
     message(FATAL_ERROR "expect_waived.cmake: -D${variable}=... is missing")
   endif()
 endforeach()
+if(NOT DEFINED EXIT_CODE OR EXIT_CODE STREQUAL "")
+  set(EXIT_CODE 2)
+endif()
+include("${CMAKE_CURRENT_LIST_DIR}/../script_arguments.cmake")  # arguments
 
 # First a readable verdict on what the loader will do: a strong (U) import that the old driver
 # lacks stops the process before main. Only these four exist in every driver and may stay strong;
@@ -37,25 +44,27 @@ endif()
 
 execute_process(
   COMMAND "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${DRIVER_DIR}:$ENV{LD_LIBRARY_PATH}"
-          LD_BIND_NOW=1 ${ENVIRONMENT} "${LAUNCHER}" "${SAMPLE}"
+          LD_BIND_NOW=1 ${ENVIRONMENT} "${LAUNCHER}" "${SAMPLE}" ${arguments}
   RESULT_VARIABLE exit_code OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message("${output}")
+# A driver of an older major version: any driver of the toolkit's major version would do.
 string(REPLACE "." "[.]" driver "${DRIVER_VERSION}")
 string(REPLACE "." "[.]" built "${BUILT_VERSION}")
+string(REGEX REPLACE "[.].*" "" built_major "${BUILT_VERSION}")
 set(expected "WAIVED: the NVIDIA driver supports CUDA ${driver}, but this sample was built with "
-             "CUDA ${built} and needs a driver for CUDA ${built} or newer")
+             "CUDA ${built} and needs a driver for CUDA ${built_major}[.]0 or newer")
 string(CONCAT expected ${expected})
 if(EXPECTED)
   set(expected "${EXPECTED}")
 endif()
-if(NOT exit_code STREQUAL "2")
+if(NOT exit_code STREQUAL "${EXIT_CODE}")
   set(with "")
   if(ENVIRONMENT)
     string(REPLACE ";" " " with " with ${ENVIRONMENT}")
   endif()
-  message(FATAL_ERROR "expected exit code 2 (WAIVED) on a driver for CUDA ${DRIVER_VERSION}"
+  message(FATAL_ERROR "expected exit code ${EXIT_CODE} on a driver for CUDA ${DRIVER_VERSION}"
                       "${with}, got ${exit_code}")
 endif()
 if(NOT output MATCHES "${expected}")
-  message(FATAL_ERROR "exit code 2, but the output does not match '${expected}'")
+  message(FATAL_ERROR "exit code ${EXIT_CODE}, but the output does not match '${expected}'")
 endif()

@@ -1,10 +1,10 @@
-// A stand-in for the libcuda.so.1 of an NVIDIA driver older than the toolkit: it reports CUDA
-// MEMSAMPLES_OLD_DRIVER_VERSION and exports only what every driver has had for years, so none of
-// the entry points that CUDA 13's cuda.h binds to (cuCtxCreate_v4, cuEventElapsedTime_v2,
-// cuMemPrefetchBatchAsync...) exists. A sample run against it must start, see the old version
-// and waive before it needs anything else. 08_multicastReduce's two-GPU stand-in builds these four
-// functions in too, with MEMSAMPLES_OLD_DRIVER_VERSION=CUDA_VERSION: a driver as new as the
-// toolkit.
+// A stand-in for the libcuda.so.1 of an NVIDIA driver of an older CUDA major version than the
+// toolkit's: it reports CUDA MEMSAMPLES_OLD_DRIVER_VERSION and exports only what every driver has
+// had for years, so none of the entry points that CUDA 13's cuda.h binds to (cuCtxCreate_v4,
+// cuEventElapsedTime_v2, cuMemPrefetchBatchAsync...) exists. A sample run against it must start,
+// see the old version and waive before it needs anything else. Two stand-ins build these four
+// functions in too, with a version of the toolkit's major version: same_major_libcuda.cpp (fake
+// devices, no newer entry points) and 08_multicastReduce's two multicast GPUs (CUDA_VERSION).
 #include <cuda.h>
 
 extern "C" {

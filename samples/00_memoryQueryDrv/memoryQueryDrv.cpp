@@ -10,7 +10,10 @@
  * 1. Load the driver, and find the devices: **cuInit**, **cuDriverGetVersion**,
  *    **cuDeviceGetCount**, and **cuDeviceGet** once per ordinal.
  * 2. Identity: name, compute capability, SMs, memory, PCI bus id (**cuDeviceGetName**,
- *    **cuDeviceGetAttribute**, **cuDeviceTotalMem**, **cuDeviceGetPCIBusId**).
+ *    **cuDeviceGetAttribute**, **cuDeviceTotalMem**, **cuDeviceGetPCIBusId**), and the
+ *    compute mode: who may create contexts on the device (PROHIBITED: nobody, so every
+ *    other sample waives there; EXCLUSIVE_PROCESS: one process at a time, so
+ *    07_memMapIPC, whose workers are processes of their own, waives there).
  * 3. Virtual memory management (02_vectorAddMMAP, 05_p2pMemMap):
  *    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, and
  *    **cuMemGetAllocationGranularity** for pinned device memory. The *minimum*
@@ -33,9 +36,10 @@
  * 6. Theoretical memory bandwidth: memory clock x 2 (double data rate) x bus width, the
  *    ceiling the bandwidth figures of the other samples are compared with.
  * 7. Peer access (05_p2pMemMap): the **cuDeviceCanAccessPeer** matrix with the link's
- *    performance rank and native-atomic support (**cuDeviceGetP2PAttribute**).
- * 8. The verdict: PASS when every query succeeded and the answers agree with each other
- *    (answersAgree()).
+ *    performance rank and native-atomic support (**cuDeviceGetP2PAttribute**). A driver
+ *    may refuse those two (some virtual GPUs do): the matrix then shows "?" for them.
+ * 8. The verdict: PASS when every query succeeded (a refused link attribute aside) and
+ *    the answers agree with each other (answersAgree()).
  *
  * Steps 1 to 6 are the core region, what each device supports; step 7 is the second one
  * (core-b), what each pair of devices supports. The answers are printed by
@@ -110,7 +114,8 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     DeviceAnswers d;
     d.ordinal = ordinal;
 
-    // 2. Identity: what the device is, and its PCI bus id, which names it in sysfs.
+    // 2. Identity: what the device is, and its PCI bus id, which names it in sysfs. The
+    // compute mode says who may create contexts on it: a query, so it needs none itself.
     ms::check(cuDeviceTotalMem(&d.totalBytes, device), "cuDeviceTotalMem");
     ms::check(cuDeviceGetPCIBusId(d.pciBusId, sizeof d.pciBusId, device),
               "cuDeviceGetPCIBusId");
@@ -118,6 +123,7 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     d.computeMinor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     d.multiprocessors = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     ms::check(cuDeviceGetName(d.name, sizeof d.name, device), "cuDeviceGetName");
+    d.computeMode = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
 
     // 3. Virtual memory management: cuMemCreate and cuMemMap, and their granularity.
     d.vmm = attribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
@@ -172,12 +178,12 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
 
       ms::check(cuDeviceCanAccessPeer(&p.canAccess, from, to), "cuDeviceCanAccessPeer");
       if (p.canAccess) {
-        ms::check(cuDeviceGetP2PAttribute(
-                      &p.rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, from, to),
-                  "cuDeviceGetP2PAttribute");
-        ms::check(cuDeviceGetP2PAttribute(
-                      &p.atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, from, to),
-                  "cuDeviceGetP2PAttribute");
+        // The link's attributes only describe it, and a driver may refuse them: the
+        // answers are kept, not checked, so that a refusal shows as "?" in the matrix.
+        p.rankAnswer = cuDeviceGetP2PAttribute(
+            &p.rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, from, to);
+        p.atomicsAnswer = cuDeviceGetP2PAttribute(
+            &p.atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, from, to);
       }
       peers.push_back(p);
     }
@@ -186,7 +192,8 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
 
   reportPeers(peers, count, out, jsonPeers);
 
-  // 8. The verdict: PASS when every query succeeded and each device's answers agree.
+  // 8. The verdict: PASS when every query succeeded (a refused link attribute aside) and
+  // each device's answers agree.
   report.json()
       .set("driverVersion", driverVersion)
       .set("deviceCount", count)

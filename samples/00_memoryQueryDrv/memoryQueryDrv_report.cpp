@@ -3,6 +3,7 @@
 
 #include <iomanip>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -17,6 +18,31 @@ std::string yesNo(int value) {
 
 std::string formatGranularity(const Granularity& granularity) {
   return ms::formatBytes(granularity.minimum) + " / " + ms::formatBytes(granularity.recommended);
+}
+
+/// What the compute mode means for the other samples; "" for DEFAULT, which restricts nothing.
+std::string computeModeConsequence(int mode) {
+  switch (mode) {
+    case CU_COMPUTEMODE_DEFAULT:
+      return "";
+    case CU_COMPUTEMODE_PROHIBITED:
+      return "no context can be created: every other sample waives here";
+    case CU_COMPUTEMODE_EXCLUSIVE_PROCESS:
+      return "one process at a time: 07_memMapIPC (several processes) waives here";
+    default:
+      return "unknown to this build: the driver decides";
+  }
+}
+
+/// One matrix cell of a pair the accessor can reach: "rank R", "A" for native atomics, "?" for
+/// an attribute the driver refused.
+std::string formatLink(const PeerAnswer& p) {
+  std::string cell = "rank " + (p.rankAnswer == CUDA_SUCCESS ? std::to_string(p.rank) : "?");
+  if (p.atomicsAnswer != CUDA_SUCCESS)
+    cell += " A?";
+  else if (p.atomics)
+    cell += " A";
+  return cell;
 }
 
 }  // namespace
@@ -40,12 +66,16 @@ void reportDevice(const DeviceAnswers& d, std::ostream& out, ms::JsonArray& json
   add("Multiprocessors", std::to_string(d.multiprocessors));
   add("Global memory", ms::formatBytes(d.totalBytes));
   add("PCI bus id", d.pciBusId);
+  add("Compute mode", ms::computeModeName(d.computeMode));
+  if (const std::string consequence = computeModeConsequence(d.computeMode); !consequence.empty())
+    add("  contexts", consequence);
   object.set("ordinal", d.ordinal)
       .set("name", d.name)
       .set("computeCapability", computeCapability)
       .set("multiprocessors", d.multiprocessors)
       .set("totalBytes", static_cast<std::uint64_t>(d.totalBytes))
-      .set("pciBusId", d.pciBusId);
+      .set("pciBusId", d.pciBusId)
+      .set("computeMode", d.computeMode);
 
   add("VMM (cuMemCreate/cuMemMap)", yesNo(d.vmm));
   object.set("vmmSupported", d.vmm != 0);
@@ -115,7 +145,8 @@ void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ost
   for (int owner = 0; owner < deviceCount; ++owner)
     out << std::setw(10) << ("dev " + std::to_string(owner));
   out << '\n';
-  auto next = peers.begin();  // the answers come in the order the matrix is printed
+  auto next = peers.begin();       // the answers come in the order the matrix is printed
+  std::set<std::string> refusals;  // why the driver refused a link attribute, each reason once
   for (int accessor = 0; accessor < deviceCount; ++accessor) {
     out << "  " << std::setw(4) << accessor;
     for (int owner = 0; owner < deviceCount; ++owner) {
@@ -124,17 +155,29 @@ void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ost
         continue;
       }
       const PeerAnswer& p = *next++;
-      out << std::setw(10)
-          << (p.canAccess ? "rank " + std::to_string(p.rank) + (p.atomics ? " A" : "")
-                          : std::string("no"));
+      out << std::setw(10) << (p.canAccess ? formatLink(p) : std::string("no"));
       ms::JsonObject pair;
       pair.set("accessor", p.accessor).set("owner", p.owner).set("canAccessPeer", p.canAccess != 0);
-      if (p.canAccess)
-        pair.set("performanceRank", p.rank).set("nativeAtomics", p.atomics != 0);
+      if (p.canAccess) {
+        // An attribute the driver refused is reported with its error instead of a value.
+        const auto refused = [&](const std::string& key, CUresult answer) {
+          if (answer == CUDA_SUCCESS)
+            return false;
+          refusals.insert(ms::describeResult(answer));
+          pair.set(key + "Error", ms::describeResult(answer));
+          return true;
+        };
+        if (!refused("performanceRank", p.rankAnswer))
+          pair.set("performanceRank", p.rank);
+        if (!refused("nativeAtomics", p.atomicsAnswer))
+          pair.set("nativeAtomics", p.atomics != 0);
+      }
       json.addRaw(pair.dump());
     }
     out << '\n';
   }
   if (deviceCount == 1)
     out << "  (one device: no peers)\n";
+  for (const std::string& reason : refusals)
+    out << "  ? = the driver refused cuDeviceGetP2PAttribute: " << reason << '\n';
 }

@@ -30,6 +30,7 @@ struct DeviceAnswers {
   int multiprocessors = 0;                ///< MULTIPROCESSOR_COUNT.
   std::size_t totalBytes = 0;             ///< cuDeviceTotalMem.
   char pciBusId[32] = {};                 ///< cuDeviceGetPCIBusId, e.g. "0000:00:06.0".
+  int computeMode = 0;                    ///< COMPUTE_MODE, a CUcomputemode.
   int vmm = 0;                            ///< VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED.
   Granularity granularity;                ///< Device memory; asked only where vmm is set.
   int managed = 0;                        ///< MANAGED_MEMORY.
@@ -54,6 +55,8 @@ struct PeerAnswer {
   int canAccess = 0;  ///< cuDeviceCanAccessPeer.
   int rank = 0;       ///< P2P PERFORMANCE_RANK; asked only where canAccess is set.
   int atomics = 0;    ///< P2P NATIVE_ATOMIC_SUPPORTED; asked only where canAccess is set.
+  CUresult rankAnswer = CUDA_SUCCESS;     ///< What the rank query returned; else rank is unknown.
+  CUresult atomicsAnswer = CUDA_SUCCESS;  ///< What the atomics query returned.
 };
 
 /// "CUDA driver 13.0, 1 device" and a blank line. cuDriverGetVersion's number is
@@ -66,6 +69,7 @@ void reportDevice(const DeviceAnswers& answers, std::ostream& out, memsamples::J
 
 /// Prints the peer-access matrix of @p deviceCount devices (row = accessor, column = owner)
 /// from @p peers, one answer per ordered pair of different devices, and appends each to
-/// @p json.
+/// @p json. An attribute the driver refused is "?" in the matrix, with the reason below it, and
+/// its error in the JSON instead of a value.
 void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
                  memsamples::JsonArray& json);

@@ -66,6 +66,20 @@ TEST(Runner, ErrorsAreFailuresWithTheMessage) {
   EXPECT_TRUE(contains(failed.out, "Result = FAIL"));
 }
 
+TEST(Runner, ADeviceInUseByAnotherProcessWaives) {
+  // In compute mode EXCLUSIVE_PROCESS, cuCtxCreate refuses a second process: the machine's state
+  // at that moment, not a fault of the sample, so no FAIL.
+  auto busy = run({"--json", "-"}, [](ms::Report&) -> ms::Verdict {
+    throw ms::CudaError(CUDA_ERROR_DEVICE_UNAVAILABLE, "cuCtxCreate failed at x.cpp:5: busy");
+  });
+  EXPECT_EQ(busy.exitCode, ms::kExitWaived);
+  EXPECT_TRUE(contains(busy.err,
+                       "WAIVED: cuCtxCreate failed at x.cpp:5: busy (another process "
+                       "holds the device, or its compute mode forbids this one)\n"));
+  EXPECT_TRUE(contains(busy.out, "\"verdict\": \"WAIVED\", \"reason\": \"cuCtxCreate failed"));
+  EXPECT_FALSE(contains(busy.err, "error:"));
+}
+
 TEST(Runner, UsageErrorsBeforeAndDuringTheBody) {
   bool ran = false;
   auto bad = run({"--nope"}, [&](ms::Report&) {
