@@ -18,7 +18,7 @@
 namespace memsamples {
 
 // The fake's devices are all alike, so the "fastest" is the first one.
-CUdevice selectDevice(const std::optional<long long>& requested) {
+CUdevice selectDevice(const std::optional<long long>& requested, DeviceUse) {
   int count = 0;
   check(cuDeviceGetCount(&count), "cuDeviceGetCount");
   CUdevice device = 0;
