@@ -93,15 +93,17 @@ ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction k
   plan.deviceName = ms::deviceName(device);
   out << "Device " << plan.ordinal << ": " << plan.deviceName << '\n';
   mm::ManagedSupport& s = plan.support;
-  s.managedMemory = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
-  s.concurrentManagedAccess =
-      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
-  s.pageableMemoryAccess = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
-  s.directManagedAccessFromHost =
-      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST);
-  s.pageableUsesHostPageTables =
-      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
-  s.hostNumaId = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+  // The six attributes, read one by one into the fields they fill.
+  const std::pair<CUdevice_attribute, int*> reads[] = {
+      {CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, &s.managedMemory},
+      {CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, &s.concurrentManagedAccess},
+      {CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, &s.pageableMemoryAccess},
+      {CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST, &s.directManagedAccessFromHost},
+      {CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+       &s.pageableUsesHostPageTables},
+      {CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, &s.hostNumaId}};
+  for (const auto& [attribute, into] : reads)
+    *into = ms::deviceAttribute(device, attribute);
   // cuMemPrefetchBatchAsync needs concurrent managed access on every device of the system.
   ms::check(cuDeviceGetCount(&s.deviceCount), "cuDeviceGetCount");
   for (int i = 0; i < s.deviceCount && s.firstDeviceWithoutConcurrentAccess < 0; ++i) {
@@ -169,10 +171,11 @@ void expect(Checks& r, const std::string& label, const mm::ExpectedRange& expect
             const mm::RangeAttributes& one, const mm::RangeAttributes& all, bool print) {
   if (!std::exchange(r.adviceReported, true))
     r.report.out() << "\n[5] Advice on A, each read back by cuMemRangeGetAttribute(s) (x8, then x1)\n";
-  const bool asAdvised = r.list.expectAttributes(label, mm::compareRangeAttributes(expected, one));
+  const bool asAdvised = r.list.expectAttributes(label, mm::compareRangeAttributes(expected, one),
+                                                 mm::kRangeAttributeCount);
   const bool consistent = r.list.expectAttributes(
       label + " (cuMemRangeGetAttributes vs cuMemRangeGetAttribute)",
-      mm::differingAttributes(one, all));
+      mm::differingAttributes(one, all), mm::kRangeAttributeCount);
   if (print || !asAdvised || !consistent) {
     r.report.out() << format("  %-44s ", label.c_str()) << mm::describeRangeAttributes(one)
                    << (asAdvised && consistent ? "" : "  <- MISMATCH") << '\n';

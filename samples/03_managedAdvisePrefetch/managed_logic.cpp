@@ -106,10 +106,6 @@ std::string waiverReason(const ManagedSupport& support, int ordinal) {
          "on every device";
 }
 
-bool coherentHostAccess(const ManagedSupport& s) {
-  return s.pageableUsesHostPageTables != 0 || s.directManagedAccessFromHost != 0;
-}
-
 std::string pagingModel(const ManagedSupport& s) {
   if (coherentHostAccess(s)) {
     return "coherent host link (host page tables " + str(s.pageableUsesHostPageTables) +
@@ -212,41 +208,6 @@ std::string legacyLocationName(int value) {
   return (value >= 0 ? "device " : "unknown location ") + std::to_string(value);
 }
 
-// ------------------------------------------------------------------------------------- splitting
-
-std::vector<ByteRange> splitIntoChunks(std::uint64_t totalBytes, std::size_t chunks,
-                                       std::uint64_t alignment) {
-  if (chunks == 0)
-    throw std::invalid_argument("splitIntoChunks: the number of chunks must be at least 1");
-  if (alignment == 0)
-    throw std::invalid_argument("splitIntoChunks: the alignment must be at least 1 byte");
-  if (totalBytes / chunks < alignment) {
-    throw std::invalid_argument("splitIntoChunks: " + str(totalBytes) + " bytes cannot make " +
-                                str(chunks) + " chunks of at least " + str(alignment) + " bytes");
-  }
-  const std::uint64_t chunkBytes = totalBytes / chunks / alignment * alignment;
-  std::vector<ByteRange> ranges(chunks);
-  for (std::size_t i = 0; i < chunks; ++i) {
-    ranges[i].offset = i * chunkBytes;
-    ranges[i].bytes = i + 1 < chunks ? chunkBytes : totalBytes - ranges[i].offset;
-  }
-  return ranges;
-}
-
-std::vector<ByteRange> stridedRanges(std::size_t count, std::uint64_t rangeBytes,
-                                     std::uint64_t strideBytes) {
-  if (rangeBytes == 0)
-    throw std::invalid_argument("stridedRanges: a range must have at least one byte");
-  if (rangeBytes > strideBytes) {
-    throw std::invalid_argument("stridedRanges: ranges of " + str(rangeBytes) +
-                                " bytes overlap with a stride of " + str(strideBytes));
-  }
-  std::vector<ByteRange> ranges(count);
-  for (std::size_t i = 0; i < count; ++i)
-    ranges[i] = {i * strideBytes, rangeBytes};
-  return ranges;
-}
-
 // -------------------------------------------------------------------------------- batch prefetch
 
 PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t bytes,
@@ -260,72 +221,73 @@ PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t byt
   return *this;
 }
 
-std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream) {
+void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
+  const auto refuse = [](const std::string& problem) {
+    throw BatchPrefetchError("cuMemPrefetchBatchAsync: " + problem);
+  };
   const std::size_t count = batch.dptrs.size();
   const std::size_t numLocations = batch.locationStarts.size();
   const std::vector<std::size_t>& idx = batch.locationStarts;
   if (count == 0 && batch.sizes.empty())
-    return "the batch is empty: count must be at least 1";
+    refuse("the batch is empty: count must be at least 1");
   if (count != batch.sizes.size()) {
-    return "dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
-           ": both must have count entries";
+    refuse("dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
+           ": both must have count entries");
   }
   if (batch.locations.size() != numLocations) {
-    return "prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
-           str(numLocations) + ": both must have numPrefetchLocs entries";
+    refuse("prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
+           str(numLocations) + ": both must have numPrefetchLocs entries");
   }
   if (numLocations == 0)
-    return "no destination: numPrefetchLocs must be at least 1";
+    refuse("no destination: numPrefetchLocs must be at least 1");
   if (numLocations > count) {
-    return "numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
-           "): every location must apply to at least one range";
+    refuse("numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
+           "): every location must apply to at least one range");
   }
   if (idx[0] != 0) {
-    return "prefetchLocIdxs[0] is " + str(idx[0]) +
-           ", must be 0: the first location applies from the first range on";
+    refuse("prefetchLocIdxs[0] is " + str(idx[0]) +
+           ", must be 0: the first location applies from the first range on");
   }
   for (std::size_t k = 1; k < numLocations; ++k) {
     if (idx[k] <= idx[k - 1]) {
-      return "prefetchLocIdxs[" + str(k) + "] = " + str(idx[k]) + " is not greater than " +
+      refuse("prefetchLocIdxs[" + str(k) + "] = " + str(idx[k]) + " is not greater than " +
              "prefetchLocIdxs[" + str(k - 1) + "] = " + str(idx[k - 1]) +
-             ": the indices must strictly increase";
+             ": the indices must strictly increase");
     }
   }
   if (idx.back() >= count) {
-    return "prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(idx.back()) +
-           " is not less than count (" + str(count) + "): the last location would apply to no range";
+    refuse("prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(idx.back()) +
+           " is not less than count (" + str(count) +
+           "): the last location would apply to no range");
   }
   for (std::size_t i = 0; i < count; ++i) {
     const std::string at = "[" + str(i) + "]";
     if (batch.dptrs[i] == 0)
-      return "dptrs" + at + " is null: every range must start at a managed address";
+      refuse("dptrs" + at + " is null: every range must start at a managed address");
     if (batch.sizes[i] == 0)
-      return "sizes" + at + " is 0: every range must have at least one byte";
-    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i])
-      return "range " + str(i) + " (dptrs" + at + " + sizes" + at + ") wraps around the address space";
+      refuse("sizes" + at + " is 0: every range must have at least one byte");
+    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i]) {
+      refuse("range " + str(i) + " (dptrs" + at + " + sizes" + at +
+             ") wraps around the address space");
+    }
   }
   for (std::size_t k = 0; k < batch.locations.size(); ++k) {
     const CUmemLocation& where = batch.locations[k];
     if (!knownType(where.type) || where.type == CU_MEM_LOCATION_TYPE_INVALID) {
-      return "prefetchLocs[" + str(k) + "] has type " + locationTypeName(where.type) +
-             ": a prefetch goes to a DEVICE, HOST, HOST_NUMA or HOST_NUMA_CURRENT location";
+      refuse("prefetchLocs[" + str(k) + "] has type " + locationTypeName(where.type) +
+             ": a prefetch goes to a DEVICE, HOST, HOST_NUMA or HOST_NUMA_CURRENT location");
     }
     if (idCounts(where.type) && where.id < 0) {
-      return "prefetchLocs[" + str(k) + "] is " + locationTypeName(where.type) + " with id " +
-             std::to_string(where.id) + ": the id must be a device ordinal or NUMA node >= 0";
+      refuse("prefetchLocs[" + str(k) + "] is " + locationTypeName(where.type) + " with id " +
+             std::to_string(where.id) + ": the id must be a device ordinal or NUMA node >= 0");
     }
   }
   if (stream == nullptr || stream == CU_STREAM_LEGACY) {
-    return "the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
-           "the batch on a created stream";
+    refuse("the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
+           "the batch on a created stream");
   }
-  return {};
 }
 
-void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
-  if (std::string problem = prefetchBatchProblem(batch, stream); !problem.empty())
-    throw BatchPrefetchError("cuMemPrefetchBatchAsync: " + problem);
-}
 
 // [chunk-batch]
 PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
@@ -374,12 +336,6 @@ RangeAttributeQuery::RangeAttributeQuery(int accessedBySlots) {
            a.accessedBy.size() * sizeof(int), sizeof(int), sizeof(CUmemLocationType), sizeof(int)};
   for (const auto& [attribute, name] : kRangeAttributes)
     asked.push_back(attribute);
-}
-
-ExpectedRange prefetchedTo(const CUmemLocation& destination) {
-  ExpectedRange expected;
-  expected.lastPrefetch = destination;
-  return expected;
 }
 
 std::string describeRangeAttributes(const RangeAttributes& a) {
@@ -544,25 +500,6 @@ const char* memoryTypeName(unsigned int memoryType) {
   if (memoryType >= CU_MEMORYTYPE_HOST && memoryType <= CU_MEMORYTYPE_UNIFIED)
     return kNames[memoryType - CU_MEMORYTYPE_HOST];
   return "unknown CUmemorytype";
-}
-
-// ------------------------------------------------------------------------------------- checklist
-
-bool Checklist::expect(bool ok, const std::string& what, const std::string& expected,
-                       const std::string& got) {
-  if (ok)
-    return expectAttributes(what, {}, 1);
-  return expectAttributes(what, {{"", expected, got}}, 1);
-}
-
-bool Checklist::expectAttributes(const std::string& context,
-                                 const std::vector<AttributeMismatch>& found, std::size_t checked) {
-  checks_ += checked;
-  for (const AttributeMismatch& m : found) {
-    const std::string attribute = m.attribute.empty() ? "" : ": " + m.attribute;
-    failures_.push_back(context + attribute + ": expected " + m.expected + ", got " + m.got);
-  }
-  return found.empty();
 }
 
 }  // namespace memsamples::managed

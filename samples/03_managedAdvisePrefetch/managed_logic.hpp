@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "memsamples.hpp"            // UsageError
+#include "support/byte_ranges.hpp"  // ByteRange, splitIntoChunks, stridedRanges
+#include "support/checklist.hpp"    // AttributeMismatch, Checklist
 #include "support/host_memory.hpp"  // HostMemory
 
 /// Managed-memory helpers of 03_managedAdvisePrefetch.
@@ -50,7 +52,9 @@ std::string waiverReason(const ManagedSupport& support, int ordinal);
 
 /// True when the GPU reaches host memory coherently (host page tables or direct host access, as
 /// on Grace Hopper over NVLink-C2C): then a GPU access to a host page need not migrate it.
-bool coherentHostAccess(const ManagedSupport& support);
+inline bool coherentHostAccess(const ManagedSupport& support) {
+  return support.pageableUsesHostPageTables != 0 || support.directManagedAccessFromHost != 0;
+}
 
 /// Which kind of machine the demand-paging figures describe: PCIe (faults migrate pages) or a
 /// coherent link (the GPU may use host pages where they are).
@@ -122,24 +126,12 @@ std::string describeLocation(const CUmemLocation& location);
 std::string legacyLocationName(int value);
 
 /// @}
-/// @name Cutting buffers into ranges
+/// @name Cutting buffers into ranges (support/byte_ranges.hpp)
 /// @{
 
-/// A byte range inside a buffer.
-struct ByteRange {
-  std::uint64_t offset = 0;  ///< First byte, from the start of the buffer.
-  std::uint64_t bytes = 0;   ///< Length in bytes (never 0).
-};
-
-/// @p totalBytes cut into @p chunks consecutive ranges with boundaries on multiples of
-/// @p alignment, the remainder in the last. @throws std::invalid_argument when impossible.
-std::vector<ByteRange> splitIntoChunks(std::uint64_t totalBytes, std::size_t chunks,
-                                       std::uint64_t alignment);
-
-/// @p count ranges of @p rangeBytes, one every @p strideBytes (never touching, so the driver
-/// cannot merge them). @throws std::invalid_argument when a range is empty or wider than a stride.
-std::vector<ByteRange> stridedRanges(std::size_t count, std::uint64_t rangeBytes,
-                                     std::uint64_t strideBytes);
+using memsamples::ByteRange;
+using memsamples::splitIntoChunks;
+using memsamples::stridedRanges;
 
 /// @}
 /// @name Batch prefetch
@@ -176,16 +168,14 @@ class PrefetchBatchBuilder {
 };
 
 /**
- * Why cuMemPrefetchBatchAsync would reject @p batch on @p stream, or "". The first broken rule:
+ * Checks @p batch on @p stream as cuMemPrefetchBatchAsync would, and names the first broken rule:
  * 1. count > 0; 2. dptrs and sizes of equal length; 3. prefetchLocs and prefetchLocIdxs of equal
  * length; 4. at least one location, no more than count; 5. prefetchLocIdxs[0] == 0, strictly
  * increasing, the last < count; 6. every range non-null, non-empty, not wrapping around; 7. every
  * location DEVICE (id >= 0), HOST, HOST_NUMA (id >= 0) or HOST_NUMA_CURRENT; 8. a created stream
  * (the driver refuses the legacy NULL stream with CUDA_ERROR_INVALID_VALUE).
+ * @throws BatchPrefetchError, "cuMemPrefetchBatchAsync: " and the problem, when there is one.
  */
-std::string prefetchBatchProblem(const PrefetchBatch& batch, CUstream stream);
-
-/// @throws BatchPrefetchError, "cuMemPrefetchBatchAsync: " and the problem, when there is one.
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream);
 
 /**
@@ -248,14 +238,11 @@ struct ExpectedRange {
 };
 
 /// A range without advice whose last prefetch went to @p destination.
-ExpectedRange prefetchedTo(const CUmemLocation& destination);
+inline ExpectedRange prefetchedTo(const CUmemLocation& destination) {
+  return {false, {}, {}, destination};
+}
 
-/// One attribute that did not read back as expected.
-struct AttributeMismatch {
-  std::string attribute;  ///< e.g. "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE".
-  std::string expected;   ///< What the advice (or its absence) implies.
-  std::string got;        ///< What the driver returned.
-};
+using memsamples::AttributeMismatch;  // one attribute that did not read back as expected
 
 /**
  * The attributes that differ from what the advice implies, by cuMemRangeGetAttribute's rules: a
@@ -346,27 +333,10 @@ std::string describePointerAttributes(const PointerAttributes& got, const Pointe
 const char* memoryTypeName(unsigned int memoryType);  ///< "CU_MEMORYTYPE_DEVICE", ...
 
 /// @}
-/// @name Verdict bookkeeping
+/// @name Verdict bookkeeping (support/checklist.hpp)
 /// @{
 
-/// Every check of the run; each failure becomes "<what>: expected <expected>, got <got>".
-class Checklist {
- public:
-  /// Records one check.
-  bool expect(bool ok, const std::string& what, const std::string& expected,
-              const std::string& got);
-  /// Records @p checked checks, each of @p found a failure. @return true when none.
-  bool expectAttributes(const std::string& context, const std::vector<AttributeMismatch>& found,
-                        std::size_t checked = kRangeAttributeCount);
-  std::size_t checks() const noexcept { return checks_; }  ///< Checks recorded.
-  /// The failure lines, in the order they happened.
-  const std::vector<std::string>& failures() const noexcept { return failures_; }
-  bool passed() const noexcept { return failures_.empty(); }  ///< True when none failed.
-
- private:
-  std::size_t checks_ = 0;
-  std::vector<std::string> failures_;
-};
+using memsamples::Checklist;
 
 /// @}
 

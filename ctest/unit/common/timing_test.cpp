@@ -1,4 +1,4 @@
-// timeOnStream() through a link seam: Common's real timing code against a fake driver
+// timeOnStream() and timeRounds() through a link seam: Common's real timing code against a fake driver
 // (fake_timing_driver.cpp) that logs every call and runs host functions on a thread.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 
 #include "fake_timing_driver.hpp"
 #include "memsamples.hpp"
+#include "support/stage_timer.hpp"
 #include "support/timing.hpp"
 
 namespace ms = memsamples;
@@ -123,4 +124,48 @@ TEST(LaunchesBlockTheHost, OnlyCudaLaunchBlockingOne) {
   EXPECT_FALSE(ms::launchesBlockTheHost(with("0")));
   EXPECT_FALSE(ms::launchesBlockTheHost(with("yes")));
   EXPECT_TRUE(ms::launchesBlockTheHost(with("1")));
+}
+
+TEST(TimeRounds, EveryStageOfEveryRoundHasItsOwnEventsAndOnlyTimedRoundsAreRead) {
+  mt::timingDriver() = {};
+  const std::vector<ms::StageTimes> times = ms::timeRounds(
+      kStream, 1, 3, {[] { mt::enterTimingDriver("move"); }, [] { mt::enterTimingDriver("work"); }});
+  ASSERT_EQ(times.size(), 2u);
+  for (const ms::StageTimes& stage : times) {
+    EXPECT_DOUBLE_EQ(stage.gpuMs, 2.0);  // the fake's elapsed time
+    EXPECT_GE(stage.hostMs, 0.0);
+  }
+  const std::vector<std::string> log = mt::timingDriver().log();
+  // Two events per stage and round, warm-up included; each stage between its own two records.
+  EXPECT_EQ(mt::timingDriver().count("cuEventCreate"), 16);
+  EXPECT_EQ(mt::timingDriver().count("cuEventRecord"), 16);
+  std::vector<std::string> stages;
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    if (log[i] != "move" && log[i] != "work")
+      continue;
+    stages.push_back(log[i]);
+    ASSERT_GT(i, 0u);
+    ASSERT_LT(i + 1, log.size());
+    EXPECT_EQ(log[i - 1], "cuEventRecord") << "stage " << stages.size();
+    EXPECT_EQ(log[i + 1], "cuEventRecord") << "stage " << stages.size();
+  }
+  EXPECT_EQ(stages, (std::vector<std::string>{"move", "work", "move", "work", "move", "work",
+                                              "move", "work"}));
+  // Waited for once, after everything is queued; the warm-up round's times are never read.
+  EXPECT_EQ(mt::timingDriver().count("cuStreamSynchronize"), 1);
+  EXPECT_GT(firstIndexOf(log, "cuStreamSynchronize"), lastIndexOf(log, "work"));
+  EXPECT_EQ(mt::timingDriver().count("cuEventElapsedTime"), 6);
+  EXPECT_GT(firstIndexOf(log, "cuEventElapsedTime"), firstIndexOf(log, "cuStreamSynchronize"));
+}
+
+TEST(TimeRounds, AFailedCallIsReportedByName) {
+  mt::timingDriver() = {};
+  mt::timingDriver().fail("cuEventElapsedTime", 1, CUDA_ERROR_LAUNCH_FAILED);
+  try {
+    ms::timeRounds(kStream, 0, 2, {[] { mt::enterTimingDriver("work"); }});
+    ADD_FAILURE() << "the failed cuEventElapsedTime was not reported";
+  } catch (const ms::CudaError& error) {
+    EXPECT_NE(std::string(error.what()).find("cuEventElapsedTime"), std::string::npos)
+        << error.what();
+  }
 }

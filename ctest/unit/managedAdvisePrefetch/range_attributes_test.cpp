@@ -286,9 +286,10 @@ TEST(Checklist, CountsChecksAndWordsFailures) {
   mm::Checklist checks;
   EXPECT_TRUE(checks.expect(true, "first", "a", "a"));
   EXPECT_FALSE(checks.expect(false, "C after prefetch", "0 mismatches", "3 mismatches"));
-  EXPECT_TRUE(checks.expectAttributes("fresh", {}));
+  EXPECT_TRUE(checks.expectAttributes("fresh", {}, mm::kRangeAttributeCount));
   EXPECT_FALSE(checks.expectAttributes("SET_READ_MOSTLY",
-                                       {{"CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", "1", "0"}}));
+                                       {{"CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", "1", "0"}},
+                                       mm::kRangeAttributeCount));
   EXPECT_EQ(checks.checks(), 2 + 2 * mm::kRangeAttributeCount);
   EXPECT_TRUE(checks.expectAttributes("pointer", {}, mm::kPointerAttributeChecks));
   EXPECT_EQ(checks.checks(), 2 + 2 * mm::kRangeAttributeCount + mm::kPointerAttributeChecks);
