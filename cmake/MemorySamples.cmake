@@ -216,6 +216,8 @@ if(NOT TARGET memsamples_core)
   target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/numa_node_info.cpp")
   target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/text_format.cpp")
   target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/byte_ranges.cpp" "${MEMSAMPLES_ROOT}/Common/support/checklist.cpp")
+  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/device_matrix.cpp")
+  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/word_pattern.cpp")
 
   # check() and describeResult() on their own, without libcuda: a unit test links a sample's
   # driver code with them against fake cu* functions (a link seam, see ctest/unit/vectorAddMMAP).

@@ -13,16 +13,18 @@
  *
  * 1. **Bad input first**, with no GPU: `--pairs`, `--pairs` with `--loopback`, a
  *    `--size` over 1T (no GPU holds three such buffers) or not whole floats. Then
- *    **cuInit** and **cuDeviceGetCount**: a device the options name that the machine
- *    lacks is a usage error too (exit 1), still before any output and any waiver.
+ *    **cuInit** and **cuDeviceGetCount**.
  * 2. **The machine**: per device **cuDeviceGet** and the VMM attribute
  *    (**cuDeviceGetAttribute**); per ordered pair **cuDeviceCanAccessPeer**(accessor,
  *    owner).
- * 3. **The pairs**, printed with the machine (p2pMemMap_measure.cpp): fewer than two
- *    GPUs, or no pair with access, is WAIVED; `--loopback` tests the one pair N:N.
+ * 3. **The pairs**, printed with the machine (p2pMemMap_measure.cpp): a device the
+ *    options name that the machine lacks is a usage error (exit 1), before any output
+ *    and any waiver; fewer than two GPUs, or no pair with access, is WAIVED;
+ *    `--loopback` tests the one pair N:N.
  * 4. **The endpoints**: each retains its device's primary context, loads both kernels
  *    into it and creates a stream; the buffers are sized to every endpoint's free
- *    memory; the inputs are pinned host memory, portable to every context.
+ *    memory; the inputs are pinned host memory, portable to every context; one row per
+ *    pair names the endpoints of its owner and its accessor.
  * 5. **The reference**, once per accessor: the kernel on three **cuMemAlloc** buffers
  *    of its own memory (the classic path with owner == accessor, no peer access).
  * 6. **VMM path**, every pair (the core): **cuMemAddressReserve**, **cuMemCreate** on
@@ -66,7 +68,7 @@ struct Options {
 
 // The two cores, below the lesson that runs them: one pair's VMM path and classic path,
 // each from creation to release; and the kernel both of them launch on the accessor.
-p2p::PathResult runVmmPath(p2p::Run& run, const p2p::DevicePair& pair);
+p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row);
 p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
                                const p2p::Endpoint& accessor);
 p2p::PathResult addOnAccessor(p2p::Run& run, const p2p::Endpoint& owner,
@@ -80,8 +82,7 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
 
   // 1. Bad input first, with no GPU needed to refuse it: --pairs, --pairs with
   // --loopback, a --size larger than any GPU holds or not whole floats. Then the
-  // driver: a device the options name must exist, still before any output, so that a
-  // typo is an error on every machine, never a waiver.
+  // driver, and how many devices it sees.
   const p2p::Request request =
       p2p::checkOptions(options.pairs, options.loopback, options.common.device,
                         options.sizeBytes);
@@ -89,7 +90,6 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   ms::checkDriverInit(cuInit(0));
   int deviceCount = 0;
   ms::check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
-  p2p::checkRequestedDevices(deviceCount, request.pairs, request.device);
 
   // [machine]
   // 2. What each device is, and who can reach whose memory. cuDeviceCanAccessPeer(a, o)
@@ -119,50 +119,47 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   // [machine]
 
   // 3. The pairs, printed with the machine: every ordered pair with peer access,
-  // --pairs, or those of --device; with --loopback, N:N. Waived here, before any
-  // allocation, without two devices that connect.
+  // --pairs, or those of --device; with --loopback, N:N. A device the options name must
+  // exist, checked before any output, so that a typo is an error on every machine, never
+  // a waiver. Waived here, before any allocation, without two devices that connect.
   const p2p::PairPlan plan = p2p::choosePairs(request, topology, devices, report);
 
   // 4. One endpoint per side of a transfer, each holding its device's primary context
   // (the one the runtime API uses too). prepareRun() loads both kernels into each one,
-  // creates its stream, sizes the buffers and fills the pinned inputs A and B.
+  // creates its stream, sizes the buffers, fills the pinned inputs A and B and lays out
+  // run.paths: one row per pair, naming the endpoints of its owner and its accessor.
   p2p::Endpoints endpoints(plan);
   p2p::Run run{options.common, plan, topology, endpoints};
   p2p::prepareRun(run, request.size, out);
 
   // 5. The reference, once per accessor: the kernel on the accessor's own memory. It is
   // the classic path with owner == accessor, so no peer access is involved.
-  std::vector<p2p::PairPaths> paths;
   std::map<int, p2p::PathResult> references;
 
-  for (const p2p::DevicePair& pair : plan.tested) {
-    const p2p::Endpoint& accessor = endpoints.accessor(pair);
-    if (references.count(pair.accessor) == 0)
-      references[pair.accessor] = runClassicPath(run, accessor, accessor);
-    p2p::PairPaths& row = paths.emplace_back();
-    row.pair = pair;
-    row.local = references[pair.accessor];
+  for (p2p::PairPaths& row : run.paths) {
+    const int device = row.pair.accessor;
+    if (references.count(device) == 0)
+      references[device] = runClassicPath(run, *row.accessor, *row.accessor);
+    row.local = references[device];
   }
 
   // 6. The VMM path of every pair (the core, below), where both devices support VMM.
   // All of them run first: no classic peer access is in effect while they do.
-  for (p2p::PairPaths& row : paths) {
+  for (p2p::PairPaths& row : run.paths) {
     const std::optional<std::string> noVmm = p2p::vmmPathUnavailable(topology, row.pair);
     if (noVmm)
       row.viaVmm.note = *noVmm;
     else
-      row.viaVmm = runVmmPath(run, row.pair);
+      row.viaVmm = runVmmPath(run, row);
   }
 
   // 7. The classic path of every pair (core-b, below): cuMemAlloc memory reached
   // through classic peer access, enabled for this pair's kernel and disabled after it.
-  for (p2p::PairPaths& row : paths) {
-    const p2p::Endpoint& owner = endpoints.owner(row.pair);
-    row.classic = runClassicPath(run, owner, endpoints.accessor(row.pair));
-  }
+  for (p2p::PairPaths& row : run.paths)
+    row.classic = runClassicPath(run, *row.owner, *row.accessor);
 
   // The three paths side by side, each check's failure kept for the verdict.
-  p2p::reportPaths(run, paths, out, json);
+  p2p::reportPaths(run, out, json);
 
   // 8. Copy engine vs SMs, pair by pair: peer access enabled, measured, disabled.
   // Without NVSwitch a GPU maps at most 8 peers at once (CUDA_ERROR_TOO_MANY_PEERS):
@@ -179,9 +176,10 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
 /// The VMM path of one pair: memory created on the owner, mapped, and opened to the
 /// owner and the accessor by cuMemSetAccess; the accessor's kernel works in it. No call
 /// names a context: VMM access rights belong to devices.
-p2p::PathResult runVmmPath(p2p::Run& run, const p2p::DevicePair& pair) {
-  const p2p::Endpoint& owner = run.endpoints.owner(pair);
-  const p2p::Endpoint& accessor = run.endpoints.accessor(pair);
+p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
+  const p2p::DevicePair& pair = row.pair;
+  const p2p::Endpoint& owner = *row.owner;
+  const p2p::Endpoint& accessor = *row.accessor;
 
   //! [core]
   // Who maps the memory: the owner and the accessor (on one device, one entry is both).
@@ -271,10 +269,10 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   //! [core-b]
   // cuMemAlloc allocates in the current context: the owner's, for this scope. Each
   // owner frees its buffer on an error path, in that context.
-  const ms::ScopedContext onOwner(owner.ctx());
-  ms::ContextMemory a(owner.ctx());
-  ms::ContextMemory b(owner.ctx());
-  ms::ContextMemory c(owner.ctx());
+  const ms::ScopedContext onOwner(owner.ctx);
+  ms::ContextMemory a(owner.ctx);
+  ms::ContextMemory b(owner.ctx);
+  ms::ContextMemory c(owner.ctx);
   ms::check(cuMemAlloc(a.out(), run.bytes), "cuMemAlloc");
   ms::check(cuMemAlloc(b.out(), run.bytes), "cuMemAlloc");
   ms::check(cuMemAlloc(c.out(), run.bytes), "cuMemAlloc");
@@ -287,24 +285,36 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   // memory (and the driver refuses a context as its own peer).
   p2p::PathResult result;
   {
-    const ms::ScopedContext onAccessor(accessor.ctx());
-    const bool acrossContexts = owner.ctx() != accessor.ctx();
-    const CUresult enable =
-        acrossContexts ? cuCtxEnablePeerAccess(owner.ctx(), 0) : CUDA_SUCCESS;
+    const ms::ScopedContext onAccessor(accessor.ctx);
+    const bool acrossContexts = owner.ctx != accessor.ctx;
+    CUresult enable = CUDA_SUCCESS;
+    if (acrossContexts)
+      enable = cuCtxEnablePeerAccess(owner.ctx, 0);
 
-    // ALREADY_ENABLED: other code enabled it (a primary context is the whole
-    // process's): used, and left on. TOO_MANY_PEERS, PEER_ACCESS_UNSUPPORTED: reported,
-    // not failed.
-    p2p::PeerAccess peer = p2p::adoptPeerAccess(enable, accessor, owner);
-    if (!peer.refused())
+    // ALREADY_ENABLED: other code enabled it (a primary context is the whole process's):
+    // used, and left on. TOO_MANY_PEERS, PEER_ACCESS_UNSUPPORTED: the driver refuses
+    // the pair: reported, not failed. Any other answer is an error.
+    const bool adopted = enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    const bool refused = enable == CUDA_ERROR_TOO_MANY_PEERS ||
+                         enable == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    if (!adopted && !refused)
+      ms::check(enable, "cuCtxEnablePeerAccess");
+
+    // Access this path enabled is its own to disable; an owner does it on an error path.
+    p2p::EnabledPeerAccess ours(accessor.ctx);
+    if (acrossContexts && enable == CUDA_SUCCESS)
+      ours.owner = owner.ctx;
+
+    if (refused)
+      result.note = "cuCtxEnablePeerAccess refused: " + ms::describeResult(enable);
+    else
       result = addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
-    result.note = peer.refusal();
     result.peerAccessEnabled = acrossContexts;
-    result.peerAccessAdopted = peer.adopted();
+    result.peerAccessAdopted = adopted;
 
     // Undo what this path enabled, and only that. The kernel has finished.
-    if (peer.ours())
-      ms::check(cuCtxDisablePeerAccess(peer.release()), "cuCtxDisablePeerAccess");
+    if (ours.owner != nullptr)
+      ms::check(cuCtxDisablePeerAccess(ours.release()), "cuCtxDisablePeerAccess");
   }
 
   // The buffers go last, freed in the owner's context, current again.
@@ -323,7 +333,7 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
 p2p::PathResult addOnAccessor(p2p::Run& run, const p2p::Endpoint& owner,
                               const p2p::Endpoint& accessor, CUdeviceptr a,
                               CUdeviceptr b, CUdeviceptr c) {
-  const ms::ScopedContext onOwner(owner.ctx());
+  const ms::ScopedContext onOwner(owner.ctx);
   const CUstream ownerStream = owner.stream.get();
   ms::check(cuMemcpyHtoDAsync(a, run.hostA.get(), run.bytes, ownerStream),
             "cuMemcpyHtoDAsync");

@@ -41,7 +41,7 @@ JsonArray jsonPairs(const std::vector<DevicePair>& pairs) {
 }
 
 void inContext(const Endpoint& endpoint, const std::function<void()>& work) {
-  const ScopedContext current(endpoint.ctx());
+  const ScopedContext current(endpoint.ctx);
   work();
 }
 
@@ -87,7 +87,7 @@ JsonObject pathJson(const PathResult& result) {
 // A copy engine copies @p from's source into @p to's destination, queued on @p to's stream:
 // destination first, each pointer with its context; the stream decides who runs the copy.
 void copyEngineCopy(const Run& run, const Endpoint& to, const Endpoint& from) {
-  check(cuMemcpyPeerAsync(to.destination.get(), to.ctx(), from.source.get(), from.ctx(), run.bytes,
+  check(cuMemcpyPeerAsync(to.destination.get(), to.ctx, from.source.get(), from.ctx, run.bytes,
                           to.stream.get()),
         "cuMemcpyPeerAsync");
 }
@@ -151,7 +151,7 @@ double timeOneWay(Run& run, const Endpoint& to, const Endpoint& from, const std:
 
 void synchronizeBoth(const Endpoint& first, const Endpoint& second) {
   for (const Endpoint* endpoint : {&first, &second}) {
-    const ScopedContext current(endpoint->ctx());
+    const ScopedContext current(endpoint->ctx);
     check(cuStreamSynchronize(endpoint->stream.get()), "cuStreamSynchronize");
   }
 }
@@ -174,8 +174,8 @@ BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& se
     round();
   synchronizeBoth(first, second);  // no warm-up copy overlaps a sample
   const auto timingEvent = [](const Endpoint& endpoint) {
-    ContextEvent event(endpoint.ctx());
-    const ScopedContext current(endpoint.ctx());
+    ContextEvent event(endpoint.ctx);
+    const ScopedContext current(endpoint.ctx);
     check(cuEventCreate(event.out(), CU_EVENT_DEFAULT), "cuEventCreate");
     return event;
   };
@@ -259,9 +259,10 @@ void addRefusals(JsonArray& json, const std::vector<PeerRefusal>& refusals, bool
 
 PairPlan choosePairs(const Request& request, const DeviceTopology& topology,
                      const std::vector<CUdevice>& devices, Report& report) {
+  const std::size_t count = devices.size();
+  checkRequestedDevices(int(count), request.pairs, request.device);  // a typo is no waiver
   std::ostream& out = report.out();
   JsonObject& json = report.json();
-  const std::size_t count = devices.size();
   out << "Devices: " << count << '\n';
   JsonArray jsonDevices;
   for (std::size_t ordinal = 0; ordinal < count; ++ordinal) {
@@ -356,7 +357,7 @@ void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream
   // [endpoints]
   for (std::size_t index = 0; index < run.endpoints.size(); ++index) {
     Endpoint& endpoint = run.endpoints.at(index);
-    const ScopedContext current(endpoint.ctx());  // modules and streams belong to a context
+    const ScopedContext current(endpoint.ctx);  // modules and streams belong to a context
     check(cuModuleLoadData(endpoint.vectorAddModule.out(), vectorAdd.data()), "cuModuleLoadData");
     check(cuModuleGetFunction(&endpoint.vectorAdd, endpoint.vectorAddModule.get(), "VecAdd_kernel"),
           "cuModuleGetFunction");
@@ -379,10 +380,16 @@ void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream
   out << "Buffers: " << formatBytes(run.bytes) << " (" << run.count << " floats) each\n";
   // Pinned host memory needs a current context. With unified addressing every context can reach
   // it anyway; PORTABLE makes every context also treat it as pinned, so copies skip staging.
-  const ScopedContext base(run.endpoints.at(0).ctx());
+  const ScopedContext base(run.endpoints.at(0).ctx);
   for (OwnedPinnedHostMemory* buffer : {&run.hostA, &run.hostB, &run.scratch})
     check(cuMemHostAlloc(buffer->out(), run.bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
   run.drain.emplace(run.endpoints.all());  // no copy uses the buffers when they are freed
+  for (const DevicePair& pair : run.plan.tested) {
+    PairPaths& row = run.paths.emplace_back();
+    row.pair = pair;
+    row.owner = &run.endpoints.owner(pair);
+    row.accessor = &run.endpoints.accessor(pair);
+  }
   auto* const a = static_cast<float*>(run.hostA.get());
   fillVectorAddInputs(a, static_cast<float*>(run.hostB.get()), run.count, 2024);
 }
@@ -423,8 +430,8 @@ PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& acce
   return result;
 }
 
-void reportPaths(Run& run, const std::vector<PairPaths>& paths, std::ostream& out,
-                 JsonObject& json) {
+void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
+  const std::vector<PairPaths>& paths = run.paths;
   const std::size_t failuresBefore = run.failures.size();
   std::string notes;
   bool vmmAccessAllReadWrite = true;
@@ -513,7 +520,7 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
     Endpoint& endpoint = run.endpoints.at(index);
     auto* const pattern = static_cast<std::uint32_t*>(run.scratch.get());
     fillPattern(pattern, run.count, endpoint.seed());
-    const ScopedContext current(endpoint.ctx());
+    const ScopedContext current(endpoint.ctx);
     check(cuMemAlloc(endpoint.source.out(), run.bytes), "cuMemAlloc");
     check(cuMemAlloc(endpoint.destination.out(), run.bytes), "cuMemAlloc");
     check(cuMemcpyHtoDAsync(endpoint.source.get(), pattern, run.bytes, endpoint.stream.get()),

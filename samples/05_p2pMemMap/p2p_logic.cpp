@@ -16,24 +16,10 @@ std::string devicesText(int count) {
   return std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices");
 }
 
-// splitmix64: a good 64-bit mix, cheap enough to compute per word on the host.
-std::uint64_t mix(std::uint64_t value) noexcept {
-  value += 0x9E3779B97F4A7C15ull;
-  value = (value ^ (value >> 30)) * 0xBF58476D1CE4E5B9ull;
-  value = (value ^ (value >> 27)) * 0x94D049BB133111EBull;
-  return value ^ (value >> 31);
-}
-
 // "ownerEndpoint: the plan has no endpoint on device 0 (owner of 0:1)".
 std::string noEndpoint(const std::string& role, int device, const DevicePair& pair) {
   return role + "Endpoint: the plan has no endpoint on device " + std::to_string(device) + " (" +
          role + " of " + formatPair(pair) + ")";
-}
-
-std::string hexWord(std::uint32_t word) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%08x", static_cast<unsigned>(word));
-  return text;
 }
 
 }  // namespace
@@ -279,44 +265,8 @@ std::vector<std::string> accessProblems(const std::vector<int>& mappingDevices,
 
 // ------------------------------------------------------------------------------------- patterns
 
-std::uint32_t patternWord(std::uint32_t seed, std::uint64_t index) noexcept {
-  const std::uint64_t bits = mix((static_cast<std::uint64_t>(seed) << 40) ^ index);
-  // Keep the sign and the 23 mantissa bits, force the exponent of 1.0: a finite float in
-  // +-[1, 2). Its exponent field is never all ones, so it is never a NaN nor the sentinel.
-  return (static_cast<std::uint32_t>(bits) & 0x807FFFFFu) | 0x3F800000u;
-}
-
-void fillPattern(std::uint32_t* words, std::size_t count, std::uint32_t seed) noexcept {
-  for (std::size_t i = 0; i < count; ++i)
-    words[i] = patternWord(seed, i);
-}
-
 std::uint32_t sourceSeed(int endpoint) noexcept {
   return 0x5EED0000u + static_cast<std::uint32_t>(endpoint);
-}
-
-PatternCheck checkPattern(const std::uint32_t* words, std::size_t count,
-                          std::uint32_t seed) noexcept {
-  PatternCheck check;
-  check.words = count;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint32_t expected = patternWord(seed, i);
-    if (words[i] != expected && check.mismatches++ == 0) {
-      check.firstBad = i;
-      check.expected = expected;
-      check.actual = words[i];
-    }
-  }
-  return check;
-}
-
-std::string describePatternCheck(const PatternCheck& check) {
-  if (check.passed())
-    return "all " + std::to_string(check.words) + " words match";
-  return std::to_string(check.mismatches) + " of " + std::to_string(check.words) +
-         " words differ, the first at word " + std::to_string(check.firstBad) + ": expected " +
-         hexWord(check.expected) + ", got " + hexWord(check.actual) +
-         (check.actual == kSentinelWord ? " (the sentinel: nothing was written there)" : "");
 }
 
 // ------------------------------------------------------------------------------------- counting
@@ -347,106 +297,13 @@ std::string describeCopySamples(std::uint64_t bytesPerCopy, int copies, int samp
 
 // ------------------------------------------------------------------------------------- matrices
 
-DeviceMatrix::DeviceMatrix(int devices) : devices_(devices) {
-  if (devices < 0)
-    throw std::invalid_argument("DeviceMatrix: negative size " + std::to_string(devices));
-  cells_.resize(static_cast<std::size_t>(devices) * static_cast<std::size_t>(devices));
-}
-
-std::size_t DeviceMatrix::index(int row, int column) const {
-  if (row < 0 || column < 0 || row >= devices_ || column >= devices_) {
-    const std::string size = std::to_string(devices_);
-    throw std::out_of_range("DeviceMatrix: cell (" + std::to_string(row) + ", " +
-                            std::to_string(column) + ") is outside a " + size + " x " + size +
-                            " matrix");
-  }
-  return static_cast<std::size_t>(row * devices_ + column);
-}
-
-bool DeviceMatrix::empty() const noexcept {
-  return std::none_of(cells_.begin(), cells_.end(),
-                      [](const std::optional<double>& cell) { return cell.has_value(); });
-}
-
-DeviceMatrix ratioMatrix(const DeviceMatrix& numerator, const DeviceMatrix& denominator) {
-  if (numerator.size() != denominator.size()) {
-    throw std::invalid_argument("ratioMatrix: a " + std::to_string(numerator.size()) +
-                                "-device matrix over a " + std::to_string(denominator.size()) +
-                                "-device one");
-  }
-  DeviceMatrix ratio(numerator.size());
-  for (int row = 0; row < numerator.size(); ++row) {
-    for (int column = 0; column < numerator.size(); ++column) {
-      const std::optional<double> top = numerator.at(row, column);
-      const std::optional<double> bottom = denominator.at(row, column);
-      if (top && bottom && *bottom != 0.0)
-        ratio.set(row, column, *top / *bottom);
-    }
-  }
-  return ratio;
-}
-
-std::string formatGrid(std::string_view rowLabel, std::string_view columnLabel,
-                       const std::vector<std::vector<std::string>>& cells) {
-  const std::size_t count = cells.size();
-  std::vector<std::string> headers;  // "<columnLabel> <n>": the last one is the widest
-  std::size_t width = 1;
-  for (std::size_t row = 0; row < count; ++row) {
-    if (cells[row].size() != count) {
-      throw std::invalid_argument("formatGrid: row " + std::to_string(row) + " has " +
-                                  std::to_string(cells[row].size()) + " cells, expected " +
-                                  std::to_string(count));
-    }
-    headers.push_back(std::string(columnLabel) + " " + std::to_string(row));
-    for (const std::string& cell : cells[row])
-      width = std::max({width, cell.size(), headers.back().size()});
-  }
-  // The first column holds "<rowLabel> <n>", as wide as the last one.
-  const std::size_t first =
-      count == 0 ? 0 : rowLabel.size() + headers.back().size() - columnLabel.size();
-  std::string out;
-  const auto addRow = [&](const std::string& label, const std::vector<std::string>& row) {
-    out += "  " + label + std::string(first - label.size(), ' ');
-    for (const std::string& cell : row)
-      out += "  " + std::string(width - std::min(width, cell.size()), ' ') + cell;
-    out += '\n';
-  };
-  addRow("", headers);
-  for (std::size_t row = 0; row < count; ++row)
-    addRow(std::string(rowLabel) + " " + std::to_string(row), cells[row]);
-  return out;
-}
-
 std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
                          std::string_view columnLabel, int precision,
                          const std::vector<PeerRefusal>& refused) {
-  const auto count = static_cast<std::size_t>(matrix.size());
-  std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count, "-"));
-  for (std::size_t row = 0; row < count; ++row) {
-    for (std::size_t column = 0; column < count; ++column) {
-      if (const std::optional<double> value = matrix.at(int(row), int(column))) {
-        char text[64];
-        std::snprintf(text, sizeof text, "%.*f", precision, *value);
-        cells[row][column] = text;
-      }
-    }
-  }
+  std::vector<std::vector<std::string>> cells = matrixCells(matrix, precision);
   for (const PeerRefusal& refusal : refused)
     cells.at(std::size_t(refusal.pair.owner)).at(std::size_t(refusal.pair.accessor)) = "refused";
   return formatGrid(rowLabel, columnLabel, cells);
-}
-
-JsonArray matrixJson(const DeviceMatrix& matrix) {
-  JsonArray rows;
-  for (int row = 0; row < matrix.size(); ++row) {
-    JsonArray cells;
-    for (int column = 0; column < matrix.size(); ++column) {
-      const std::optional<double> value = matrix.at(row, column);
-      cells.addRaw(value ? jsonNumber(*value) : "null");
-    }
-    rows.addRaw(cells.dump());
-  }
-  return rows;
 }
 
 std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links) {

@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/device_matrix.hpp"
 #include "support/devices.hpp"
+#include "support/word_pattern.hpp"
 
 /// The logic of 05_p2pMemMap (peer access, VMM peer mappings, peer bandwidth).
 namespace memsamples::p2p {
@@ -255,43 +257,9 @@ std::vector<std::string> accessProblems(const std::vector<int>& mappingDevices,
 /// filled with kSentinelWord before each measurement, so a copy that wrote nothing cannot pass.
 /// @{
 
-/// What a destination holds before a measurement: a NaN, never a pattern word.
-inline constexpr std::uint32_t kSentinelWord = 0xFFFFFFFFu;
-
-/**
- * Word @p index of the pattern of @p seed: pseudo-random bits (a hash of seed and index) shaped
- * as a finite float in +-[1, 2), so the words survive any float load/store and never equal
- * kSentinelWord. Two different seeds differ in almost every word.
- */
-std::uint32_t patternWord(std::uint32_t seed, std::uint64_t index) noexcept;
-
-/// Writes words 0 .. @p count - 1 of the pattern of @p seed to @p words.
-void fillPattern(std::uint32_t* words, std::size_t count, std::uint32_t seed) noexcept;
-
 /// The seed of the data that endpoint @p endpoint (see PairPlan) sends: different for every
 /// endpoint, so also for the two endpoints of a loopback device.
 std::uint32_t sourceSeed(int endpoint) noexcept;
-
-/// Result of comparing a buffer with a pattern, word by word.
-struct PatternCheck {
-  std::size_t words = 0;       ///< Words compared.
-  std::size_t mismatches = 0;  ///< Words that differ from the pattern.
-  std::size_t firstBad = 0;    ///< Index of the first mismatch (valid when mismatches > 0).
-  std::uint32_t expected = 0;  ///< The pattern word at firstBad.
-  std::uint32_t actual = 0;    ///< What the buffer held there.
-  /// True when every word matched.
-  bool passed() const noexcept { return mismatches == 0; }
-};
-
-/// Compares @p words[0 .. @p count) with the pattern of @p seed. Exact: these are bits, not sums.
-PatternCheck checkPattern(const std::uint32_t* words, std::size_t count,
-                          std::uint32_t seed) noexcept;
-
-/**
- * "all 4194304 words match", or "3 of 4194304 words differ, the first at word 17: expected
- * 0x3f812345, got 0xffffffff (the sentinel: nothing was written there)".
- */
-std::string describePatternCheck(const PatternCheck& check);
 
 /// @}
 
@@ -347,60 +315,18 @@ std::string describeCopySamples(std::uint64_t bytesPerCopy, int copies, int samp
 /// @name Matrices
 /// @{
 
-/// An N x N matrix of optional numbers (GB/s or ratios); a cell that was not measured is empty.
-class DeviceMatrix {
- public:
-  /// An empty @p devices x @p devices matrix. @throws std::invalid_argument when negative.
-  explicit DeviceMatrix(int devices = 0);
-  /// Number of rows (and columns).
-  int size() const noexcept { return devices_; }
-  /// Sets cell (@p row, @p column). @throws std::out_of_range outside the matrix.
-  void set(int row, int column, double value) { cells_[index(row, column)] = value; }
-  /// Cell (@p row, @p column), or nothing when not set. @throws std::out_of_range outside.
-  std::optional<double> at(int row, int column) const { return cells_[index(row, column)]; }
-  /// True when no cell is set.
-  bool empty() const noexcept;
-
- private:
-  std::size_t index(int row, int column) const;
-  int devices_ = 0;
-  std::vector<std::optional<double>> cells_;
-};
-
-/**
- * Cell by cell @p numerator / @p denominator where both are set (and the denominator is not 0):
- * e.g. SM copy GB/s over copy-engine GB/s.
- * @throws std::invalid_argument when the sizes differ.
- */
-DeviceMatrix ratioMatrix(const DeviceMatrix& numerator, const DeviceMatrix& denominator);
-
-/**
- * A text table: a header line with @p columnLabel and the column numbers, then one line per row
- * starting with @p rowLabel and the row number. Cells are right-aligned to the widest cell;
- * every line starts with two spaces and ends with a newline.
- * @param rowLabel e.g. "from" (owner).
- * @param columnLabel e.g. "to" (accessor).
- * @param cells cells[row][column], N rows of N strings.
- * @throws std::invalid_argument when @p cells is not square.
- */
-std::string formatGrid(std::string_view rowLabel, std::string_view columnLabel,
-                       const std::vector<std::vector<std::string>>& cells);
-
 /// A pair the driver refused to open with cuCtxEnablePeerAccess, and its answer.
 struct PeerRefusal {
   DevicePair pair;     ///< The pair that was not measured.
   std::string reason;  ///< e.g. "cuCtxEnablePeerAccess refused: CUDA_ERROR_TOO_MANY_PEERS (...)".
 };
 
-/// formatGrid() of a DeviceMatrix: numbers with @p precision decimals, "-" for an empty cell,
-/// "refused" in the cell (owner, accessor) of each pair in @p refused.
+/// formatGrid() of matrixCells(@p matrix, @p precision) with "refused" in the cell (owner,
+/// accessor) of each pair in @p refused.
 /// @throws std::out_of_range when a refused pair lies outside the matrix.
 std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
                          std::string_view columnLabel, int precision,
                          const std::vector<PeerRefusal>& refused = {});
-
-/// The matrix as JSON: an array of rows, each an array of numbers, `null` for an empty cell.
-JsonArray matrixJson(const DeviceMatrix& matrix);
 
 /// What the driver says about the link of one ordered pair (CUdevice_P2PAttribute values).
 struct LinkAttributes {

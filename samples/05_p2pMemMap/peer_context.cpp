@@ -39,41 +39,29 @@ VmmRange::~VmmRange() {
     (void)cuMemAddressFree(base, size);
 }
 
-PeerAccess::PeerAccess(PeerAccess&& other) noexcept
-    : accessor_(other.accessor_),
-      owner_(std::exchange(other.owner_, nullptr)),
-      adopted_(other.adopted_),
-      refusal_(std::move(other.refusal_)) {}
-
-PeerAccess::~PeerAccess() {
-  if (owner_ == nullptr || cuCtxPushCurrent(accessor_->ctx()) != CUDA_SUCCESS)
+EnabledPeerAccess::~EnabledPeerAccess() {
+  if (owner == nullptr || cuCtxPushCurrent(accessor) != CUDA_SUCCESS)
     return;
   // Disabled even when the wait fails: a context in an error state runs nothing more.
   (void)cuCtxSynchronize();
-  (void)cuCtxDisablePeerAccess(owner_->ctx());
+  (void)cuCtxDisablePeerAccess(owner);
   CUcontext popped = nullptr;
   (void)cuCtxPopCurrent(&popped);
 }
 
-bool isPeerRefusal(CUresult result) noexcept {
-  return result == CUDA_ERROR_TOO_MANY_PEERS || result == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
-}
-
-PeerAccess adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
-                           const char* file, int line) {
-  PeerAccess access;
-  if (accessor.ctx() == owner.ctx())
-    return access;  // one context reaches its own allocations
-  access.accessor_ = &accessor;
-  if (enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
-    access.adopted_ = true;
-  } else if (isPeerRefusal(enable)) {
-    access.refusal_ = "cuCtxEnablePeerAccess refused: " + describeResult(enable);
-  } else {
+std::string enablePeerAccess(const Endpoint& accessor, const Endpoint& owner,
+                             EnabledPeerAccess& ours, const char* file, int line) {
+  if (accessor.ctx == owner.ctx)
+    return "";  // one context reaches its own allocations
+  const ScopedContext onAccessor(accessor.ctx);  // the current context gains the access
+  const CUresult enable = cuCtxEnablePeerAccess(owner.ctx, 0);
+  if (enable == CUDA_ERROR_TOO_MANY_PEERS || enable == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)
+    return "cuCtxEnablePeerAccess refused: " + describeResult(enable);
+  if (enable != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
     check(enable, "cuCtxEnablePeerAccess", file, line);
-    access.owner_ = &owner;
+    ours.owner = owner.ctx;
   }
-  return access;
+  return "";
 }
 
 // [pair-by-pair]
@@ -82,30 +70,25 @@ std::vector<PeerRefusal> measurePairByPair(const Endpoints& endpoints,
                                            const std::function<void(const DevicePair&)>& measure) {
   std::vector<PeerRefusal> refusals;
   for (const DevicePair& pair : pairs) {
-    std::vector<DevicePair> directions = {pair};
-    if (bothWays)
-      directions.push_back({pair.accessor, pair.owner});
-    std::vector<PeerAccess> enabled;  // each disables its own on an error path
-    enabled.reserve(directions.size());
-    for (const DevicePair& direction : directions) {
-      const Endpoint& accessor = endpoints.accessor(direction);
-      const Endpoint& owner = endpoints.owner(direction);
-      const ScopedContext onAccessor(accessor.ctx());  // the current context gains the access
-      const bool needed = needsPeerAccess(direction);  // one device: its context reaches all
-      const CUresult enable = needed ? cuCtxEnablePeerAccess(owner.ctx(), 0) : CUDA_SUCCESS;
-      if (enabled.emplace_back(adoptPeerAccess(enable, accessor, owner)).refused())
-        break;
-    }
-    if (enabled.back().refused())
-      refusals.push_back({pair, enabled.back().refusal()});
-    else
+    // The pair's accessor pulls from its owner; both ways, the owner also pulls from it. Each
+    // owner of access disables its own on an error path.
+    const Endpoint& owner = endpoints.owner(pair);
+    const Endpoint& accessor = endpoints.accessor(pair);
+    EnabledPeerAccess forward(accessor.ctx);
+    EnabledPeerAccess backward(owner.ctx);
+    std::string refusal = enablePeerAccess(accessor, owner, forward);
+    if (refusal.empty() && bothWays)
+      refusal = enablePeerAccess(owner, accessor, backward);
+    if (refusal.empty())
       measure(pair);
-    for (PeerAccess& access : enabled) {
-      if (!access.ours())
+    else
+      refusals.push_back({pair, refusal});
+    for (EnabledPeerAccess* access : {&forward, &backward}) {
+      if (access->owner == nullptr)
         continue;
-      const ScopedContext onAccessor(access.accessor()->ctx());
+      const ScopedContext onAccessor(access->accessor);
       check(cuCtxSynchronize(), "cuCtxSynchronize");  // nothing may still use the mapping
-      check(cuCtxDisablePeerAccess(access.release()), "cuCtxDisablePeerAccess");
+      check(cuCtxDisablePeerAccess(access->release()), "cuCtxDisablePeerAccess");
     }
   }
   return refusals;
@@ -115,7 +98,7 @@ std::vector<PeerRefusal> measurePairByPair(const Endpoints& endpoints,
 SynchronizeOnExit::~SynchronizeOnExit() {
   // Every stream is waited for even when one wait fails: the other devices may still be running.
   for (const Endpoint* endpoint : endpoints_) {
-    if (endpoint->stream.get() == nullptr || cuCtxPushCurrent(endpoint->ctx()) != CUDA_SUCCESS)
+    if (endpoint->stream.get() == nullptr || cuCtxPushCurrent(endpoint->ctx) != CUDA_SUCCESS)
       continue;
     (void)cuStreamSynchronize(endpoint->stream.get());
     CUcontext popped = nullptr;

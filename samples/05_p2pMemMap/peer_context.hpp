@@ -51,6 +51,7 @@ struct Endpoint {
   int ordinal;                                   ///< The device ordinal.
   CUdevice device;                               ///< Its handle (cuDeviceGet).
   PrimaryContext context;                        ///< The device's primary context, retained.
+  CUcontext ctx = context.get();                 ///< That context, e.g. for ScopedContext.
   ContextModule vectorAddModule{context.get()};  ///< vectorAdd_kernel.fatbin, loaded here.
   ContextModule copyModule{context.get()};       ///< copy_kernel.fatbin, loaded here.
   ContextMemory source{context.get()};           ///< Step 8: holds this endpoint's pattern.
@@ -61,8 +62,6 @@ struct Endpoint {
   unsigned int copyGrid = 0;  ///< Blocks of Copy_kernel that fill the device (occupancy x SMs).
   std::size_t index = 0;      ///< Its place in PairPlan::endpoints (set by Endpoints).
 
-  /// This endpoint's context, e.g. for ScopedContext.
-  CUcontext ctx() const noexcept { return context.get(); }
   /// The seed of the pattern its source holds: sourceSeed() of its index.
   std::uint32_t seed() const noexcept { return sourceSeed(static_cast<int>(index)); }
 };
@@ -119,58 +118,40 @@ struct VmmRange {
 };
 
 /**
- * Classic peer access of one pair, as cuCtxEnablePeerAccess answered it (adoptPeerAccess()):
- * - ours (CUDA_SUCCESS): the code that enabled it disables it: on the good path with
- *   `check(cuCtxDisablePeerAccess(access.release()), ...)`, the accessor's context current; on an
- *   error path the destructor does (cuCtxSynchronize, then cuCtxDisablePeerAccess in the
- *   accessor's context, answers ignored);
- * - adopted (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED): primary contexts are shared by the whole
- *   process, so other code (a library, the runtime API) enabled it: it is used and left for that
- *   code to disable;
- * - refused (isPeerRefusal()): not measured, and reported with refusal();
- * - none: a default one, for a pair on one device, whose one context reaches its own memory.
- * Movable (the source is left with nothing to undo), not copyable.
+ * Classic peer access that this code enabled, while it is still to be disabled: @ref owner names
+ * the context whose memory the accessor's context reaches (nullptr: nothing to undo). Access
+ * that other code enabled (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: a primary context is the whole
+ * process's) is used and never recorded here, so it is left on. On an error path the destructor
+ * disables it: cuCtxSynchronize, then cuCtxDisablePeerAccess with @ref accessor current, answers
+ * ignored. The good path gives it up with release() for its own checked cuCtxDisablePeerAccess.
  */
-class PeerAccess {
+class EnabledPeerAccess {
  public:
-  PeerAccess() = default;                   ///< None: nothing was enabled.
-  PeerAccess(PeerAccess&& other) noexcept;  ///< Takes over @p other's duty (no copies).
-  ~PeerAccess();  ///< Disables access that is ours and was not released; never throws.
+  /// Nothing enabled yet, for the context @p accessorContext.
+  explicit EnabledPeerAccess(CUcontext accessorContext) noexcept : accessor(accessorContext) {}
+  ~EnabledPeerAccess();  ///< Disables access still recorded in @ref owner; never throws.
+  EnabledPeerAccess(const EnabledPeerAccess&) = delete;
+  EnabledPeerAccess& operator=(const EnabledPeerAccess&) = delete;
+  /// Gives the duty up: the owner's context, for the caller's checked cuCtxDisablePeerAccess.
+  CUcontext release() noexcept { return std::exchange(owner, nullptr); }
 
-  bool ours() const noexcept { return owner_ != nullptr; }     ///< Enabled here, to be disabled.
-  bool adopted() const noexcept { return adopted_; }           ///< Enabled by other code, left on.
-  bool refused() const noexcept { return !refusal_.empty(); }  ///< Not granted: see refusal().
-  /// "cuCtxEnablePeerAccess refused: CUDA_ERROR_TOO_MANY_PEERS (...)", or empty.
-  const std::string& refusal() const noexcept { return refusal_; }
-  /// The endpoint whose context gained (or was refused) the access; nullptr for none.
-  const Endpoint* accessor() const noexcept { return accessor_; }
-  /// Gives the duty up: the owner's context, for the caller's checked cuCtxDisablePeerAccess
-  /// with the accessor's context current. Nothing is left to undo.
-  CUcontext release() noexcept { return std::exchange(owner_, nullptr)->ctx(); }
-
- private:
-  friend PeerAccess adoptPeerAccess(CUresult, const Endpoint&, const Endpoint&, const char*, int);
-  const Endpoint* accessor_ = nullptr;
-  const Endpoint* owner_ = nullptr;  // set while the access is ours to disable
-  bool adopted_ = false;
-  std::string refusal_;
+  CUcontext accessor;          ///< The context that gained the access.
+  CUcontext owner = nullptr;   ///< The context whose memory it reaches; nullptr: nothing to undo.
 };
 
-/// True for the answers of cuCtxEnablePeerAccess that refuse a pair the hardware connects:
-/// CUDA_ERROR_TOO_MANY_PEERS (the peers a GPU maps at once are used up: 8 without NVSwitch) and
-/// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED.
-bool isPeerRefusal(CUresult result) noexcept;
-
 /**
- * What the caller's cuCtxEnablePeerAccess(@p owner's context), made with @p accessor's context
- * current, answered (@p enable), as a PeerAccess that knows who undoes it (see there). When both
- * endpoints share one context no access is needed (the driver refuses a context as its own
- * peer): @p enable is not looked at and the answer is none.
+ * With @p accessor's context current, cuCtxEnablePeerAccess(@p owner's context), judged as the
+ * lesson's classic path judges it: CUDA_SUCCESS is recorded in @p ours (to be disabled);
+ * CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED is used and left on; CUDA_ERROR_TOO_MANY_PEERS (8 peers
+ * without NVSwitch) and CUDA_ERROR_PEER_ACCESS_UNSUPPORTED are a refusal, returned. Endpoints of
+ * one context need no access (the driver refuses a context as its own peer): nothing is called.
+ * @return "cuCtxEnablePeerAccess refused: CUDA_ERROR_TOO_MANY_PEERS (...)", or empty.
  * @throws CudaError naming cuCtxEnablePeerAccess at the caller's @p file : @p line for any other
  *         answer.
  */
-PeerAccess adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endpoint& owner,
-                           const char* file = __builtin_FILE(), int line = __builtin_LINE());
+std::string enablePeerAccess(const Endpoint& accessor, const Endpoint& owner,
+                             EnabledPeerAccess& ours, const char* file = __builtin_FILE(),
+                             int line = __builtin_LINE());
 
 /**
  * Step 8's rule for classic peer access, pair by pair. For each of @p pairs in turn: with each
@@ -178,7 +159,7 @@ PeerAccess adoptPeerAccess(CUresult enable, const Endpoint& accessor, const Endp
  * accessor pulls from its owner, and with @p bothWays the owner's endpoint also pulls from the
  * accessor's); then @p measure(pair); then cuCtxSynchronize and cuCtxDisablePeerAccess for
  * what was enabled here, checked. So at most two peer mappings exist at a time, however many
- * GPUs the machine has. A pair the driver refuses (isPeerRefusal()) is not measured: it is
+ * GPUs the machine has. A pair the driver refuses (enablePeerAccess()) is not measured: it is
  * returned with the answer, and the run goes on. Pairs on one device need no access.
  * @return the refused pairs, in order; empty when every pair was measured.
  * @throws CudaError for any other failed call, and whatever @p measure throws (the owners then

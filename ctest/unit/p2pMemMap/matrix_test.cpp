@@ -32,84 +32,8 @@ p2p::DeviceTopology machine(const std::vector<std::string>& access) {
 
 // ---------------------------------------------------------------------------------- DeviceMatrix
 
-TEST(DeviceMatrix, StartsEmptyAndKeepsWhatIsSet) {
-  p2p::DeviceMatrix matrix(3);
-  EXPECT_EQ(matrix.size(), 3);
-  EXPECT_TRUE(matrix.empty());
-  EXPECT_EQ(matrix.at(1, 2), std::nullopt);
-  matrix.set(1, 2, 42.5);
-  EXPECT_FALSE(matrix.empty());
-  EXPECT_EQ(matrix.at(1, 2), 42.5);
-  EXPECT_EQ(matrix.at(2, 1), std::nullopt);  // (row, column) is ordered
-  matrix.set(1, 2, 7.0);
-  EXPECT_EQ(matrix.at(1, 2), 7.0);
-}
-
-TEST(DeviceMatrix, RefusesCellsOutside) {
-  p2p::DeviceMatrix matrix(2);
-  EXPECT_EQ(messageOf<std::out_of_range>([&] { matrix.set(2, 0, 1.0); }),
-            "DeviceMatrix: cell (2, 0) is outside a 2 x 2 matrix");
-  EXPECT_EQ(messageOf<std::out_of_range>([&] { (void)matrix.at(0, -1); }),
-            "DeviceMatrix: cell (0, -1) is outside a 2 x 2 matrix");
-  EXPECT_EQ(messageOf<std::invalid_argument>([] { p2p::DeviceMatrix bad(-1); }),
-            "DeviceMatrix: negative size -1");
-}
-
-TEST(RatioMatrix, DividesWhereBothCellsAreSet) {
-  p2p::DeviceMatrix sm(2), engine(2);
-  sm.set(0, 1, 300.0);
-  engine.set(0, 1, 400.0);
-  sm.set(1, 0, 100.0);  // no copy-engine value: no ratio
-  engine.set(1, 1, 0.0);
-  sm.set(1, 1, 5.0);  // zero denominator: no ratio
-  const p2p::DeviceMatrix ratio = p2p::ratioMatrix(sm, engine);
-  EXPECT_EQ(ratio.at(0, 1), 0.75);
-  EXPECT_EQ(ratio.at(1, 0), std::nullopt);
-  EXPECT_EQ(ratio.at(1, 1), std::nullopt);
-  EXPECT_EQ(ratio.at(0, 0), std::nullopt);
-}
-
-TEST(RatioMatrix, SizesMustMatch) {
-  EXPECT_EQ(messageOf<std::invalid_argument>(
-                [] { p2p::ratioMatrix(p2p::DeviceMatrix(2), p2p::DeviceMatrix(3)); }),
-            "ratioMatrix: a 2-device matrix over a 3-device one");
-}
-
-// ------------------------------------------------------------------------------------ text
-
-TEST(FormatGrid, AlignsCellsUnderNumberedHeaders) {
-  const std::string text = p2p::formatGrid("from", "to", {{"-", "390.2"}, {"12.0", "-"}});
-  EXPECT_EQ(text,
-            "           to 0   to 1\n"
-            "  from 0      -  390.2\n"
-            "  from 1   12.0      -\n");
-}
-
-TEST(FormatGrid, WidensColumnsForLongCellsAndLabels) {
-  const std::string text = p2p::formatGrid("owner", "accessor", {{"-", "rank 0 A"}, {"no", "-"}});
-  EXPECT_EQ(text,
-            "           accessor 0  accessor 1\n"
-            "  owner 0           -    rank 0 A\n"
-            "  owner 1          no           -\n");
-}
-
-TEST(FormatGrid, RowLabelsOfDifferentWidthsLineUp) {
-  std::vector<std::vector<std::string>> cells(11, std::vector<std::string>(11, "x"));
-  const std::string text = p2p::formatGrid("r", "c", cells);
-  EXPECT_NE(text.find("\n  r 9   "), std::string::npos);
-  EXPECT_NE(text.find("\n  r 10  "), std::string::npos);
-  EXPECT_EQ(text.find("\n  r 9 "), text.find("\n  r 9  "));  // padded to the width of "r 10"
-}
-
-TEST(FormatGrid, RefusesANonSquareGrid) {
-  EXPECT_EQ(messageOf<std::invalid_argument>([] {
-              p2p::formatGrid("a", "b", {{"1", "2"}, {"3"}});
-            }),
-            "formatGrid: row 1 has 1 cells, expected 2");
-}
-
 TEST(FormatMatrix, PrintsNumbersWithThePrecisionAndDashesForEmptyCells) {
-  p2p::DeviceMatrix matrix(2);
+  memsamples::DeviceMatrix matrix(2);
   matrix.set(0, 0, 2150.349);
   matrix.set(0, 1, 390.25);
   EXPECT_EQ(p2p::formatMatrix(matrix, "from", "to", 1),
@@ -121,16 +45,6 @@ TEST(FormatMatrix, PrintsNumbersWithThePrecisionAndDashesForEmptyCells) {
             "  from 0  2150.349   390.250\n"
             "  from 1         -         -\n");
 }
-
-TEST(MatrixJson, RowsOfNumbersWithNullForEmptyCells) {
-  p2p::DeviceMatrix matrix(2);
-  matrix.set(0, 1, 1.5);
-  matrix.set(1, 1, 4);
-  EXPECT_EQ(p2p::matrixJson(matrix).dump(), "[[null, 1.5], [null, 4]]");
-  EXPECT_EQ(p2p::matrixJson(p2p::DeviceMatrix(0)).dump(), "[]");
-}
-
-// ---------------------------------------------------------------------------- access matrix
 
 TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
   // Device 1 can access device 0's memory; device 0 cannot access device 1's.
@@ -192,7 +106,7 @@ TEST(FormatAccessMatrix, LinksMustMatchTheTopology) {
 
 // A pair the driver refused peer access is named in its cell, whatever else is there.
 TEST(FormatMatrix, ARefusedPairSaysSo) {
-  p2p::DeviceMatrix matrix(2);
+  memsamples::DeviceMatrix matrix(2);
   matrix.set(0, 0, 2100.0);
   matrix.set(1, 1, 2100.0);
   matrix.set(1, 0, 390.0);

@@ -21,42 +21,42 @@ float asFloat(std::uint32_t word) {
 
 std::vector<std::uint32_t> pattern(std::size_t count, std::uint32_t seed) {
   std::vector<std::uint32_t> words(count);
-  p2p::fillPattern(words.data(), words.size(), seed);
+  memsamples::fillPattern(words.data(), words.size(), seed);
   return words;
 }
 
 }  // namespace
 
 TEST(Pattern, IsReproducible) {
-  EXPECT_EQ(p2p::patternWord(7, 12345), p2p::patternWord(7, 12345));
+  EXPECT_EQ(memsamples::patternWord(7, 12345), memsamples::patternWord(7, 12345));
   EXPECT_EQ(pattern(1000, 3), pattern(1000, 3));
 }
 
 TEST(Pattern, FillWritesTheWordsOfPatternWord) {
   const std::vector<std::uint32_t> words = pattern(64, 11);
   for (std::size_t i = 0; i < words.size(); ++i)
-    EXPECT_EQ(words[i], p2p::patternWord(11, i)) << "word " << i;
+    EXPECT_EQ(words[i], memsamples::patternWord(11, i)) << "word " << i;
 }
 
 TEST(Pattern, WordsAreFiniteFloatsOfMagnitudeOneToTwoAndNeverTheSentinel) {
   for (std::uint32_t seed : {0u, 1u, p2p::sourceSeed(0), p2p::sourceSeed(7), 0xFFFFFFFFu}) {
     for (std::uint64_t i = 0; i < 20000; ++i) {
-      const std::uint32_t word = p2p::patternWord(seed, i);
-      ASSERT_NE(word, p2p::kSentinelWord);
+      const std::uint32_t word = memsamples::patternWord(seed, i);
+      ASSERT_NE(word, memsamples::kSentinelWord);
       const float value = asFloat(word);
       ASSERT_TRUE(std::isfinite(value)) << "seed " << seed << " word " << i;
       ASSERT_GE(std::fabs(value), 1.0f);
       ASSERT_LT(std::fabs(value), 2.0f);
     }
   }
-  EXPECT_TRUE(std::isnan(asFloat(p2p::kSentinelWord)));
+  EXPECT_TRUE(std::isnan(asFloat(memsamples::kSentinelWord)));
 }
 
 TEST(Pattern, UsesBothSignsAndManyMantissas) {
   std::set<std::uint32_t> distinct;
   int negative = 0;
   for (std::uint64_t i = 0; i < 4096; ++i) {
-    const std::uint32_t word = p2p::patternWord(5, i);
+    const std::uint32_t word = memsamples::patternWord(5, i);
     distinct.insert(word);
     negative += (word >> 31) != 0;
   }
@@ -77,17 +77,17 @@ TEST(Pattern, EveryDeviceSendsDifferentData) {
   for (std::size_t i = 0; i < zero.size(); ++i)
     equal += zero[i] == one[i];
   EXPECT_LT(equal, 4u);
-  const p2p::PatternCheck check = p2p::checkPattern(one.data(), one.size(), p2p::sourceSeed(0));
+  const memsamples::PatternCheck check = memsamples::checkPattern(one.data(), one.size(), p2p::sourceSeed(0));
   EXPECT_GT(check.mismatches, 4090u);
 }
 
 TEST(CheckPattern, AcceptsAnExactCopy) {
   const std::vector<std::uint32_t> words = pattern(1025, 9);  // not a multiple of 4
-  const p2p::PatternCheck check = p2p::checkPattern(words.data(), words.size(), 9);
+  const memsamples::PatternCheck check = memsamples::checkPattern(words.data(), words.size(), 9);
   EXPECT_TRUE(check.passed());
   EXPECT_EQ(check.words, 1025u);
   EXPECT_EQ(check.mismatches, 0u);
-  EXPECT_EQ(p2p::describePatternCheck(check), "all 1025 words match");
+  EXPECT_EQ(memsamples::describePatternCheck(check), "all 1025 words match");
 }
 
 TEST(CheckPattern, CountsMismatchesAndReportsTheFirst) {
@@ -95,7 +95,7 @@ TEST(CheckPattern, CountsMismatchesAndReportsTheFirst) {
   const std::uint32_t expected17 = words[17];
   words[17] = 0x12345678u;
   words[80] ^= 1u;  // one flipped bit is a mismatch too: the check compares bits
-  const p2p::PatternCheck check = p2p::checkPattern(words.data(), words.size(), 9);
+  const memsamples::PatternCheck check = memsamples::checkPattern(words.data(), words.size(), 9);
   EXPECT_FALSE(check.passed());
   EXPECT_EQ(check.mismatches, 2u);
   EXPECT_EQ(check.firstBad, 17u);
@@ -103,7 +103,7 @@ TEST(CheckPattern, CountsMismatchesAndReportsTheFirst) {
   EXPECT_EQ(check.actual, 0x12345678u);
   char expectedHex[16];
   std::snprintf(expectedHex, sizeof expectedHex, "0x%08x", static_cast<unsigned>(expected17));
-  EXPECT_EQ(p2p::describePatternCheck(check),
+  EXPECT_EQ(memsamples::describePatternCheck(check),
             "2 of 100 words differ, the first at word 17: "
             "expected " +
                 std::string(expectedHex) + ", got 0x12345678");
@@ -111,20 +111,20 @@ TEST(CheckPattern, CountsMismatchesAndReportsTheFirst) {
 
 TEST(CheckPattern, SaysWhenNothingWasWritten) {
   // What a copy that never ran leaves behind: the sentinel the destination was filled with.
-  const std::vector<std::uint32_t> words(8, p2p::kSentinelWord);
-  const p2p::PatternCheck check = p2p::checkPattern(words.data(), words.size(), 4);
+  const std::vector<std::uint32_t> words(8, memsamples::kSentinelWord);
+  const memsamples::PatternCheck check = memsamples::checkPattern(words.data(), words.size(), 4);
   EXPECT_EQ(check.mismatches, 8u);
   EXPECT_EQ(check.firstBad, 0u);
   char expectedHex[16];
   std::snprintf(expectedHex, sizeof expectedHex, "0x%08x",
-                static_cast<unsigned>(p2p::patternWord(4, 0)));
-  EXPECT_EQ(p2p::describePatternCheck(check),
+                static_cast<unsigned>(memsamples::patternWord(4, 0)));
+  EXPECT_EQ(memsamples::describePatternCheck(check),
             "8 of 8 words differ, the first at word 0: expected " + std::string(expectedHex) +
                 ", got 0xffffffff (the sentinel: nothing was written there)");
 }
 
 TEST(CheckPattern, EmptyBufferPasses) {
-  const p2p::PatternCheck check = p2p::checkPattern(nullptr, 0, 1);
+  const memsamples::PatternCheck check = memsamples::checkPattern(nullptr, 0, 1);
   EXPECT_TRUE(check.passed());
-  EXPECT_EQ(p2p::describePatternCheck(check), "all 0 words match");
+  EXPECT_EQ(memsamples::describePatternCheck(check), "all 0 words match");
 }

@@ -1,8 +1,7 @@
 // Who undoes classic peer access, and how many peers are open at once: 05's real
-// adoptPeerAccess, PeerAccess and measurePairByPair (peer_context.cpp) against the fake driver
-// of fake_peer_driver.cpp, which refuses a context its 9th peer as a GPU without NVSwitch does.
-// The first tests make the cuCtxEnablePeerAccess call the lesson's classic path makes, with the
-// accessor's context current, and hand its answer over as the lesson does.
+// enablePeerAccess, EnabledPeerAccess and measurePairByPair (peer_context.cpp) against the fake
+// driver of fake_peer_driver.cpp, which refuses a context its 9th peer as a GPU without NVSwitch
+// does. enablePeerAccess judges cuCtxEnablePeerAccess's answer as the lesson's classic path does.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -17,14 +16,6 @@ namespace ms = memsamples;
 namespace p2p = memsamples::p2p;
 
 namespace {
-
-/// The lesson's classic path for one pair: enable with the accessor current, then adopt the
-/// answer.
-p2p::PeerAccess enableAsTheLessonDoes(const p2p::Endpoint& accessor, const p2p::Endpoint& owner) {
-  const ms::ScopedContext onAccessor(accessor.ctx());
-  const CUresult enable = cuCtxEnablePeerAccess(owner.ctx(), 0);
-  return p2p::adoptPeerAccess(enable, accessor, owner);
-}
 
 /// A plan whose endpoints are devices 0 .. count - 1, one each.
 p2p::PairPlan planOf(int count) {
@@ -60,7 +51,7 @@ class TenGpus : public ::testing::Test {
     endpoints = std::make_unique<p2p::Endpoints>(plan);
   }
   /// Device @p device's context, of its endpoint.
-  CUcontext ctx(int device) const { return endpoints->at(std::size_t(device)).ctx(); }
+  CUcontext ctx(int device) const { return endpoints->at(std::size_t(device)).ctx; }
   /// Other code of the process opened 8 peers for @p device's context: it has none left.
   void useAllPeersOf(int device) {
     for (int owner = 0; owner < fake_peer::kPeerLimit; ++owner)
@@ -76,31 +67,31 @@ class TenGpus : public ::testing::Test {
 // A primary context is the whole process's: a library may have enabled the access first.
 TEST_F(PeerAccess, AlreadyEnabledElsewhereIsUsedAndNeverDisabledHere) {
   const p2p::Endpoint owner(0), accessor(1);
-  fake_peer::enableElsewhere(accessor.ctx(), owner.ctx());
+  fake_peer::enableElsewhere(accessor.ctx, owner.ctx);
   {
-    const p2p::PeerAccess access = enableAsTheLessonDoes(accessor, owner);
-    EXPECT_TRUE(access.adopted());
-    EXPECT_FALSE(access.ours()) << "access enabled elsewhere was reported as the lesson's";
-    EXPECT_FALSE(access.refused());
+    p2p::EnabledPeerAccess ours(accessor.ctx);
+    EXPECT_EQ(p2p::enablePeerAccess(accessor, owner, ours), "") << "refused";
+    EXPECT_EQ(ours.owner, nullptr) << "access enabled elsewhere was recorded as this code's";
     EXPECT_EQ(fake_peer::callCount("cuCtxEnablePeerAccess"), 1);
   }  // the owner is gone, as at the end of the run or on an error path
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
-  EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx(), owner.ctx()));
+  EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
   EXPECT_TRUE(fake_peer::contextStack().empty());
 }
 
 TEST_F(PeerAccess, EnabledByTheLessonIsDisabledInTheAccessorsContextOnEveryPath) {
   const p2p::Endpoint owner(0), accessor(1);
   {
-    const p2p::PeerAccess access = enableAsTheLessonDoes(accessor, owner);
-    EXPECT_TRUE(access.ours());
-    EXPECT_FALSE(access.adopted());
-    EXPECT_EQ(access.accessor(), &accessor);
-    EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx(), owner.ctx()));
+    p2p::EnabledPeerAccess ours(accessor.ctx);
+    EXPECT_EQ(p2p::enablePeerAccess(accessor, owner, ours), "");
+    EXPECT_EQ(ours.owner, owner.ctx);
+    EXPECT_EQ(ours.accessor, accessor.ctx);
+    EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
+    EXPECT_TRUE(fake_peer::contextStack().empty());  // the accessor's context was popped
   }  // not released: an error path
   EXPECT_EQ(fake_peer::callCount("cuCtxSynchronize"), 1);
-  EXPECT_EQ(fake_peer::disabledFrom(), std::vector<CUcontext>{accessor.ctx()});
-  EXPECT_FALSE(fake_peer::accessEnabled(accessor.ctx(), owner.ctx()));
+  EXPECT_EQ(fake_peer::disabledFrom(), std::vector<CUcontext>{accessor.ctx});
+  EXPECT_FALSE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
   EXPECT_TRUE(fake_peer::contextStack().empty());
 }
 
@@ -108,19 +99,21 @@ TEST_F(PeerAccess, EnabledByTheLessonIsDisabledInTheAccessorsContextOnEveryPath)
 TEST_F(PeerAccess, ReleasedAccessIsTheCallersToDisable) {
   const p2p::Endpoint owner(0), accessor(1);
   {
-    p2p::PeerAccess access = enableAsTheLessonDoes(accessor, owner);
-    EXPECT_EQ(access.release(), owner.ctx());
-    EXPECT_FALSE(access.ours());
+    p2p::EnabledPeerAccess ours(accessor.ctx);
+    (void)p2p::enablePeerAccess(accessor, owner, ours);
+    EXPECT_EQ(ours.release(), owner.ctx);
+    EXPECT_EQ(ours.owner, nullptr);
   }
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
-  EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx(), owner.ctx()));
+  EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
 }
 
 TEST_F(PeerAccess, AnotherErrorNamesTheCallAndRecordsNothing) {
   const p2p::Endpoint owner(0), accessor(1);
   fake_peer::failCall("cuCtxEnablePeerAccess", 1, CUDA_ERROR_INVALID_VALUE);
+  p2p::EnabledPeerAccess ours(accessor.ctx);
   try {
-    enableAsTheLessonDoes(accessor, owner);
+    (void)p2p::enablePeerAccess(accessor, owner, ours);
     FAIL() << "CUDA_ERROR_INVALID_VALUE was not reported";
   } catch (const ms::CudaError& error) {
     const std::string what = error.what();
@@ -128,6 +121,7 @@ TEST_F(PeerAccess, AnotherErrorNamesTheCallAndRecordsNothing) {
     EXPECT_EQ(what.rfind("cuCtxEnablePeerAccess failed at peer_access_test.cpp:", 0), 0u) << what;
     EXPECT_NE(what.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << what;
   }
+  EXPECT_EQ(ours.owner, nullptr);
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
   EXPECT_TRUE(fake_peer::contextStack().empty());
 }
@@ -138,12 +132,10 @@ TEST_F(PeerAccess, ARefusalIsReportedNotThrown) {
   for (const CUresult refusal : {CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_TOO_MANY_PEERS}) {
     fake_peer::reset();
     fake_peer::failCall("cuCtxEnablePeerAccess", 1, refusal);
-    const p2p::PeerAccess access = enableAsTheLessonDoes(accessor, owner);
-    EXPECT_TRUE(access.refused());
-    EXPECT_FALSE(access.ours());
-    EXPECT_FALSE(access.adopted());
-    EXPECT_EQ(access.refusal().rfind("cuCtxEnablePeerAccess refused: CUDA_ERROR_", 0), 0u)
-        << access.refusal();
+    p2p::EnabledPeerAccess ours(accessor.ctx);
+    const std::string refused = p2p::enablePeerAccess(accessor, owner, ours);
+    EXPECT_EQ(ours.owner, nullptr);
+    EXPECT_EQ(refused.rfind("cuCtxEnablePeerAccess refused: CUDA_ERROR_", 0), 0u) << refused;
   }
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
 }
@@ -151,9 +143,10 @@ TEST_F(PeerAccess, ARefusalIsReportedNotThrown) {
 // Both endpoints of a loopback pair share one context: nothing to enable, nothing to undo.
 TEST_F(PeerAccess, OneContextNeedsNone) {
   const p2p::Endpoint first(0), second(0);
-  const p2p::PeerAccess access = p2p::adoptPeerAccess(CUDA_ERROR_INVALID_CONTEXT, second, first);
-  EXPECT_FALSE(access.ours() || access.adopted() || access.refused());
-  EXPECT_EQ(access.accessor(), nullptr);
+  p2p::EnabledPeerAccess ours(second.ctx);
+  EXPECT_EQ(p2p::enablePeerAccess(second, first, ours), "");
+  EXPECT_EQ(ours.owner, nullptr);
+  EXPECT_EQ(fake_peer::callCount("cuCtxEnablePeerAccess"), 0);
 }
 
 // What the sample used to do, enabling every pair before measuring any, fails on a machine of
@@ -163,12 +156,12 @@ TEST_F(PeerAccess, TheFakeRefusesANinthPeerAsAGpuWithoutNvswitchDoes) {
   std::vector<std::unique_ptr<p2p::Endpoint>> devices;
   for (int device = 0; device < 10; ++device)
     devices.push_back(std::make_unique<p2p::Endpoint>(device));
-  const ms::ScopedContext onFirst(devices[0]->ctx());
+  const ms::ScopedContext onFirst(devices[0]->ctx);
   for (int owner = 1; owner <= fake_peer::kPeerLimit; ++owner)
-    EXPECT_EQ(cuCtxEnablePeerAccess(devices[owner]->ctx(), 0), CUDA_SUCCESS) << owner;
-  EXPECT_EQ(cuCtxEnablePeerAccess(devices[9]->ctx(), 0), CUDA_ERROR_TOO_MANY_PEERS);
+    EXPECT_EQ(cuCtxEnablePeerAccess(devices[owner]->ctx, 0), CUDA_SUCCESS) << owner;
+  EXPECT_EQ(cuCtxEnablePeerAccess(devices[9]->ctx, 0), CUDA_ERROR_TOO_MANY_PEERS);
   for (int owner = 1; owner <= fake_peer::kPeerLimit; ++owner)
-    EXPECT_EQ(cuCtxDisablePeerAccess(devices[owner]->ctx()), CUDA_SUCCESS);
+    EXPECT_EQ(cuCtxDisablePeerAccess(devices[owner]->ctx), CUDA_SUCCESS);
 }
 
 // Step 8 on 10 GPUs: all 90 ordered pairs, then the 45 pairs both ways, each measured with its
