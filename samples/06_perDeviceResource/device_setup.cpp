@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
+
+#include "resources.hpp"
 
 namespace memsamples::resource {
 
@@ -27,6 +30,14 @@ DeviceSetup::~DeviceSetup() {
   } catch (...) {
     // The push failed: the members release themselves, and cuCtxDestroy frees what is left.
   }
+}
+
+void DeviceSetup::releaseInContext() {
+  ScopedContext scope(context.get());
+  check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
+  check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
+  check(cuMemFreeHost(staging.release()), "cuMemFreeHost");
+  check(cuModuleUnload(module.release()), "cuModuleUnload");
 }
 
 std::uint64_t DeviceSetup::freeMemory() const {
@@ -56,6 +67,34 @@ std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice() {
     setups.push_back(std::make_unique<DeviceSetup>(device));
   }
   return setups;
+}
+
+Devices setUpDevices(const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& requestedBytes, Report& report) {
+  constexpr std::uint64_t kDefaultVectorBytes = 64ull << 20;
+  checkDriverInit(cuInit(0));  // a driver older than the toolkit waives the run
+  const CUdevice handle = selectDevice(device);
+  Devices devices;
+  devices.chosen = deviceOrdinal(handle);
+  devices.chosenName = deviceName(handle);
+  int deviceCount = 0;
+  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+  report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " ("
+               << deviceCount << (deviceCount == 1 ? " device" : " devices")
+               << " in this machine)\n";
+  if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())
+    throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
+                      ": its initial resource cannot allocate");
+  devices.setups = setUpEveryDevice();
+  devices.smallest = smallestFreeMemory(devices.setups);  // one size for all
+  const std::uint64_t deviceBytes = chooseBufferBytes(
+      requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3, sizeof(float),
+      describeSizedFor(devices.smallest, devices.setups.size()));
+  devices.bytes = fitHostMemory(  // each device's staging is 3 pinned vectors
+      requestedBytes, deviceBytes, 3 * devices.count(), sizeof(float));
+  for (const auto& each : devices.setups)
+    each->allocateStaging(devices.bytes);
+  return devices;
 }
 
 DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetup>>& setups) {

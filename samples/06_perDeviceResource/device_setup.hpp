@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "memory_resource.hpp"
@@ -39,6 +41,11 @@ struct DeviceSetup {
   void allocateStaging(std::uint64_t bytes);
   /// The pinned copy of vector @p index (0: A, 1: B, 2: C).
   float* stagingVector(int index) const;
+  /// The good path's release, each answer checked, with the context pushed: waits for the
+  /// stream and destroys it (cuStreamSynchronize, cuStreamDestroy), then cuMemFreeHost of the
+  /// staging copies and cuModuleUnload. The context itself is left to the caller.
+  /// @throws CudaError.
+  void releaseInContext();
 
   CUdevice device;                ///< The device.
   int ordinal;                    ///< Its ordinal.
@@ -55,6 +62,28 @@ struct DeviceSetup {
 /// A DeviceSetup for every device of this machine (cuDeviceGetCount, cuDeviceGet), in ordinal
 /// order: step 5 runs on all of them. @throws what DeviceSetup's constructor throws.
 std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice();
+
+/// Every device set up, and the vectors' size.
+struct Devices {
+  std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< Device d's, in ordinal order.
+  int chosen = 0;              ///< The device the run is about (`--device`, or the fastest).
+  std::string chosenName;      ///< Its name.
+  std::uint64_t bytes = 0;     ///< Bytes per vector, the same on every device.
+  DeviceFreeMemory smallest;   ///< The device whose free memory sized the vectors.
+  /// The number of devices.
+  int count() const noexcept { return static_cast<int>(setups.size()); }
+};
+
+/**
+ * Step 1: cuInit (Common's checkDriverInit() waives a driver older than the toolkit), picks
+ * the device (Common's selectDevice()), waives when it has no memory
+ * pools (its initial resource could not allocate), sets up every device, sizes the vectors to
+ * the smallest free memory and to host memory (each device stages 3 pinned vectors), allocates
+ * the staging copies, and reports the "Device" and "Vectors" lines and the JSON of the setup.
+ * @throws WaivedError; UsageError for a size that does not fit; CudaError.
+ */
+Devices setUpDevices(const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& requestedBytes, Report& report);
 
 /// The device of @p setups with the least free memory now: every device allocates vectors of the
 /// same size, so the size must fit that one. @throws CudaError; std::invalid_argument for none.

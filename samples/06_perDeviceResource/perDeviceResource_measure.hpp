@@ -150,8 +150,29 @@ void reportPerDevice(std::ostream& out, JsonObject& json,
 
 /// @}
 
-/// @name The verdict
+/// @name The run's report and verdict
 /// @{
+
+/// Step 4's scratch buffers: each thread allocates, fills and frees this many of this size.
+inline constexpr int kScratchPerThread = 8;
+/// The size of one scratch buffer (64 KiB).
+inline constexpr std::size_t kScratchBytes = 64 << 10;
+
+/// What step 2 asked the registry, for reportRun() to print and check.
+struct RunRecord {
+  MemoryResource* initial = nullptr;          ///< getCurrentDeviceResource(), first call.
+  MemoryResource* perDeviceAnswer = nullptr;  ///< getPerDeviceResource() of the same device.
+  std::string outOfRange;  ///< What getPerDeviceResource(count) threw; empty if nothing.
+};
+
+/// What step 6 is run with (the command line's values).
+struct ReportSettings {
+  std::optional<std::uint64_t> largeBytes;  ///< `--large-size` (default 64 MiB).
+  int iterations = 20;                      ///< `--iterations`.
+  int warmup = 3;                           ///< `--warmup`.
+  bool skipLatency = false;                 ///< `--no-latency`.
+  int threads = 4;                          ///< `--threads`, for the step 4 heading.
+};
 
 /// The checks of a run, recorded rather than thrown, so that the verdict lists every one that
 /// failed. Thread-safe.
@@ -169,18 +190,15 @@ class Checks {
   std::vector<std::string> failures_;
 };
 
-/// Warnings (the NUMA binding's) from any thread, printed with the verdict.
-class WarningLog {
- public:
-  /// A function that adds one warning; the log must outlive it.
-  std::function<void(const std::string&)> sink();
-  /// One "Warning: ..." line each, in the order they came.
-  void print(std::ostream& out);
-
- private:
-  std::mutex mutex_;
-  std::vector<std::string> lines_;
-};
+/**
+ * Steps 2-6 in the order of the steps: the registry's answers, the resources, each kind's
+ * vector add, the resource per device, the latency table, the warnings and the checks. Every
+ * answer is checked against RMM's rules (set returns the previous resource, reset the one it
+ * removed, every thread got the resource just set, every device ends on its initial one).
+ * @return Pass when every check passed. @throws CudaError.
+ */
+Verdict reportRun(const RunRecord& record, Resources& resources, const Devices& devices,
+                  Report& report, const ReportSettings& settings);
 
 /// @}
 

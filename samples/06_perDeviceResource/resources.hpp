@@ -33,6 +33,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,7 +74,40 @@ struct KindResource {
   CUmemoryPool pool = nullptr;      ///< The device pool's pool (the latency table).
   VectorAddCheck verified;          ///< The vector add on its memory.
   std::optional<bool> contextFree;  ///< usableWithoutCurrentContext(), where asked.
+  MemoryResource* previous = nullptr;     ///< What set returned when this resource was set.
+  MemoryResource* removed = nullptr;      ///< What reset returned afterwards.
+  std::vector<MemoryResource*> answers;   ///< What getCurrentDeviceResource() gave each thread.
 };
+
+/// Warnings (the NUMA binding's) from any thread, printed with the verdict.
+class WarningLog {
+ public:
+  /// A function that adds one warning; the log must outlive it.
+  std::function<void(const std::string&)> sink();
+  /// One "Warning: ..." line each, in the order they came.
+  void print(std::ostream& out);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+/// Step 3's resources: one per kind for the chosen device, one per device for step 5.
+struct Resources {
+  std::unique_ptr<WarningLog> warnings;  ///< Declared first: the kinds warn into it.
+  std::vector<KindResource> kinds;       ///< One per kind asked for, in the order of the kinds.
+  std::vector<KindResource> perDevice;   ///< Device d's resource (empty with one device).
+  std::string refusal;  ///< What another device's pool said when used here (2+ devices).
+};
+
+/**
+ * Step 3: makes each of @p kinds for the chosen device of @p devices (when they were listed
+ * with `--resources`, a kind the device lacks waives the run), tries every context-bound kind
+ * on a thread without a current context, makes step 5's resource of every device, and asks
+ * another device's pool to allocate here (it must refuse). @throws WaivedError;
+ * CudaError.
+ */
+Resources makeResources(const ResourceKindList& kinds, int vmmStripes, const Devices& devices);
 
 /**
  * Makes a resource of @p kind for the device of @p context, or says why it cannot

@@ -436,3 +436,12 @@ TEST(Checks, AndWarningsComeFromManyThreads) {
     EXPECT_NE(printed.str().find("Warning: from thread " + std::to_string(t) + "\n"),
               std::string::npos);
 }
+
+// reportRun() checks the answers against the process-wide registry, which the program defines
+// (the sample: resources.cpp, with the driver); this binary defines one with CPU-only resources.
+mr::PerDeviceResourceRegistry& mr::processResourceRegistry() {
+  static PerDeviceResourceRegistry registry(
+      1, [](int device) { return std::make_unique<MallocResource>("initial", device); },
+      [] { return 0; });
+  return registry;
+}
