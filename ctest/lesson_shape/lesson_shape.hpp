@@ -234,6 +234,7 @@ std::set<std::string> declaredNamespaces(const std::string& code);
 struct ProjectNames {
   std::set<std::string> namespaces;  ///< ms, memsamples and the folder headers' namespaces.
   std::set<std::string> functions;   ///< Declared by the folder's .hpp files and Common's.
+  std::set<std::string> types;       ///< Classes and structs the folder's .hpp files declare.
 };
 
 /// One counted function: its name and how the lesson first writes it (`ms::selectDevice`).
@@ -249,7 +250,10 @@ struct ProjectCall {
 /// @p names, or a namespace alias the lesson declares for one, e.g.
 /// `namespace vmm = memsamples::vmm;`), or when it is unqualified, declared in
 /// @p names.functions and not declared by the lesson itself. `check` never counts; `std::` and
-/// other non-project qualifiers never do.
+/// other non-project qualifiers never do. A member call counts too when its object is a variable
+/// the lesson declares with one of @p names.types (the folder's own classes: a run object's
+/// members are project functions as much as free ones are), as `Type::name`, except an owner's
+/// get(), out(), release() and reset().
 std::vector<ProjectCall> projectCalls(const std::string& lesson, const ProjectNames& names);
 
 // ------------------------------------------------------------------ the folder

@@ -184,9 +184,13 @@ std::size_t addHeaderNames(const fs::path& dir, bool recursive, ProjectNames& na
     const std::string text = readFile(header, ok);
     const std::set<std::string> functions = declaredFunctions(text);
     names.functions.insert(functions.begin(), functions.end());
-    if (!recursive) {  // the folder's own namespaces; Common's are memsamples
+    if (!recursive) {  // the folder's own namespaces and types; Common's are memsamples
       const std::set<std::string> spaces = declaredNamespaces(text);
       names.namespaces.insert(spaces.begin(), spaces.end());
+      static const std::regex typePattern(R"(\b(?:class|struct)\s+([A-Z]\w*))");
+      const std::string code = stripCommentsAndStrings(text);
+      for (std::sregex_iterator it(code.begin(), code.end(), typePattern), end; it != end; ++it)
+        names.types.insert((*it)[1].str());
     }
   }
   return headers.size();
@@ -331,6 +335,15 @@ std::vector<ProjectCall> projectCalls(const std::string& lesson, const ProjectNa
     }
   }
   const std::set<std::string> own = declaredFunctions(lesson);
+  // Variables of the folder's own types (`ManagedRun run(...)`, `const Plan& plan = ...`).
+  std::map<std::string, std::string> objects;
+  static const std::regex variablePattern(
+      R"(\b([A-Z]\w*)\s*(?:<[^;(){}]*>)?\s*[&*]?\s*\b([a-z_]\w*)\s*[({=;,)])");
+  for (std::sregex_iterator it(code.begin(), code.end(), variablePattern), end; it != end; ++it) {
+    if (names.types.count((*it)[1].str()) != 0)
+      objects.emplace((*it)[2].str(), (*it)[1].str());
+  }
+  static const std::set<std::string> ownerMembers = {"get", "out", "release", "reset"};
 
   std::vector<ProjectCall> calls;
   for (std::size_t i = 0; i < code.size(); ++i) {
@@ -377,6 +390,19 @@ std::vector<ProjectCall> projectCalls(const std::string& lesson, const ProjectNa
     if (before > 0 && isIdentifierChar(code[before - 1])) {
       const std::size_t start = identifierStartBack(code, before);
       declaration = expressionKeywords().count(code.substr(start, before - start)) == 0;
+    }
+    if (member && ownerMembers.count(name) == 0) {
+      const std::size_t dot = code[before - 1] == '.' ? before - 1 : before - 2;
+      const std::size_t objectEnd = skipSpacesBack(code, dot);
+      const std::size_t objectStart = identifierStartBack(code, objectEnd);
+      const auto object = objects.find(code.substr(objectStart, objectEnd - objectStart));
+      const std::string qualified = object == objects.end() ? "" : object->second + "::" + name;
+      const bool seen = std::any_of(calls.begin(), calls.end(),
+                                    [&](const ProjectCall& c) { return c.name == qualified; });
+      if (!qualified.empty() && !seen)
+        calls.push_back({qualified, object->first + "." + name});
+      i = end - 1;
+      continue;
     }
     const bool counted =
         !member && !declaration &&
@@ -467,7 +493,8 @@ Report checkHelpers(const std::string& folderArgument) {
                    "folder's " +
                    std::to_string(folderHeaders) + " .hpp files or in the " +
                    std::to_string(commonHeaders) + " headers of " + common.string() +
-                   "; not counted: check, member calls, std:: and the lesson's own functions)";
+                   ", and member calls on variables of the folder's own classes; not counted: check, an "
+                   "owner's get/out/release/reset, std:: and the lesson's own functions)";
   return report;
 }
 

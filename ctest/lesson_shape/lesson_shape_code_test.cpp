@@ -183,6 +183,28 @@ TEST(ProjectCalls, QualifiedByAProjectNamespace) {
                                 "ms::Owned<int>::make", "ms::runSample"}));
 }
 
+TEST(ProjectCalls, MembersOfTheFoldersOwnClassesCount) {
+  // A run object's members are project functions as much as free ones: hiding twelve calls
+  // behind `run.` must not pass the limit. An owner's get/out/release/reset do not count, nor
+  // do members of types the folder does not declare.
+  const ls::ProjectNames names{{}, {}, {"ManagedRun", "StripedRange", "Plan"}};
+  EXPECT_EQ(written("void f() {\n"
+                    "  ManagedRun run(report, options);\n"
+                    "  const Plan& plan = makePlan();\n"
+                    "  StripedRange range(layout);\n"
+                    "  ms::CommandLine commandLine(\"x\", \"y\");\n"
+                    "  run.measureKernels();\n"
+                    "  run.measureKernels();\n"  // counted once
+                    "  run . verdict();\n"
+                    "  plan.describe(out);\n"
+                    "  range.get(); range.release(); range.reset(); range.out();\n"
+                    "  commandLine.addSize(1);\n"
+                    "  other.measure();\n"
+                    "}\n",
+                    names),
+            (std::vector<std::string>{"run.measureKernels", "run.verdict", "plan.describe"}));
+}
+
 TEST(ProjectCalls, WhatDoesNotCount) {
   const ls::ProjectNames names{{}, {"declaredInHeader"}};
   EXPECT_TRUE(written("void f() {\n"

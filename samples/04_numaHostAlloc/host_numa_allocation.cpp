@@ -11,12 +11,6 @@
 
 namespace ms = memsamples;
 
-std::string HostNumaRange::describe() const {
-  return ms::formatBytes(size) + ", granularity " + ms::formatBytes(granularity) +
-         " (minimum " + ms::formatBytes(minimumGranularity) + ", recommended " +
-         ms::formatBytes(recommendedGranularity) + ")";
-}
-
 void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
                            const std::function<void(const HostNumaRange&)>& use) {
   //! [core-b]

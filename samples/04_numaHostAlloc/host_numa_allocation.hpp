@@ -23,8 +23,6 @@ struct HostNumaRange {
   std::size_t granularity = 0;             ///< The one used: `recommended` or `minimum`.
   std::size_t minimumGranularity = 0;      ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM of the location.
   std::size_t recommendedGranularity = 0;  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED.
-  /// "3.00 GiB, granularity 2.00 MiB (minimum 2.00 MiB, recommended 2.00 MiB)".
-  std::string describe() const;
 };
 
 /// Owns [address, address + size) of a VMM range and frees it with @p Free (cuMemUnmap or

@@ -180,7 +180,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     // 9. Use: copies to and from the device, and a kernel that reads and writes the
     // range in place through the device pointer.
     const HostVectors vectors{host, devicePointer, work.stride};
-    results.push_back(measureSource("mbind + cuMemHostRegister", vectors, work));
+    results.push_back(measureSource("mbind + cuMemHostRegister", vectors, work, out, ""));
 
     // 10. Unregister before the pages go; unmapping drops the memory policy too.
     ms::check(cuMemHostUnregister(registration.release()), "cuMemHostUnregister");
@@ -201,16 +201,17 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     const std::string why = vmm.reason.empty() ? "" : " (" + vmm.reason + ")";
     const auto use = [&](const HostNumaRange& range) {
       const ms::DrainOnExit drain(work.stream.get());
-      out << "  node " << vmm.node << why << ", " << range.describe() << '\n';
-
-      char* const host = reinterpret_cast<char*>(range.address);
-      const HostVectors vectors{host, range.address, work.stride};
-      results.push_back(measureSource("cuMemCreate(HOST_NUMA)", vectors, work));
+      out << "  node " << vmm.node << why << ", " << (range.size >> 20) << " MiB, "
+          << "granularity " << (range.granularity >> 10) << " KiB (minimum "
+          << (range.minimumGranularity >> 10) << " KiB, recommended "
+          << (range.recommendedGranularity >> 10) << " KiB)\n";
 
       // The driver chose the pages; whether the kernel can report them depends on how
       // the driver maps them into the process: information, not a check.
-      const std::string placed = results.back().placement.summary();
-      out << "  placement as the kernel reports it: " << placed << '\n';
+      char* const host = reinterpret_cast<char*>(range.address);
+      const HostVectors vectors{host, range.address, work.stride};
+      const std::string label = "placement as the kernel reports it";
+      results.push_back(measureSource("cuMemCreate(HOST_NUMA)", vectors, work, out, label));
     };
     useHostNumaAllocation(topology.ordinal, vmm.node, work.hostBytes, use);
   }
@@ -228,8 +229,8 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
 
     char* const host = static_cast<char*>(pinned.get());
     const HostVectors vectors{host, devicePointer, work.stride};
-    results.push_back(measureSource("cuMemHostAlloc (reference)", vectors, work));
-    out << "  placement: " << results.back().placement.summary() << '\n';
+    results.push_back(
+        measureSource("cuMemHostAlloc (reference)", vectors, work, out, "placement"));
     ms::check(cuMemFreeHost(pinned.release()), "cuMemFreeHost");
   }
 

@@ -83,7 +83,7 @@ ms::JsonArray compareNodes(const Topology& topology, const Workload& work,
       << ms::formatBytes(work.bytes) << ")\n";
   ms::JsonArray rowsJson;
   const std::vector<int> candidates = topology.numaAvailable
-                                          ? mn::hostNodesWithMemory(topology.nodes, kMaxTableNodes)
+                                          ? ms::hostNodesWithMemory(topology.nodes, kMaxTableNodes)
                                           : std::vector<int>{};
   if (!topology.policy.bind || candidates.size() < 2) {
     out << "  skipped: "
@@ -171,9 +171,8 @@ Topology probeTopology(CUdevice device, long long node, const mn::BindPolicy& po
   topology.target = topology.targetFromOption ? static_cast<int>(node) : nearest.node;
   topology.policy = policy;
   topology.numaAvailable = mn::numaPolicyCallsAvailable();  // also: not refused by seccomp
-  topology.hostNumaVmm =
-      attributeOr(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0) !=
-      0;
+  const auto hostNumaVmm = CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+  topology.hostNumaVmm = attributeOr(device, hostNumaVmm, 0) != 0;
   // The driver needs a host node with memory, or id 0 where it sees no NUMA (cuda.h).
   topology.vmmNode =
       mn::hostNumaVmmNode(attributeNode, topology.target, nearest.node, topology.nodes);
@@ -229,7 +228,7 @@ Workload prepareWorkload(CUdevice device, const std::optional<std::uint64_t>& re
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
   work.bytes = ms::chooseBufferBytes(requested, hostVectorBytes, freeBytes, 1, sizeof(float));
   work.count = work.bytes / sizeof(float);
-  work.stride = mn::vectorStride(work.bytes, ms::systemPageSizes().base);
+  work.stride = ms::vectorStride(work.bytes, ms::systemPageSizes().base);
   work.hostBytes = work.stride * kVectors;
   out << "Vectors: " << work.count << " floats (" << ms::formatBytes(work.bytes)
       << ") each; every host source holds A, B and C (" << ms::formatBytes(work.hostBytes) << ")\n";
@@ -243,7 +242,8 @@ Workload prepareWorkload(CUdevice device, const std::optional<std::uint64_t>& re
   return work;
 }
 
-SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work) {
+SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work,
+                           std::ostream& out, const std::string& placementLabel) {
   SourceResult result;
   result.name = std::move(name);
   ms::fillVectorAddInputs(vectors.cpu(0), vectors.cpu(1), work.count, 2024);
@@ -269,7 +269,9 @@ SourceResult measureSource(std::string name, const HostVectors& vectors, const W
   result.kernelGBps =
       ms::gigabytesPerSecond(3.0 * static_cast<double>(work.bytes), result.kernel.medianMs);
   result.add = ms::checkVectorAdd(vectors.cpu(0), vectors.cpu(1), vectors.cpu(2), work.count);
-  result.placement = mn::pagesPerNode(vectors.host, kVectors * vectors.stride);
+  result.placement = ms::pagesPerNode(vectors.host, kVectors * vectors.stride);
+  if (!placementLabel.empty())
+    out << "  " << placementLabel << ": " << result.placement.summary() << '\n';
   return result;
 }
 

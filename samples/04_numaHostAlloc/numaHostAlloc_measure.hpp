@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@
 /// The device and the host NUMA nodes, as the run binds and reports them.
 struct Topology {
   int ordinal = 0;                            ///< The device's ordinal.
-  memsamples::numa::NodeQueries nodes;        ///< The host nodes; GPU memory nodes marked.
+  memsamples::NodeQueries nodes;              ///< The host nodes; GPU memory nodes marked.
   memsamples::numa::HostNumaNode nearest;     ///< The node nearest the GPU, and from where.
   int target = -1;                            ///< The node to bind to: `--node`, or the nearest.
   bool targetFromOption = false;              ///< `--node` chose the target.
@@ -86,21 +87,23 @@ struct CopyResult {
 
 /// Everything measured on one host source.
 struct SourceResult {
-  std::string name;                           ///< How the source was made.
-  CopyResult copies;                          ///< A to the device and back into C.
-  bool copiesVerified = false;                ///< C equals A byte for byte after the copies.
-  memsamples::TimingStats kernel;             ///< The zero-copy VecAdd launch.
-  double kernelGBps = 0;                      ///< 3 x one vector / median time.
-  memsamples::VectorAddCheck add;             ///< C checked against A + B after the launches.
-  memsamples::numa::PagePlacement placement;  ///< Where the source's pages are, afterwards.
+  std::string name;                     ///< How the source was made.
+  CopyResult copies;                    ///< A to the device and back into C.
+  bool copiesVerified = false;          ///< C equals A byte for byte after the copies.
+  memsamples::TimingStats kernel;       ///< The zero-copy VecAdd launch.
+  double kernelGBps = 0;                ///< 3 x one vector / median time.
+  memsamples::VectorAddCheck add;       ///< C checked against A + B after the launches.
+  memsamples::PagePlacement placement;  ///< Where the source's pages are, afterwards.
   /// True when both checks passed.
   bool passed() const { return copiesVerified && add.mismatches == 0; }
 };
 
 /// Fills A and B, times A -> device -> C (then C must equal A), times VecAdd_kernel computing
 /// C = A + B in host memory through @p vectors' device address (zero-copy: every byte crosses
-/// the bus), checks every element, and asks where the pages are. @throws memsamples::CudaError.
-SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work);
+/// the bus), checks every element, and asks where the pages are. When @p placementLabel is not
+/// empty, prints that placement on `out` as "  <label>: <summary>". @throws memsamples::CudaError.
+SourceResult measureSource(std::string name, const HostVectors& vectors, const Workload& work,
+                           std::ostream& out, const std::string& placementLabel);
 
 /**
  * The end of the run: the table of every source against the last (cuMemHostAlloc); with two or

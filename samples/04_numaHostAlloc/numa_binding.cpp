@@ -8,65 +8,69 @@
 #include <numa.h>
 #include <numaif.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstring>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 #include <utility>
 
 namespace memsamples::numa {
 
 namespace {
 
-// [errno-table]
-// What an errno means here: its name (what people search for), and for mbind whether a seccomp
-// filter refused the call (a warning even under --strict; the first touch then proves the
-// placement) rather than the kernel failing it (an error under --strict, else a warning).
-// Refused madvise is a warning whatever the errno: advice is about speed, not correctness.
-struct ErrnoMeaning {
-  int error;
-  const char* name;
-  bool refusedByFilter;
-};
-constexpr ErrnoMeaning kErrnos[] = {
-    {EPERM, "EPERM", true},    {ENOENT, "ENOENT", false}, {EIO, "EIO", false},
-    {ENOMEM, "ENOMEM", false}, {EACCES, "EACCES", false}, {EFAULT, "EFAULT", false},
-    {EINVAL, "EINVAL", false}, {ENOSYS, "ENOSYS", false}, {EXDEV, "EXDEV", false},
+// [decision-table]
+// What each situation comes to under the soft policy (MPOL_PREFERRED, the default) and under
+// --strict (MPOL_BIND): the state the range is left in, whether the situation is an error
+// instead (nothing is bound or mapped then), and the words of its one warning or error, "%"
+// standing for the problem and "#" for the size. chooseMbindMode() tries the first three in
+// order before anything exists; classifyMbindFailure() picks one of the last two after mbind.
+enum Situation { kNotRequested, kNodeUnusable, kShortOfMemory, kRefusedByFilter, kMbindFailed };
+const BindAnswer kDecisions[][2] = {
+    // --no-bind: no mbind and no warning.
+    {{BindState::NotRequested, false, ""}, {BindState::NotRequested, false, ""}},
+    // NUMA unavailable, no node known, or a node that does not exist, has no memory or is GPU
+    // memory (whyNodeCannotBeBound): there is nothing to bind to.
+    {{BindState::FellBack, false,
+      "host memory not bound: %; its pages will land wherever they are first touched"},
+     {BindState::FellBack, true, "cannot bind # strictly: %"}},
+    // Less free memory than requested: mbind cannot check capacity for pages that do not exist
+    // yet, so under MPOL_BIND the OOM killer, not an error code, would end the program later.
+    {{BindState::Bound, false,
+      "%; binding with MPOL_PREFERRED anyway, the pages that do not fit will come from other "
+      "nodes"},
+     {BindState::FellBack, true, "cannot bind strictly: %"}},
+    // mbind refused with EPERM, a seccomp filter's answer (classifyMbindFailure): the memory
+    // stays usable, strict or not, and a strict range proves its placement at first touch.
+    {{BindState::BlockedBySeccomp, false, "%; the memory stays unbound"},
+     {BindState::BlockedBySeccomp, false,
+      "%; the memory stays unbound, and every page is checked after first touch"}},
+    // mbind failed with any other errno: the kernel refused this binding.
+    {{BindState::FellBack, false, "%; the memory stays unbound"}, {BindState::FellBack, true, "%"}},
 };
 
-const ErrnoMeaning* meaningOf(int error) {
-  for (const ErrnoMeaning& entry : kErrnos) {
-    if (entry.error == error)
-      return &entry;
-  }
-  return nullptr;
+// The decision table's answer for @p situation under @p policy, its words filled in.
+BindAnswer decide(Situation situation, const BindPolicy& policy, const std::string& problem,
+                  std::size_t bytes = 0) {
+  const BindAnswer& row = kDecisions[situation][policy.strict ? 1 : 0];
+  BindAnswer answer{row.state, row.fatal, {}};
+  for (const char at : row.message)
+    answer.message += at == '%' ? problem : at == '#' ? formatBytes(bytes) : std::string(1, at);
+  return answer;
 }
-// [errno-table]
-
-std::size_t pageSize() {
-  return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
+// [decision-table]
 
 std::string nodeText(int node) {
   return "node " + std::to_string(node);
 }
 
-bool hasHostMemory(const NodeMemory& memory) {
-  return memory.status == NodeMemory::Status::Present && memory.totalBytes > 0;
+// What one of the lesson's looks found: move_pages' answer, or the get_mempolicy fallback.
+PagePlacement placementOf(const std::vector<void*>& pages, const PageNodes& answer) {
+  return answer.error == 0 ? placementFromStatus(answer.status)
+                           : placementFromPolicyQueries(pages, answer.error);
 }
 
 }  // namespace
-
-std::string errnoText(int error) {
-  const ErrnoMeaning* meaning = meaningOf(error);
-  return std::string(std::strerror(error)) + " (" +
-         (meaning ? std::string(meaning->name) : "errno " + std::to_string(error)) + ")";
-}
 
 std::string nodeValueText(int node) {
   return node < 0 ? std::string("-1 (unknown)") : std::to_string(node);
@@ -110,27 +114,6 @@ NodeMemoryQuery libnumaNodeMemory() {
   };
 }
 
-NodeMemory NodeQueries::hostMemory(int node) const {
-  NodeMemory found;
-  const auto device = deviceMemoryNodes.find(node);
-  if (device != deviceMemoryNodes.end()) {
-    found.status = NodeMemory::Status::DeviceMemory;
-    found.detail =
-        "the memory of device " + std::to_string(device->second) + " (CU_DEVICE_ATTRIBUTE_NUMA_ID)";
-    return found;
-  }
-  found.detail = "no memory query was given";
-  return memory ? memory(node) : found;
-}
-
-bool NodeQueries::holdsHostMemory(int node) const {
-  if (node < 0)
-    return false;
-  // Memory that cannot be read is the driver's or the kernel's to judge.
-  const NodeMemory found = hostMemory(node);
-  return hasHostMemory(found) || found.status == NodeMemory::Status::Unknown;
-}
-
 NodeQueries libnumaNodes() {
   // Without the policy calls (a seccomp filter refusing get_mempolicy, which libnuma needs) the
   // same facts come from sysfs: the nearest node still matters to cuMemCreate(HOST_NUMA).
@@ -142,40 +125,6 @@ NodeQueries libnumaNodes() {
     queries.nodes.push_back(node);
   queries.distance = [](int from, int to) { return numa_distance(from, to); };
   return queries;
-}
-
-NodeQueries sysfsNodes(const std::string& sysfsRoot) {
-  NodeQueries queries;
-  queries.nodes = sysfsNumaNodes(sysfsRoot);
-  queries.memory = [sysfsRoot](int node) { return readNodeMemory(sysfsRoot, node); };
-  queries.distance = [sysfsRoot, nodes = queries.nodes](int from, int to) {
-    return readNodeDistance(sysfsRoot, nodes, from, to);
-  };
-  return queries;
-}
-
-int closestHostNodeWithMemory(int from, const NodeQueries& nodes) {
-  int best = -1;
-  int bestDistance = 0;
-  for (const int node : nodes.nodes) {
-    if (!hasHostMemory(nodes.hostMemory(node)))
-      continue;
-    const int distance = from >= 0 && nodes.distance ? nodes.distance(from, node) : 0;
-    if (best < 0 || (distance > 0 && (bestDistance <= 0 || distance < bestDistance))) {
-      best = node;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit) {
-  std::vector<int> found;
-  for (const int node : nodes.nodes) {
-    if (found.size() < limit && hasHostMemory(nodes.hostMemory(node)))
-      found.push_back(node);
-  }
-  return found;
 }
 
 const char* nodeSourceName(NodeSource source) {
@@ -191,20 +140,20 @@ HostNumaNode findNearestHostNode(int attributeNode, std::string_view pciBusId,
   result.sysfs = readPciNumaNode(sysfsRoot, pciBusId);
   if (!result.sysfs.problem.empty())
     result.notes.push_back("sysfs: " + result.sysfs.problem);
-  if (result.attributeNode != result.sysfs.node) {
-    result.sourcesDisagree = true;
+  result.sourcesDisagree = result.attributeNode != result.sysfs.node;
+  if (result.sourcesDisagree)
     result.notes.push_back("the sources disagree: CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says " +
                            nodeValueText(result.attributeNode) + ", sysfs says " +
                            nodeValueText(result.sysfs.node));
-  }
-  // Sysfs first (the firmware's proximity domain), then the driver's answer.
-  std::vector<std::pair<int, NodeSource>> candidates;
-  if (result.sysfs.node >= 0)
-    candidates.emplace_back(result.sysfs.node, NodeSource::Sysfs);
-  if (result.attributeNode >= 0 && result.attributeNode != result.sysfs.node)
-    candidates.emplace_back(result.attributeNode, NodeSource::CudaAttribute);
+  // Sysfs first (the firmware's proximity domain), then the driver's answer where it differs;
+  // -1 (unknown) is no candidate.
+  const std::pair<int, NodeSource> candidates[] = {
+      {result.sysfs.node, NodeSource::Sysfs},
+      {result.sourcesDisagree ? result.attributeNode : -1, NodeSource::CudaAttribute}};
   int existing = -1;  // the first candidate that exists but holds no host memory
   for (const auto& [node, source] : candidates) {
+    if (node < 0)
+      continue;
     const std::string who = nodeText(node) + " (from " + nodeSourceName(source) + ")";
     const NodeMemory memory = nodes.hostMemory(node);
     std::string rejected;
@@ -263,16 +212,13 @@ HostNumaVmmNode hostNumaVmmNode(int attributeNode, int target, int nearest,
     return choice;
   const std::string unusable =
       target >= 0 ? nodeText(target) + " holds no host memory" : std::string("no target node");
-  choice.node = nearest;
-  choice.reason = unusable + ": the nearest node";
+  choice = {nearest, unusable + ": the nearest node"};
   if (nodes.holdsHostMemory(nearest))
     return choice;
-  choice.node = closestHostNodeWithMemory(target >= 0 ? target : nearest, nodes);
-  choice.reason = unusable + ": the closest node with memory";
-  if (choice.node < 0) {
-    choice.node = 0;
-    choice.reason = unusable + " and no node is known: id 0, as cuda.h asks without NUMA";
-  }
+  choice = {closestHostNodeWithMemory(target >= 0 ? target : nearest, nodes),
+            unusable + ": the closest node with memory"};
+  if (choice.node < 0)
+    choice = {0, unusable + " and no node is known: id 0, as cuda.h asks without NUMA"};
   return choice;
 }
 
@@ -320,7 +266,7 @@ std::string whyNodeCannotBeBound(int node, const NumaFacts& facts) {
 }
 
 std::string strictRefusal(std::size_t bytes, const std::string& problem) {
-  return "cannot bind " + formatBytes(bytes) + " strictly: " + problem;
+  return decide(kNodeUnusable, BindPolicy{true, true}, problem, bytes).message;
 }
 
 // [choose-mode]
@@ -329,35 +275,27 @@ BindDecision chooseMbindMode(const BindPolicy& policy, int node, std::size_t byt
   BindDecision decision;
   decision.policy = policy;
   decision.node = node;
-  if (!policy.bind) {
-    decision.unboundReason = "binding was not requested";
-    return decision;
+  // The first situation of the decision table that applies; where none does, bind.
+  Situation situation = policy.bind ? kNodeUnusable : kNotRequested;
+  std::string problem =
+      policy.bind ? whyNodeCannotBeBound(node, facts) : "binding was not requested";
+  if (problem.empty() && facts.target.status == NodeMemory::Status::Present &&
+      facts.target.freeBytes < bytes) {
+    situation = kShortOfMemory;
+    problem = nodeText(node) + " has " + formatBytes(facts.target.freeBytes) +
+              " free, less than the " + formatBytes(bytes) + " requested";
   }
-  const std::string problem = whyNodeCannotBeBound(node, facts);
-  if (!problem.empty() && policy.strict)
-    decision.error = strictRefusal(bytes, problem);
-  if (!problem.empty() && !policy.strict) {
-    decision.warning = "host memory not bound: " + problem +
-                       "; its pages will land wherever they are first touched";
+  const BindAnswer answer = problem.empty() ? BindAnswer{BindState::Bound, false, {}}
+                                            : decide(situation, policy, problem, bytes);
+  if (answer.fatal)
+    decision.error = answer.message;
+  else
+    decision.warning = answer.message;
+  decision.callMbind = answer.state == BindState::Bound;
+  if (decision.callMbind)
+    decision.mode = kMpolStaticNodes | (policy.strict ? MPOL_BIND : MPOL_PREFERRED);
+  else if (!answer.fatal)
     decision.unboundReason = problem;
-  }
-  if (!problem.empty())
-    return decision;
-  if (facts.target.status == NodeMemory::Status::Present && facts.target.freeBytes < bytes) {
-    const std::string shortage = nodeText(node) + " has " + formatBytes(facts.target.freeBytes) +
-                                 " free, less than the " + formatBytes(bytes) + " requested";
-    if (policy.strict) {
-      // MPOL_BIND does not fail at mbind time: the page faults would run out of memory later,
-      // and the OOM killer, not an error code, would end the program.
-      decision.error = "cannot bind strictly: " + shortage;
-      return decision;
-    }
-    decision.warning = shortage +
-                       "; binding with MPOL_PREFERRED anyway, the pages that do not fit will "
-                       "come from other nodes";
-  }
-  decision.callMbind = true;
-  decision.mode = kMpolStaticNodes | (policy.strict ? MPOL_BIND : MPOL_PREFERRED);
   return decision;
 }
 // [choose-mode]
@@ -374,36 +312,19 @@ NodeMask nodeMask(int node) {
   return mask;
 }
 
-std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes) {
-  return (vectorBytes + pageBytes - 1) / pageBytes * pageBytes;
-}
-
-RangeLayout hostRangeLayout(std::size_t bytes, const PageSizes& pages) {
-  RangeLayout layout;
-  layout.alignment = pages.huge > 0 && bytes >= pages.huge ? pages.huge : pages.base;
-  if (bytes == 0 || bytes > SIZE_MAX - 2 * layout.alignment)
-    throw std::invalid_argument("host range of " + std::to_string(bytes) +
-                                " bytes cannot be mapped");
-  layout.mappedBytes = (bytes + layout.alignment - 1) / layout.alignment * layout.alignment;
-  layout.reservedBytes =
-      layout.mappedBytes + (layout.alignment > pages.base ? layout.alignment : 0);
-  return layout;
-}
-
 std::uint64_t sizeHostVectors(const std::optional<std::uint64_t>& requested,
                               std::uint64_t defaultBytes, int vectors, const BindPolicy& policy,
                               long long node) {
   if (!policy.bind && policy.strict)
     throw UsageError("--strict and --no-bind contradict each other");
   const std::uint64_t bytes = fitHostMemory(requested, defaultBytes, vectors, sizeof(float));
-  const std::string why =
-      policy.strict && node >= 0
-          ? whyNodeCannotBeBound(static_cast<int>(node), queryNumaFacts(static_cast<int>(node)))
-          : "";
-  if (!why.empty()) {
-    const std::uint64_t hostBytes = vectors * vectorStride(bytes, systemPageSizes().base);
+  if (!policy.strict || node < 0)
+    return bytes;
+  const int target = static_cast<int>(node);
+  const std::string why = whyNodeCannotBeBound(target, queryNumaFacts(target));
+  const std::uint64_t hostBytes = vectors * vectorStride(bytes, systemPageSizes().base);
+  if (!why.empty())
     throw NumaBindError(strictRefusal(hostBytes, why));
-  }
   return bytes;
 }
 
@@ -424,22 +345,18 @@ BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
 
 // ------------------------------------------------------------------------ what an errno means
 
-MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node) {
-  const ErrnoMeaning* meaning = meaningOf(error);
-  MbindFailure failure;
-  failure.blockedBySeccomp = meaning && meaning->refusedByFilter;
-  failure.fatal = policy.strict && !failure.blockedBySeccomp;
-  if (failure.blockedBySeccomp) {
-    failure.message = "mbind to " + nodeText(node) + " was refused with " + meaning->name +
-                      " (a seccomp filter blocks it); the memory stays unbound";
-    if (policy.strict)
-      failure.message += ", and every page is checked after first touch";
-  } else {
-    failure.message = "mbind to " + nodeText(node) + " failed: " + errnoText(error) +
-                      (policy.strict ? "" : "; the memory stays unbound");
-  }
-  return failure;
+// [errno-meaning]
+BindAnswer classifyMbindFailure(int error, const BindPolicy& policy, int node) {
+  // What an errno means: EPERM is a filter's answer (Docker's seccomp profile gives it); the
+  // kernel gives it only to MPOL_MF_MOVE_ALL without CAP_SYS_NICE, which is never asked here.
+  if (error == EPERM)
+    return decide(
+        kRefusedByFilter, policy,
+        "mbind to " + nodeText(node) + " was refused with EPERM (a seccomp filter blocks it)");
+  return decide(kMbindFailed, policy,
+                "mbind to " + nodeText(node) + " failed: " + errnoText(error));
 }
+// [errno-meaning]
 
 const char* bindStateName(BindState state) {
   static const char* const kNames[] = {"bound", "not requested", "fell back (unbound)",
@@ -450,25 +367,24 @@ const char* bindStateName(BindState state) {
 BindOutcome settleBinding(const BindDecision& decision, const CallErrors& errors,
                           const WarningSink& warn) {
   BindOutcome outcome;
-  std::string warning = decision.warning;
-  if (!decision.callMbind) {
-    outcome.state = decision.policy.bind ? BindState::FellBack : BindState::NotRequested;
-    outcome.unboundReason = decision.unboundReason;
-  } else if (errors.mbind == 0) {
+  std::vector<std::string> warnings = {decision.warning};
+  outcome.state = decision.policy.bind ? BindState::FellBack : BindState::NotRequested;
+  outcome.unboundReason = decision.unboundReason;
+  if (decision.callMbind && errors.mbind == 0) {
     outcome.state = BindState::Bound;
     outcome.mode = decision.mode;
-  } else {
-    const MbindFailure failure = classifyMbindFailure(errors.mbind, decision.policy, decision.node);
+  } else if (decision.callMbind) {
+    // A failed mbind's one warning replaces the decision's: it is the one that matters.
+    const BindAnswer failure = classifyMbindFailure(errors.mbind, decision.policy, decision.node);
     if (failure.fatal)
       throw NumaBindError(failure.message);
-    outcome.state = failure.blockedBySeccomp ? BindState::BlockedBySeccomp : BindState::FellBack;
+    outcome.state = failure.state;
     outcome.unboundReason = failure.message;
-    warning = failure.message;
+    warnings = {failure.message};
   }
   // Refused advice costs speed, not correctness: a warning, and the range goes without it.
   outcome.hugePagesAdvised = errors.hugePage == 0;
   outcome.dontForkAdvised = errors.dontFork == 0;
-  std::vector<std::string> warnings = {warning};
   if (errors.hugePage > 0)
     warnings.push_back(adviceFailure(MADV_HUGEPAGE, errors.hugePage));
   if (errors.dontFork > 0)
@@ -486,10 +402,9 @@ std::string describeBinding(std::size_t bytes, std::size_t mappedBytes, int node
                      nodeText(node) + ", " + bindStateName(outcome.state);
   if (outcome.state == BindState::Bound)
     text += " with " + describeMbindMode(outcome.mode);
-  text += "; advice:";
-  text += outcome.hugePagesAdvised ? " MADV_HUGEPAGE" : "";
-  text += outcome.dontForkAdvised ? " MADV_DONTFORK" : "";
-  return text + (outcome.hugePagesAdvised || outcome.dontForkAdvised ? "" : " none");
+  std::string advice = outcome.hugePagesAdvised ? " MADV_HUGEPAGE" : "";
+  advice += outcome.dontForkAdvised ? " MADV_DONTFORK" : "";
+  return text + "; advice:" + (advice.empty() ? " none" : advice);
 }
 
 std::vector<int> madviseAdvice(std::size_t bytes, std::size_t hugePageBytes) {
@@ -512,112 +427,6 @@ std::string adviceFailure(int advice, int error) {
 }
 
 // ------------------------------------------------------------------------ where the pages landed
-
-bool PagePlacement::allOn(int node) const {
-  const auto found = pagesPerNode.find(node);
-  return known() && pages > 0 && found != pagesPerNode.end() && found->second == pages;
-}
-
-double PagePlacement::fractionOn(int node) const {
-  const auto found = pagesPerNode.find(node);
-  if (!known() || pages == 0 || found == pagesPerNode.end())
-    return 0;
-  return static_cast<double>(found->second) / static_cast<double>(pages);
-}
-
-std::string PagePlacement::summary() const {
-  if (!known())
-    return "unknown: " + error;
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(1);
-  const char* separator = "";
-  for (const auto& [node, count] : pagesPerNode) {
-    text << separator << "node " << node << ": " << count << " of " << pages << " pages ("
-         << 100.0 * static_cast<double>(count) / static_cast<double>(pages) << " %)";
-    separator = "; ";
-  }
-  if (notPresent > 0) {
-    text << separator << notPresent << " not present";
-    separator = "; ";
-  }
-  if (unreadable > 0)
-    text << separator << unreadable << " unreadable (" << errnoText(firstUnreadableError) << ")";
-  if (pages == 0)
-    text << "no pages";
-  text << " [" << formatBytes(pageBytes) << " pages, " << method << "]";
-  return text.str();
-}
-
-std::vector<void*> pageAddresses(const void* address, std::size_t bytes) {
-  std::vector<void*> pages;
-  const std::size_t page = pageSize();
-  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(address);
-  for (std::uintptr_t at = start & ~(page - 1); address && bytes && at < start + bytes; at += page)
-    pages.push_back(reinterpret_cast<void*>(at));
-  return pages;
-}
-
-namespace {
-
-PagePlacement emptyPlacement(std::size_t pages, const char* method) {
-  PagePlacement placement;
-  placement.pageBytes = pageSize();
-  placement.method = method;
-  placement.pages = pages;
-  return placement;
-}
-
-// Adds one page's answer (a node, -ENOENT, or another negative errno) to @p placement.
-void tally(PagePlacement& placement, int status) {
-  if (status >= 0)
-    ++placement.pagesPerNode[status];
-  else if (status == -ENOENT)
-    ++placement.notPresent;
-  else if (placement.unreadable++ == 0)
-    placement.firstUnreadableError = -status;
-}
-
-PagePlacement placementOf(const std::vector<void*>& pages, const PageNodes& answer) {
-  return answer.error == 0 ? placementFromStatus(answer.status)
-                           : placementFromPolicyQueries(pages, answer.error);
-}
-
-}  // namespace
-
-PagePlacement placementFromStatus(const std::vector<int>& status) {
-  PagePlacement placement = emptyPlacement(status.size(), "move_pages");
-  for (const int answer : status)
-    tally(placement, answer);
-  return placement;
-}
-
-PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError) {
-  PagePlacement placement = emptyPlacement(pages.size(), "get_mempolicy");
-  for (void* const page : pages) {
-    int node = -1;
-    if (get_mempolicy(&node, nullptr, 0, page, MPOL_F_NODE | MPOL_F_ADDR) != 0) {
-      PagePlacement unknown = emptyPlacement(pages.size(), "get_mempolicy");
-      unknown.error = "move_pages failed: " + errnoText(moveError) +
-                      "; get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: " + errnoText(errno);
-      return unknown;
-    }
-    tally(placement, node);
-  }
-  return placement;
-}
-
-PagePlacement pagesPerNode(const void* address, std::size_t bytes) {
-  std::vector<void*> pages = pageAddresses(address, bytes);
-  std::vector<int> status(pages.size());
-  // Batches keep one call's work bounded; with a null node list move_pages moves nothing.
-  constexpr std::size_t kBatch = 16384;
-  for (std::size_t first = 0; first < pages.size(); first += kBatch) {
-    const std::size_t n = std::min(kBatch, pages.size() - first);
-    if (move_pages(0, n, pages.data() + first, nullptr, status.data() + first, 0) != 0)
-      return placementFromPolicyQueries(pages, errno);
-  }
-  return placementFromStatus(status);
-}
 
 std::string strictPlacementProblem(const PagePlacement& placement, int node) {
   const std::string of = " of " + std::to_string(placement.pages) + " pages";
@@ -657,10 +466,9 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
   out << "  placement after cuMemHostRegister: " << pinned.summary() << '\n';
   PlacementReport report;
   const std::string pinning = plan.policy.strict ? strictPlacementProblem(pinned, plan.node) : "";
-  if (!pinning.empty()) {
+  report.ok = pinning.empty();
+  if (!report.ok)
     out << "  strict binding broken by pinning: " << pinning << '\n';
-    report.ok = false;
-  }
   report.json.set("state", bindStateName(binding.state))
       .set("mode", describeMbindMode(binding.mode))
       .set("hugePageAdvice", binding.hugePagesAdvised)
@@ -671,17 +479,6 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
 }
 
 // -------------------------------------------------------------------------------- the bound range
-
-OwnedMapping::~OwnedMapping() {
-  // Unmapping also drops the range's memory policy: it belongs to the mapping, not to the
-  // addresses, so a later mapping at the same place starts unbound.
-  if (address_ != nullptr)
-    munmap(address_, bytes_);
-}
-
-void* OwnedMapping::release() noexcept {
-  return std::exchange(address_, nullptr);
-}
 
 NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy,
                                        const WarningSink& warn, const PageSizes& pages)
@@ -695,80 +492,44 @@ NumaBoundHostRange::NumaBoundHostRange(std::size_t bytes, int node, const BindPo
   void* raw = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED)
     throw NumaBindError("mmap of " + formatBytes(reserved) + " failed: " + errnoText(errno));
-  const std::uintptr_t rawStart = reinterpret_cast<std::uintptr_t>(raw);
   const std::size_t alignment = plan.layout.alignment;
-  const std::uintptr_t start = (rawStart + alignment - 1) / alignment * alignment;
-  mappedBytes_ = plan.layout.mappedBytes;
-  if (start > rawStart)
-    munmap(raw, start - rawStart);
-  if (reserved > start - rawStart + mappedBytes_)
-    munmap(reinterpret_cast<void*>(start + mappedBytes_),
-           reserved - (start - rawStart) - mappedBytes_);
-  address_ = reinterpret_cast<void*>(start);
-  try {
-    // Bound before any page is touched: no page exists yet, so nothing has to move.
-    CallErrors errors;
-    errors.hugePage = kNotAsked;
-    if (plan.callMbind &&
-        mbind(address_, mappedBytes_, plan.mode, plan.mask.words.data(), plan.mask.maxNode, 0) != 0)
-      errors.mbind = errno;
-    // One call per advice: they are numbers, not flags.
-    for (const int advice : madviseAdvice(bytes, pages.huge)) {
-      const int error = madvise(address_, mappedBytes_, advice) == 0 ? 0 : errno;
-      if (advice == MADV_HUGEPAGE)
-        errors.hugePage = error;
-      else
-        errors.dontFork = error;
-    }
-    outcome_ = settleBinding(plan, errors, warn);
-  } catch (...) {
-    release();
-    throw;
+  const std::uintptr_t rawStart = reinterpret_cast<std::uintptr_t>(raw);
+  const std::size_t head = (alignment - rawStart % alignment) % alignment;
+  const std::size_t mapped = plan.layout.mappedBytes;
+  if (head > 0)
+    munmap(raw, head);
+  if (reserved > head + mapped)
+    munmap(static_cast<char*>(raw) + head + mapped, reserved - head - mapped);
+  // From here on the member unmaps the range, also when settleBinding() throws.
+  mapping_ = OwnedMapping(static_cast<char*>(raw) + head, mapped);
+  // Bound before any page is touched: no page exists yet, so nothing has to move.
+  CallErrors errors;
+  errors.hugePage = kNotAsked;
+  if (plan.callMbind &&
+      mbind(data(), mapped, plan.mode, plan.mask.words.data(), plan.mask.maxNode, 0) != 0)
+    errors.mbind = errno;
+  // One call per advice: they are numbers, not flags.
+  for (const int advice : madviseAdvice(bytes, pages.huge)) {
+    const int error = madvise(data(), mapped, advice) == 0 ? 0 : errno;
+    if (advice == MADV_HUGEPAGE)
+      errors.hugePage = error;
+    else
+      errors.dontFork = error;
   }
-}
-
-NumaBoundHostRange::~NumaBoundHostRange() {
-  release();
-}
-
-NumaBoundHostRange::NumaBoundHostRange(NumaBoundHostRange&& other) noexcept {
-  *this = std::move(other);
-}
-
-NumaBoundHostRange& NumaBoundHostRange::operator=(NumaBoundHostRange&& other) noexcept {
-  if (this != &other) {
-    release();  // this range is unmapped now, not whenever @p other happens to be destroyed
-    address_ = std::exchange(other.address_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-    mappedBytes_ = std::exchange(other.mappedBytes_, 0);
-    node_ = other.node_;
-    policy_ = other.policy_;
-    outcome_ = std::move(other.outcome_);
-  }
-  return *this;
-}
-
-void NumaBoundHostRange::release() noexcept {
-  if (address_ != nullptr)  // the memory policy goes with the mapping
-    munmap(std::exchange(address_, nullptr), mappedBytes_);
+  outcome_ = settleBinding(plan, errors, warn);
 }
 
 void NumaBoundHostRange::firstTouch() {
-  volatile char* bytes = static_cast<volatile char*>(address_);
-  for (std::size_t offset = 0; bytes != nullptr && offset < mappedBytes_; offset += pageSize())
-    bytes[offset] = 0;
+  for (void* const page : pageAddresses(data(), mappedBytes()))
+    *static_cast<volatile char*>(page) = 0;
   const std::string problem =
-      policy_.strict && bytes ? strictBindingProblem(placement(), node_, outcome_.state) : "";
+      policy_.strict && data() ? strictBindingProblem(placement(), node_, outcome_.state) : "";
   if (!problem.empty())
     throw NumaBindError(problem);
 }
 
 PagePlacement NumaBoundHostRange::placement() const {
-  return pagesPerNode(address_, mappedBytes_);
-}
-
-std::string NumaBoundHostRange::describe() const {
-  return describeBinding(bytes_, mappedBytes_, node_, outcome_);
+  return pagesPerNode(data(), mappedBytes());
 }
 
 }  // namespace memsamples::numa

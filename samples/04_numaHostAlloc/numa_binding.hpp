@@ -9,15 +9,19 @@
  * and asks these rules before and after; NumaBoundHostRange makes the same calls in one
  * constructor for code whose lesson is elsewhere (04's nearest-vs-remote table, 06's NUMA
  * resource). Warnings go to a WarningSink, never to stderr. Why each rule is what it is: the
- * sample's README, "Details". The sysfs readers are Common's (support/numa_node_info.hpp).
+ * sample's README, "Details". What only reads and counts (the sysfs readers, the node queries,
+ * the page sizes and a range's layout in them, where the pages are, the errno names) is Common's:
+ * support/numa_node_info.hpp.
  */
 #pragma once
+
+#include <sys/mman.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
-#include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -40,8 +44,6 @@ class NumaBindError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// "Invalid argument (EINVAL)": the text and the name, because the name is what people search for.
-std::string errnoText(int error);
 /// A node number as the output shows it: "3", or "-1 (unknown)" for a negative one.
 std::string nodeValueText(int node);
 
@@ -52,39 +54,17 @@ std::string nodeValueText(int node);
 /// which libnuma before late 2024 does not notice). Guards every libnuma call here.
 bool numaPolicyCallsAvailable();
 
-/// Answers "how much memory does node N have" (the seed's memory-bank check).
-using NodeMemoryQuery = std::function<NodeMemory(int node)>;
 /// libnuma's numa_node_size64(); every node is Unknown when numaPolicyCallsAvailable() is false.
 NodeMemoryQuery libnumaNodeMemory();
 
-/// Everything the rules ask about the machine's NUMA nodes.
-struct NodeQueries {
-  std::vector<int> nodes;                 ///< The nodes that exist, ascending.
-  NodeMemoryQuery memory;                 ///< Each node's memory.
-  std::function<int(int, int)> distance;  ///< numa_distance (10 = local; 0 = unknown).
-  std::map<int, int> deviceMemoryNodes;   ///< GPU memory nodes (CUDA's NUMA_ID) -> device.
-  NodeMemory hostMemory(int node) const;  ///< memory(), or DeviceMemory for GPU memory.
-  bool holdsHostMemory(int node) const;   ///< Host memory there, or memory not readable.
-};
-
-/// libnuma's nodes, memory and distances; sysfsNodes("/sys") where the policy calls are refused.
+/// libnuma's nodes, memory and distances; Common's sysfsNodes("/sys") where the policy calls are
+/// refused. (NodeQueries, closestHostNodeWithMemory and hostNodesWithMemory are Common's.)
 NodeQueries libnumaNodes();
-/// The same from a sysfs tree (Common's sysfsNumaNodes, readNodeMemory, readNodeDistance).
-NodeQueries sysfsNodes(const std::string& sysfsRoot);
-/// The host node with memory closest to @p from (itself if it qualifies; lower number on a tie;
-/// the lowest where no distance is known); -1 when there is none.
-int closestHostNodeWithMemory(int from, const NodeQueries& nodes);
-/// The host nodes with memory, ascending, at most @p limit of them.
-std::vector<int> hostNodesWithMemory(const NodeQueries& nodes, std::size_t limit);
 
-/// Where the chosen node came from.
-enum class NodeSource {
-  None,           ///< No usable node.
-  Sysfs,          ///< The kernel's PCI `numa_node` file.
-  CudaAttribute,  ///< CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID.
-  Both,           ///< Both sources named the same node.
-  Closest,        ///< The closest host node with memory to the node a source named.
-};
+/// Where the chosen node came from: None (no usable node), Sysfs (the kernel's PCI `numa_node`
+/// file), CudaAttribute (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), Both (both sources named the same
+/// node) or Closest (the closest host node with memory to the node a source named).
+enum class NodeSource { None, Sysfs, CudaAttribute, Both, Closest };
 /// "none", "sysfs", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "both sources" or "closest node with
 /// memory (numa_distance)".
 const char* nodeSourceName(NodeSource source);
@@ -177,18 +157,8 @@ struct NodeMask {
 /// The mask that names only @p node. @throws std::invalid_argument for a negative one.
 NodeMask nodeMask(int node);
 
-/// @p vectorBytes rounded up to a page: each of A, B and C starts on a page of its own.
-std::uint64_t vectorStride(std::uint64_t vectorBytes, std::uint64_t pageBytes);
-
-/// How an anonymous mapping for a host range is made.
-struct RangeLayout {
-  std::size_t alignment = 0;      ///< Where the range starts: a huge page, or a base page.
-  std::size_t mappedBytes = 0;    ///< The range: the request rounded up to `alignment`.
-  std::size_t reservedBytes = 0;  ///< What to mmap: one `alignment` more when it exceeds a page.
-};
-/// Huge-page aligned and sized from one huge page up, so that THP can back all of it; base pages
-/// below. @throws std::invalid_argument for 0 bytes or a size that cannot be rounded up.
-RangeLayout hostRangeLayout(std::size_t bytes, const PageSizes& pages);
+/// (vectorStride(), RangeLayout and hostRangeLayout(), how a host range is laid out in the page
+/// sizes, are Common's: support/numa_node_info.hpp.)
 
 /// Step 1 of the lesson, before any GPU work: refuses `--strict` with `--no-bind` (UsageError)
 /// and a strict binding to an explicit @p node (>= 0) that cannot hold memory (NumaBindError),
@@ -213,25 +183,23 @@ BindPlan planBinding(const BindPolicy& policy, int node, std::size_t bytes,
 /// @name What an errno means
 /// @{
 
-/// What to do after mbind() failed.
-struct MbindFailure {
-  bool fatal = false;             ///< Throw NumaBindError with `message`.
-  bool blockedBySeccomp = false;  ///< A filter refused it (EPERM).
-  std::string message;            ///< The warning or error text.
-};
-/// EPERM (a filter refusing mbind only): a warning even when strict, the first touch then checks
-/// every page. Any other errno: fatal when strict, else a warning. Unbound either way.
-MbindFailure classifyMbindFailure(int error, const BindPolicy& policy, int node);
-
-/// How a binding ended up.
-enum class BindState {
-  Bound,             ///< mbind() succeeded.
-  NotRequested,      ///< BindPolicy::bind was false.
-  FellBack,          ///< Soft policy, binding impossible or failed: unbound, one warning.
-  BlockedBySeccomp,  ///< mbind() returned EPERM: unbound, one warning.
-};
+/// How a binding ended up: Bound (mbind() succeeded), NotRequested (BindPolicy::bind was false),
+/// FellBack (binding impossible or failed under the soft policy: unbound, one warning) or
+/// BlockedBySeccomp (mbind() returned EPERM: unbound, one warning).
+enum class BindState { Bound, NotRequested, FellBack, BlockedBySeccomp };
 /// "bound", "not requested", "fell back (unbound)" or "blocked by seccomp (unbound)".
 const char* bindStateName(BindState state);
+
+/// One row of the decision table (numa_binding.cpp) under one policy: what a situation comes to.
+struct BindAnswer {
+  BindState state = BindState::FellBack;  ///< The state it leaves the range in.
+  bool fatal = false;                     ///< Refuse: throw NumaBindError with `message`.
+  std::string message;                    ///< The warning or the error; empty: none.
+};
+/// What mbind() failing with @p error means. EPERM (a filter refusing mbind only): a warning
+/// even when strict (BlockedBySeccomp), the first touch then checks every page. Any other errno:
+/// fatal when strict, else a warning (FellBack).
+BindAnswer classifyMbindFailure(int error, const BindPolicy& policy, int node);
 
 /// What binding a range came to, and which advice the kernel accepted.
 struct BindOutcome {
@@ -274,32 +242,9 @@ std::string adviceFailure(int advice, int error);
 /// @name Where the pages landed
 /// @{
 
-/// Where the pages of a range are, counted in base pages.
-struct PagePlacement {
-  std::map<int, std::size_t> pagesPerNode;               ///< Node -> number of pages there.
-  std::size_t pages = 0;                                 ///< Pages queried.
-  std::size_t notPresent = 0;                            ///< Never touched (-ENOENT): no page yet.
-  std::size_t unreadable = 0;                            ///< Pages the kernel could not report.
-  int firstUnreadableError = 0;                          ///< errno of the first unreadable page.
-  std::size_t pageBytes = 0;                             ///< Size of one counted page.
-  std::string method;                                    ///< "move_pages" or "get_mempolicy".
-  std::string error;                                     ///< Non-empty: unknown, and why.
-  bool known() const noexcept { return error.empty(); }  ///< The kernel answered.
-  bool allOn(int node) const;                            ///< Every page is on @p node.
-  double fractionOn(int node) const;  ///< Share of the pages on @p node (0: unknown, empty).
-  /// "node 0: 768 of 768 pages (100.0 %)", the not-present and unreadable counts, or the error.
-  std::string summary() const;
-};
+/// (PagePlacement, pagesPerNode(), placementFromStatus() and the get_mempolicy fallback, which
+/// read and count where pages are, are Common's: support/numa_node_info.hpp.)
 
-/// The start of every base page of [@p address, @p address + @p bytes), for move_pages().
-std::vector<void*> pageAddresses(const void* address, std::size_t bytes);
-/// Counts move_pages()'s @p status: a node per page, -ENOENT (never touched) or another -errno.
-PagePlacement placementFromStatus(const std::vector<int>& status);
-/// Where move_pages() failed with @p moveError: get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) page
-/// by page (it faults untouched pages in); unknown when that fails too.
-PagePlacement placementFromPolicyQueries(const std::vector<void*>& pages, int moveError);
-/// move_pages() with no target nodes (a pure query) in batches, or the fallback above.
-PagePlacement pagesPerNode(const void* address, std::size_t bytes);
 /// Empty when @p placement satisfies a strict binding to @p node, else why not.
 std::string strictPlacementProblem(const PagePlacement& placement, int node);
 /// After a strict range's first touch: empty when it kept its promise, else the error. A
@@ -332,24 +277,30 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
 /// @name The bound range
 /// @{
 
-/// Takes over the munmap() of a mapping its caller made with mmap(); nothing else.
-class OwnedMapping {
- public:
-  /// Owns [@p address, @p address + @p bytes); a null @p address owns nothing.
-  OwnedMapping(void* address, std::size_t bytes) noexcept : address_(address), bytes_(bytes) {}
-  ~OwnedMapping();
-  OwnedMapping(const OwnedMapping&) = delete;
-  OwnedMapping& operator=(const OwnedMapping&) = delete;
-  /// Gives the mapping up unmapped, for the good path's own munmap call.
-  void* release() noexcept;
+/// munmap() of a mapping of `bytes`, as OwnedMapping's deleter.
+struct Unmap {
+  std::size_t bytes = 0;  ///< The length of the mapping.
+  /// Unmapping also drops the range's memory policy: it belongs to the mapping, not to the
+  /// addresses, so a later mapping at the same place starts unbound.
+  void operator()(void* address) const noexcept { munmap(address, bytes); }
+};
 
- private:
-  void* address_;
-  std::size_t bytes_;
+/// Takes over the munmap() of a mapping its caller made with mmap(); nothing else. A
+/// std::unique_ptr: release() gives the mapping up unmapped, for the good path's own munmap
+/// call, and a move-assignment unmaps the mapping it replaces at once.
+class OwnedMapping : public std::unique_ptr<void, Unmap> {
+ public:
+  OwnedMapping() noexcept = default;  ///< Owns nothing.
+  /// Owns [@p address, @p address + @p bytes); a null @p address owns nothing.
+  OwnedMapping(void* address, std::size_t bytes) noexcept : unique_ptr(address, Unmap{bytes}) {}
+  /// The bytes owned: 0 when empty.
+  std::size_t size() const noexcept { return get() != nullptr ? get_deleter().bytes : 0; }
 };
 
 /// Anonymous host memory bound to one node before its first touch, unmapped on destruction:
-/// planBinding(), mmap (margins trimmed), mbind, madviseAdvice(), settleBinding(). Movable.
+/// planBinding(), mmap (margins trimmed), mbind, madviseAdvice(), settleBinding(). Movable (a
+/// moved-from range is empty; a move-assignment unmaps the range it replaces at once), not
+/// copyable.
 class NumaBoundHostRange {
  public:
   NumaBoundHostRange() = default;  ///< An empty range.
@@ -357,36 +308,20 @@ class NumaBoundHostRange {
   /// bytes; NumaBindError from planBinding() or settleBinding(), or when mmap fails.
   NumaBoundHostRange(std::size_t bytes, int node, const BindPolicy& policy, const WarningSink& warn,
                      const PageSizes& pages = systemPageSizes());
-  ~NumaBoundHostRange();
-  NumaBoundHostRange(NumaBoundHostRange&& other) noexcept;  ///< @p other becomes empty.
-  /// Unmaps this range now, then takes over @p other's; @p other becomes empty.
-  NumaBoundHostRange& operator=(NumaBoundHostRange&& other) noexcept;
-  NumaBoundHostRange(const NumaBoundHostRange&) = delete;
-  NumaBoundHostRange& operator=(const NumaBoundHostRange&) = delete;
 
-  void* data() const noexcept { return address_; }                   ///< The (aligned) start.
-  std::size_t size() const noexcept { return bytes_; }               ///< The bytes requested.
-  std::size_t mappedBytes() const noexcept { return mappedBytes_; }  ///< The bytes mapped.
-  BindState state() const noexcept { return outcome_.state; }        ///< The binding's state.
-  int mode() const noexcept { return outcome_.mode; }                ///< The mbind mode in force.
-  /// Why the range is not bound (empty when Bound).
-  const std::string& unboundReason() const noexcept { return outcome_.unboundReason; }
-  /// madvise(MADV_HUGEPAGE) was given and accepted.
-  bool hugePagesAdvised() const noexcept { return outcome_.hugePagesAdvised; }
-  /// madvise(MADV_DONTFORK) was accepted.
-  bool dontForkAdvised() const noexcept { return outcome_.dontForkAdvised; }
+  void* data() const noexcept { return mapping_.get(); }                ///< The (aligned) start.
+  std::size_t size() const noexcept { return data() ? bytes_ : 0; }     ///< The bytes requested.
+  std::size_t mappedBytes() const noexcept { return mapping_.size(); }  ///< The bytes mapped.
+  /// The binding's state and mode, why it is unbound (empty when Bound), the advice accepted.
+  const BindOutcome& outcome() const noexcept { return outcome_; }
   /// One byte per page creates every page under the binding; when strict, then checked.
   /// @throws NumaBindError from strictBindingProblem().
   void firstTouch();
   PagePlacement placement() const;  ///< pagesPerNode() of the mapped range.
-  std::string describe() const;     ///< describeBinding() of the range.
 
  private:
-  void release() noexcept;
-
-  void* address_ = nullptr;
+  OwnedMapping mapping_;  // unmapping also drops the range's memory policy
   std::size_t bytes_ = 0;
-  std::size_t mappedBytes_ = 0;
   int node_ = -1;
   BindPolicy policy_;
   BindOutcome outcome_;

@@ -275,8 +275,8 @@ class NumaHostResource final : public ContextBoundResource {
 
 // libnuma's nodes with 04's rule: GPU memory that is a NUMA node of its own (coherent
 // Grace-class systems) has memory, but binding host buffers there would put them in HBM.
-numa::NodeQueries hostNodesOfThisMachine() {
-  numa::NodeQueries nodes = numa::libnumaNodes();
+NodeQueries hostNodesOfThisMachine() {
+  NodeQueries nodes = numa::libnumaNodes();
   int deviceCount = 0;
   check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
   for (int ordinal = 0; ordinal < deviceCount; ++ordinal) {

@@ -1,11 +1,16 @@
-// The sysfs readers of NUMA nodes and page sizes (Common/support/numa_node_info.hpp), on fake
-// sysfs trees; moved here from 04_numaHostAlloc's tests with the code. Injected base pages stand
-// in for 64 KiB-page kernels.
+// The sysfs readers of NUMA nodes and page sizes and the node queries built on them, on fake
+// sysfs trees, and the page placement queries on this process's own memory
+// (Common/support/numa_node_info.hpp); moved here from 04_numaHostAlloc's tests with the code.
+// Injected base pages stand in for 64 KiB-page kernels.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "common/temp_dir.hpp"
 #include "support/numa_node_info.hpp"
@@ -15,6 +20,7 @@ namespace ms = memsamples;
 namespace {
 
 constexpr std::uint64_t kMiB = 1ull << 20;
+constexpr std::uint64_t kGiB = 1ull << 30;
 constexpr std::size_t kPage4K = 4096;
 constexpr std::size_t kPage64K = 65536;
 
@@ -83,6 +89,21 @@ TEST(NodeDistance, NumbersBeyondTheNodesAreNotADistance) {
   EXPECT_EQ(ms::readNodeDistance(sysfs.path(), nodes, 0, 5), 0);
 }
 
+TEST(NodeQueries, GpuMemoryIsNeverHostMemory) {
+  // A coherent Grace-class system: node 1 is device 0's HBM (CU_DEVICE_NUMA_CONFIG_NUMA_NODE).
+  // Moved here from 04's Topology.GpuMemoryIsNeverTheHostNode with the queries themselves.
+  const ms::test::TempDir sysfs;
+  writeNode(sysfs, 0, 8 << 20, 4 << 20);
+  writeNode(sysfs, 1, 96 << 20, 90 << 20);
+  writeDistances(sysfs, 1, "40 10");
+  ms::NodeQueries nodes = ms::sysfsNodes(sysfs.path());
+  nodes.deviceMemoryNodes = {{1, 0}};
+  EXPECT_EQ(ms::hostNodesWithMemory(nodes, 8), std::vector<int>{0});
+  EXPECT_EQ(ms::closestHostNodeWithMemory(1, nodes), 0);
+  EXPECT_EQ(nodes.hostMemory(1).status, ms::NodeMemory::Status::DeviceMemory);
+  EXPECT_FALSE(nodes.holdsHostMemory(1));
+}
+
 TEST(PageSizes, TheHugePageComesFromSysfs) {
   const ms::test::TempDir sysfs;
   // No transparent huge pages in this kernel: the file is missing.
@@ -106,4 +127,121 @@ TEST(PageSizes, ThisMachine) {
   const ms::PageSizes pages = ms::systemPageSizes();
   EXPECT_EQ(pages.base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
   EXPECT_EQ(pages.huge % pages.base, 0u);
+}
+
+// How a host range is laid out in the page sizes: moved here from 04's host_layout_test.cpp with
+// vectorStride and hostRangeLayout.
+
+TEST(HostLayout, VectorStrideIsPageAligned) {
+  EXPECT_EQ(ms::vectorStride(4, kPage4K), 4096u);
+  EXPECT_EQ(ms::vectorStride(4096, kPage4K), 4096u);
+  EXPECT_EQ(ms::vectorStride(4100, kPage4K), 8192u);
+  EXPECT_EQ(ms::vectorStride(kGiB, kPage4K), kGiB);
+  // With 64 KiB pages each vector still starts on a page of its own.
+  EXPECT_EQ(ms::vectorStride(4, kPage64K), 65536u);
+  EXPECT_EQ(ms::vectorStride(4100, kPage64K), 65536u);
+  EXPECT_EQ(ms::vectorStride(65537, kPage64K), 131072u);
+}
+
+TEST(RangeLayout, HugePagesFromOneHugePageUp) {
+  const ms::PageSizes x86{kPage4K, 2 * kMiB};
+  // The H200 run: 3 x 1 GiB, already whole huge pages; one huge page of extra addresses.
+  const ms::RangeLayout big = ms::hostRangeLayout(3 * kGiB, x86);
+  EXPECT_EQ(big.alignment, 2 * kMiB);
+  EXPECT_EQ(big.mappedBytes, 3 * kGiB);
+  EXPECT_EQ(big.reservedBytes, 3 * kGiB + 2 * kMiB);
+  const ms::RangeLayout odd = ms::hostRangeLayout(3 * kMiB, x86);
+  EXPECT_EQ(odd.mappedBytes, 4 * kMiB);
+  // Below one huge page: base pages, no extra addresses.
+  const ms::RangeLayout small = ms::hostRangeLayout(kMiB + 1, x86);
+  EXPECT_EQ(small.alignment, kPage4K);
+  EXPECT_EQ(small.mappedBytes, kMiB + kPage4K);
+  EXPECT_EQ(small.reservedBytes, small.mappedBytes);
+}
+
+TEST(RangeLayout, SixtyFourKiBPagesDoNotPadToHalfAGibibyte) {
+  const ms::PageSizes arm64{kPage64K, 512 * kMiB};
+  // --size 16M: 48 MiB stays 48 MiB (a 2 MiB assumption would be wrong, a 512 MiB pad wasteful).
+  const ms::RangeLayout small = ms::hostRangeLayout(48 * kMiB + 4, arm64);
+  EXPECT_EQ(small.alignment, kPage64K);
+  EXPECT_EQ(small.mappedBytes, 48 * kMiB + kPage64K);
+  EXPECT_EQ(small.reservedBytes, small.mappedBytes);
+  const ms::RangeLayout big = ms::hostRangeLayout(1536 * kMiB, arm64);
+  EXPECT_EQ(big.alignment, 512 * kMiB);
+  EXPECT_EQ(big.mappedBytes, 1536 * kMiB);
+  EXPECT_EQ(big.reservedBytes, 2048 * kMiB);
+  // No transparent huge pages: base pages whatever the size.
+  EXPECT_EQ(ms::hostRangeLayout(3 * kGiB, ms::PageSizes{kPage64K, 0}).alignment, kPage64K);
+  EXPECT_THROW(ms::hostRangeLayout(0, arm64), std::invalid_argument);
+  EXPECT_THROW(ms::hostRangeLayout(SIZE_MAX - kPage64K, arm64), std::invalid_argument);
+}
+
+// Where the pages of a range are (PagePlacement, pageAddresses, placementFromStatus, the
+// get_mempolicy fallback, pagesPerNode) and errnoText: moved here from 04's placement, binding and
+// policy tests with the code; the strict checks of a placement stay 04's (placement_test.cpp).
+
+TEST(ErrnoText, TextAndName) {
+  // Moved here from 04's Errors.ErrnoAndNodeTexts with errnoText itself.
+  EXPECT_EQ(ms::errnoText(EPERM), "Operation not permitted (EPERM)");
+  EXPECT_NE(ms::errnoText(4000).find("(errno 4000)"), std::string::npos);
+}
+
+TEST(PagePlacement, PageAddressesCoverTheRangeInWholePages) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto* base = reinterpret_cast<const char*>(16 * page);
+  EXPECT_TRUE(ms::pageAddresses(nullptr, 100).empty());
+  EXPECT_TRUE(ms::pageAddresses(base, 0).empty());
+  EXPECT_EQ(ms::pageAddresses(base, 1), std::vector<void*>{reinterpret_cast<void*>(16 * page)});
+  // An unaligned start and end: the pages that hold the first and the last byte are included.
+  const std::vector<void*> pages = ms::pageAddresses(base + page - 1, page + 2);
+  ASSERT_EQ(pages.size(), 3u);
+  EXPECT_EQ(pages[0], reinterpret_cast<void*>(16 * page));
+  EXPECT_EQ(pages[2], reinterpret_cast<void*>(18 * page));
+}
+
+TEST(PagePlacement, CountsWhatMovePagesReported) {
+  // A node per page, -ENOENT for a page never touched, another -errno for one not reported.
+  const ms::PagePlacement placement = ms::placementFromStatus({0, 1, 0, -ENOENT, -EFAULT, -EACCES});
+  EXPECT_TRUE(placement.known());
+  EXPECT_EQ(placement.method, "move_pages");
+  EXPECT_EQ(placement.pages, 6u);
+  EXPECT_EQ(placement.pagesPerNode, (std::map<int, std::size_t>{{0, 2}, {1, 1}}));
+  EXPECT_EQ(placement.notPresent, 1u);
+  EXPECT_EQ(placement.unreadable, 2u);
+  EXPECT_EQ(placement.firstUnreadableError, EFAULT);
+  EXPECT_EQ(placement.pageBytes, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(ms::placementFromStatus({}).pages, 0u);
+}
+
+TEST(PagePlacement, PolicyQueriesAreTheFallback) {
+  // Real pages of this process, touched: get_mempolicy names a node for each.
+  std::vector<char> buffer(3 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), 1);
+  const std::vector<void*> pages = ms::pageAddresses(buffer.data(), buffer.size());
+  const ms::PagePlacement placement = ms::placementFromPolicyQueries(pages, EPERM);
+  if (!placement.known()) {
+    // Where get_mempolicy is refused too, both errors are named.
+    EXPECT_EQ(placement.error.rfind("move_pages failed: Operation not permitted (EPERM); "
+                                    "get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: ",
+                                    0),
+              0u);
+    return;
+  }
+  EXPECT_EQ(placement.method, "get_mempolicy");
+  EXPECT_EQ(placement.pages, pages.size());
+  std::size_t counted = 0;
+  for (const auto& entry : placement.pagesPerNode)
+    counted += entry.second;
+  EXPECT_EQ(counted, pages.size());
+}
+
+TEST(PagePlacement, PlacementOfOrdinaryMemoryAddsUp) {
+  std::vector<char> buffer(5 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) + 123, 1);
+  const ms::PagePlacement placement = ms::pagesPerNode(buffer.data(), buffer.size());
+  ASSERT_TRUE(placement.known()) << placement.error;
+  std::size_t counted = placement.notPresent + placement.unreadable;
+  for (const auto& entry : placement.pagesPerNode)
+    counted += entry.second;
+  EXPECT_EQ(counted, placement.pages);
+  EXPECT_GE(placement.pages, 6u);  // an unaligned start touches one more page
+  EXPECT_EQ(placement.pageBytes, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
 }

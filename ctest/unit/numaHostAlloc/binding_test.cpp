@@ -93,9 +93,9 @@ TEST_F(RealBinding, StrictBindToNode0) {
   Warnings warnings;
   mn::NumaBoundHostRange range(kMiB, 0, mn::BindPolicy{true, true}, warnings.sink());
   EXPECT_TRUE(warnings.lines.empty());
-  EXPECT_EQ(range.state(), mn::BindState::Bound);
-  EXPECT_EQ(range.mode(), MPOL_BIND | mn::kMpolStaticNodes);
-  EXPECT_TRUE(range.unboundReason().empty());
+  EXPECT_EQ(range.outcome().state, mn::BindState::Bound);
+  EXPECT_EQ(range.outcome().mode, MPOL_BIND | mn::kMpolStaticNodes);
+  EXPECT_TRUE(range.outcome().unboundReason.empty());
 
   // The kernel recorded the policy on the mapping itself.
   int mode = -1;
@@ -106,13 +106,13 @@ TEST_F(RealBinding, StrictBindToNode0) {
   EXPECT_EQ(mask[0], 1ul);
 
   // Bound before first touch: no page exists yet.
-  const mn::PagePlacement before = range.placement();
+  const memsamples::PagePlacement before = range.placement();
   ASSERT_TRUE(before.known()) << before.error;
   EXPECT_EQ(before.pages, kMiB / pageSize());
   EXPECT_EQ(before.notPresent, before.pages);
 
   range.firstTouch();  // strict: verifies, throws on a stray page
-  const mn::PagePlacement after = range.placement();
+  const memsamples::PagePlacement after = range.placement();
   EXPECT_TRUE(after.allOn(0)) << after.summary();
   EXPECT_EQ(after.method, "move_pages");
   EXPECT_EQ(after.notPresent, 0u);
@@ -123,18 +123,18 @@ TEST_F(RealBinding, SoftBindToNode0) {
   Warnings warnings;
   mn::NumaBoundHostRange range(3 * kMiB + 5, 0, mn::BindPolicy{}, warnings.sink());
   EXPECT_TRUE(warnings.lines.empty());
-  EXPECT_EQ(range.state(), mn::BindState::Bound);
-  EXPECT_EQ(range.mode(), MPOL_PREFERRED | mn::kMpolStaticNodes);
+  EXPECT_EQ(range.outcome().state, mn::BindState::Bound);
+  EXPECT_EQ(range.outcome().mode, MPOL_PREFERRED | mn::kMpolStaticNodes);
   int mode = -1;
   unsigned long mask[16] = {};
   ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
   EXPECT_EQ(mode, MPOL_PREFERRED | mn::kMpolStaticNodes);
   range.firstTouch();
-  const mn::PagePlacement placement = range.placement();
+  const memsamples::PagePlacement placement = range.placement();
   EXPECT_TRUE(placement.allOn(0)) << placement.summary();
   EXPECT_EQ(placement.pages, range.mappedBytes() / pageSize());
   EXPECT_TRUE(usable(range));
-  EXPECT_EQ(range.describe(),
+  EXPECT_EQ(mn::describeBinding(range.size(), range.mappedBytes(), 0, range.outcome()),
             "3.00 MiB (mapped 4.00 MiB) for node 0, bound with MPOL_PREFERRED | "
             "MPOL_F_STATIC_NODES; advice: MADV_HUGEPAGE MADV_DONTFORK");
 }
@@ -145,11 +145,11 @@ TEST_F(RealBinding, HugePageAndDontForkAreBothApplied) {
   const std::size_t huge = memsamples::systemPageSizes().huge;
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (huge > 0 ? huge : pageSize()), 0u);
   EXPECT_EQ(big.mappedBytes(), 4 * kMiB);
-  EXPECT_TRUE(big.dontForkAdvised());
+  EXPECT_TRUE(big.outcome().dontForkAdvised);
   const std::string flags = vmFlagsOf(big.data());
   ASSERT_FALSE(flags.empty());
   EXPECT_TRUE(hasFlag(flags, "dc")) << flags;  // VM_DONTCOPY: MADV_DONTFORK
-  if (big.hugePagesAdvised()) {
+  if (big.outcome().hugePagesAdvised) {
     EXPECT_TRUE(warnings.lines.empty());
     EXPECT_TRUE(hasFlag(flags, "hg")) << flags;  // VM_HUGEPAGE: MADV_HUGEPAGE
   } else {
@@ -161,8 +161,8 @@ TEST_F(RealBinding, HugePageAndDontForkAreBothApplied) {
   Warnings smallWarnings;
   mn::NumaBoundHostRange small(kMiB, 0, mn::BindPolicy{}, smallWarnings.sink());
   EXPECT_TRUE(smallWarnings.lines.empty());
-  EXPECT_FALSE(small.hugePagesAdvised());
-  EXPECT_TRUE(small.dontForkAdvised());
+  EXPECT_FALSE(small.outcome().hugePagesAdvised);
+  EXPECT_TRUE(small.outcome().dontForkAdvised);
   EXPECT_EQ(small.mappedBytes(), kMiB);
   const std::string smallFlags = vmFlagsOf(small.data());
   EXPECT_TRUE(hasFlag(smallFlags, "dc")) << smallFlags;
@@ -208,9 +208,9 @@ TEST_F(RealBinding, SoftBindToANodeThatDoesNotExistFallsBackWithOneWarning) {
             "host memory not bound: node 999 does not exist (numa_max_node() is " +
                 std::to_string(numa_max_node()) +
                 "); its pages will land wherever they are first touched");
-  EXPECT_EQ(range.state(), mn::BindState::FellBack);
-  EXPECT_EQ(range.mode(), 0);
-  EXPECT_EQ(range.unboundReason(),
+  EXPECT_EQ(range.outcome().state, mn::BindState::FellBack);
+  EXPECT_EQ(range.outcome().mode, 0);
+  EXPECT_EQ(range.outcome().unboundReason,
             "node 999 does not exist (numa_max_node() is " + std::to_string(numa_max_node()) + ")");
   int mode = -1;
   unsigned long mask[16] = {};
@@ -226,9 +226,9 @@ TEST_F(RealBinding, NoBindMeansNoPolicyAndNoWarning) {
   Warnings warnings;
   mn::NumaBoundHostRange range(kMiB, 0, mn::BindPolicy{false, false}, warnings.sink());
   EXPECT_TRUE(warnings.lines.empty());
-  EXPECT_EQ(range.state(), mn::BindState::NotRequested);
-  EXPECT_EQ(range.unboundReason(), "binding was not requested");
-  EXPECT_TRUE(range.dontForkAdvised());
+  EXPECT_EQ(range.outcome().state, mn::BindState::NotRequested);
+  EXPECT_EQ(range.outcome().unboundReason, "binding was not requested");
+  EXPECT_TRUE(range.outcome().dontForkAdvised);
   int mode = -1;
   unsigned long mask[16] = {};
   ASSERT_EQ(get_mempolicy(&mode, mask, sizeof mask * 8, range.data(), MPOL_F_ADDR), 0);
@@ -266,7 +266,7 @@ TEST_F(RealBinding, CapacityStrictRefusesSoftWarns) {
       GTEST_SKIP() << error.what();
     throw;
   }
-  EXPECT_EQ(range.state(), mn::BindState::Bound);
+  EXPECT_EQ(range.outcome().state, mn::BindState::Bound);
   ASSERT_EQ(warnings.lines.size(), 1u);
   EXPECT_NE(warnings.lines[0].find("binding with MPOL_PREFERRED anyway"), std::string::npos)
       << warnings.lines[0];
@@ -324,18 +324,6 @@ TEST(Binding, MovingTransfersOwnershipAndDestructionUnmaps) {
   EXPECT_FALSE(unmapped(oldB, 2 * kMiB));
 }
 
-TEST(Binding, PlacementOfOrdinaryMemoryAddsUp) {
-  std::vector<char> buffer(5 * pageSize() + 123, 1);
-  const mn::PagePlacement placement = mn::pagesPerNode(buffer.data(), buffer.size());
-  ASSERT_TRUE(placement.known()) << placement.error;
-  std::size_t counted = placement.notPresent + placement.unreadable;
-  for (const auto& entry : placement.pagesPerNode)
-    counted += entry.second;
-  EXPECT_EQ(counted, placement.pages);
-  EXPECT_GE(placement.pages, 6u);  // an unaligned start touches one more page
-  EXPECT_EQ(placement.pageBytes, pageSize());
-}
-
 TEST(Binding, OwnedMappingUnmapsWhatItWasGiven) {
   void* const mapping =
       mmap(nullptr, 2 * kMiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -372,17 +360,18 @@ TEST_F(RealBinding, TheLessonsPiecesBindAndCountLikeTheRange) {
   EXPECT_EQ(mode, MPOL_BIND | mn::kMpolStaticNodes);
   EXPECT_EQ(recorded[0], 1ul);
 
-  std::vector<void*> pages = mn::pageAddresses(mapping, kMiB);
+  std::vector<void*> pages = memsamples::pageAddresses(mapping, kMiB);
   std::vector<int> status(pages.size());
   ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
-  EXPECT_EQ(mn::placementFromStatus(status).notPresent, pages.size());  // nothing touched yet
+  EXPECT_EQ(memsamples::placementFromStatus(status).notPresent,
+            pages.size());  // nothing touched yet
   for (std::size_t offset = 0; offset < kMiB; offset += pageSize())
     static_cast<char*>(mapping)[offset] = 0;
   ASSERT_EQ(move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0), 0);
-  const mn::PagePlacement touched = mn::placementFromStatus(status);
+  const memsamples::PagePlacement touched = memsamples::placementFromStatus(status);
   EXPECT_TRUE(touched.allOn(0)) << touched.summary();
   EXPECT_EQ(mn::strictBindingProblem(touched, 0, outcome.state), "");
-  EXPECT_EQ(touched.summary(), mn::pagesPerNode(mapping, kMiB).summary());
+  EXPECT_EQ(touched.summary(), memsamples::pagesPerNode(mapping, kMiB).summary());
 }
 
 TEST(BoundRangeLayout, FollowsThePageSizesItIsGiven) {
@@ -397,5 +386,5 @@ TEST(BoundRangeLayout, FollowsThePageSizesItIsGiven) {
   mn::NumaBoundHostRange small(kMiB / 2 + 1, 0, noBind, {},
                                memsamples::PageSizes{pageSize(), 4 * kMiB});
   EXPECT_EQ(small.mappedBytes(), kMiB / 2 + pageSize());
-  EXPECT_FALSE(small.hugePagesAdvised());
+  EXPECT_FALSE(small.outcome().hugePagesAdvised);
 }

@@ -14,9 +14,9 @@ namespace mn = memsamples::numa;
 
 namespace {
 
-mn::PagePlacement report(std::map<int, std::size_t> perNode, std::size_t notPresent = 0,
-                         std::size_t unreadable = 0) {
-  mn::PagePlacement placement;
+memsamples::PagePlacement report(std::map<int, std::size_t> perNode, std::size_t notPresent = 0,
+                                 std::size_t unreadable = 0) {
+  memsamples::PagePlacement placement;
   placement.pagesPerNode = std::move(perNode);
   placement.notPresent = notPresent;
   placement.unreadable = unreadable;
@@ -32,7 +32,7 @@ mn::PagePlacement report(std::map<int, std::size_t> perNode, std::size_t notPres
 }  // namespace
 
 TEST(Placement, AllOnOneNode) {
-  const mn::PagePlacement placement = report({{0, 4}});
+  const memsamples::PagePlacement placement = report({{0, 4}});
   EXPECT_TRUE(placement.known());
   EXPECT_TRUE(placement.allOn(0));
   EXPECT_FALSE(placement.allOn(1));
@@ -43,7 +43,7 @@ TEST(Placement, AllOnOneNode) {
 }
 
 TEST(Placement, SplitAcrossNodes) {
-  const mn::PagePlacement placement = report({{0, 3}, {1, 1}});
+  const memsamples::PagePlacement placement = report({{0, 3}, {1, 1}});
   EXPECT_FALSE(placement.allOn(0));
   EXPECT_DOUBLE_EQ(placement.fractionOn(0), 0.75);
   EXPECT_EQ(mn::strictPlacementProblem(placement, 0),
@@ -52,12 +52,12 @@ TEST(Placement, SplitAcrossNodes) {
 }
 
 TEST(Placement, NotPresentAndUnreadablePages) {
-  const mn::PagePlacement untouched = report({}, 4);
+  const memsamples::PagePlacement untouched = report({}, 4);
   EXPECT_EQ(untouched.summary(), "4 not present [4.00 KiB pages, move_pages]");
   EXPECT_EQ(mn::strictPlacementProblem(untouched, 0),
             "4 of 4 pages are not present (not touched yet)");
 
-  const mn::PagePlacement mixed = report({{0, 2}}, 1, 1);
+  const memsamples::PagePlacement mixed = report({{0, 2}}, 1, 1);
   EXPECT_EQ(mixed.summary(),
             "node 0: 2 of 4 pages (50.0 %); 1 not present; 1 unreadable (Bad address (EFAULT)) "
             "[4.00 KiB pages, move_pages]");
@@ -66,7 +66,7 @@ TEST(Placement, NotPresentAndUnreadablePages) {
 }
 
 TEST(Placement, UnknownPlacement) {
-  mn::PagePlacement unknown;
+  memsamples::PagePlacement unknown;
   unknown.error = "move_pages failed: x; get_mempolicy failed: y";
   EXPECT_FALSE(unknown.known());
   EXPECT_FALSE(unknown.allOn(0));
@@ -77,65 +77,17 @@ TEST(Placement, UnknownPlacement) {
 }
 
 TEST(Placement, EmptyRange) {
-  const mn::PagePlacement empty = mn::pagesPerNode(nullptr, 0);
+  const memsamples::PagePlacement empty = memsamples::pagesPerNode(nullptr, 0);
   EXPECT_TRUE(empty.known());
   EXPECT_EQ(empty.pages, 0u);
   EXPECT_FALSE(empty.allOn(0));
   EXPECT_EQ(mn::strictPlacementProblem(empty, 0), "");
 }
 
-TEST(Placement, PageAddressesCoverTheRangeInWholePages) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto* base = reinterpret_cast<const char*>(16 * page);
-  EXPECT_TRUE(mn::pageAddresses(nullptr, 100).empty());
-  EXPECT_TRUE(mn::pageAddresses(base, 0).empty());
-  EXPECT_EQ(mn::pageAddresses(base, 1), std::vector<void*>{reinterpret_cast<void*>(16 * page)});
-  // An unaligned start and end: the pages that hold the first and the last byte are included.
-  const std::vector<void*> pages = mn::pageAddresses(base + page - 1, page + 2);
-  ASSERT_EQ(pages.size(), 3u);
-  EXPECT_EQ(pages[0], reinterpret_cast<void*>(16 * page));
-  EXPECT_EQ(pages[2], reinterpret_cast<void*>(18 * page));
-}
-
-TEST(Placement, CountsWhatMovePagesReported) {
-  // A node per page, -ENOENT for a page never touched, another -errno for one not reported.
-  const mn::PagePlacement placement = mn::placementFromStatus({0, 1, 0, -ENOENT, -EFAULT, -EACCES});
-  EXPECT_TRUE(placement.known());
-  EXPECT_EQ(placement.method, "move_pages");
-  EXPECT_EQ(placement.pages, 6u);
-  EXPECT_EQ(placement.pagesPerNode, (std::map<int, std::size_t>{{0, 2}, {1, 1}}));
-  EXPECT_EQ(placement.notPresent, 1u);
-  EXPECT_EQ(placement.unreadable, 2u);
-  EXPECT_EQ(placement.firstUnreadableError, EFAULT);
-  EXPECT_EQ(placement.pageBytes, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
-  EXPECT_EQ(mn::placementFromStatus({}).pages, 0u);
-}
-
-TEST(Placement, PolicyQueriesAreTheFallback) {
-  // Real pages of this process, touched: get_mempolicy names a node for each.
-  std::vector<char> buffer(3 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), 1);
-  const std::vector<void*> pages = mn::pageAddresses(buffer.data(), buffer.size());
-  const mn::PagePlacement placement = mn::placementFromPolicyQueries(pages, EPERM);
-  if (!placement.known()) {
-    // Where get_mempolicy is refused too, both errors are named.
-    EXPECT_EQ(placement.error.rfind("move_pages failed: Operation not permitted (EPERM); "
-                                    "get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) failed: ",
-                                    0),
-              0u);
-    return;
-  }
-  EXPECT_EQ(placement.method, "get_mempolicy");
-  EXPECT_EQ(placement.pages, pages.size());
-  std::size_t counted = 0;
-  for (const auto& entry : placement.pagesPerNode)
-    counted += entry.second;
-  EXPECT_EQ(counted, pages.size());
-}
-
 TEST(Placement, StrictBindingProblemAfterFirstTouch) {
-  const mn::PagePlacement onNode0 = report({{0, 4}});
-  const mn::PagePlacement split = report({{0, 3}, {1, 1}});
-  mn::PagePlacement unknown;
+  const memsamples::PagePlacement onNode0 = report({{0, 4}});
+  const memsamples::PagePlacement split = report({{0, 3}, {1, 1}});
+  memsamples::PagePlacement unknown;
   unknown.error = "move_pages failed: x";
   EXPECT_EQ(mn::strictBindingProblem(onNode0, 0, mn::BindState::Bound), "");
   EXPECT_EQ(mn::strictBindingProblem(onNode0, 0, mn::BindState::BlockedBySeccomp), "");
@@ -158,7 +110,7 @@ mn::BindPlan threePagePlan(const mn::BindPolicy& policy) {
   plan.policy = policy;
   plan.node = 0;
   plan.bytes = 3 * 4096;
-  plan.layout = mn::hostRangeLayout(plan.bytes, memsamples::PageSizes{4096, 0});
+  plan.layout = memsamples::hostRangeLayout(plan.bytes, memsamples::PageSizes{4096, 0});
   plan.pageBytes = 4096;
   return plan;
 }

@@ -170,9 +170,9 @@ std::string bindAndDescribe(std::size_t bytes, int node, mn::BindPolicy policy) 
       out << "warning: " << warning << "\n";
     return out.str();
   }
-  out << "state: " << mn::bindStateName(range.state()) << "\n";
-  out << "mode: " << range.mode() << "\n";
-  out << "reason: " << range.unboundReason() << "\n";
+  out << "state: " << mn::bindStateName(range.outcome().state) << "\n";
+  out << "mode: " << range.outcome().mode << "\n";
+  out << "reason: " << range.outcome().unboundReason << "\n";
   for (const auto& warning : warnings)
     out << "warning: " << warning << "\n";
   try {
@@ -182,7 +182,7 @@ std::string bindAndDescribe(std::size_t bytes, int node, mn::BindPolicy policy) 
     out << "first touch: " << error.what() << "\n";
     return out.str();
   }
-  const mn::PagePlacement placement = range.placement();
+  const memsamples::PagePlacement placement = range.placement();
   out << "all on node " << node << ": " << placement.allOn(node) << "\n";
   auto* data = static_cast<unsigned char*>(range.data());
   for (std::size_t i = 0; i < bytes; ++i)

@@ -1,6 +1,8 @@
 // Which host node is nearest the GPU: the choice between the CUDA attribute and sysfs, on fake
-// sysfs trees. (The bus-id spelling, memsamples::sysfsPciName, and the node readers, meminfo and
-// distances, are Common's: ctest/unit/common/sysfs_test.cpp and numa_node_info_test.cpp.)
+// sysfs trees. (The bus-id spelling, memsamples::sysfsPciName, the node readers, meminfo and
+// distances, and the node queries built on them, memsamples::sysfsNodes, hostNodesWithMemory and
+// closestHostNodeWithMemory, are Common's: ctest/unit/common/sysfs_test.cpp and
+// numa_node_info_test.cpp.)
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -61,8 +63,8 @@ class FakeSysfs {
     return root_ + "/bus/pci/devices/" + kSysfsName + "/numa_node";
   }
   /// The machine's nodes, with @p gpuMemory marked as device memory (node -> device).
-  mn::NodeQueries nodes(std::map<int, int> gpuMemory = {}) const {
-    mn::NodeQueries queries = mn::sysfsNodes(root_);
+  ms::NodeQueries nodes(std::map<int, int> gpuMemory = {}) const {
+    ms::NodeQueries queries = ms::sysfsNodes(root_);
     queries.deviceMemoryNodes = std::move(gpuMemory);
     return queries;
   }
@@ -220,11 +222,9 @@ TEST(Topology, GpuMemoryIsNeverTheHostNode) {
   EXPECT_EQ(sysfs.find(-1, {{1, 0}}).node, 0);
   EXPECT_EQ(sysfs.find(-1, {{1, 0}}).source, mn::NodeSource::Closest);
 
-  const mn::NodeQueries nodes = sysfs.nodes({{1, 0}});
-  EXPECT_EQ(mn::hostNodesWithMemory(nodes, 8), std::vector<int>{0});
-  EXPECT_EQ(mn::closestHostNodeWithMemory(1, nodes), 0);
-  EXPECT_EQ(nodes.hostMemory(1).status, memsamples::NodeMemory::Status::DeviceMemory);
-  EXPECT_FALSE(nodes.holdsHostMemory(1));
+  // (The node queries' own view of GPU memory, hostMemory and hostNodesWithMemory, is Common's:
+  // ctest/unit/common/numa_node_info_test.cpp, NodeQueries.GpuMemoryIsNeverHostMemory.)
+  const ms::NodeQueries nodes = sysfs.nodes({{1, 0}});
   // --node 1 is refused as a binding target, strict or soft.
   mn::NumaFacts facts;
   facts.available = true;
@@ -312,7 +312,7 @@ TEST(Topology, UnreadableNodeMemoryIsAcceptedWithANote) {
                                  "and MemFree lines)"));
   // Without any memory query the node is accepted the same way.
   const mn::HostNumaNode noQuery =
-      mn::findNearestHostNode(-1, kBusId, mn::NodeQueries{}, sysfs.root());
+      mn::findNearestHostNode(-1, kBusId, ms::NodeQueries{}, sysfs.root());
   EXPECT_EQ(noQuery.node, 1);
   EXPECT_TRUE(hasNote(noQuery,
                       "node 1 (from sysfs): its memory could not be checked (no memory "
@@ -320,7 +320,7 @@ TEST(Topology, UnreadableNodeMemoryIsAcceptedWithANote) {
 }
 
 TEST(NodeMemory, LibnumaOnThisMachine) {
-  const mn::NodeMemoryQuery memory = mn::libnumaNodeMemory();
+  const ms::NodeMemoryQuery memory = mn::libnumaNodeMemory();
   const memsamples::NodeMemory node0 = memory(0);
   if (node0.status == memsamples::NodeMemory::Status::Unknown) {
     GTEST_SKIP() << "libnuma unavailable here: " << node0.detail;
@@ -365,7 +365,7 @@ TEST(HostNumaVmmNode, TheTargetIfItCanHoldMemoryElseTheNearestElseTheClosest) {
   sysfs.node(1, 1024, 512);
   sysfs.node(2, 0, 0);  // a node without memory (a CPU-only node)
   sysfs.distances(2, "20 11 10");
-  const mn::NodeQueries nodes = sysfs.nodes();
+  const ms::NodeQueries nodes = sysfs.nodes();
   EXPECT_EQ(mn::hostNumaVmmNode(0, 1, 0, nodes).node, 1);
   EXPECT_EQ(mn::hostNumaVmmNode(0, 1, 0, nodes).reason, "");
   const mn::HostNumaVmmNode empty = mn::hostNumaVmmNode(0, 2, 0, nodes);
@@ -377,18 +377,18 @@ TEST(HostNumaVmmNode, TheTargetIfItCanHoldMemoryElseTheNearestElseTheClosest) {
   EXPECT_EQ(closest.node, 1);
   EXPECT_EQ(closest.reason, "node 2 holds no host memory: the closest node with memory");
   // Memory that cannot be read does not disqualify the target: the driver has the last word.
-  mn::NodeQueries unknown;
+  ms::NodeQueries unknown;
   unknown.memory = [](int) { return memsamples::NodeMemory{}; };
   EXPECT_EQ(mn::hostNumaVmmNode(0, 3, 0, unknown).node, 3);
   // No NUMA at all (no node known): 0, as cuda.h asks.
-  EXPECT_EQ(mn::hostNumaVmmNode(0, -1, -1, mn::NodeQueries{}).node, 0);
+  EXPECT_EQ(mn::hostNumaVmmNode(0, -1, -1, ms::NodeQueries{}).node, 0);
 }
 
 TEST(HostNumaVmmNode, NodeZeroMissingWhileNodeOneHasMemory) {
   FakeSysfs sysfs;
   sysfs.node(1, 1024, 512);
   sysfs.node(2, 1024, 512);
-  const mn::NodeQueries nodes = sysfs.nodes();
+  const ms::NodeQueries nodes = sysfs.nodes();
   EXPECT_EQ(mn::hostNumaVmmNode(3, -1, -1, nodes).node, 1);  // not node 0: it does not exist
   EXPECT_EQ(mn::hostNumaVmmNode(3, 0, -1, nodes).node, 1);
 }
