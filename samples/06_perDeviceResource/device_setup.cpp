@@ -2,6 +2,7 @@
 #include "device_setup.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -30,14 +31,6 @@ DeviceSetup::~DeviceSetup() {
   } catch (...) {
     // The push failed: the members release themselves, and cuCtxDestroy frees what is left.
   }
-}
-
-void DeviceSetup::releaseInContext() {
-  ScopedContext scope(context.get());
-  check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-  check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
-  check(cuMemFreeHost(staging.release()), "cuMemFreeHost");
-  check(cuModuleUnload(module.release()), "cuModuleUnload");
 }
 
 std::uint64_t DeviceSetup::freeMemory() const {
@@ -70,11 +63,13 @@ std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice() {
 }
 
 Devices setUpDevices(const std::optional<long long>& device,
-                     const std::optional<std::uint64_t>& requestedBytes, Report& report) {
+                     const std::optional<std::uint64_t>& requestedBytes,
+                     const std::string& resources, Report& report) {
   constexpr std::uint64_t kDefaultVectorBytes = 64ull << 20;
+  Devices devices;
+  devices.kinds = parseResourceKinds(resources);  // a usage error comes before any driver call
   checkDriverInit(cuInit(0));  // a driver older than the toolkit waives the run
   const CUdevice handle = selectDevice(device);
-  Devices devices;
   devices.chosen = deviceOrdinal(handle);
   devices.chosenName = deviceName(handle);
   int deviceCount = 0;
@@ -86,12 +81,13 @@ Devices setUpDevices(const std::optional<long long>& device,
     throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
                       ": its initial resource cannot allocate");
   devices.setups = setUpEveryDevice();
+  devices.count = static_cast<int>(devices.setups.size());
   devices.smallest = smallestFreeMemory(devices.setups);  // one size for all
   const std::uint64_t deviceBytes = chooseBufferBytes(
       requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3, sizeof(float),
       describeSizedFor(devices.smallest, devices.setups.size()));
   devices.bytes = fitHostMemory(  // each device's staging is 3 pinned vectors
-      requestedBytes, deviceBytes, 3 * devices.count(), sizeof(float));
+      requestedBytes, deviceBytes, 3 * devices.count, sizeof(float));
   for (const auto& each : devices.setups)
     each->allocateStaging(devices.bytes);
   return devices;
@@ -102,6 +98,19 @@ DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetu
   for (const auto& setup : setups)
     devices.push_back({setup->ordinal, setup->freeMemory()});
   return smallestFreeMemory(devices);
+}
+
+void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread) {
+  for (int i = 0; i < kScratchPerThread; ++i) {
+    ResourceAllocation scratch(resource, kScratchBytes, setup.stream.get());
+    const auto value = static_cast<unsigned char>(thread + i);
+    if (resource.properties().hostAccessible)
+      std::memset(scratch.get(), value, scratch.size());
+    else
+      check(cuMemsetD8Async(scratch.kernelAddress(), value, scratch.size(), setup.stream.get()),
+            "cuMemsetD8Async");
+    scratch.release();
+  }
 }
 
 // [kernel-addresses]

@@ -41,11 +41,6 @@ struct DeviceSetup {
   void allocateStaging(std::uint64_t bytes);
   /// The pinned copy of vector @p index (0: A, 1: B, 2: C).
   float* stagingVector(int index) const;
-  /// The good path's release, each answer checked, with the context pushed: waits for the
-  /// stream and destroys it (cuStreamSynchronize, cuStreamDestroy), then cuMemFreeHost of the
-  /// staging copies and cuModuleUnload. The context itself is left to the caller.
-  /// @throws CudaError.
-  void releaseInContext();
 
   CUdevice device;                ///< The device.
   int ordinal;                    ///< Its ordinal.
@@ -70,12 +65,13 @@ struct Devices {
   std::string chosenName;      ///< Its name.
   std::uint64_t bytes = 0;     ///< Bytes per vector, the same on every device.
   DeviceFreeMemory smallest;   ///< The device whose free memory sized the vectors.
-  /// The number of devices.
-  int count() const noexcept { return static_cast<int>(setups.size()); }
+  int count = 0;               ///< The number of devices (of setups).
+  ResourceKindList kinds;      ///< The kinds to make (`--resources`, parsed before cuInit).
 };
 
 /**
- * Step 1: cuInit (Common's checkDriverInit() waives a driver older than the toolkit), picks
+ * Step 1: parses @p resources (a `--resources` value; empty: every kind) before any driver call,
+ * cuInit (Common's checkDriverInit() waives a driver older than the toolkit), picks
  * the device (Common's selectDevice()), waives when it has no memory
  * pools (its initial resource could not allocate), sets up every device, sizes the vectors to
  * the smallest free memory and to host memory (each device stages 3 pinned vectors), allocates
@@ -83,7 +79,8 @@ struct Devices {
  * @throws WaivedError; UsageError for a size that does not fit; CudaError.
  */
 Devices setUpDevices(const std::optional<long long>& device,
-                     const std::optional<std::uint64_t>& requestedBytes, Report& report);
+                     const std::optional<std::uint64_t>& requestedBytes,
+                     const std::string& resources, Report& report);
 
 /// The device of @p setups with the least free memory now: every device allocates vectors of the
 /// same size, so the size must fit that one. @throws CudaError; std::invalid_argument for none.
@@ -104,5 +101,17 @@ struct Vectors {
  * @throws CudaError; what deallocate throws.
  */
 VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed);
+
+/// Step 4's scratch buffers: each thread allocates, fills and frees this many of this size.
+inline constexpr int kScratchPerThread = 8;
+/// The size of one scratch buffer (64 KiB).
+inline constexpr std::size_t kScratchBytes = 64 << 10;
+
+/// Step 4's short-lived allocations of thread @p thread: kScratchPerThread buffers of
+/// kScratchBytes from @p resource, each filled (by the CPU where the memory is host-accessible,
+/// else cuMemsetD8Async on the stream) and freed at once: a stream-ordered free follows the fill
+/// in the stream; the other kinds synchronize the stream first. @throws CudaError; what the
+/// resource throws.
+void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread);
 
 }  // namespace memsamples::resource

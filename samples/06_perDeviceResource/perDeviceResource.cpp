@@ -28,12 +28,13 @@
  *    with setPerDeviceResource(), allocates through getCurrentDeviceResource() with its
  *    device's context current, checks its vector add, and resetPerDeviceResource() puts
  *    the pool back.
- * 6. Report: every answer of steps 2-5 is checked against RMM's rules, and the
- *    allocate / free latency of every kind is measured the same way
- *    (perDeviceResource_measure.cpp).
+ * 6. Measure the allocate / free latency of every kind the same way, and give the
+ *    verdict: reportStep() (perDeviceResource_measure.cpp) prints each step's lines as
+ *    the step ends and checks its answers against RMM's rules.
  * 7. Release, each answer checked: the resources (each frees what it still holds), the
- *    pushed context (**cuCtxPopCurrent**), then every device's stream, staging and
- *    module, and its context last (**cuCtxDestroy**).
+ *    pushed context (**cuCtxPopCurrent**), then per device the stream once idle
+ *    (**cuStreamSynchronize**, **cuStreamDestroy**), the staging (**cuMemFreeHost**), the
+ *    module (**cuModuleUnload**), and its context last (**cuCtxDestroy**).
  */
 #include <cstring>
 #include <exception>
@@ -69,42 +70,42 @@ void joinAll(std::vector<std::thread>& threads,
 
 /// The lesson: every registry call of the program, in the order a program makes them.
 ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
-  // A --resources name that does not exist is a usage error, before any driver call.
-  const mr::ResourceKindList kinds = mr::parseResourceKinds(options.resources);
-  mr::RunRecord record;  // what step 2 asked, for step 6 to print and check
-  mr::ReportSettings settings;
-  settings.largeBytes = options.largeBytes;
-  settings.iterations = options.common.iterations;
-  settings.warmup = options.common.warmup;
-  settings.skipLatency = options.noLatency;
-  settings.threads = options.threads;
+  // What the steps find, printed and checked as each step ends (perDeviceResource_measure.cpp).
+  mr::RunRecord record(report);
+  record.settings.largeBytes = options.largeBytes;
+  record.settings.iterations = options.common.iterations;
+  record.settings.warmup = options.common.warmup;
+  record.settings.skipLatency = options.noLatency;
+  record.settings.threads = options.threads;
 
   //! [core]
   // 1. Load the driver (cuInit) and set every device up as 01 does. The registry's
-  // "current device" is the device of this thread's current context: push the chosen
-  // device's context.
-  mr::Devices devices =
-      mr::setUpDevices(options.common.device, options.sizeBytes, report);
+  // "current device" is the device of this thread's current context: push the chosen one's.
+  mr::Devices devices = mr::setUpDevices(options.common.device, options.sizeBytes,
+                                         options.resources, report);
   const mr::DeviceSetup& setup = *devices.setups[devices.chosen];
   ms::check(cuCtxPushCurrent(setup.context.get()), "cuCtxPushCurrent");
+  mr::reportStep(1, record, devices);
 
-  // 2. Ask the registry: a device starts on its initial resource, made on first use.
-  // Per device and for the current device, the answer is the same; an id that does not
-  // exist is a clear error here (RMM leaves it undefined).
+  // 2. Ask the registry: a device starts on its initial resource, made on first use. Per
+  // device and for the current device the answer is the same; an id that does not exist is
+  // a clear error here (RMM leaves it undefined).
   record.initial = mr::getCurrentDeviceResource();
   record.perDeviceAnswer = mr::getPerDeviceResource(devices.chosen);
 
   try {
-    mr::getPerDeviceResource(devices.count());  // ids are 0 .. count - 1
+    mr::getPerDeviceResource(devices.count);  // ids are 0 .. count - 1
   } catch (const std::out_of_range& error) {
     record.outOfRange = error.what();
   }
+  mr::reportStep(2, record, devices);
 
   // 3. Make one resource of each kind for this device, and one for every other device.
-  mr::Resources resources = mr::makeResources(kinds, options.vmmStripes, devices);
+  mr::Resources resources = mr::makeResources(devices, options.vmmStripes);
+  mr::reportStep(3, record, devices, &resources);
 
-  // 4. Each kind in turn for the current device: set returns the previous resource,
-  // the threads allocate through what get answers, reset returns the kind.
+  // 4. Each kind in turn for the current device: set returns the previous resource, the
+  // threads allocate through what get answers, reset returns the kind.
   std::uint32_t seed = 606;
   for (mr::KindResource& entry : resources.kinds) {
     if (entry.resource == nullptr)
@@ -115,6 +116,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
         allocateFromThreads(setup, devices.bytes, options.threads, entry.answers);
     entry.verified = mr::addAndVerify(setup, vectors, ++seed);
     entry.removed = mr::resetCurrentDeviceResource();
+    mr::reportStep(4, record, devices, &resources, &entry);
   }
 
   // 5. A resource per device, one thread per device at once (none with one device).
@@ -136,9 +138,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
         mr::Vectors vectors{mr::ResourceAllocation(*got, devices.bytes, stream),
                             mr::ResourceAllocation(*got, devices.bytes, stream),
                             mr::ResourceAllocation(*got, devices.bytes, stream)};
-        entry.verified =
-            mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
-
+        entry.verified = mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
         entry.removed = mr::resetPerDeviceResource(mine.ordinal);
       } catch (...) {
         errors[d] = std::current_exception();
@@ -146,21 +146,26 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     });
   }
   joinAll(workers, errors);
+  mr::reportStep(5, record, devices, &resources);
 
-  // 6. Check every answer against RMM's rules, and measure each kind's latency.
-  const ms::Verdict verdict =
-      mr::reportRun(record, resources, devices, report, settings);
+  // 6. Measure each kind's latency, and give the verdict of every check of steps 2-5.
+  const ms::Verdict verdict = mr::reportStep(6, record, devices, &resources);
 
-  // 7. Release in reverse order, each answer checked: the resources first (each kind
-  // frees what it still holds, in its own context), the pushed context, then every
-  // device's stream, staging and module, and its context last.
+  // 7. Release in reverse order, each answer checked: the resources first (each kind frees
+  // what it still holds, in its own context), the pushed context, then per device what 01
+  // releases (the stream once idle, the staging, the module), and its context last.
   resources.kinds.clear();
   resources.perDevice.clear();
 
   CUcontext popped = nullptr;
   ms::check(cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
   for (const std::unique_ptr<mr::DeviceSetup>& each : devices.setups) {
-    each->releaseInContext();
+    ms::check(cuCtxPushCurrent(each->context.get()), "cuCtxPushCurrent");
+    ms::check(cuStreamSynchronize(each->stream.get()), "cuStreamSynchronize");
+    ms::check(cuStreamDestroy(each->stream.release()), "cuStreamDestroy");
+    ms::check(cuMemFreeHost(each->staging.release()), "cuMemFreeHost");
+    ms::check(cuModuleUnload(each->module.release()), "cuModuleUnload");
+    ms::check(cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
     ms::check(cuCtxDestroy(each->context.release()), "cuCtxDestroy");
   }
   //! [core]
@@ -170,10 +175,8 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 
 // [threads]
 /// Thread t makes the device's context current, asks getCurrentDeviceResource() (the
-/// answer is recorded for step 6 to check) and allocates vectors t, t + threads, ... of
-/// A, B, C through it, and 8 scratch buffers that it fills and frees at once: a
-/// stream-ordered free follows the fill in the stream; the other kinds synchronize the
-/// stream first.
+/// answer is recorded for step 4's checks) and allocates vectors t, t + threads, ... of
+/// A, B, C through it, and the scratch buffers that it fills and frees at once.
 mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t bytes,
                                 int threads,
                                 std::vector<mr::MemoryResource*>& answers) {
@@ -192,18 +195,7 @@ mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t byte
         for (int v = t; v < 3; v += threads)
           vectors[v] = mr::ResourceAllocation(*resource, bytes, setup.stream.get());
 
-        for (int i = 0; i < mr::kScratchPerThread; ++i) {
-          mr::ResourceAllocation scratch(*resource, mr::kScratchBytes,
-                                         setup.stream.get());
-          const auto value = static_cast<unsigned char>(t + i);
-          if (resource->properties().hostAccessible)
-            std::memset(scratch.get(), value, scratch.size());
-          else
-            ms::check(cuMemsetD8Async(scratch.kernelAddress(), value, scratch.size(),
-                                      setup.stream.get()),
-                      "cuMemsetD8Async");
-          scratch.release();
-        }
+        mr::useScratch(*resource, setup, t);
       } catch (...) {
         errors[t] = std::current_exception();
       }

@@ -153,18 +153,6 @@ void reportPerDevice(std::ostream& out, JsonObject& json,
 /// @name The run's report and verdict
 /// @{
 
-/// Step 4's scratch buffers: each thread allocates, fills and frees this many of this size.
-inline constexpr int kScratchPerThread = 8;
-/// The size of one scratch buffer (64 KiB).
-inline constexpr std::size_t kScratchBytes = 64 << 10;
-
-/// What step 2 asked the registry, for reportRun() to print and check.
-struct RunRecord {
-  MemoryResource* initial = nullptr;          ///< getCurrentDeviceResource(), first call.
-  MemoryResource* perDeviceAnswer = nullptr;  ///< getPerDeviceResource() of the same device.
-  std::string outOfRange;  ///< What getPerDeviceResource(count) threw; empty if nothing.
-};
-
 /// What step 6 is run with (the command line's values).
 struct ReportSettings {
   std::optional<std::uint64_t> largeBytes;  ///< `--large-size` (default 64 MiB).
@@ -190,15 +178,29 @@ class Checks {
   std::vector<std::string> failures_;
 };
 
+/// What the lesson's steps found, for reportStep() to print and check as each step ends.
+struct RunRecord {
+  /// Reports to @p into.
+  explicit RunRecord(Report& into) : report(into) {}
+  Report& report;                             ///< The lines and the JSON.
+  ReportSettings settings;                    ///< The command line's values.
+  MemoryResource* initial = nullptr;          ///< Step 2: getCurrentDeviceResource(), first call.
+  MemoryResource* perDeviceAnswer = nullptr;  ///< Step 2: getPerDeviceResource() of that device.
+  std::string outOfRange;  ///< Step 2: what getPerDeviceResource(count) threw; empty if nothing.
+  Checks checks;           ///< Every check so far.
+};
+
 /**
- * Steps 2-6 in the order of the steps: the registry's answers, the resources, each kind's
- * vector add, the resource per device, the latency table, the warnings and the checks. Every
- * answer is checked against RMM's rules (set returns the previous resource, reset the one it
- * removed, every thread got the resource just set, every device ends on its initial one).
- * @return Pass when every check passed. @throws CudaError.
+ * Prints step @p step's lines as the step ends (so that a run that fails part-way still shows
+ * the steps before), adds its JSON and records its checks against RMM's rules: 1 the vectors;
+ * 2 the registry's first answers; 3 the resources (and step 4's heading); 4 one kind, @p kind
+ * (set returned the initial resource, every thread got the one set, C is exact, reset returned
+ * it); 5 the resource per device and every device back on its initial one; 6 the latency table,
+ * the warnings and the checks.
+ * @return Pass, except for step 6: Pass when every check passed. @throws CudaError.
  */
-Verdict reportRun(const RunRecord& record, Resources& resources, const Devices& devices,
-                  Report& report, const ReportSettings& settings);
+Verdict reportStep(int step, RunRecord& record, const Devices& devices,
+                   const Resources* resources = nullptr, const KindResource* kind = nullptr);
 
 /// @}
 

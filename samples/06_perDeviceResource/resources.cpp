@@ -517,7 +517,8 @@ std::vector<KindResource> makePerDeviceResources(
   return perDevice;
 }
 
-Resources makeResources(const ResourceKindList& kinds, int vmmStripes, const Devices& devices) {
+Resources makeResources(const Devices& devices, int vmmStripes) {
+  const ResourceKindList& kinds = devices.kinds;
   const bool kindsGiven = kinds.listed;
   PerDeviceResourceRegistry& registry = processResourceRegistry();
   const DeviceSetup& setup = *devices.setups[static_cast<std::size_t>(devices.chosen)];
@@ -540,7 +541,7 @@ Resources makeResources(const ResourceKindList& kinds, int vmmStripes, const Dev
     // [refuse-other-device]
     // Another device's pool, used while this device's context is current, refuses before any
     // driver call fails: cuCtxGetDevice answers, and the pool compares that device with its own.
-    const int other = (devices.chosen + 1) % devices.count();
+    const int other = (devices.chosen + 1) % devices.count;
     ScopedContext scope(setup.context.get());
     try {
       ResourceAllocation wrong(*registry.initial(other), 64 << 10, setup.stream.get());

@@ -131,13 +131,13 @@ struct Resources {
 };
 
 /**
- * Step 3: makes each of @p kinds for the chosen device of @p devices (when they were listed
+ * Step 3: makes each of the kinds of @p devices for its chosen device (when they were listed
  * with `--resources`, a kind the device lacks waives the run), tries every context-bound kind
  * on a thread without a current context, makes step 5's resource of every device, and asks
  * another device's pool to allocate here (it must refuse). @throws WaivedError;
  * CudaError.
  */
-Resources makeResources(const ResourceKindList& kinds, int vmmStripes, const Devices& devices);
+Resources makeResources(const Devices& devices, int vmmStripes);
 
 /**
  * Makes a resource of @p kind for the device of @p context, or says why it cannot
