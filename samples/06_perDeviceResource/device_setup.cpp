@@ -2,7 +2,11 @@
 #include "device_setup.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <string>
+
+#include "resources.hpp"
 
 namespace memsamples::resource {
 
@@ -58,11 +62,55 @@ std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice() {
   return setups;
 }
 
+Devices setUpDevices(const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& requestedBytes,
+                     const std::string& resources, Report& report) {
+  constexpr std::uint64_t kDefaultVectorBytes = 64ull << 20;
+  Devices devices;
+  devices.kinds = parseResourceKinds(resources);  // a usage error comes before any driver call
+  checkDriverInit(cuInit(0));  // a driver older than the toolkit waives the run
+  const CUdevice handle = selectDevice(device);
+  devices.chosen = deviceOrdinal(handle);
+  devices.chosenName = deviceName(handle);
+  int deviceCount = 0;
+  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+  report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " ("
+               << deviceCount << (deviceCount == 1 ? " device" : " devices")
+               << " in this machine)\n";
+  if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())
+    throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
+                      ": its initial resource cannot allocate");
+  devices.setups = setUpEveryDevice();
+  devices.count = static_cast<int>(devices.setups.size());
+  devices.smallest = smallestFreeMemory(devices.setups);  // one size for all
+  const std::uint64_t deviceBytes = chooseBufferBytes(
+      requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3, sizeof(float),
+      describeSizedFor(devices.smallest, devices.setups.size()));
+  devices.bytes = fitHostMemory(  // each device's staging is 3 pinned vectors
+      requestedBytes, deviceBytes, 3 * devices.count, sizeof(float));
+  for (const auto& each : devices.setups)
+    each->allocateStaging(devices.bytes);
+  return devices;
+}
+
 DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetup>>& setups) {
   std::vector<DeviceFreeMemory> devices;
   for (const auto& setup : setups)
     devices.push_back({setup->ordinal, setup->freeMemory()});
   return smallestFreeMemory(devices);
+}
+
+void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread) {
+  for (int i = 0; i < kScratchPerThread; ++i) {
+    ResourceAllocation scratch(resource, kScratchBytes, setup.stream.get());
+    const auto value = static_cast<unsigned char>(thread + i);
+    if (resource.properties().hostAccessible)
+      std::memset(scratch.get(), value, scratch.size());
+    else
+      check(cuMemsetD8Async(scratch.kernelAddress(), value, scratch.size(), setup.stream.get()),
+            "cuMemsetD8Async");
+    scratch.release();
+  }
 }
 
 // [kernel-addresses]

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "memory_resource.hpp"
@@ -56,6 +58,30 @@ struct DeviceSetup {
 /// order: step 5 runs on all of them. @throws what DeviceSetup's constructor throws.
 std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice();
 
+/// Every device set up, and the vectors' size.
+struct Devices {
+  std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< Device d's, in ordinal order.
+  int chosen = 0;              ///< The device the run is about (`--device`, or the fastest).
+  std::string chosenName;      ///< Its name.
+  std::uint64_t bytes = 0;     ///< Bytes per vector, the same on every device.
+  DeviceFreeMemory smallest;   ///< The device whose free memory sized the vectors.
+  int count = 0;               ///< The number of devices (of setups).
+  ResourceKindList kinds;      ///< The kinds to make (`--resources`, parsed before cuInit).
+};
+
+/**
+ * Step 1: parses @p resources (a `--resources` value; empty: every kind) before any driver call,
+ * cuInit (Common's checkDriverInit() waives a driver older than the toolkit), picks
+ * the device (Common's selectDevice()), waives when it has no memory
+ * pools (its initial resource could not allocate), sets up every device, sizes the vectors to
+ * the smallest free memory and to host memory (each device stages 3 pinned vectors), allocates
+ * the staging copies, and reports the "Device" and "Vectors" lines and the JSON of the setup.
+ * @throws WaivedError; UsageError for a size that does not fit; CudaError.
+ */
+Devices setUpDevices(const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& requestedBytes,
+                     const std::string& resources, Report& report);
+
 /// The device of @p setups with the least free memory now: every device allocates vectors of the
 /// same size, so the size must fit that one. @throws CudaError; std::invalid_argument for none.
 DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetup>>& setups);
@@ -75,5 +101,17 @@ struct Vectors {
  * @throws CudaError; what deallocate throws.
  */
 VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed);
+
+/// Step 4's scratch buffers: each thread allocates, fills and frees this many of this size.
+inline constexpr int kScratchPerThread = 8;
+/// The size of one scratch buffer (64 KiB).
+inline constexpr std::size_t kScratchBytes = 64 << 10;
+
+/// Step 4's short-lived allocations of thread @p thread: kScratchPerThread buffers of
+/// kScratchBytes from @p resource, each filled (by the CPU where the memory is host-accessible,
+/// else cuMemsetD8Async on the stream) and freed at once: a stream-ordered free follows the fill
+/// in the stream; the other kinds synchronize the stream first. @throws CudaError; what the
+/// resource throws.
+void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread);
 
 }  // namespace memsamples::resource

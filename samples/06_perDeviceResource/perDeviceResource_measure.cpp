@@ -417,3 +417,102 @@ void WarningLog::print(std::ostream& out) {
 }
 
 }  // namespace memsamples::resource
+
+namespace memsamples::resource {
+namespace {
+
+// Steps 4 and 5: set returned the initial resource, every thread got the one set, C is exact,
+// reset returned the resource it removed.
+void expectRules(Checks& checks, const KindResource& entry, const std::string& label) {
+  PerDeviceResourceRegistry& registry = processResourceRegistry();
+  checks.expect(entry.previous == registry.initial(entry.resource->ownerDevice().value_or(0)),
+                label + "set must return the initial resource");
+  for (std::size_t t = 0; t < entry.answers.size(); ++t) {
+    const MemoryResource* got = entry.answers[t];
+    checks.expect(got == entry.resource,
+                  label + "thread " + std::to_string(t) + ": getCurrentDeviceResource() " +
+                      "returned '" + (got ? got->name() : "nothing") + "', expected '" +
+                      entry.resource->name() + "'");
+  }
+  checks.expect(entry.verified.mismatches == 0, label + describeMismatch(entry.verified));
+  checks.expect(entry.removed == entry.resource,
+                label + "reset must return the resource it removed");
+}
+
+}  // namespace
+
+Verdict reportStep(int step, RunRecord& record, const Devices& devices,
+                   const Resources* resources, const KindResource* kind) {
+  std::ostream& out = record.report.out();
+  JsonObject& json = record.report.json();
+  Checks& checks = record.checks;
+  const ReportSettings& settings = record.settings;
+  PerDeviceResourceRegistry& registry = processResourceRegistry();
+  const int ordinal = devices.chosen;
+  switch (step) {
+    case 1:
+      reportSetup(out, json, ordinal, devices.chosenName, devices.count, devices.bytes,
+                  devices.smallest, devices.setups.size(), settings.threads);
+      break;
+    case 2:  // the first answers, and an id that does not exist
+      out << "\n[2] The process-wide registry (" << devices.count
+          << (devices.count == 1 ? " device" : " devices")
+          << "; current device = cuCtxGetDevice = " << ordinal << ")\n"
+          << "  getCurrentDeviceResource()        -> " << record.initial->name() << " ["
+          << describeProperties(record.initial->properties()) << "]\n"
+          << "  getPerDeviceResource(" << ordinal << ")           -> "
+          << record.perDeviceAnswer->name() << '\n';
+      checks.expect(record.initial == registry.initial(ordinal),
+                    "the first get must answer the initial one");
+      checks.expect(record.perDeviceAnswer == record.initial, "get per device must answer it too");
+      if (!record.outOfRange.empty())
+        out << "  getPerDeviceResource(" << devices.count
+            << ")           -> std::out_of_range: " << record.outOfRange << '\n';
+      checks.expect(!record.outOfRange.empty(),
+                    "a device id that does not exist must get std::out_of_range");
+      break;
+    case 3:  // the resources, then the heading of step 4, which begins now
+      out << "\n[3] Resources of device " << ordinal << '\n';
+      for (const KindResource& made : resources->kinds)
+        printResource(out, made);
+      printKindsHeading(out, ordinal, settings.threads, kScratchPerThread, kScratchBytes);
+      break;
+    case 4: {
+      const std::string label = std::string(kindName(kind->kind)) + ": ";
+      expectRules(checks, *kind, label);
+      if (kind->contextFree)
+        checks.expect(*kind->contextFree, label + "the thread without a context had one current");
+      printKindResult(out, *kind, devices.bytes);
+      break;
+    }
+    case 5:
+      recordKinds(json, resources->kinds);
+      printPerDeviceHeading(out, resources->perDevice);
+      if (!resources->perDevice.empty()) {
+        checks.expect(!resources->refusal.empty(),
+                      "another device's pool must refuse to allocate here");
+        out << "  device pool of device " << (ordinal + 1) % devices.count
+            << " used with device " << ordinal
+            << "'s context current -> std::logic_error: " << resources->refusal << '\n';
+      }
+      for (std::size_t d = 0; d < resources->perDevice.size(); ++d)
+        expectRules(checks, resources->perDevice[d], "device " + std::to_string(d) + ": ");
+      for (int d = 0; d < devices.count; ++d)
+        checks.expect(registry.get(d) == registry.initial(d),
+                      "device " + std::to_string(d) + " must end on its initial resource");
+      reportPerDevice(out, json, resources->perDevice);
+      break;
+    default:  // 6: the latency of each kind on this device, every row measured the same way
+      if (!settings.skipLatency)
+        reportLatency(resources->kinds, ordinal,
+                      devices.setups[static_cast<std::size_t>(ordinal)]->stream.get(),
+                      {settings.largeBytes.value_or(64ull << 20), settings.iterations,
+                       settings.warmup},
+                      out, json);
+      resources->warnings->print(out);
+      return checks.report(out, json);
+  }
+  return Verdict::Pass;
+}
+
+}  // namespace memsamples::resource

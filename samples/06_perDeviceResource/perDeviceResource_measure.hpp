@@ -150,8 +150,17 @@ void reportPerDevice(std::ostream& out, JsonObject& json,
 
 /// @}
 
-/// @name The verdict
+/// @name The run's report and verdict
 /// @{
+
+/// What step 6 is run with (the command line's values).
+struct ReportSettings {
+  std::optional<std::uint64_t> largeBytes;  ///< `--large-size` (default 64 MiB).
+  int iterations = 20;                      ///< `--iterations`.
+  int warmup = 3;                           ///< `--warmup`.
+  bool skipLatency = false;                 ///< `--no-latency`.
+  int threads = 4;                          ///< `--threads`, for the step 4 heading.
+};
 
 /// The checks of a run, recorded rather than thrown, so that the verdict lists every one that
 /// failed. Thread-safe.
@@ -169,18 +178,29 @@ class Checks {
   std::vector<std::string> failures_;
 };
 
-/// Warnings (the NUMA binding's) from any thread, printed with the verdict.
-class WarningLog {
- public:
-  /// A function that adds one warning; the log must outlive it.
-  std::function<void(const std::string&)> sink();
-  /// One "Warning: ..." line each, in the order they came.
-  void print(std::ostream& out);
-
- private:
-  std::mutex mutex_;
-  std::vector<std::string> lines_;
+/// What the lesson's steps found, for reportStep() to print and check as each step ends.
+struct RunRecord {
+  /// Reports to @p into.
+  explicit RunRecord(Report& into) : report(into) {}
+  Report& report;                             ///< The lines and the JSON.
+  ReportSettings settings;                    ///< The command line's values.
+  MemoryResource* initial = nullptr;          ///< Step 2: getCurrentDeviceResource(), first call.
+  MemoryResource* perDeviceAnswer = nullptr;  ///< Step 2: getPerDeviceResource() of that device.
+  std::string outOfRange;  ///< Step 2: what getPerDeviceResource(count) threw; empty if nothing.
+  Checks checks;           ///< Every check so far.
 };
+
+/**
+ * Prints step @p step's lines as the step ends (so that a run that fails part-way still shows
+ * the steps before), adds its JSON and records its checks against RMM's rules: 1 the vectors;
+ * 2 the registry's first answers; 3 the resources (and step 4's heading); 4 one kind, @p kind
+ * (set returned the initial resource, every thread got the one set, C is exact, reset returned
+ * it); 5 the resource per device and every device back on its initial one; 6 the latency table,
+ * the warnings and the checks.
+ * @return Pass, except for step 6: Pass when every check passed. @throws CudaError.
+ */
+Verdict reportStep(int step, RunRecord& record, const Devices& devices,
+                   const Resources* resources = nullptr, const KindResource* kind = nullptr);
 
 /// @}
 

@@ -59,6 +59,12 @@ std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_
   return kinds;
 }
 
+ResourceKindList parseResourceKinds(std::string_view text) {
+  if (text.empty())
+    return {allResourceKinds(), false};
+  return {parseResourceKinds(text, "--resources"), true};
+}
+
 std::vector<ResourceKind> assignKindsToDevices(const std::vector<ResourceKind>& kinds,
                                                int deviceCount) {
   if (kinds.empty())

@@ -36,6 +36,16 @@ const char* kindName(ResourceKind kind) noexcept;
  */
 std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_view option);
 
+/// The kinds a run makes, and whether `--resources` listed them (then a missing one waives).
+struct ResourceKindList {
+  std::vector<ResourceKind> kinds;  ///< In the order they run.
+  bool listed = false;              ///< Given with `--resources`, not every kind by default.
+};
+
+/// The kinds of a `--resources` value, or every kind when @p text is empty.
+/// @throws UsageError as parseResourceKinds(), naming `--resources`.
+ResourceKindList parseResourceKinds(std::string_view text);
+
 /**
  * The kind each device gets in the multi-device phase: device i gets `kinds[(i + 1) % n]`, so
  * that neighbouring devices use different kinds and device 0 does not simply keep the initial

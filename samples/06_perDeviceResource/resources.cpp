@@ -358,6 +358,31 @@ class StripedVmmResource final : public ContextBoundResource {
 
 }  // namespace
 
+// [process-registry]
+// The registry behind getCurrentDeviceResource() and the other free functions: this machine's
+// devices, each starting on its default memory pool, and the device of the calling thread's
+// current context as "the current device". Made on first use, after cuInit.
+PerDeviceResourceRegistry& processResourceRegistry() {
+  static PerDeviceResourceRegistry registry(
+      [] {
+        int count = 0;
+        check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+        return count;
+      }(),
+      [](int ordinal) {
+        CUdevice device = 0;
+        check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+        return makeDevicePoolResource(device);
+      },
+      [] {
+        CUdevice device = 0;  // a handle, not an ordinal: the registry counts ordinals
+        check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+        return deviceOrdinal(device);
+      });
+  return registry;
+}
+// [process-registry]
+
 std::unique_ptr<MemoryResource> makeDevicePoolResource(CUdevice device) {
   return std::make_unique<DevicePoolResource>(device, true);
 }
@@ -490,6 +515,42 @@ std::vector<KindResource> makePerDeviceResources(
     perDevice.push_back(std::move(made));
   }
   return perDevice;
+}
+
+Resources makeResources(const Devices& devices, int vmmStripes) {
+  const ResourceKindList& kinds = devices.kinds;
+  const bool kindsGiven = kinds.listed;
+  PerDeviceResourceRegistry& registry = processResourceRegistry();
+  const DeviceSetup& setup = *devices.setups[static_cast<std::size_t>(devices.chosen)];
+  Resources made;
+  made.warnings = std::make_unique<WarningLog>();
+  const ResourceSettings settings{vmmStripes, made.warnings->sink()};
+  for (const ResourceKind kind : kinds.kinds) {
+    KindResource entry =
+        makeKindResource(kind, setup.context.get(), *registry.initial(devices.chosen), settings);
+    if (!entry.resource && kindsGiven)
+      throw WaivedError(std::string("resource '") + kindName(kind) +
+                        "' is not available on device " + std::to_string(devices.chosen) + ": " +
+                        entry.whyNot);
+    if (entry.resource != nullptr && kind != ResourceKind::Device)  // the pool needs a context
+      entry.contextFree = usableWithoutCurrentContext(*entry.resource, 64 << 10);
+    made.kinds.push_back(std::move(entry));
+  }
+  made.perDevice = makePerDeviceResources(made.kinds, devices.setups, registry, settings);
+  if (!made.perDevice.empty()) {
+    // [refuse-other-device]
+    // Another device's pool, used while this device's context is current, refuses before any
+    // driver call fails: cuCtxGetDevice answers, and the pool compares that device with its own.
+    const int other = (devices.chosen + 1) % devices.count;
+    ScopedContext scope(setup.context.get());
+    try {
+      ResourceAllocation wrong(*registry.initial(other), 64 << 10, setup.stream.get());
+    } catch (const std::logic_error& error) {
+      made.refusal = error.what();
+    }
+    // [refuse-other-device]
+  }
+  return made;
 }
 
 bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {

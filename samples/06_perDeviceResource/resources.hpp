@@ -33,6 +33,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,7 +74,70 @@ struct KindResource {
   CUmemoryPool pool = nullptr;      ///< The device pool's pool (the latency table).
   VectorAddCheck verified;          ///< The vector add on its memory.
   std::optional<bool> contextFree;  ///< usableWithoutCurrentContext(), where asked.
+  MemoryResource* previous = nullptr;     ///< What set returned when this resource was set.
+  MemoryResource* removed = nullptr;      ///< What reset returned afterwards.
+  std::vector<MemoryResource*> answers;   ///< What getCurrentDeviceResource() gave each thread.
 };
+
+/// Warnings (the NUMA binding's) from any thread, printed with the verdict.
+class WarningLog {
+ public:
+  /// A function that adds one warning; the log must outlive it.
+  std::function<void(const std::string&)> sink();
+  /// One "Warning: ..." line each, in the order they came.
+  void print(std::ostream& out);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+/**
+ * The error path of steps 4 and 5: every entry of @p entries that was set (its previous is
+ * recorded) and is still registered for its device gets that previous resource back, so that no
+ * resource is destroyed while registered (what a ScopedResourceOverride does for a scope). On the
+ * good path each was reset already, and nothing changes. Errors are swallowed: it runs in
+ * unwinding.
+ */
+inline void restorePreviousResources(const std::vector<KindResource>& entries) noexcept {
+  for (const KindResource& entry : entries) {
+    if (entry.previous == nullptr || entry.resource == nullptr)
+      continue;
+    try {
+      const int device = entry.resource->ownerDevice().value_or(0);
+      if (getPerDeviceResource(device) == entry.resource)
+        setPerDeviceResource(device, entry.previous);
+    } catch (...) {
+      // The registry accepted this device and this resource before; nothing to report here.
+    }
+  }
+}
+
+/// Step 3's resources: one per kind for the chosen device, one per device for step 5.
+struct Resources {
+  Resources() = default;
+  Resources(Resources&&) = default;
+  /// A step that threw between a set and its reset left a resource registered: it gets what
+  /// was there before back, before any kind is destroyed.
+  ~Resources() {
+    restorePreviousResources(kinds);
+    restorePreviousResources(perDevice);
+  }
+
+  std::unique_ptr<WarningLog> warnings;  ///< Declared first: the kinds warn into it.
+  std::vector<KindResource> kinds;       ///< One per kind asked for, in the order of the kinds.
+  std::vector<KindResource> perDevice;   ///< Device d's resource (empty with one device).
+  std::string refusal;  ///< What another device's pool said when used here (2+ devices).
+};
+
+/**
+ * Step 3: makes each of the kinds of @p devices for its chosen device (when they were listed
+ * with `--resources`, a kind the device lacks waives the run), tries every context-bound kind
+ * on a thread without a current context, makes step 5's resource of every device, and asks
+ * another device's pool to allocate here (it must refuse). @throws WaivedError;
+ * CudaError.
+ */
+Resources makeResources(const Devices& devices, int vmmStripes);
 
 /**
  * Makes a resource of @p kind for the device of @p context, or says why it cannot

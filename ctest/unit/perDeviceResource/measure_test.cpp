@@ -436,3 +436,57 @@ TEST(Checks, AndWarningsComeFromManyThreads) {
     EXPECT_NE(printed.str().find("Warning: from thread " + std::to_string(t) + "\n"),
               std::string::npos);
 }
+
+// A step that throws between set and reset (step 4 for the current device, step 5 per device)
+// must not leave a resource registered that is about to be destroyed: Resources' destructor puts
+// back what set returned, and the registry is as it was.
+TEST(Resources, AStepThatThrowsLeavesTheRegistryAsItWas) {
+  mr::MemoryResource* before = mr::getPerDeviceResource(0);
+  const int destroyedBefore = MallocResource::destroyed();
+  EXPECT_THROW(
+      {
+        mr::Resources resources;
+        resources.kinds.push_back(
+            kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)", {true, true, false}));
+        mr::KindResource& entry = resources.kinds.back();
+        entry.previous = mr::setCurrentDeviceResource(entry.resource);
+        EXPECT_EQ(mr::getCurrentDeviceResource(), entry.resource);
+        throw std::runtime_error("step 4 failed between set and reset");
+      },
+      std::runtime_error);
+  EXPECT_EQ(mr::getPerDeviceResource(0), before);
+  EXPECT_EQ(MallocResource::destroyed(), destroyedBefore + 1);  // destroyed after it was put back
+
+  EXPECT_THROW(
+      {
+        mr::Resources resources;
+        resources.perDevice.push_back(
+            kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false}));
+        mr::KindResource& entry = resources.perDevice.back();
+        entry.previous = mr::setPerDeviceResource(0, entry.resource);
+        throw std::runtime_error("step 5 failed between set and reset");
+      },
+      std::runtime_error);
+  EXPECT_EQ(mr::getPerDeviceResource(0), before);
+
+  // On the good path the reset came first: nothing is put back over it.
+  {
+    mr::Resources resources;
+    resources.kinds.push_back(
+        kindResource(mr::ResourceKind::Vmm, "vmm (device 0)", {false, true, false}));
+    mr::KindResource& entry = resources.kinds.back();
+    entry.previous = mr::setCurrentDeviceResource(entry.resource);
+    entry.removed = mr::resetCurrentDeviceResource();
+    EXPECT_EQ(entry.removed, entry.resource);
+  }
+  EXPECT_EQ(mr::getPerDeviceResource(0), before);
+}
+
+// reportRun() checks the answers against the process-wide registry, which the program defines
+// (the sample: resources.cpp, with the driver); this binary defines one with CPU-only resources.
+mr::PerDeviceResourceRegistry& mr::processResourceRegistry() {
+  static PerDeviceResourceRegistry registry(
+      1, [](int device) { return std::make_unique<MallocResource>("initial", device); },
+      [] { return 0; });
+  return registry;
+}

@@ -84,3 +84,14 @@ TEST(DescribeSizedFor, NamesTheDeviceOnlyWhenThereAreSeveral) {
   EXPECT_EQ(mr::describeSizedFor({1, 5}, 2),
             "device 1 (the least free memory of the 2 devices used)");
 }
+
+TEST(ResourcePlan, TheKindListIsEveryKindUnlessResourcesListsSome) {
+  const mr::ResourceKindList all = mr::parseResourceKinds("");
+  EXPECT_EQ(all.kinds, mr::allResourceKinds());
+  EXPECT_FALSE(all.listed);  // a kind this machine lacks is left out, not waived
+  const mr::ResourceKindList listed = mr::parseResourceKinds("vmm,pinned");
+  EXPECT_EQ(listed.kinds, (std::vector<mr::ResourceKind>{mr::ResourceKind::Vmm,
+                                                        mr::ResourceKind::Pinned}));
+  EXPECT_TRUE(listed.listed);
+  EXPECT_THROW(mr::parseResourceKinds("device,heap"), memsamples::UsageError);
+}
