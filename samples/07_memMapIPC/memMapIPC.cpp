@@ -82,7 +82,10 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   // another GPU that can import across, if there is one. Each worker learns its device,
   // and answers once its context exists there.
   ms::checkDriverInit(cuInit(0));
-  const CUdevice device = ms::selectDevice(options.common.device);
+  // Its workers need contexts of their own on the device beside the parent's: a device in
+  // EXCLUSIVE_PROCESS compute mode allows one process at a time, so there it waives.
+  const CUdevice device =
+      ms::selectDevice(options.common.device, ms::DeviceUse::SeveralProcesses);
   const ipc::Sharing sharing = ipc::probeSharing(device, options.workers, out);
 
   workers.hello(sharing.ordinal, sharing.lastDevice);
