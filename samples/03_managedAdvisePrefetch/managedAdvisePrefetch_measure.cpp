@@ -25,13 +25,6 @@ constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // per vector
 constexpr std::uint32_t kPoison = 0xFFFFFFFFu;       // a NaN: never equal to A + B
 constexpr unsigned char kSpanPattern = 0x5A;
 
-/// Sets each (key, figure) of @p figures in @p json, in that order.
-void setFigures(ms::JsonObject& json,
-                std::initializer_list<std::pair<const char*, double>> figures) {
-  for (const auto& [key, figure] : figures)
-    json.set(key, figure);
-}
-
 /// One line of step 9b: a rate against its reference on the same buffers, the ratio and the goal
 /// ("  host -> GPU  cuMemPrefetchAsync   46.3 GB/s   pinned cuMemcpyHtoDAsync   54.0 GB/s ...").
 /// @return the ratio.
@@ -77,12 +70,6 @@ void adviseOnHost(const Checks& r, const std::vector<CUdeviceptr>& vectors, bool
   }
 }
 
-void measureKernels(Checks& r);
-void measureTransfers(Checks& r);
-void measureBatchVersusSingle(Checks& r);
-void measureDiscard(Checks& r);
-ms::Verdict verdict(Checks& r);
-
 }  // namespace
 
 ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction kernel,
@@ -92,6 +79,10 @@ ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction k
   plan.ordinal = ms::deviceOrdinal(device);
   plan.deviceName = ms::deviceName(device);
   out << "Device " << plan.ordinal << ": " << plan.deviceName << '\n';
+  // CUDA 13.0 entry points: a driver of the same major version but an older minor may lack them,
+  // and the sample then waives naming the one it misses, before anything calls it.
+  ms::requireEntryPoint(cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync");
+  ms::requireEntryPoint(cuMemDiscardBatchAsync, "cuMemDiscardBatchAsync");
   mm::ManagedSupport& s = plan.support;
   // The six attributes, read one by one into the fields they fill.
   const std::pair<CUdevice_attribute, int*> reads[] = {
@@ -236,14 +227,6 @@ void expect(Checks& r, CUresult discarded) {
     r.report.out() << "  not supported by this driver (" << ms::describeResult(discarded) << ")\n";
   else
     ms::check(discarded, "cuMemDiscardBatchAsync");
-}
-
-ms::Verdict measureCosts(Checks& checks) {
-  measureKernels(checks);
-  measureTransfers(checks);
-  measureBatchVersusSingle(checks);
-  measureDiscard(checks);
-  return verdict(checks);
 }
 
 // ------------------------------------------------------------------------------ the measurements
@@ -412,14 +395,16 @@ void measureTransfers(Checks& r) {
                 pinnedDown, prefetchDown / pinnedDown);
   r.inPlaceOverPinned = printRates(out, "GPU -> host  kernel writes C in place", inPlaceGBps,
                                   "pinned cuMemcpyDtoHAsync", pinnedDown, "goal >= 0.8");
-  setFigures(r.report.json(),
-             {{"prefetchHtoDGBps", prefetchUp}, {"pinnedHtoDGBps", pinnedUp},
-              {"prefetchOverPinnedHtoD", r.prefetchOverPinned}, {"prefetchDtoHGBps", prefetchDown},
-              {"pinnedDtoHGBps", pinnedDown}, {"prefetchOverPinnedDtoH", prefetchDown / pinnedDown},
-              {"pageableDtoHGBps", pageableDown},
-              {"prefetchOverPageableDtoH", r.prefetchOverPageable},
-              {"inPlaceWriteMs", inPlace.medianMs}, {"inPlaceWriteGBps", inPlaceGBps},
-              {"inPlaceOverPinnedDtoH", r.inPlaceOverPinned}});
+  // Every figure in the JSON result, in this order.
+  const std::pair<const char*, double> figures[] = {
+      {"prefetchHtoDGBps", prefetchUp}, {"pinnedHtoDGBps", pinnedUp},
+      {"prefetchOverPinnedHtoD", r.prefetchOverPinned}, {"prefetchDtoHGBps", prefetchDown},
+      {"pinnedDtoHGBps", pinnedDown}, {"prefetchOverPinnedDtoH", prefetchDown / pinnedDown},
+      {"pageableDtoHGBps", pageableDown}, {"prefetchOverPageableDtoH", r.prefetchOverPageable},
+      {"inPlaceWriteMs", inPlace.medianMs}, {"inPlaceWriteGBps", inPlaceGBps},
+      {"inPlaceOverPinnedDtoH", r.inPlaceOverPinned}};
+  for (const auto& [key, figure] : figures)
+    r.report.json().set(key, figure);
 }
 
 void measureBatchVersusSingle(Checks& r) {
@@ -443,10 +428,10 @@ void measureBatchVersusSingle(Checks& r) {
   const auto toHost = [&] { prefetch(span.get(), spanBytes, r.host, stream); };
   ms::JsonArray rows;
   for (const int count : r.options.batchCounts) {
-    const std::vector<mm::ByteRange> ranges =
-        mm::stridedRanges(static_cast<std::size_t>(count), rangeBytes, 2 * rangeBytes);
+    const std::vector<ms::ByteRange> ranges =
+        ms::stridedRanges(static_cast<std::size_t>(count), rangeBytes, 2 * rangeBytes);
     mm::PrefetchBatchBuilder builder;
-    for (const mm::ByteRange& range : ranges)
+    for (const ms::ByteRange& range : ranges)
       builder.add(span.get() + range.offset, range.bytes, r.gpu);
     mm::PrefetchBatch batch = builder.batch();
     mm::validatePrefetchBatch(batch, stream);
@@ -457,7 +442,7 @@ void measureBatchVersusSingle(Checks& r) {
                 "cuMemPrefetchBatchAsync");
     };
     const auto singles = [&] {
-      for (const mm::ByteRange& range : ranges)
+      for (const ms::ByteRange& range : ranges)
         prefetch(span.get() + range.offset, range.bytes, r.gpu, stream);
     };
     const std::vector<StageTimes> t = timeRounds(stream, r.options.common.warmup,
@@ -547,3 +532,11 @@ ms::Verdict verdict(Checks& r) {
 }
 
 }  // namespace
+
+ms::Verdict measureCosts(Checks& checks) {
+  measureKernels(checks);
+  measureTransfers(checks);
+  measureBatchVersusSingle(checks);
+  measureDiscard(checks);
+  return verdict(checks);
+}

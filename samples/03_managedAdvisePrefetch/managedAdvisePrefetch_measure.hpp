@@ -68,7 +68,7 @@ struct Checks {
   float* hostA;                        ///< A as the host sees it: the same address.
   float* hostB;                        ///< B as the host sees it.
   float* hostC;                        ///< C as the host sees it.
-  memsamples::managed::Checklist list;  ///< Every check so far.
+  memsamples::Checklist list;           ///< Every check so far.
   bool discardSupported = true;         ///< Step 8's answer; 9d is skipped without it.
   bool adviceReported = false;          ///< Step 5's title printed.
   bool prefetchReported = false;        ///< Step 6's title printed.

@@ -15,9 +15,6 @@
 namespace memsamples::managed {
 namespace {
 
-using memsamples::hex;
-using memsamples::joined;
-
 std::string str(std::uint64_t value) {
   return std::to_string(value);
 }

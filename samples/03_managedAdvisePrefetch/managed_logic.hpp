@@ -129,9 +129,6 @@ std::string legacyLocationName(int value);
 /// @name Cutting buffers into ranges (support/byte_ranges.hpp)
 /// @{
 
-using memsamples::ByteRange;
-using memsamples::splitIntoChunks;
-using memsamples::stridedRanges;
 
 /// @}
 /// @name Batch prefetch
@@ -242,8 +239,6 @@ inline ExpectedRange prefetchedTo(const CUmemLocation& destination) {
   return {false, {}, {}, destination};
 }
 
-using memsamples::AttributeMismatch;  // one attribute that did not read back as expected
-
 /**
  * The attributes that differ from what the advice implies, by cuMemRangeGetAttribute's rules: a
  * value only when every page has it, else INVALID / 0 / not listed; the legacy int is not
@@ -336,7 +331,6 @@ const char* memoryTypeName(unsigned int memoryType);  ///< "CU_MEMORYTYPE_DEVICE
 /// @name Verdict bookkeeping (support/checklist.hpp)
 /// @{
 
-using memsamples::Checklist;
 
 /// @}
 

@@ -5,7 +5,7 @@
 
 #include "managed_logic.hpp"
 
-namespace mm = memsamples::managed;
+namespace ms = memsamples;
 
 namespace {
 
@@ -13,7 +13,7 @@ constexpr std::uint64_t k64K = 64ull << 10;
 
 std::string errorOf(std::uint64_t total, std::size_t chunks, std::uint64_t alignment) {
   try {
-    mm::splitIntoChunks(total, chunks, alignment);
+    ms::splitIntoChunks(total, chunks, alignment);
   } catch (const std::invalid_argument& error) {
     return error.what();
   }
@@ -24,7 +24,7 @@ std::string errorOf(std::uint64_t total, std::size_t chunks, std::uint64_t align
 
 TEST(SplitIntoChunks, AlignedBoundariesAndTheRemainderAtTheEnd) {
   const std::uint64_t total = (64ull << 20) + 12;  // not a multiple of anything nice
-  const auto chunks = mm::splitIntoChunks(total, 10, k64K);
+  const auto chunks = ms::splitIntoChunks(total, 10, k64K);
   ASSERT_EQ(chunks.size(), 10u);
   std::uint64_t next = 0;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -39,10 +39,10 @@ TEST(SplitIntoChunks, AlignedBoundariesAndTheRemainderAtTheEnd) {
 }
 
 TEST(SplitIntoChunks, SmallestSizeThatWorks) {
-  const auto chunks = mm::splitIntoChunks(10 * k64K, 10, k64K);
-  for (const mm::ByteRange& chunk : chunks)
+  const auto chunks = ms::splitIntoChunks(10 * k64K, 10, k64K);
+  for (const ms::ByteRange& chunk : chunks)
     EXPECT_EQ(chunk.bytes, k64K);
-  const auto halves = mm::splitIntoChunks(1ull << 20, 2, k64K);
+  const auto halves = ms::splitIntoChunks(1ull << 20, 2, k64K);
   EXPECT_EQ(halves[1].offset, 512u << 10);
 }
 
@@ -54,23 +54,23 @@ TEST(SplitIntoChunks, RefusesImpossibleRequests) {
 }
 
 TEST(StridedRanges, EveryOtherRange) {
-  const auto ranges = mm::stridedRanges(4, k64K, 2 * k64K);
+  const auto ranges = ms::stridedRanges(4, k64K, 2 * k64K);
   ASSERT_EQ(ranges.size(), 4u);
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     EXPECT_EQ(ranges[i].offset, i * 2 * k64K);
     EXPECT_EQ(ranges[i].bytes, k64K);
   }
-  EXPECT_TRUE(mm::stridedRanges(0, k64K, k64K).empty());
+  EXPECT_TRUE(ms::stridedRanges(0, k64K, k64K).empty());
 }
 
 TEST(StridedRanges, RefusesEmptyOrOverlappingRanges) {
-  EXPECT_THROW(mm::stridedRanges(4, 0, k64K), std::invalid_argument);
+  EXPECT_THROW(ms::stridedRanges(4, 0, k64K), std::invalid_argument);
   try {
-    mm::stridedRanges(4, 2 * k64K, k64K);
+    ms::stridedRanges(4, 2 * k64K, k64K);
     FAIL() << "overlapping ranges accepted";
   } catch (const std::invalid_argument& error) {
     EXPECT_EQ(std::string(error.what()),
               "stridedRanges: ranges of 131072 bytes overlap with a stride of 65536");
   }
-  EXPECT_THROW(mm::stridedRanges(4, 0, k64K), std::invalid_argument);
+  EXPECT_THROW(ms::stridedRanges(4, 0, k64K), std::invalid_argument);
 }

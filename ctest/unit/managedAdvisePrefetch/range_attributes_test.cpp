@@ -283,7 +283,7 @@ TEST(PrefetchedTo, OnlyTheLastPrefetchIsSet) {
 }
 
 TEST(Checklist, CountsChecksAndWordsFailures) {
-  mm::Checklist checks;
+  memsamples::Checklist checks;
   EXPECT_TRUE(checks.expect(true, "first", "a", "a"));
   EXPECT_FALSE(checks.expect(false, "C after prefetch", "0 mismatches", "3 mismatches"));
   EXPECT_TRUE(checks.expectAttributes("fresh", {}, mm::kRangeAttributeCount));
