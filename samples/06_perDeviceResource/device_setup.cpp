@@ -23,6 +23,9 @@ DeviceSetup::DeviceSetup(CUdevice handle) : device(handle), ordinal(deviceOrdina
 }
 
 DeviceSetup::~DeviceSetup() {
+  // On the good path the lesson has released everything, the context last: nothing to push.
+  if (context.get() == nullptr)
+    return;
   try {
     ScopedContext scope(context.get());
     stream.reset();  // waits for queued work first (OwnedStream), so staging is no longer in use

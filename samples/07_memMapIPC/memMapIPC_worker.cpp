@@ -163,17 +163,27 @@ int runWorker(const std::vector<std::string>& args) {
         ipc::timeImportedKernel(socket.get(), message, vecAdd, pointers, job, stream.get());
       } else {
         // Step 8, this side: release in reverse order, before the parent frees anything
-        // (the work on the stream is done first). The mapping goes before the handle.
+        // (the work on the stream is done first). The mapping goes before the handle; a
+        // legacy mapping is closed; pool memory is freed before its pool is destroyed.
         ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
         for (std::uint32_t i = job.allocations; i-- > 0;) {
-          if (job.path != ipc::SharePath::VmmDescriptor)
-            continue;
-          const CUdeviceptr pointer = imports->range[i].release();
-          ms::check(cuMemUnmap(pointer, job.allocationBytes), "cuMemUnmap");
-          ms::check(cuMemRelease(imports->handle[i].release()), "cuMemRelease");
-          ms::check(cuMemAddressFree(pointer, job.allocationBytes), "cuMemAddressFree");
+          if (job.path == ipc::SharePath::LegacyIpc) {
+            const CUdeviceptr opened = imports->opened[i].release();
+            ms::check(cuIpcCloseMemHandle(opened), "cuIpcCloseMemHandle");
+          } else if (job.path == ipc::SharePath::Pool) {
+            const CUdeviceptr pooled = imports->pooled[i].release();
+            ms::check(cuMemFreeAsync(pooled, stream.get()), "cuMemFreeAsync");
+          } else {
+            const CUdeviceptr pointer = imports->range[i].release();
+            ms::check(cuMemUnmap(pointer, job.allocationBytes), "cuMemUnmap");
+            ms::check(cuMemRelease(imports->handle[i].release()), "cuMemRelease");
+            ms::check(cuMemAddressFree(pointer, job.allocationBytes), "cuMemAddressFree");
+          }
         }
-        imports.reset();  // legacy and pool imports: their owners close and free them
+        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
+        if (job.path == ipc::SharePath::Pool)
+          ms::check(cuMemPoolDestroy(imports->pool.release()), "cuMemPoolDestroy");
+        imports.reset();
         ipc::sendMessage(socket.get(), ipc::kReleased, nullptr, 0);
       }
     }
