@@ -168,11 +168,9 @@ int runWorker(const std::vector<std::string>& args) {
         ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
         for (std::uint32_t i = job.allocations; i-- > 0;) {
           if (job.path == ipc::SharePath::LegacyIpc) {
-            const CUdeviceptr opened = imports->opened[i].release();
-            ms::check(cuIpcCloseMemHandle(opened), "cuIpcCloseMemHandle");
+            ms::check(cuIpcCloseMemHandle(imports->opened[i].release()), "cuIpcCloseMemHandle");
           } else if (job.path == ipc::SharePath::Pool) {
-            const CUdeviceptr pooled = imports->pooled[i].release();
-            ms::check(cuMemFreeAsync(pooled, stream.get()), "cuMemFreeAsync");
+            ms::check(cuMemFreeAsync(imports->pooled[i].release(), stream.get()), "cuMemFreeAsync");
           } else {
             const CUdeviceptr pointer = imports->range[i].release();
             ms::check(cuMemUnmap(pointer, job.allocationBytes), "cuMemUnmap");
