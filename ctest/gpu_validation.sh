@@ -91,7 +91,12 @@ for sample in "$build"/bin/*; do
   help="$("$sample" --help)"
   grep -q -- "--iterations" <<<"$help" && args+=(--iterations 2 --warmup 1)
   grep -q -- "--size" <<<"$help" && args+=(--size 16M)
-  compute-sanitizer --tool memcheck --leak-check full "$sample" "${args[@]}" \
+  # memMapIPC proves its releases by asking the driver about each freed address and expecting
+  # CUDA_ERROR_NOT_FOUND (release_proof.cpp): memcheck would count each such answer as an API
+  # error, so API errors are not reported for it; its memory errors and leaks still are.
+  api=()
+  [ "$name" = memMapIPC ] && api=(--report-api-errors no)
+  compute-sanitizer --tool memcheck "${api[@]}" --leak-check full "$sample" "${args[@]}" \
     >"$logs/$name.memcheck.log" 2>&1
   rc=$?
   echo "exit=$rc"
