@@ -14,7 +14,7 @@
 namespace memsamples {
 
 /// printf-style text for a report's lines, at most 511 characters (longer text is cut).
-__attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ...);
+[[gnu::format(printf, 1, 2)]] std::string format(const char* pattern, ...);
 
 /// "0x7f4742000000".
 std::string hex(std::uint64_t value);

@@ -58,9 +58,9 @@ struct Checks {
   Checks(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
          CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
 
-  memsamples::Report& report;
-  const ManagedOptions& options;
-  const ManagedPlan& plan;
+  memsamples::Report& report;    ///< Where the checks and measurements print.
+  const ManagedOptions& options;  ///< The command line's choices.
+  const ManagedPlan& plan;        ///< Sizes and capabilities, from planRun().
   memsamples::VectorAddLaunch vecAdd;  ///< The kernel on A, B, C, the whole vectors.
   std::size_t bytes;                   ///< Bytes per vector.
   CUmemLocation gpu;                   ///< The device.

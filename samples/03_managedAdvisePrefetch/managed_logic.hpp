@@ -213,6 +213,7 @@ inline constexpr std::size_t kRangeAttributeCount = 8;
 /// cuMemRangeGetAttribute call's (data, dataSize, attribute). In member order: 4 bytes per int,
 /// sizeof the enum for _TYPE, `accessedBySlots` ints (at least 1) for ACCESSED_BY.
 struct RangeAttributeQuery {
+  /// The arrays for eight attributes, ACCESSED_BY with room for @p accessedBySlots devices.
   explicit RangeAttributeQuery(int accessedBySlots);
   RangeAttributeQuery(const RangeAttributeQuery&) = delete;  ///< data points into said.
   RangeAttributeQuery& operator=(const RangeAttributeQuery&) = delete;

@@ -116,7 +116,8 @@ inline void restorePreviousResources(const std::vector<KindResource>& entries) n
 /// Step 3's resources: one per kind for the chosen device, one per device for step 5.
 struct Resources {
   Resources() = default;
-  Resources(Resources&&) = default;
+  /// Takes over @p other's resources.
+  Resources(Resources&& other) = default;
   /// A step that threw between a set and its reset left a resource registered: it gets what
   /// was there before back, before any kind is destroyed.
   ~Resources() {
