@@ -179,22 +179,22 @@ bool sameLocation(const CUmemLocation& a, const CUmemLocation& b) {
   return a.type == b.type && (!idCounts(a.type) || a.id == b.id);
 }
 
+/// Each CUmemLocationType this file names, in the order of the enum (INVALID = 0 first): its
+/// name after "CU_MEM_LOCATION_TYPE_", and its words (the id follows a device's or a node's).
+constexpr std::pair<const char*, const char*> kLocationTypes[] = {
+    {"INVALID", "invalid (none or mixed)"}, {"DEVICE", "device "}, {"HOST", "host"},
+    {"HOST_NUMA", "host NUMA node "}, {"HOST_NUMA_CURRENT", "host NUMA node of the calling thread"}};
+
 std::string locationTypeName(CUmemLocationType type) {
-  // In the order of the enum, INVALID = 0 first.
-  static const char* const kNames[] = {"INVALID", "DEVICE", "HOST", "HOST_NUMA",
-                                       "HOST_NUMA_CURRENT"};
   if (knownType(type))
-    return std::string("CU_MEM_LOCATION_TYPE_") + kNames[type];
+    return std::string("CU_MEM_LOCATION_TYPE_") + kLocationTypes[type].first;
   return "CUmemLocationType " + std::to_string(static_cast<long long>(type));
 }
 
 std::string describeLocation(const CUmemLocation& where) {
-  // In the order of the enum; the id follows the name of a device or a node.
-  static const char* const kWords[] = {"invalid (none or mixed)", "device ", "host",
-                                       "host NUMA node ", "host NUMA node of the calling thread"};
   if (!knownType(where.type))
     return locationTypeName(where.type) + " id " + std::to_string(where.id);
-  return kWords[where.type] + (idCounts(where.type) ? std::to_string(where.id) : "");
+  return kLocationTypes[where.type].second + (idCounts(where.type) ? std::to_string(where.id) : "");
 }
 
 std::string legacyLocationName(int value) {
@@ -227,62 +227,48 @@ void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
   const std::vector<std::size_t>& idx = batch.locationStarts;
   if (count == 0 && batch.sizes.empty())
     refuse("the batch is empty: count must be at least 1");
-  if (count != batch.sizes.size()) {
-    refuse("dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
-           ": both must have count entries");
-  }
-  if (batch.locations.size() != numLocations) {
-    refuse("prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
-           str(numLocations) + ": both must have numPrefetchLocs entries");
-  }
+  if (count != batch.sizes.size())
+    refuse(format("dptrs has %zu entries but sizes has %zu: both must have count entries", count,
+                  batch.sizes.size()));
+  if (batch.locations.size() != numLocations)
+    refuse(format("prefetchLocs has %zu entries but prefetchLocIdxs has %zu: both must have "
+                  "numPrefetchLocs entries", batch.locations.size(), numLocations));
   if (numLocations == 0)
     refuse("no destination: numPrefetchLocs must be at least 1");
-  if (numLocations > count) {
-    refuse("numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
-           "): every location must apply to at least one range");
-  }
-  if (idx[0] != 0) {
-    refuse("prefetchLocIdxs[0] is " + str(idx[0]) +
-           ", must be 0: the first location applies from the first range on");
-  }
+  if (numLocations > count)
+    refuse(format("numPrefetchLocs (%zu) is greater than count (%zu): every location must apply "
+                  "to at least one range", numLocations, count));
+  if (idx[0] != 0)
+    refuse(format("prefetchLocIdxs[0] is %zu, must be 0: the first location applies from the "
+                  "first range on", idx[0]));
   for (std::size_t k = 1; k < numLocations; ++k) {
-    if (idx[k] <= idx[k - 1]) {
-      refuse("prefetchLocIdxs[" + str(k) + "] = " + str(idx[k]) + " is not greater than " +
-             "prefetchLocIdxs[" + str(k - 1) + "] = " + str(idx[k - 1]) +
-             ": the indices must strictly increase");
-    }
+    if (idx[k] <= idx[k - 1])
+      refuse(format("prefetchLocIdxs[%zu] = %zu is not greater than prefetchLocIdxs[%zu] = %zu: "
+                    "the indices must strictly increase", k, idx[k], k - 1, idx[k - 1]));
   }
-  if (idx.back() >= count) {
-    refuse("prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(idx.back()) +
-           " is not less than count (" + str(count) +
-           "): the last location would apply to no range");
-  }
+  if (idx.back() >= count)
+    refuse(format("prefetchLocIdxs[%zu] = %zu is not less than count (%zu): the last location "
+                  "would apply to no range", numLocations - 1, idx.back(), count));
   for (std::size_t i = 0; i < count; ++i) {
-    const std::string at = "[" + str(i) + "]";
     if (batch.dptrs[i] == 0)
-      refuse("dptrs" + at + " is null: every range must start at a managed address");
+      refuse(format("dptrs[%zu] is null: every range must start at a managed address", i));
     if (batch.sizes[i] == 0)
-      refuse("sizes" + at + " is 0: every range must have at least one byte");
-    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i]) {
-      refuse("range " + str(i) + " (dptrs" + at + " + sizes" + at +
-             ") wraps around the address space");
-    }
+      refuse(format("sizes[%zu] is 0: every range must have at least one byte", i));
+    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i])
+      refuse(format("range %zu (dptrs[%zu] + sizes[%zu]) wraps around the address space", i, i, i));
   }
   for (std::size_t k = 0; k < batch.locations.size(); ++k) {
     const CUmemLocation& where = batch.locations[k];
-    if (!knownType(where.type) || where.type == CU_MEM_LOCATION_TYPE_INVALID) {
-      refuse("prefetchLocs[" + str(k) + "] has type " + locationTypeName(where.type) +
-             ": a prefetch goes to a DEVICE, HOST, HOST_NUMA or HOST_NUMA_CURRENT location");
-    }
-    if (idCounts(where.type) && where.id < 0) {
-      refuse("prefetchLocs[" + str(k) + "] is " + locationTypeName(where.type) + " with id " +
-             std::to_string(where.id) + ": the id must be a device ordinal or NUMA node >= 0");
-    }
+    if (!knownType(where.type) || where.type == CU_MEM_LOCATION_TYPE_INVALID)
+      refuse(format("prefetchLocs[%zu] has type %s: a prefetch goes to a DEVICE, HOST, HOST_NUMA "
+                    "or HOST_NUMA_CURRENT location", k, locationTypeName(where.type).c_str()));
+    if (idCounts(where.type) && where.id < 0)
+      refuse(format("prefetchLocs[%zu] is %s with id %d: the id must be a device ordinal or NUMA "
+                    "node >= 0", k, locationTypeName(where.type).c_str(), where.id));
   }
-  if (stream == nullptr || stream == CU_STREAM_LEGACY) {
+  if (stream == nullptr || stream == CU_STREAM_LEGACY)
     refuse("the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
            "the batch on a created stream");
-  }
 }
 
 
