@@ -126,15 +126,13 @@ void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint
                       std::uint64_t pageBytes) {
   if (pageBytes == 0)
     throw std::invalid_argument("checkSizeOptions: the page size must be at least 1 byte");
-  if (vectorBytes && *vectorBytes % sizeof(float) != 0) {
-    throw UsageError("--size " + str(*vectorBytes) + " is not a multiple of " +
-                     str(sizeof(float)) + " bytes (one element)");
-  }
-  if (rangeBytes % pageBytes != 0) {
+  if (vectorBytes && *vectorBytes % sizeof(float) != 0)
+    throw UsageError(format("--size %s is not a multiple of %zu bytes (one element)",
+                            str(*vectorBytes).c_str(), sizeof(float)));
+  if (rangeBytes % pageBytes != 0)
     throw UsageError("--range-size " + str(rangeBytes) + " is not a multiple of the host page " +
                      "size (" + formatBytes(pageBytes) + "): the driver widens every range to " +
                      "whole pages, so the ranges would no longer be separate");
-  }
 }
 
 ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
@@ -146,12 +144,11 @@ ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
   const int largestCount = *std::max_element(batchCounts.begin(), batchCounts.end());
   ManagedSizes sizes;
   sizes.spanBytes = static_cast<std::uint64_t>(largestCount) * 2 * rangeBytes;
-  if (sizes.spanBytes >= freeBytes / 2) {
-    throw UsageError("the batch benchmark span (" + std::to_string(largestCount) + " x 2 x " +
-                     formatBytes(rangeBytes) + " = " + formatBytes(sizes.spanBytes) +
-                     ") would take half of the " + formatBytes(freeBytes) +
-                     " free; lower --range-size or --batch-counts");
-  }
+  if (sizes.spanBytes >= freeBytes / 2)
+    throw UsageError(format("the batch benchmark span (%d x 2 x %s = %s) would take half of the %s "
+                            "free; lower --range-size or --batch-counts", largestCount,
+                            formatBytes(rangeBytes).c_str(), formatBytes(sizes.spanBytes).c_str(),
+                            formatBytes(freeBytes).c_str()));
   sizes.vectorBytes =
       chooseBufferBytes(vectorBytes, defaultBytes, freeBytes - sizes.spanBytes, 6, sizeof(float));
   if (sizes.vectorBytes < minBytes) {
@@ -183,7 +180,8 @@ bool sameLocation(const CUmemLocation& a, const CUmemLocation& b) {
 /// name after "CU_MEM_LOCATION_TYPE_", and its words (the id follows a device's or a node's).
 constexpr std::pair<const char*, const char*> kLocationTypes[] = {
     {"INVALID", "invalid (none or mixed)"}, {"DEVICE", "device "}, {"HOST", "host"},
-    {"HOST_NUMA", "host NUMA node "}, {"HOST_NUMA_CURRENT", "host NUMA node of the calling thread"}};
+    {"HOST_NUMA", "host NUMA node "},
+    {"HOST_NUMA_CURRENT", "host NUMA node of the calling thread"}};
 
 std::string locationTypeName(CUmemLocationType type) {
   if (knownType(type))
@@ -291,10 +289,9 @@ PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t 
 // [chunk-batch]
 
 CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range) {
-  if (range >= batch.dptrs.size() || batch.locationStarts.empty()) {
-    throw std::out_of_range("destinationOf: the batch has no range " + str(range) + " (" +
-                            str(batch.dptrs.size()) + " ranges)");
-  }
+  if (range >= batch.dptrs.size() || batch.locationStarts.empty())
+    throw std::out_of_range(
+        format("destinationOf: the batch has no range %zu (%zu ranges)", range, batch.dptrs.size()));
   // The last group that starts at or before the range holds it.
   const auto after =
       std::upper_bound(batch.locationStarts.begin(), batch.locationStarts.end(), range);
@@ -382,9 +379,9 @@ std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& indivi
 
 // [advice-table]
 std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId) {
-  const CUmemLocation gpu = deviceLocation(ordinal);
-  const CUmemLocation host = hostLocation();
-  const CUmemLocation node = hostNumaLocation(hostNumaId);
+  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // the id of HOST is ignored
+  const CUmemLocation node = {CU_MEM_LOCATION_TYPE_HOST_NUMA, hostNumaId};
   const std::vector<ByteRange> halves = splitIntoChunks(bytes, 2, 64ull << 10);
   const ByteRange all{0, bytes};
   const std::string onGpu = describeLocation(gpu);

@@ -100,19 +100,6 @@ std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
 /// @name Locations
 /// @{
 
-/// CU_MEM_LOCATION_TYPE_DEVICE, id = @p ordinal.
-inline CUmemLocation deviceLocation(int ordinal) {
-  return {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
-}
-/// CU_MEM_LOCATION_TYPE_HOST (id 0, ignored).
-inline CUmemLocation hostLocation() {
-  return {CU_MEM_LOCATION_TYPE_HOST, 0};
-}
-/// CU_MEM_LOCATION_TYPE_HOST_NUMA, id = @p node.
-inline CUmemLocation hostNumaLocation(int node) {
-  return {CU_MEM_LOCATION_TYPE_HOST_NUMA, node};
-}
-
 /// Same place: the id counts only for DEVICE and HOST_NUMA.
 bool sameLocation(const CUmemLocation& a, const CUmemLocation& b);
 
