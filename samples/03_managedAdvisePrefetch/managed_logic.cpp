@@ -89,10 +89,9 @@ std::string describeSupport(const ManagedSupport& s) {
 }
 
 std::string waiverReason(const ManagedSupport& support, int ordinal) {
-  if (!support.managedMemory) {
+  if (!support.managedMemory)
     return "device " + std::to_string(ordinal) +
            " cannot allocate managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)";
-  }
   if (support.concurrentManagedAccess && support.firstDeviceWithoutConcurrentAccess < 0)
     return {};
   const int which =
@@ -104,13 +103,12 @@ std::string waiverReason(const ManagedSupport& support, int ordinal) {
 }
 
 std::string pagingModel(const ManagedSupport& s) {
-  if (coherentHostAccess(s)) {
+  if (coherentHostAccess(s))
     return "coherent host link (host page tables " + str(s.pageableUsesHostPageTables) +
            ", direct host access " + str(s.directManagedAccessFromHost) +
            ", e.g. Grace Hopper): the GPU may use host-resident pages where they are, over the "
            "link, instead of faulting them over, so (a) may not be fault-driven migration and (d) "
            "is not bounded by PCIe";
-  }
   return "GPU behind PCIe, no coherent host access (host page tables 0, direct host access 0, "
          "e.g. x86 + H200): a GPU access to a host-resident page faults and the page migrates";
 }
@@ -205,15 +203,14 @@ std::string legacyLocationName(int value) {
 
 // -------------------------------------------------------------------------------- batch prefetch
 
-PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t bytes,
-                                                const CUmemLocation& destination) {
-  if (batch_.locations.empty() || !sameLocation(batch_.locations.back(), destination)) {
-    batch_.locations.push_back(destination);
-    batch_.locationStarts.push_back(batch_.dptrs.size());
+void addRange(PrefetchBatch& batch, CUdeviceptr ptr, std::size_t bytes,
+              const CUmemLocation& destination) {
+  if (batch.locations.empty() || !sameLocation(batch.locations.back(), destination)) {
+    batch.locations.push_back(destination);
+    batch.locationStarts.push_back(batch.dptrs.size());
   }
-  batch_.dptrs.push_back(ptr);
-  batch_.sizes.push_back(bytes);
-  return *this;
+  batch.dptrs.push_back(ptr);
+  batch.sizes.push_back(bytes);
 }
 
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
@@ -276,15 +273,15 @@ PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t 
   constexpr std::size_t kChunks = 10;
   constexpr std::size_t kDeviceChunks = 6;  // chunks 0-5 go to the GPU, 6-9 to the host
   const std::vector<ByteRange> chunks = splitIntoChunks(bytes, kChunks, 64ull << 10);
-  PrefetchBatchBuilder builder;
+  PrefetchBatch batch;
   for (const bool toGpu : {true, false}) {
     for (const CUdeviceptr vector : vectors) {
       for (std::size_t i = toGpu ? 0 : kDeviceChunks; i < (toGpu ? kDeviceChunks : kChunks); ++i)
-        builder.add(vector + chunks[i].offset, chunks[i].bytes, toGpu ? gpu : host);
+        addRange(batch, vector + chunks[i].offset, chunks[i].bytes, toGpu ? gpu : host);
     }
   }
-  validatePrefetchBatch(builder.batch(), stream);
-  return builder.batch();
+  validatePrefetchBatch(batch, stream);
+  return batch;
 }
 // [chunk-batch]
 
@@ -331,16 +328,14 @@ std::vector<AttributeMismatch> compareRangeAttributes(const ExpectedRange& expec
                                                       const RangeAttributes& got) {
   std::vector<AttributeMismatch> out;
   const int expectedReadMostly = expected.readMostly ? 1 : 0;
-  if (got.readMostly != expectedReadMostly) {
+  if (got.readMostly != expectedReadMostly)
     out.push_back({"CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", std::to_string(expectedReadMostly),
                    std::to_string(got.readMostly)});
-  }
   compareLocation("PREFERRED_LOCATION", expected.preferred, got.preferredLocation,
                   got.preferredLocationType, got.preferredLocationId, out);
-  if (validEntries(got.accessedBy) != validEntries(expected.accessedBy)) {
+  if (validEntries(got.accessedBy) != validEntries(expected.accessedBy))
     out.push_back({"CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", listOfDevices(expected.accessedBy),
                    listOfDevices(got.accessedBy)});
-  }
   compareLocation("LAST_PREFETCH_LOCATION", expected.lastPrefetch, got.lastPrefetchLocation,
                   got.lastPrefetchLocationType, got.lastPrefetchLocationId, out);
   return out;

@@ -139,17 +139,11 @@ struct PrefetchBatch {
   std::vector<std::size_t> locationStarts;   ///< `prefetchLocIdxs`.
 };
 
-/// Builds a PrefetchBatch range by range, the index arrays right by construction: a range whose
-/// destination differs from the previous one's starts a new location.
-class PrefetchBatchBuilder {
- public:
-  /// Appends [@p ptr, @p ptr + @p bytes), to be prefetched to @p destination.
-  PrefetchBatchBuilder& add(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& destination);
-  const PrefetchBatch& batch() const noexcept { return batch_; }  ///< The batch so far.
-
- private:
-  PrefetchBatch batch_;
-};
+/// Appends [@p ptr, @p ptr + @p bytes) to @p batch, to be prefetched to @p destination, keeping
+/// the index arrays right by construction: a range whose destination differs from the previous
+/// one's starts a new location.
+void addRange(PrefetchBatch& batch, CUdeviceptr ptr, std::size_t bytes,
+              const CUmemLocation& destination);
 
 /**
  * Checks @p batch on @p stream as cuMemPrefetchBatchAsync would, and names the first broken rule:

@@ -1,4 +1,4 @@
-// cuMemPrefetchBatchAsync argument validation: every rule, its message, and the builder.
+// cuMemPrefetchBatchAsync argument validation: every rule, its message, and addRange.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,11 +32,11 @@ constexpr std::size_t kRange = 64 << 10;
 
 /// The seed's example: ten ranges, the first six to the GPU, the last four to the host.
 mm::PrefetchBatch tenRangesSixAndFour() {
-  mm::PrefetchBatchBuilder builder;
+  mm::PrefetchBatch batch;
   for (std::size_t i = 0; i < 10; ++i) {
-    builder.add(kBase + i * kRange, kRange, i < 6 ? deviceLocation(0) : hostLocation());
+    mm::addRange(batch, kBase + i * kRange, kRange, i < 6 ? deviceLocation(0) : hostLocation());
   }
-  return builder.batch();
+  return batch;
 }
 
 /// The problem validatePrefetchBatch throws, without its "cuMemPrefetchBatchAsync: " prefix
@@ -56,7 +56,7 @@ std::string problemOf(const mm::PrefetchBatch& batch, CUstream stream = createdS
 
 }  // namespace
 
-TEST(PrefetchBatchBuilder, GroupsConsecutiveRangesByDestination) {
+TEST(AddRange, GroupsConsecutiveRangesByDestination) {
   const mm::PrefetchBatch batch = tenRangesSixAndFour();
   ASSERT_EQ(batch.dptrs.size(), 10u);
   ASSERT_EQ(batch.sizes.size(), 10u);
@@ -69,30 +69,30 @@ TEST(PrefetchBatchBuilder, GroupsConsecutiveRangesByDestination) {
   EXPECT_EQ(problemOf(batch), "");
 }
 
-TEST(PrefetchBatchBuilder, ReturningToAnEarlierDestinationStartsANewEntry) {
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, kRange, deviceLocation(1))
-      .add(kBase + kRange, kRange, deviceLocation(1))
-      .add(kBase + 2 * kRange, kRange, hostLocation())
-      .add(kBase + 3 * kRange, kRange, deviceLocation(1))
-      .add(kBase + 4 * kRange, kRange, deviceLocation(0));
-  const mm::PrefetchBatch& batch = builder.batch();
+TEST(AddRange, ReturningToAnEarlierDestinationStartsANewEntry) {
+  mm::PrefetchBatch batch;
+  mm::addRange(batch, kBase, kRange, deviceLocation(1));
+  mm::addRange(batch, kBase + kRange, kRange, deviceLocation(1));
+  mm::addRange(batch, kBase + 2 * kRange, kRange, hostLocation());
+  mm::addRange(batch, kBase + 3 * kRange, kRange, deviceLocation(1));
+  mm::addRange(batch, kBase + 4 * kRange, kRange, deviceLocation(0));
   EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 2, 3, 4}));
   EXPECT_EQ(problemOf(batch), "");
 }
 
-TEST(PrefetchBatchBuilder, HostIdsDoNotSplitAGroup) {
+TEST(AddRange, HostIdsDoNotSplitAGroup) {
   CUmemLocation hostWithId = hostLocation();
   hostWithId.id = 5;  // ignored by the driver for HOST
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, kRange, hostLocation()).add(kBase + kRange, kRange, hostWithId);
-  EXPECT_EQ(builder.batch().locations.size(), 1u);
+  mm::PrefetchBatch batch;
+  mm::addRange(batch, kBase, kRange, hostLocation());
+  mm::addRange(batch, kBase + kRange, kRange, hostWithId);
+  EXPECT_EQ(batch.locations.size(), 1u);
 }
 
 TEST(PrefetchBatchValidation, OneRangeOneLocationIsValid) {
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, 1, hostNumaLocation(0));
-  EXPECT_EQ(problemOf(builder.batch()), "");
+  mm::PrefetchBatch batch;
+  mm::addRange(batch, kBase, 1, hostNumaLocation(0));
+  EXPECT_EQ(problemOf(batch), "");
 }
 
 TEST(PrefetchBatchValidation, EmptyBatch) {
@@ -230,13 +230,13 @@ TEST(PrefetchBatchDestinations, EachRangeBelongsToTheLastGroupStartingAtOrBefore
     const CUmemLocation expected = i < 6 ? deviceLocation(0) : hostLocation();
     EXPECT_TRUE(mm::sameLocation(mm::destinationOf(batch, i), expected)) << i;
   }
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, kRange, deviceLocation(1))
-      .add(kBase + kRange, kRange, hostLocation())
-      .add(kBase + 2 * kRange, kRange, deviceLocation(1));
-  EXPECT_EQ(mm::destinationOf(builder.batch(), 0).id, 1);
-  EXPECT_EQ(mm::destinationOf(builder.batch(), 1).type, CU_MEM_LOCATION_TYPE_HOST);
-  EXPECT_EQ(mm::destinationOf(builder.batch(), 2).type, CU_MEM_LOCATION_TYPE_DEVICE);
+  mm::PrefetchBatch mixed;
+  mm::addRange(mixed, kBase, kRange, deviceLocation(1));
+  mm::addRange(mixed, kBase + kRange, kRange, hostLocation());
+  mm::addRange(mixed, kBase + 2 * kRange, kRange, deviceLocation(1));
+  EXPECT_EQ(mm::destinationOf(mixed, 0).id, 1);
+  EXPECT_EQ(mm::destinationOf(mixed, 1).type, CU_MEM_LOCATION_TYPE_HOST);
+  EXPECT_EQ(mm::destinationOf(mixed, 2).type, CU_MEM_LOCATION_TYPE_DEVICE);
 }
 
 TEST(PrefetchBatchDestinations, ARangeOutsideTheBatchIsAnError) {
