@@ -87,6 +87,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   // last prefetch location (and nothing else: no advice).
   const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};
   const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+  // The host NUMA node nearest the device (-1: none), for step 5's advice to a node.
+  const int numaNode = plan.support.hostNumaId;
   mm::ExpectedRange onGpu;
   onGpu.lastPrefetch = gpu;
   mm::ExpectedRange onHost;
@@ -115,7 +117,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   expect(checks, said[0].said, said[1].said);
 
   // 5. Advice from a table, each row read back: eight calls, then one call for all eight.
-  for (const mm::AdviceStep& row : mm::adviceSteps(bytes, plan.ordinal, plan.numaNode)) {
+  for (const mm::AdviceStep& row : mm::adviceSteps(bytes, plan.ordinal, numaNode)) {
     const CUdeviceptr ptr = a.get() + row.range.offset;
     const std::size_t size = row.range.bytes;
     const CUresult advised =

@@ -40,11 +40,11 @@ void prefetch(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& where, CU
   ms::check(cuMemPrefetchAsync(ptr, bytes, where, 0, stream), "cuMemPrefetchAsync");
 }
 
-void launch(const Checks& r, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, std::size_t count) {
-  unsigned long long n = count;  // the kernel's parameter types, exactly
-  void* params[] = {&a, &b, &c, &n};
-  ms::check(cuLaunchKernel(r.vecAdd.kernel, r.vecAdd.grid, 1, 1, r.vecAdd.block, 1, 1, 0,
-                           r.vecAdd.stream, params, nullptr),
+/// One VecAdd_kernel launch over all of A, B and C, on their stream.
+void launch(ms::VectorAddLaunch k) {
+  unsigned long long n = k.count;  // the kernel's parameter types, exactly
+  void* params[] = {&k.a, &k.b, &k.c, &n};
+  ms::check(cuLaunchKernel(k.kernel, k.grid, 1, 1, k.block, 1, 1, 0, k.stream, params, nullptr),
             "cuLaunchKernel");
 }
 
@@ -116,7 +116,6 @@ ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction k
   out << mm::describeSizes(plan.sizes, freeBytes, totalBytes) << '\n';
   plan.grid = ms::residentGridSize(kernel, device, static_cast<int>(plan.block));
   plan.accessedBySlots = s.deviceCount + 1;
-  plan.numaNode = s.hostNumaId;
   return plan;
 }
 
@@ -238,7 +237,6 @@ void measureKernels(Checks& r) {
   const ms::VectorAddLaunch& k = r.vecAdd;
   const int warmup = r.options.common.warmup;
   const int iterations = r.options.common.iterations;
-  const auto onManaged = [&] { launch(r, k.a, k.b, k.c, k.count); };
   out << "\n[9a] Kernel C = A + B on " << ms::formatBytes(r.bytes)
       << " vectors (3 x size bytes per launch)\n  This machine: " << mm::pagingModel(r.plan.support)
       << '\n';
@@ -248,7 +246,7 @@ void measureKernels(Checks& r) {
   poisonC(r);
   const double paging =
       timeRounds(k.stream, 1, r.options.migrationIterations,
-                 {[&] { prefetchVectors(r, r.host); }, onManaged})[1].gpuMs;
+                 {[&] { prefetchVectors(r, r.host); }, [&] { launch(k); }})[1].gpuMs;
   expect(r, "(a) result");
 
   // (b) Prefetched: one prefetch, then the kernel finds every page resident.
@@ -258,20 +256,18 @@ void measureKernels(Checks& r) {
   expect(r, "(b) result");
 
   // (c) The reference: ordinary device memory.
-  ms::OwnedDeviceMemory da;
-  ms::OwnedDeviceMemory db;
-  ms::OwnedDeviceMemory dc;
-  for (ms::OwnedDeviceMemory* buffer : {&da, &db, &dc})
-    ms::check(cuMemAlloc(buffer->out(), r.bytes), "cuMemAlloc");
+  ms::OwnedDeviceMemory d[3];  // A, B and C in cuMemAlloc memory
+  for (ms::OwnedDeviceMemory& buffer : d)
+    ms::check(cuMemAlloc(buffer.out(), r.bytes), "cuMemAlloc");
   const ms::DrainOnExit drain{k.stream};
-  ms::check(cuMemcpyAsync(da.get(), k.a, r.bytes, k.stream), "cuMemcpyAsync");
-  ms::check(cuMemcpyAsync(db.get(), k.b, r.bytes, k.stream), "cuMemcpyAsync");
-  ms::check(cuMemsetD32Async(dc.get(), kPoison, k.count, k.stream), "cuMemsetD32Async");
+  ms::check(cuMemcpyAsync(d[0].get(), k.a, r.bytes, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemcpyAsync(d[1].get(), k.b, r.bytes, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemsetD32Async(d[2].get(), kPoison, k.count, k.stream), "cuMemsetD32Async");
   const ms::VectorAddLaunch onDevice{k.kernel, k.grid,   k.block,  k.stream,
-                                     da.get(),  db.get(), dc.get(), k.count};
+                                     d[0].get(),  d[1].get(), d[2].get(), k.count};
   const double device = ms::timeVectorAdd(onDevice, warmup, iterations).medianMs;
   poisonC(r);
-  ms::check(cuMemcpyAsync(k.c, dc.get(), r.bytes, k.stream), "cuMemcpyAsync");
+  ms::check(cuMemcpyAsync(k.c, d[2].get(), r.bytes, k.stream), "cuMemcpyAsync");
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
   expect(r, "(c) result (copied into C)");
 
@@ -430,10 +426,9 @@ void measureBatchVersusSingle(Checks& r) {
   for (const int count : r.options.batchCounts) {
     const std::vector<ms::ByteRange> ranges =
         ms::stridedRanges(static_cast<std::size_t>(count), rangeBytes, 2 * rangeBytes);
-    mm::PrefetchBatchBuilder builder;
+    mm::PrefetchBatch batch;
     for (const ms::ByteRange& range : ranges)
-      builder.add(span.get() + range.offset, range.bytes, r.gpu);
-    mm::PrefetchBatch batch = builder.batch();
+      mm::addRange(batch, span.get() + range.offset, range.bytes, r.gpu);
     mm::validatePrefetchBatch(batch, stream);
     const auto oneBatch = [&] {
       ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
@@ -477,14 +472,12 @@ void measureDiscard(Checks& r) {
     out << "  skipped: cuMemDiscardBatchAsync is not supported by this driver\n";
     return;
   }
-  CUdeviceptr ranges[] = {k.c};
-  std::size_t sizes[] = {r.bytes};
   // C starts on the host each time. Moving it there copies its pages back from the GPU, so it
   // holds data again (the values do not matter: the kernel overwrites C afterwards).
   const auto toHost = [&] { prefetch(k.c, r.bytes, r.host, k.stream); };
   const auto discard = [&] {
     toHost();
-    ms::check(cuMemDiscardBatchAsync(ranges, sizes, 1, 0, k.stream), "cuMemDiscardBatchAsync");
+    ms::check(cuMemDiscardBatchAsync(&r.vecAdd.c, &r.bytes, 1, 0, k.stream), "cuMemDiscardBatchAsync");
   };
   const auto toGpu = [&] { prefetch(k.c, r.bytes, r.gpu, k.stream); };
   const std::vector<StageTimes> t =
@@ -495,7 +488,7 @@ void measureDiscard(Checks& r) {
       << "  Discarded pages hold nothing worth keeping, so the driver may populate them on the "
          "GPU instead of copying them.\n";
   // The discarded C now holds indeterminate values; the kernel overwrites all of it.
-  launch(r, k.a, k.b, k.c, k.count);
+  launch(k);
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
   expect(r, "C written by the GPU after the timed discards");
   r.report.json().set("prefetchLiveMs", t[1].gpuMs).set("prefetchDiscardedMs", t[3].gpuMs);

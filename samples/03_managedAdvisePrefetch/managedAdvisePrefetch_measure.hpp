@@ -39,7 +39,6 @@ struct ManagedPlan {
   unsigned int grid = 0;                        ///< VecAdd_kernel blocks: every SM filled.
   unsigned int block = 256;                     ///< Threads per block.
   int accessedBySlots = 2;                      ///< Devices + 1: room for every ACCESSED_BY.
-  int numaNode = -1;                            ///< The host NUMA node nearest the device.
 };
 
 /**

@@ -89,10 +89,9 @@ std::string describeSupport(const ManagedSupport& s) {
 }
 
 std::string waiverReason(const ManagedSupport& support, int ordinal) {
-  if (!support.managedMemory) {
+  if (!support.managedMemory)
     return "device " + std::to_string(ordinal) +
            " cannot allocate managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)";
-  }
   if (support.concurrentManagedAccess && support.firstDeviceWithoutConcurrentAccess < 0)
     return {};
   const int which =
@@ -104,13 +103,12 @@ std::string waiverReason(const ManagedSupport& support, int ordinal) {
 }
 
 std::string pagingModel(const ManagedSupport& s) {
-  if (coherentHostAccess(s)) {
+  if (coherentHostAccess(s))
     return "coherent host link (host page tables " + str(s.pageableUsesHostPageTables) +
            ", direct host access " + str(s.directManagedAccessFromHost) +
            ", e.g. Grace Hopper): the GPU may use host-resident pages where they are, over the "
            "link, instead of faulting them over, so (a) may not be fault-driven migration and (d) "
            "is not bounded by PCIe";
-  }
   return "GPU behind PCIe, no coherent host access (host page tables 0, direct host access 0, "
          "e.g. x86 + H200): a GPU access to a host-resident page faults and the page migrates";
 }
@@ -126,15 +124,13 @@ void checkSizeOptions(const std::optional<std::uint64_t>& vectorBytes, std::uint
                       std::uint64_t pageBytes) {
   if (pageBytes == 0)
     throw std::invalid_argument("checkSizeOptions: the page size must be at least 1 byte");
-  if (vectorBytes && *vectorBytes % sizeof(float) != 0) {
-    throw UsageError("--size " + str(*vectorBytes) + " is not a multiple of " +
-                     str(sizeof(float)) + " bytes (one element)");
-  }
-  if (rangeBytes % pageBytes != 0) {
+  if (vectorBytes && *vectorBytes % sizeof(float) != 0)
+    throw UsageError(format("--size %s is not a multiple of %zu bytes (one element)",
+                            str(*vectorBytes).c_str(), sizeof(float)));
+  if (rangeBytes % pageBytes != 0)
     throw UsageError("--range-size " + str(rangeBytes) + " is not a multiple of the host page " +
                      "size (" + formatBytes(pageBytes) + "): the driver widens every range to " +
                      "whole pages, so the ranges would no longer be separate");
-  }
 }
 
 ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
@@ -146,12 +142,11 @@ ManagedSizes planManagedSizes(const std::optional<std::uint64_t>& vectorBytes,
   const int largestCount = *std::max_element(batchCounts.begin(), batchCounts.end());
   ManagedSizes sizes;
   sizes.spanBytes = static_cast<std::uint64_t>(largestCount) * 2 * rangeBytes;
-  if (sizes.spanBytes >= freeBytes / 2) {
-    throw UsageError("the batch benchmark span (" + std::to_string(largestCount) + " x 2 x " +
-                     formatBytes(rangeBytes) + " = " + formatBytes(sizes.spanBytes) +
-                     ") would take half of the " + formatBytes(freeBytes) +
-                     " free; lower --range-size or --batch-counts");
-  }
+  if (sizes.spanBytes >= freeBytes / 2)
+    throw UsageError(format("the batch benchmark span (%d x 2 x %s = %s) would take half of the %s "
+                            "free; lower --range-size or --batch-counts", largestCount,
+                            formatBytes(rangeBytes).c_str(), formatBytes(sizes.spanBytes).c_str(),
+                            formatBytes(freeBytes).c_str()));
   sizes.vectorBytes =
       chooseBufferBytes(vectorBytes, defaultBytes, freeBytes - sizes.spanBytes, 6, sizeof(float));
   if (sizes.vectorBytes < minBytes) {
@@ -179,22 +174,23 @@ bool sameLocation(const CUmemLocation& a, const CUmemLocation& b) {
   return a.type == b.type && (!idCounts(a.type) || a.id == b.id);
 }
 
+/// Each CUmemLocationType this file names, in the order of the enum (INVALID = 0 first): its
+/// name after "CU_MEM_LOCATION_TYPE_", and its words (the id follows a device's or a node's).
+constexpr std::pair<const char*, const char*> kLocationTypes[] = {
+    {"INVALID", "invalid (none or mixed)"}, {"DEVICE", "device "}, {"HOST", "host"},
+    {"HOST_NUMA", "host NUMA node "},
+    {"HOST_NUMA_CURRENT", "host NUMA node of the calling thread"}};
+
 std::string locationTypeName(CUmemLocationType type) {
-  // In the order of the enum, INVALID = 0 first.
-  static const char* const kNames[] = {"INVALID", "DEVICE", "HOST", "HOST_NUMA",
-                                       "HOST_NUMA_CURRENT"};
   if (knownType(type))
-    return std::string("CU_MEM_LOCATION_TYPE_") + kNames[type];
+    return std::string("CU_MEM_LOCATION_TYPE_") + kLocationTypes[type].first;
   return "CUmemLocationType " + std::to_string(static_cast<long long>(type));
 }
 
 std::string describeLocation(const CUmemLocation& where) {
-  // In the order of the enum; the id follows the name of a device or a node.
-  static const char* const kWords[] = {"invalid (none or mixed)", "device ", "host",
-                                       "host NUMA node ", "host NUMA node of the calling thread"};
   if (!knownType(where.type))
     return locationTypeName(where.type) + " id " + std::to_string(where.id);
-  return kWords[where.type] + (idCounts(where.type) ? std::to_string(where.id) : "");
+  return kLocationTypes[where.type].second + (idCounts(where.type) ? std::to_string(where.id) : "");
 }
 
 std::string legacyLocationName(int value) {
@@ -207,15 +203,14 @@ std::string legacyLocationName(int value) {
 
 // -------------------------------------------------------------------------------- batch prefetch
 
-PrefetchBatchBuilder& PrefetchBatchBuilder::add(CUdeviceptr ptr, std::size_t bytes,
-                                                const CUmemLocation& destination) {
-  if (batch_.locations.empty() || !sameLocation(batch_.locations.back(), destination)) {
-    batch_.locations.push_back(destination);
-    batch_.locationStarts.push_back(batch_.dptrs.size());
+void addRange(PrefetchBatch& batch, CUdeviceptr ptr, std::size_t bytes,
+              const CUmemLocation& destination) {
+  if (batch.locations.empty() || !sameLocation(batch.locations.back(), destination)) {
+    batch.locations.push_back(destination);
+    batch.locationStarts.push_back(batch.dptrs.size());
   }
-  batch_.dptrs.push_back(ptr);
-  batch_.sizes.push_back(bytes);
-  return *this;
+  batch.dptrs.push_back(ptr);
+  batch.sizes.push_back(bytes);
 }
 
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
@@ -227,62 +222,48 @@ void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
   const std::vector<std::size_t>& idx = batch.locationStarts;
   if (count == 0 && batch.sizes.empty())
     refuse("the batch is empty: count must be at least 1");
-  if (count != batch.sizes.size()) {
-    refuse("dptrs has " + str(count) + " entries but sizes has " + str(batch.sizes.size()) +
-           ": both must have count entries");
-  }
-  if (batch.locations.size() != numLocations) {
-    refuse("prefetchLocs has " + str(batch.locations.size()) + " entries but prefetchLocIdxs has " +
-           str(numLocations) + ": both must have numPrefetchLocs entries");
-  }
+  if (count != batch.sizes.size())
+    refuse(format("dptrs has %zu entries but sizes has %zu: both must have count entries", count,
+                  batch.sizes.size()));
+  if (batch.locations.size() != numLocations)
+    refuse(format("prefetchLocs has %zu entries but prefetchLocIdxs has %zu: both must have "
+                  "numPrefetchLocs entries", batch.locations.size(), numLocations));
   if (numLocations == 0)
     refuse("no destination: numPrefetchLocs must be at least 1");
-  if (numLocations > count) {
-    refuse("numPrefetchLocs (" + str(numLocations) + ") is greater than count (" + str(count) +
-           "): every location must apply to at least one range");
-  }
-  if (idx[0] != 0) {
-    refuse("prefetchLocIdxs[0] is " + str(idx[0]) +
-           ", must be 0: the first location applies from the first range on");
-  }
+  if (numLocations > count)
+    refuse(format("numPrefetchLocs (%zu) is greater than count (%zu): every location must apply "
+                  "to at least one range", numLocations, count));
+  if (idx[0] != 0)
+    refuse(format("prefetchLocIdxs[0] is %zu, must be 0: the first location applies from the "
+                  "first range on", idx[0]));
   for (std::size_t k = 1; k < numLocations; ++k) {
-    if (idx[k] <= idx[k - 1]) {
-      refuse("prefetchLocIdxs[" + str(k) + "] = " + str(idx[k]) + " is not greater than " +
-             "prefetchLocIdxs[" + str(k - 1) + "] = " + str(idx[k - 1]) +
-             ": the indices must strictly increase");
-    }
+    if (idx[k] <= idx[k - 1])
+      refuse(format("prefetchLocIdxs[%zu] = %zu is not greater than prefetchLocIdxs[%zu] = %zu: "
+                    "the indices must strictly increase", k, idx[k], k - 1, idx[k - 1]));
   }
-  if (idx.back() >= count) {
-    refuse("prefetchLocIdxs[" + str(numLocations - 1) + "] = " + str(idx.back()) +
-           " is not less than count (" + str(count) +
-           "): the last location would apply to no range");
-  }
+  if (idx.back() >= count)
+    refuse(format("prefetchLocIdxs[%zu] = %zu is not less than count (%zu): the last location "
+                  "would apply to no range", numLocations - 1, idx.back(), count));
   for (std::size_t i = 0; i < count; ++i) {
-    const std::string at = "[" + str(i) + "]";
     if (batch.dptrs[i] == 0)
-      refuse("dptrs" + at + " is null: every range must start at a managed address");
+      refuse(format("dptrs[%zu] is null: every range must start at a managed address", i));
     if (batch.sizes[i] == 0)
-      refuse("sizes" + at + " is 0: every range must have at least one byte");
-    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i]) {
-      refuse("range " + str(i) + " (dptrs" + at + " + sizes" + at +
-             ") wraps around the address space");
-    }
+      refuse(format("sizes[%zu] is 0: every range must have at least one byte", i));
+    if (batch.sizes[i] - 1 > UINT64_MAX - batch.dptrs[i])
+      refuse(format("range %zu (dptrs[%zu] + sizes[%zu]) wraps around the address space", i, i, i));
   }
   for (std::size_t k = 0; k < batch.locations.size(); ++k) {
     const CUmemLocation& where = batch.locations[k];
-    if (!knownType(where.type) || where.type == CU_MEM_LOCATION_TYPE_INVALID) {
-      refuse("prefetchLocs[" + str(k) + "] has type " + locationTypeName(where.type) +
-             ": a prefetch goes to a DEVICE, HOST, HOST_NUMA or HOST_NUMA_CURRENT location");
-    }
-    if (idCounts(where.type) && where.id < 0) {
-      refuse("prefetchLocs[" + str(k) + "] is " + locationTypeName(where.type) + " with id " +
-             std::to_string(where.id) + ": the id must be a device ordinal or NUMA node >= 0");
-    }
+    if (!knownType(where.type) || where.type == CU_MEM_LOCATION_TYPE_INVALID)
+      refuse(format("prefetchLocs[%zu] has type %s: a prefetch goes to a DEVICE, HOST, HOST_NUMA "
+                    "or HOST_NUMA_CURRENT location", k, locationTypeName(where.type).c_str()));
+    if (idCounts(where.type) && where.id < 0)
+      refuse(format("prefetchLocs[%zu] is %s with id %d: the id must be a device ordinal or NUMA "
+                    "node >= 0", k, locationTypeName(where.type).c_str(), where.id));
   }
-  if (stream == nullptr || stream == CU_STREAM_LEGACY) {
+  if (stream == nullptr || stream == CU_STREAM_LEGACY)
     refuse("the legacy NULL stream is refused by the driver (CUDA_ERROR_INVALID_VALUE): enqueue "
            "the batch on a created stream");
-  }
 }
 
 
@@ -292,23 +273,22 @@ PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t 
   constexpr std::size_t kChunks = 10;
   constexpr std::size_t kDeviceChunks = 6;  // chunks 0-5 go to the GPU, 6-9 to the host
   const std::vector<ByteRange> chunks = splitIntoChunks(bytes, kChunks, 64ull << 10);
-  PrefetchBatchBuilder builder;
+  PrefetchBatch batch;
   for (const bool toGpu : {true, false}) {
     for (const CUdeviceptr vector : vectors) {
       for (std::size_t i = toGpu ? 0 : kDeviceChunks; i < (toGpu ? kDeviceChunks : kChunks); ++i)
-        builder.add(vector + chunks[i].offset, chunks[i].bytes, toGpu ? gpu : host);
+        addRange(batch, vector + chunks[i].offset, chunks[i].bytes, toGpu ? gpu : host);
     }
   }
-  validatePrefetchBatch(builder.batch(), stream);
-  return builder.batch();
+  validatePrefetchBatch(batch, stream);
+  return batch;
 }
 // [chunk-batch]
 
 CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range) {
-  if (range >= batch.dptrs.size() || batch.locationStarts.empty()) {
-    throw std::out_of_range("destinationOf: the batch has no range " + str(range) + " (" +
-                            str(batch.dptrs.size()) + " ranges)");
-  }
+  if (range >= batch.dptrs.size() || batch.locationStarts.empty())
+    throw std::out_of_range(
+        format("destinationOf: the batch has no range %zu (%zu ranges)", range, batch.dptrs.size()));
   // The last group that starts at or before the range holds it.
   const auto after =
       std::upper_bound(batch.locationStarts.begin(), batch.locationStarts.end(), range);
@@ -348,16 +328,14 @@ std::vector<AttributeMismatch> compareRangeAttributes(const ExpectedRange& expec
                                                       const RangeAttributes& got) {
   std::vector<AttributeMismatch> out;
   const int expectedReadMostly = expected.readMostly ? 1 : 0;
-  if (got.readMostly != expectedReadMostly) {
+  if (got.readMostly != expectedReadMostly)
     out.push_back({"CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", std::to_string(expectedReadMostly),
                    std::to_string(got.readMostly)});
-  }
   compareLocation("PREFERRED_LOCATION", expected.preferred, got.preferredLocation,
                   got.preferredLocationType, got.preferredLocationId, out);
-  if (validEntries(got.accessedBy) != validEntries(expected.accessedBy)) {
+  if (validEntries(got.accessedBy) != validEntries(expected.accessedBy))
     out.push_back({"CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", listOfDevices(expected.accessedBy),
                    listOfDevices(got.accessedBy)});
-  }
   compareLocation("LAST_PREFETCH_LOCATION", expected.lastPrefetch, got.lastPrefetchLocation,
                   got.lastPrefetchLocationType, got.lastPrefetchLocationId, out);
   return out;
@@ -396,9 +374,9 @@ std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& indivi
 
 // [advice-table]
 std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId) {
-  const CUmemLocation gpu = deviceLocation(ordinal);
-  const CUmemLocation host = hostLocation();
-  const CUmemLocation node = hostNumaLocation(hostNumaId);
+  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // the id of HOST is ignored
+  const CUmemLocation node = {CU_MEM_LOCATION_TYPE_HOST_NUMA, hostNumaId};
   const std::vector<ByteRange> halves = splitIntoChunks(bytes, 2, 64ull << 10);
   const ByteRange all{0, bytes};
   const std::string onGpu = describeLocation(gpu);

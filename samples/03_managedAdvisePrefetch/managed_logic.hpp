@@ -100,19 +100,6 @@ std::string describeSizes(const ManagedSizes& sizes, std::uint64_t freeBytes,
 /// @name Locations
 /// @{
 
-/// CU_MEM_LOCATION_TYPE_DEVICE, id = @p ordinal.
-inline CUmemLocation deviceLocation(int ordinal) {
-  return {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
-}
-/// CU_MEM_LOCATION_TYPE_HOST (id 0, ignored).
-inline CUmemLocation hostLocation() {
-  return {CU_MEM_LOCATION_TYPE_HOST, 0};
-}
-/// CU_MEM_LOCATION_TYPE_HOST_NUMA, id = @p node.
-inline CUmemLocation hostNumaLocation(int node) {
-  return {CU_MEM_LOCATION_TYPE_HOST_NUMA, node};
-}
-
 /// Same place: the id counts only for DEVICE and HOST_NUMA.
 bool sameLocation(const CUmemLocation& a, const CUmemLocation& b);
 
@@ -152,17 +139,11 @@ struct PrefetchBatch {
   std::vector<std::size_t> locationStarts;   ///< `prefetchLocIdxs`.
 };
 
-/// Builds a PrefetchBatch range by range, the index arrays right by construction: a range whose
-/// destination differs from the previous one's starts a new location.
-class PrefetchBatchBuilder {
- public:
-  /// Appends [@p ptr, @p ptr + @p bytes), to be prefetched to @p destination.
-  PrefetchBatchBuilder& add(CUdeviceptr ptr, std::size_t bytes, const CUmemLocation& destination);
-  const PrefetchBatch& batch() const noexcept { return batch_; }  ///< The batch so far.
-
- private:
-  PrefetchBatch batch_;
-};
+/// Appends [@p ptr, @p ptr + @p bytes) to @p batch, to be prefetched to @p destination, keeping
+/// the index arrays right by construction: a range whose destination differs from the previous
+/// one's starts a new location.
+void addRange(PrefetchBatch& batch, CUdeviceptr ptr, std::size_t bytes,
+              const CUmemLocation& destination);
 
 /**
  * Checks @p batch on @p stream as cuMemPrefetchBatchAsync would, and names the first broken rule:

@@ -1,4 +1,4 @@
-// cuMemPrefetchBatchAsync argument validation: every rule, its message, and the builder.
+// cuMemPrefetchBatchAsync argument validation: every rule, its message, and addRange.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,17 @@ namespace mm = memsamples::managed;
 
 namespace {
 
+/// Locations as the sample writes them: {type, id}.
+CUmemLocation deviceLocation(int ordinal) {
+  return {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
+}
+CUmemLocation hostLocation() {
+  return {CU_MEM_LOCATION_TYPE_HOST, 0};
+}
+CUmemLocation hostNumaLocation(int node) {
+  return {CU_MEM_LOCATION_TYPE_HOST_NUMA, node};
+}
+
 // Any non-null stream other than CU_STREAM_LEGACY stands for a created stream; never used.
 CUstream createdStream() {
   return reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x1000));
@@ -21,11 +32,11 @@ constexpr std::size_t kRange = 64 << 10;
 
 /// The seed's example: ten ranges, the first six to the GPU, the last four to the host.
 mm::PrefetchBatch tenRangesSixAndFour() {
-  mm::PrefetchBatchBuilder builder;
+  mm::PrefetchBatch batch;
   for (std::size_t i = 0; i < 10; ++i) {
-    builder.add(kBase + i * kRange, kRange, i < 6 ? mm::deviceLocation(0) : mm::hostLocation());
+    mm::addRange(batch, kBase + i * kRange, kRange, i < 6 ? deviceLocation(0) : hostLocation());
   }
-  return builder.batch();
+  return batch;
 }
 
 /// The problem validatePrefetchBatch throws, without its "cuMemPrefetchBatchAsync: " prefix
@@ -45,7 +56,7 @@ std::string problemOf(const mm::PrefetchBatch& batch, CUstream stream = createdS
 
 }  // namespace
 
-TEST(PrefetchBatchBuilder, GroupsConsecutiveRangesByDestination) {
+TEST(AddRange, GroupsConsecutiveRangesByDestination) {
   const mm::PrefetchBatch batch = tenRangesSixAndFour();
   ASSERT_EQ(batch.dptrs.size(), 10u);
   ASSERT_EQ(batch.sizes.size(), 10u);
@@ -58,30 +69,30 @@ TEST(PrefetchBatchBuilder, GroupsConsecutiveRangesByDestination) {
   EXPECT_EQ(problemOf(batch), "");
 }
 
-TEST(PrefetchBatchBuilder, ReturningToAnEarlierDestinationStartsANewEntry) {
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, kRange, mm::deviceLocation(1))
-      .add(kBase + kRange, kRange, mm::deviceLocation(1))
-      .add(kBase + 2 * kRange, kRange, mm::hostLocation())
-      .add(kBase + 3 * kRange, kRange, mm::deviceLocation(1))
-      .add(kBase + 4 * kRange, kRange, mm::deviceLocation(0));
-  const mm::PrefetchBatch& batch = builder.batch();
+TEST(AddRange, ReturningToAnEarlierDestinationStartsANewEntry) {
+  mm::PrefetchBatch batch;
+  mm::addRange(batch, kBase, kRange, deviceLocation(1));
+  mm::addRange(batch, kBase + kRange, kRange, deviceLocation(1));
+  mm::addRange(batch, kBase + 2 * kRange, kRange, hostLocation());
+  mm::addRange(batch, kBase + 3 * kRange, kRange, deviceLocation(1));
+  mm::addRange(batch, kBase + 4 * kRange, kRange, deviceLocation(0));
   EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 2, 3, 4}));
   EXPECT_EQ(problemOf(batch), "");
 }
 
-TEST(PrefetchBatchBuilder, HostIdsDoNotSplitAGroup) {
-  CUmemLocation hostWithId = mm::hostLocation();
+TEST(AddRange, HostIdsDoNotSplitAGroup) {
+  CUmemLocation hostWithId = hostLocation();
   hostWithId.id = 5;  // ignored by the driver for HOST
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, kRange, mm::hostLocation()).add(kBase + kRange, kRange, hostWithId);
-  EXPECT_EQ(builder.batch().locations.size(), 1u);
+  mm::PrefetchBatch batch;
+  mm::addRange(batch, kBase, kRange, hostLocation());
+  mm::addRange(batch, kBase + kRange, kRange, hostWithId);
+  EXPECT_EQ(batch.locations.size(), 1u);
 }
 
 TEST(PrefetchBatchValidation, OneRangeOneLocationIsValid) {
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, 1, mm::hostNumaLocation(0));
-  EXPECT_EQ(problemOf(builder.batch()), "");
+  mm::PrefetchBatch batch;
+  mm::addRange(batch, kBase, 1, hostNumaLocation(0));
+  EXPECT_EQ(problemOf(batch), "");
 }
 
 TEST(PrefetchBatchValidation, EmptyBatch) {
@@ -116,7 +127,7 @@ TEST(PrefetchBatchValidation, NoMoreLocationsThanRanges) {
   mm::PrefetchBatch batch;
   batch.dptrs = {kBase, kBase + kRange};
   batch.sizes = {kRange, kRange};
-  batch.locations = {mm::deviceLocation(0), mm::hostLocation(), mm::deviceLocation(0)};
+  batch.locations = {deviceLocation(0), hostLocation(), deviceLocation(0)};
   batch.locationStarts = {0, 1, 2};
   EXPECT_EQ(problemOf(batch),
             "numPrefetchLocs (3) is greater than count (2): every location must apply to at "
@@ -133,7 +144,7 @@ TEST(PrefetchBatchValidation, FirstIndexMustBeZero) {
 
 TEST(PrefetchBatchValidation, IndicesMustStrictlyIncrease) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
-  batch.locations.push_back(mm::deviceLocation(0));
+  batch.locations.push_back(deviceLocation(0));
   batch.locationStarts = {0, 6, 6};
   EXPECT_EQ(problemOf(batch),
             "prefetchLocIdxs[2] = 6 is not greater than prefetchLocIdxs[1] = 6: the indices must "
@@ -181,11 +192,11 @@ TEST(PrefetchBatchValidation, LocationTypesAndIds) {
   EXPECT_EQ(problemOf(batch),
             "prefetchLocs[1] has type CU_MEM_LOCATION_TYPE_INVALID: a prefetch goes to a DEVICE, "
             "HOST, HOST_NUMA or HOST_NUMA_CURRENT location");
-  batch.locations[1] = mm::deviceLocation(-1);
+  batch.locations[1] = deviceLocation(-1);
   EXPECT_EQ(problemOf(batch),
             "prefetchLocs[1] is CU_MEM_LOCATION_TYPE_DEVICE with id -1: the id must be a device "
             "ordinal or NUMA node >= 0");
-  batch.locations[1] = mm::hostNumaLocation(-1);
+  batch.locations[1] = hostNumaLocation(-1);
   EXPECT_EQ(problemOf(batch),
             "prefetchLocs[1] is CU_MEM_LOCATION_TYPE_HOST_NUMA with id -1: the id must be a device "
             "ordinal or NUMA node >= 0");
@@ -216,16 +227,16 @@ TEST(PrefetchBatchValidation, TheFirstBrokenRuleIsReported) {
 TEST(PrefetchBatchDestinations, EachRangeBelongsToTheLastGroupStartingAtOrBeforeIt) {
   const mm::PrefetchBatch batch = tenRangesSixAndFour();
   for (std::size_t i = 0; i < 10; ++i) {
-    const CUmemLocation expected = i < 6 ? mm::deviceLocation(0) : mm::hostLocation();
+    const CUmemLocation expected = i < 6 ? deviceLocation(0) : hostLocation();
     EXPECT_TRUE(mm::sameLocation(mm::destinationOf(batch, i), expected)) << i;
   }
-  mm::PrefetchBatchBuilder builder;
-  builder.add(kBase, kRange, mm::deviceLocation(1))
-      .add(kBase + kRange, kRange, mm::hostLocation())
-      .add(kBase + 2 * kRange, kRange, mm::deviceLocation(1));
-  EXPECT_EQ(mm::destinationOf(builder.batch(), 0).id, 1);
-  EXPECT_EQ(mm::destinationOf(builder.batch(), 1).type, CU_MEM_LOCATION_TYPE_HOST);
-  EXPECT_EQ(mm::destinationOf(builder.batch(), 2).type, CU_MEM_LOCATION_TYPE_DEVICE);
+  mm::PrefetchBatch mixed;
+  mm::addRange(mixed, kBase, kRange, deviceLocation(1));
+  mm::addRange(mixed, kBase + kRange, kRange, hostLocation());
+  mm::addRange(mixed, kBase + 2 * kRange, kRange, deviceLocation(1));
+  EXPECT_EQ(mm::destinationOf(mixed, 0).id, 1);
+  EXPECT_EQ(mm::destinationOf(mixed, 1).type, CU_MEM_LOCATION_TYPE_HOST);
+  EXPECT_EQ(mm::destinationOf(mixed, 2).type, CU_MEM_LOCATION_TYPE_DEVICE);
 }
 
 TEST(PrefetchBatchDestinations, ARangeOutsideTheBatchIsAnError) {
@@ -252,7 +263,7 @@ TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
   constexpr std::uint64_t kBytes = 1ull << 20;
   const std::vector<CUdeviceptr> abc = {kBase, kBase + kBytes, kBase + 2 * kBytes};
   const mm::PrefetchBatch batch =
-      mm::chunkBatch(abc, kBytes, mm::deviceLocation(0), mm::hostLocation(), createdStream());
+      mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), createdStream());
   ASSERT_EQ(batch.dptrs.size(), 30u);
   EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 18}));
   EXPECT_EQ(mm::describeBatch(batch),
@@ -268,9 +279,9 @@ TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
     EXPECT_EQ(mm::destinationOf(batch, i).type,
               i < 18 ? CU_MEM_LOCATION_TYPE_DEVICE : CU_MEM_LOCATION_TYPE_HOST) << i;
   // Checked before it is returned: the NULL stream is refused, a vector too small is too.
-  EXPECT_THROW(mm::chunkBatch(abc, kBytes, mm::deviceLocation(0), mm::hostLocation(), nullptr),
+  EXPECT_THROW(mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), nullptr),
                mm::BatchPrefetchError);
-  EXPECT_THROW(mm::chunkBatch(abc, 10 * 65536 - 1, mm::deviceLocation(0), mm::hostLocation(),
+  EXPECT_THROW(mm::chunkBatch(abc, 10 * 65536 - 1, deviceLocation(0), hostLocation(),
                               createdStream()),
                std::invalid_argument);
 }

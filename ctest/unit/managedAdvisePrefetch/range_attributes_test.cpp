@@ -10,6 +10,17 @@ namespace mm = memsamples::managed;
 
 namespace {
 
+/// Locations as the sample writes them: {type, id}.
+CUmemLocation deviceLocation(int ordinal) {
+  return {CU_MEM_LOCATION_TYPE_DEVICE, ordinal};
+}
+CUmemLocation hostLocation() {
+  return {CU_MEM_LOCATION_TYPE_HOST, 0};
+}
+CUmemLocation hostNumaLocation(int node) {
+  return {CU_MEM_LOCATION_TYPE_HOST_NUMA, node};
+}
+
 /// What the driver answers for a range with no advice and no prefetch, ACCESSED_BY of 3 slots.
 mm::RangeAttributes pristine() {
   mm::RangeAttributes a;
@@ -20,9 +31,9 @@ mm::RangeAttributes pristine() {
 }  // namespace
 
 TEST(Locations, NamesAndEquality) {
-  EXPECT_EQ(mm::describeLocation(mm::deviceLocation(3)), "device 3");
-  EXPECT_EQ(mm::describeLocation(mm::hostLocation()), "host");
-  EXPECT_EQ(mm::describeLocation(mm::hostNumaLocation(1)), "host NUMA node 1");
+  EXPECT_EQ(mm::describeLocation(deviceLocation(3)), "device 3");
+  EXPECT_EQ(mm::describeLocation(hostLocation()), "host");
+  EXPECT_EQ(mm::describeLocation(hostNumaLocation(1)), "host NUMA node 1");
   CUmemLocation current = {};
   current.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
   EXPECT_EQ(mm::describeLocation(current), "host NUMA node of the calling thread");
@@ -34,13 +45,13 @@ TEST(Locations, NamesAndEquality) {
   EXPECT_EQ(mm::legacyLocationName(CU_DEVICE_INVALID), "CU_DEVICE_INVALID (none or mixed)");
   EXPECT_EQ(mm::legacyLocationName(-7), "unknown location -7");
 
-  EXPECT_TRUE(mm::sameLocation(mm::deviceLocation(1), mm::deviceLocation(1)));
-  EXPECT_FALSE(mm::sameLocation(mm::deviceLocation(1), mm::deviceLocation(0)));
-  EXPECT_FALSE(mm::sameLocation(mm::deviceLocation(0), mm::hostLocation()));
-  EXPECT_FALSE(mm::sameLocation(mm::hostNumaLocation(0), mm::hostNumaLocation(1)));
-  CUmemLocation hostWithId = mm::hostLocation();
+  EXPECT_TRUE(mm::sameLocation(deviceLocation(1), deviceLocation(1)));
+  EXPECT_FALSE(mm::sameLocation(deviceLocation(1), deviceLocation(0)));
+  EXPECT_FALSE(mm::sameLocation(deviceLocation(0), hostLocation()));
+  EXPECT_FALSE(mm::sameLocation(hostNumaLocation(0), hostNumaLocation(1)));
+  CUmemLocation hostWithId = hostLocation();
   hostWithId.id = 9;
-  EXPECT_TRUE(mm::sameLocation(mm::hostLocation(), hostWithId));
+  EXPECT_TRUE(mm::sameLocation(hostLocation(), hostWithId));
 }
 
 TEST(CompareRangeAttributes, NoAdviceMatchesAPristineRange) {
@@ -49,7 +60,7 @@ TEST(CompareRangeAttributes, NoAdviceMatchesAPristineRange) {
 
 TEST(CompareRangeAttributes, PreferredDevice) {
   mm::ExpectedRange expected;
-  expected.preferred = mm::deviceLocation(1);
+  expected.preferred = deviceLocation(1);
   mm::RangeAttributes got = pristine();
   got.preferredLocation = 1;
   got.preferredLocationType = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -76,7 +87,7 @@ TEST(CompareRangeAttributes, PreferredDevice) {
 
 TEST(CompareRangeAttributes, PreferredHostIgnoresTheId) {
   mm::ExpectedRange expected;
-  expected.preferred = mm::hostLocation();
+  expected.preferred = hostLocation();
   mm::RangeAttributes got = pristine();
   got.preferredLocation = CU_DEVICE_CPU;
   got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
@@ -91,7 +102,7 @@ TEST(CompareRangeAttributes, PreferredHostIgnoresTheId) {
 
 TEST(CompareRangeAttributes, PreferredHostNumaComparesTypeAndIdButNotTheLegacyValue) {
   mm::ExpectedRange expected;
-  expected.preferred = mm::hostNumaLocation(0);
+  expected.preferred = hostNumaLocation(0);
   mm::RangeAttributes got = pristine();
   got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST_NUMA;
   got.preferredLocationId = 0;
@@ -114,7 +125,7 @@ TEST(CompareRangeAttributes, PreferredHostNumaComparesTypeAndIdButNotTheLegacyVa
 // (one node, a CPU-less node, GPU memory as a node); nothing else passes.
 TEST(CompareRangeAttributes, HostNumaAdviceAcceptsTheNodeOrPlainHostAndNothingElse) {
   mm::ExpectedRange expected;
-  expected.preferred = mm::hostNumaLocation(1);
+  expected.preferred = hostNumaLocation(1);
   mm::RangeAttributes asNode = pristine();
   asNode.preferredLocation = CU_DEVICE_CPU;
   asNode.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST_NUMA;
@@ -141,7 +152,7 @@ TEST(CompareRangeAttributes, HostNumaAdviceAcceptsTheNodeOrPlainHostAndNothingEl
     EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE");
   }
   // Plain HOST advice is not satisfied by a node: the rule only widens a node expectation.
-  expected.preferred = mm::hostLocation();
+  expected.preferred = hostLocation();
   found = mm::compareRangeAttributes(expected, asNode);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].got, "CU_MEM_LOCATION_TYPE_HOST_NUMA");
@@ -149,7 +160,7 @@ TEST(CompareRangeAttributes, HostNumaAdviceAcceptsTheNodeOrPlainHostAndNothingEl
 
 TEST(HostNumaReadBack, SaysWhichAnswerTheDriverGave) {
   mm::ExpectedRange expected;
-  expected.preferred = mm::hostNumaLocation(1);
+  expected.preferred = hostNumaLocation(1);
   mm::RangeAttributes got = pristine();
   got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST_NUMA;
   got.preferredLocationId = 1;
@@ -158,7 +169,7 @@ TEST(HostNumaReadBack, SaysWhichAnswerTheDriverGave) {
   got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
   EXPECT_EQ(mm::hostNumaReadBack(expected, got),
             "the driver reports host NUMA node 1 as CU_MEM_LOCATION_TYPE_HOST (no node named)");
-  expected.preferred = mm::hostLocation();  // no node advised: nothing to say
+  expected.preferred = hostLocation();  // no node advised: nothing to say
   EXPECT_EQ(mm::hostNumaReadBack(expected, got), "");
   EXPECT_EQ(mm::hostNumaReadBack(mm::ExpectedRange{}, got), "");
 }
@@ -193,12 +204,12 @@ TEST(CompareRangeAttributes, AccessedByIsASetPaddedWithInvalid) {
 
 TEST(CompareRangeAttributes, LastPrefetchLocation) {
   mm::ExpectedRange expected;
-  expected.lastPrefetch = mm::hostLocation();
+  expected.lastPrefetch = hostLocation();
   mm::RangeAttributes got = pristine();
   got.lastPrefetchLocation = CU_DEVICE_CPU;
   got.lastPrefetchLocationType = CU_MEM_LOCATION_TYPE_HOST;
   EXPECT_TRUE(mm::compareRangeAttributes(expected, got).empty());
-  expected.lastPrefetch = mm::deviceLocation(0);
+  expected.lastPrefetch = deviceLocation(0);
   const auto found = mm::compareRangeAttributes(expected, got);
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION");
@@ -274,12 +285,12 @@ TEST(RangeAttributeQuery, AsksForEveryAttributeWithTheSizeTheDriverRequires) {
 }
 
 TEST(PrefetchedTo, OnlyTheLastPrefetchIsSet) {
-  const mm::ExpectedRange expected = mm::prefetchedTo(mm::deviceLocation(2));
+  const mm::ExpectedRange expected = mm::prefetchedTo(deviceLocation(2));
   EXPECT_FALSE(expected.readMostly);
   EXPECT_FALSE(expected.preferred.has_value());
   EXPECT_TRUE(expected.accessedBy.empty());
   ASSERT_TRUE(expected.lastPrefetch.has_value());
-  EXPECT_TRUE(mm::sameLocation(*expected.lastPrefetch, mm::deviceLocation(2)));
+  EXPECT_TRUE(mm::sameLocation(*expected.lastPrefetch, deviceLocation(2)));
 }
 
 TEST(Checklist, CountsChecksAndWordsFailures) {
@@ -312,10 +323,10 @@ TEST(AdviceSteps, EachAdviceIsSetReadBackAndUnset) {
   // Whole-range rows: advice, then exactly what it implies.
   EXPECT_EQ(steps[1].label, "SET_PREFERRED_LOCATION device 2");
   EXPECT_EQ(*steps[1].advice, CU_MEM_ADVISE_SET_PREFERRED_LOCATION);
-  EXPECT_TRUE(mm::sameLocation(*steps[1].expected->preferred, mm::deviceLocation(2)));
+  EXPECT_TRUE(mm::sameLocation(*steps[1].expected->preferred, deviceLocation(2)));
   EXPECT_EQ(steps[3].label, "SET_PREFERRED_LOCATION host NUMA node 1");
   EXPECT_TRUE(steps[3].mayBeRefused);
-  EXPECT_TRUE(mm::sameLocation(steps[3].where, mm::hostNumaLocation(1)));
+  EXPECT_TRUE(mm::sameLocation(steps[3].where, hostNumaLocation(1)));
   EXPECT_EQ(steps[5].expected->accessedBy, std::vector<int>{2});
   EXPECT_TRUE(steps[7].expected->readMostly);
   for (const mm::AdviceStep& step : steps) {
