@@ -25,8 +25,9 @@
  *    and the placement report.
  * 9. **Use**: copies both ways and a zero-copy VecAdd through the device pointer.
  * 10. **cuMemHostUnregister**, then **munmap**: unregister before the pages go.
- * 11. **The CUDA-native path** (host_numa_allocation.cpp): **cuMemCreate** with a
- *     HOST_NUMA location, **cuMemAddressReserve**, **cuMemMap**, **cuMemSetAccess** for
+ * 11. **The CUDA-native path** (host_numa_allocation.cpp):
+ *     **cuMemGetAllocationGranularity**, **cuMemAddressReserve**, **cuMemCreate** with a
+ *     HOST_NUMA location, **cuMemMap**, **cuMemRelease** at once, **cuMemSetAccess** for
  *     the device *and* the CPU, use, **cuMemUnmap**, **cuMemAddressFree**.
  * 12. **The reference**: **cuMemHostAlloc**(CU_MEMHOSTALLOC_DEVICEMAP), placed by the
  *     driver.
