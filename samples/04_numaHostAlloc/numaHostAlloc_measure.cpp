@@ -144,6 +144,11 @@ Topology probeTopology(CUdevice device, long long node, const mn::BindPolicy& po
   topology.ordinal = ms::deviceOrdinal(device);  // a CUdevice is a handle, not an ordinal
   const std::string name = ms::deviceName(device);
   out << "Device " << topology.ordinal << ": " << name << '\n';
+  // The mbind path pins its range with cuMemHostRegister, and so does every row of the
+  // nearest-vs-remote table: a device that cannot register host memory waives the sample
+  // here, before anything is allocated (numa_binding.hpp: requireHostRegister).
+  const auto hostRegister = CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED;
+  mn::requireHostRegister(topology.ordinal, ms::deviceAttribute(device, hostRegister));
   // [topology]
   char busId[64] = {};
   ms::check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
@@ -156,12 +161,8 @@ Topology probeTopology(CUdevice device, long long node, const mn::BindPolicy& po
   for (int other = 0; other < deviceCount; ++other) {
     CUdevice handle = 0;
     ms::check(cuDeviceGet(&handle, other), "cuDeviceGet");
-    int numaConfig = 0;
-    int numaId = -1;
-    ms::check(cuDeviceGetAttribute(&numaConfig, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, handle),
-              "cuDeviceGetAttribute");
-    ms::check(cuDeviceGetAttribute(&numaId, CU_DEVICE_ATTRIBUTE_NUMA_ID, handle),
-              "cuDeviceGetAttribute");
+    const int numaConfig = ms::deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_NUMA_CONFIG);
+    const int numaId = ms::deviceAttribute(handle, CU_DEVICE_ATTRIBUTE_NUMA_ID);
     if (numaConfig == CU_DEVICE_NUMA_CONFIG_NUMA_NODE && numaId >= 0)
       topology.nodes.deviceMemoryNodes[numaId] = other;
   }
@@ -255,17 +256,17 @@ SourceResult measureSource(std::string name, const HostVectors& vectors, const W
   result.copiesVerified = std::memcmp(vectors.cpu(2), vectors.cpu(0), work.bytes) == 0;
 
   // Zero-copy: the kernel reads A and B and writes C across the bus, in place.
-  CUdeviceptr a = vectors.gpu(0);
-  CUdeviceptr b = vectors.gpu(1);
-  CUdeviceptr c = vectors.gpu(2);
-  unsigned long long n = work.count;  // the kernel's parameter types, exactly
-  void* args[] = {&a, &b, &c, &n};
-  const CUstream stream = work.stream.get();
-  result.kernel = ms::timeOnStream(stream, work.warmup, work.iterations, [&] {
-    ms::check(
-        cuLaunchKernel(work.kernel, work.grid, 1, 1, work.block, 1, 1, 0, stream, args, nullptr),
-        "cuLaunchKernel");
-  });
+  // Common's timeVectorAdd makes the cuLaunchKernel calls, with the kernel's parameter types.
+  ms::VectorAddLaunch launch;
+  launch.kernel = work.kernel;
+  launch.grid = work.grid;
+  launch.block = work.block;
+  launch.stream = work.stream.get();
+  launch.a = vectors.gpu(0);
+  launch.b = vectors.gpu(1);
+  launch.c = vectors.gpu(2);
+  launch.count = work.count;
+  result.kernel = ms::timeVectorAdd(launch, work.warmup, work.iterations);
   result.kernelGBps =
       ms::gigabytesPerSecond(3.0 * static_cast<double>(work.bytes), result.kernel.medianMs);
   result.add = ms::checkVectorAdd(vectors.cpu(0), vectors.cpu(1), vectors.cpu(2), work.count);

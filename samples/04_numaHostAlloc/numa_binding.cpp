@@ -76,6 +76,13 @@ std::string nodeValueText(int node) {
   return node < 0 ? std::string("-1 (unknown)") : std::to_string(node);
 }
 
+void requireHostRegister(int ordinal, int hostRegisterSupported) {
+  if (hostRegisterSupported == 0)
+    throw WaivedError("device " + std::to_string(ordinal) +
+                      " cannot register host memory (CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED"
+                      " = 0), which the mbind path and the nearest-vs-remote table need");
+}
+
 // -------------------------------------------------------------------------------------- the node
 
 bool numaPolicyCallsAvailable() {
@@ -232,10 +239,9 @@ std::string describeMbindMode(int mode) {
     return "none";
   const int base = mode & ~kMpolStaticNodes;
   std::string text = "mode " + std::to_string(base);
-  for (const auto& [value, name] : kModes) {
+  for (const auto& [value, name] : kModes)
     if (value == base)
       text = name;
-  }
   return text + ((mode & kMpolStaticNodes) ? " | MPOL_F_STATIC_NODES" : "");
 }
 

@@ -47,6 +47,11 @@ class NumaBindError : public std::runtime_error {
 /// A node number as the output shows it: "3", or "-1 (unknown)" for a negative one.
 std::string nodeValueText(int node);
 
+/// Waives the sample (WaivedError naming device @p ordinal and the attribute) where
+/// CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED (@p hostRegisterSupported) is 0: the mbind path
+/// and the nearest-vs-remote table pin their ranges with cuMemHostRegister, as 06 asks too.
+void requireHostRegister(int ordinal, int hostRegisterSupported);
+
 /// @name The node: which host node is nearest the GPU
 /// @{
 

@@ -415,3 +415,25 @@ TEST(HostNumaVmmNode, GpuMemoryIsNotAHostNumaLocation) {
   EXPECT_EQ(choice.node, 0);
   EXPECT_EQ(choice.reason, "node 1 holds no host memory: the closest node with memory");
 }
+
+// A device that cannot register host memory waives the sample before anything is allocated, and
+// the WAIVED line names the attribute and the device, as 06_perDeviceResource's does; any nonzero
+// answer lets the run go on.
+TEST(RequireHostRegister, WaivesNamingTheAttributeAndTheDeviceOnlyWhereItIsZero) {
+  EXPECT_NO_THROW(mn::requireHostRegister(0, 1));
+  EXPECT_NO_THROW(mn::requireHostRegister(3, 2));
+  try {
+    mn::requireHostRegister(0, 0);
+    FAIL() << "no WaivedError for CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 0";
+  } catch (const ms::WaivedError& waived) {
+    EXPECT_STREQ(waived.what(),
+                 "device 0 cannot register host memory (CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED "
+                 "= 0), which the mbind path and the nearest-vs-remote table need");
+  }
+  try {
+    mn::requireHostRegister(5, 0);
+    FAIL() << "no WaivedError for device 5";
+  } catch (const ms::WaivedError& waived) {
+    EXPECT_EQ(std::string(waived.what()).rfind("device 5 cannot register host memory", 0), 0u);
+  }
+}
