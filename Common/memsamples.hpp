@@ -259,9 +259,9 @@ class CommandLine {
                   long long max);
   /// Registers an int option that accepts values in [@p min, @p max].
   void addInteger(std::string name, std::string help, int& target, int min, int max);
-  /// Registers a byte size with an optional K/M/G/T suffix, accepted in [@p min, @p max].
+  /// Registers a byte size (4096, 64K, 1G...) in [@p min, @p max], a multiple of @p multipleOf.
   void addSize(std::string name, std::string help, std::optional<std::uint64_t>& target,
-               std::uint64_t min = 1, std::uint64_t max = UINT64_MAX);
+               std::uint64_t min = 1, std::uint64_t max = UINT64_MAX, std::uint64_t multipleOf = 1);
   /// Registers a non-empty free-form string; @p valueName is how `--help` calls the value.
   void addString(std::string name, std::string help, std::string& target,
                  std::string valueName = "TEXT");

@@ -206,12 +206,19 @@ void CommandLine::addInteger(std::string name, std::string help, int& target, in
 }
 
 void CommandLine::addSize(std::string name, std::string help, std::optional<std::uint64_t>& target,
-                          std::uint64_t min, std::uint64_t max) {
+                          std::uint64_t min, std::uint64_t max, std::uint64_t multipleOf) {
   const std::string what = "--" + name;
-  registry_->options.push_back({std::move(name), "BYTES", std::move(help),
-                                [&target, what, min, max](std::string_view value) {
-                                  target = parseSize(value, what, min, max);
-                                }});
+  registry_->options.push_back(
+      {std::move(name), "BYTES", std::move(help),
+       [&target, what, min, max, multipleOf](std::string_view value) {
+         const std::uint64_t bytes = parseSize(value, what, min, max);
+         // multipleOf is the option's unit (a float vector's is 4 bytes): "one element".
+         if (multipleOf > 1 && bytes % multipleOf != 0) {
+           throw UsageError(what + " " + std::to_string(bytes) + " is not a multiple of " +
+                            std::to_string(multipleOf) + " bytes (one element)");
+         }
+         target = bytes;
+       }});
 }
 
 void CommandLine::addString(std::string name, std::string help, std::string& target,

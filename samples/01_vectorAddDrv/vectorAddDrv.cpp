@@ -41,6 +41,10 @@ namespace ms = memsamples;
 
 namespace {
 
+/// The largest `--size`: 1T per vector, more than any GPU holds. A larger size, or one that is
+/// not whole floats, is a usage error while the options are parsed, before any device output.
+constexpr std::uint64_t kMaxVectorBytes = 1ull << 40;
+
 /// The lesson: every driver call of the baseline, in the order a program makes them.
 ms::Verdict runVectorAdd(const ms::CommonOptions& common,
                          const std::optional<std::uint64_t>& requestedBytes,
@@ -156,9 +160,10 @@ int main(int argc, char** argv) {
       "compares the kernel's bandwidth with a device-to-device copy and the theoretical "
       "peak.");
   commandLine.addCommonOptions(common);
-  commandLine.addSize(
-      "size", "bytes per vector, a multiple of 4 (default 1G, less if memory is short)",
-      requestedBytes);
+  commandLine.addSize("size",
+                      "bytes per vector, a multiple of 4, at most 1T (default 1G, less if "
+                      "memory is short)",
+                      requestedBytes, 1, kMaxVectorBytes, sizeof(float));
   return ms::runSample(commandLine, common, argc, argv, [&](ms::Report& report) {
     return runVectorAdd(common, requestedBytes, report);
   });

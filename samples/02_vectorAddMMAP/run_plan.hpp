@@ -66,6 +66,9 @@ RunDevices chooseDevices(const RunOptions& options, Report& report);
 /// The vector size when `--size` is not given: 1 GiB (256 Mi floats), less if memory is short.
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;
 
+/// The largest `--size`: 1T per vector, more than any GPU holds (a usage error above it).
+constexpr std::uint64_t kMaxBytes = 1ull << 40;
+
 /// The stripe counts of the ranges the mapping-cost measurement builds, one at a time, while A,
 /// B and C are alive: the size of the run counts them too (RunShape).
 inline const std::vector<int> kCostStripeCounts = {1, 2, 8, 64};

@@ -197,9 +197,9 @@ int main(int argc, char** argv) {
   commandLine.addCommonOptions(options.common);
 
   commandLine.addSize("size",
-                      "bytes per vector, a multiple of 4 (default 1G, less if memory is "
-                      "short); the mapping rounds it up to stripes x granularity",
-                      options.sizeBytes);
+                      "bytes per vector, a multiple of 4, at most 1T (default 1G, less if "
+                      "memory is short); the mapping rounds it up to stripes x granularity",
+                      options.sizeBytes, 1, vmm::kMaxBytes, sizeof(float));
   commandLine.addInteger("stripes",
                          "physical allocations per vector, round robin over the backing "
                          "devices (default: one per backing device)",

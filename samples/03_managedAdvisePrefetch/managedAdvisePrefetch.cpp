@@ -202,9 +202,9 @@ int main(int argc, char** argv) {
   commandLine.addCommonOptions(options.common);
 
   commandLine.addSize("size",
-                      "bytes per vector, a multiple of 4, at least 1M (default 1G, "
+                      "bytes per vector, a multiple of 4, 1M to 1T (default 1G, "
                       "less if memory is short; never more than fits in free memory)",
-                      options.sizeBytes, kMinVectorBytes);
+                      options.sizeBytes, kMinVectorBytes, 1ull << 40, sizeof(float));
   commandLine.addSize("range-size",
                       "bytes per range of the batch benchmark, whole pages up to 2M "
                       "(default 64K)",

@@ -57,6 +57,8 @@ namespace {
 
 // The default bytes per vector; every host range holds three vectors: A, B and C.
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;
+// The largest --size: 1T per vector (a usage error above it, before anything is asked).
+constexpr std::uint64_t kMaxBytes = 1ull << 40;
 constexpr int kVectors = 3;
 
 struct Options {
@@ -257,9 +259,9 @@ int main(int argc, char** argv) {
   commandLine.addCommonOptions(options.common);
 
   commandLine.addSize("size",
-                      "bytes per vector, a multiple of 4 (default 1G, less if memory is "
-                      "short); each host source holds three",
-                      options.sizeBytes);
+                      "bytes per vector, a multiple of 4, at most 1T (default 1G, less if "
+                      "memory is short); each host source holds three",
+                      options.sizeBytes, 1, kMaxBytes, sizeof(float));
   commandLine.addFlag("strict",
                       "MPOL_BIND: every page on the node or an error (default: "
                       "MPOL_PREFERRED)",

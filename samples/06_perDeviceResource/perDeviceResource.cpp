@@ -233,8 +233,9 @@ int main(int argc, char** argv) {
       "it from several host threads, verifies a vector add on every kind and measures "
       "allocate / free latency.");
   commandLine.addCommonOptions(options.common);
-  commandLine.addSize("size", "bytes per vector, a multiple of 4 (default 64M)",
-                      options.sizeBytes, 4);
+  constexpr std::uint64_t kMaxVectorBytes = 1ull << 40;  // 1T: more than any GPU holds
+  commandLine.addSize("size", "bytes per vector, a multiple of 4, at most 1T (default 64M)",
+                      options.sizeBytes, sizeof(float), kMaxVectorBytes, sizeof(float));
   commandLine.addString(
       "resources",
       "comma-separated resource kinds to run: device, managed, pinned, numa, "

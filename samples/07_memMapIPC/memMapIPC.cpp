@@ -251,8 +251,8 @@ int main(int argc, char** argv) {
       "in it.");
 
   commandLine.addCommonOptions(options.common);
-  commandLine.addSize("size", "bytes per vector, a multiple of 4 (default 256M)",
-                      options.sizeBytes);
+  commandLine.addSize("size", "bytes per vector, a multiple of 4, at most 1T (default 256M)",
+                      options.sizeBytes, 1, ipc::kMaxVectorBytes, sizeof(float));
   commandLine.addInteger("workers", "worker processes, 1 to 64 (default 2)",
                          options.workers, 1, 64);
   return ms::runSample(commandLine, options.common, argc, argv,

@@ -27,6 +27,9 @@ namespace memsamples::ipc {
 /// The default bytes per vector.
 inline constexpr std::uint64_t kDefaultVectorBytes = 256ull << 20;
 
+/// The largest `--size`: 1T per vector, more than any GPU holds (a usage error above it).
+inline constexpr std::uint64_t kMaxVectorBytes = 1ull << 40;
+
 /// Where the parent's memory is, and where the last worker runs.
 struct Sharing {
   int ordinal = 0;     ///< The parent's device.

@@ -219,6 +219,47 @@ TEST(CommandLine, EveryMistakeIsOneClearLine) {
   }
 }
 
+// A size option with a maximum and a unit (a float vector's: 1T, 4 bytes), as samples 01-07 use:
+// both are checked while parsing, so a bad --size is a usage error before any device is asked.
+namespace {
+std::string sizeError(const std::string& value) {
+  std::optional<std::uint64_t> size;
+  ms::CommandLine cli{"sample", "Does things."};
+  cli.addSize("size", "bytes per vector", size, 1, 1ull << 40, sizeof(float));
+  try {
+    cli.parse(std::vector<std::string>{"--size", value});
+  } catch (const ms::UsageError& error) {
+    return error.what();
+  }
+  return "accepted " + std::to_string(size.value_or(0));
+}
+}  // namespace
+
+TEST(CommandLine, SizeMaxAndMultipleOf) {
+  EXPECT_EQ(sizeError("4096"), "accepted 4096");
+  EXPECT_EQ(sizeError("1T"), "accepted 1099511627776");  // the maximum itself is accepted
+  EXPECT_EQ(sizeError("4"), "accepted 4");
+  EXPECT_EQ(sizeError("3"), "--size 3 is not a multiple of 4 bytes (one element)");
+  EXPECT_EQ(sizeError("4098"), "--size 4098 is not a multiple of 4 bytes (one element)");
+  EXPECT_EQ(sizeError("1099511627780"), "size '1099511627780' for --size is out of range [" +
+                                            ms::formatBytes(1) + ", " +
+                                            ms::formatBytes(1ull << 40) + "]");
+  for (const char* tooLarge : {"99999999G", "18446744073709551615", "1025G", "2T"}) {
+    const std::string message = sizeError(tooLarge);
+    EXPECT_NE(message.find("is out of range"), std::string::npos) << tooLarge << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // The range is checked first: a huge size that is also not whole floats names the range.
+  EXPECT_NE(sizeError("18446744073709551615").find("out of range"), std::string::npos);
+}
+
+// Without multipleOf (the default 1) any whole byte count is accepted, as before.
+TEST(CommandLine, SizeWithoutMultipleOfTakesAnyByteCount) {
+  Parsed p;
+  ASSERT_TRUE(p.cli.parse(std::vector<std::string>{"--size", "4098"}));
+  EXPECT_EQ(p.size, 4098u);
+}
+
 TEST(CommandLine, HelpStopsAndListsOptions) {
   Parsed p;
   testing::internal::CaptureStdout();
