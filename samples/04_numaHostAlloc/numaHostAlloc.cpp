@@ -57,8 +57,6 @@ namespace {
 
 // The default bytes per vector; every host range holds three vectors: A, B and C.
 constexpr std::uint64_t kDefaultBytes = 1ull << 30;
-// The largest --size: 1T per vector (a usage error above it, before anything is asked).
-constexpr std::uint64_t kMaxBytes = 1ull << 40;
 constexpr int kVectors = 3;
 
 struct Options {
@@ -261,7 +259,7 @@ int main(int argc, char** argv) {
   commandLine.addSize("size",
                       "bytes per vector, a multiple of 4, at most 1T (default 1G, less if "
                       "memory is short); each host source holds three",
-                      options.sizeBytes, 1, kMaxBytes, sizeof(float));
+                      options.sizeBytes, 1, 1ull << 40, sizeof(float));  // at most 1T
   commandLine.addFlag("strict",
                       "MPOL_BIND: every page on the node or an error (default: "
                       "MPOL_PREFERRED)",
