@@ -197,14 +197,20 @@ if(NOT TARGET memsamples_core)
 
   add_library(memsamples_core STATIC
     "${MEMSAMPLES_ROOT}/Common/memsamples_core.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/byte_ranges.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/checklist.cpp"
     "${MEMSAMPLES_ROOT}/Common/support/cli.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/device_matrix.cpp"
     "${MEMSAMPLES_ROOT}/Common/support/devices.cpp"
     "${MEMSAMPLES_ROOT}/Common/support/fatbin.cpp"
     "${MEMSAMPLES_ROOT}/Common/support/host_memory.cpp"
     "${MEMSAMPLES_ROOT}/Common/support/json.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/numa_node_info.cpp"
     "${MEMSAMPLES_ROOT}/Common/support/numa_sysfs.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/text_format.cpp"
     "${MEMSAMPLES_ROOT}/Common/support/timing.cpp"
-    "${MEMSAMPLES_ROOT}/Common/support/vector_add.cpp")
+    "${MEMSAMPLES_ROOT}/Common/support/vector_add.cpp"
+    "${MEMSAMPLES_ROOT}/Common/support/word_pattern.cpp")
   target_include_directories(memsamples_core PUBLIC "${MEMSAMPLES_ROOT}/Common")
   # cuda.h is needed for its types only; nothing here calls into libcuda.
   target_link_libraries(memsamples_core PUBLIC CUDA::toolkit memsamples_weak_driver)
@@ -212,12 +218,6 @@ if(NOT TARGET memsamples_core)
     PRIVATE MEMSAMPLES_FATBIN_FROM_BINDIR="${MEMSAMPLES_FATBIN_FROM_BINDIR}")
   memsamples_warnings(memsamples_core)
   add_library(memsamples::core ALIAS memsamples_core)
-  # Sysfs readers of NUMA nodes and page sizes (04's binding rules and 06 through them).
-  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/numa_node_info.cpp")
-  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/text_format.cpp")
-  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/byte_ranges.cpp" "${MEMSAMPLES_ROOT}/Common/support/checklist.cpp")
-  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/device_matrix.cpp")
-  target_sources(memsamples_core PRIVATE "${MEMSAMPLES_ROOT}/Common/support/word_pattern.cpp")
 
   # check() and describeResult() on their own, without libcuda: a unit test links a sample's
   # driver code with them against fake cu* functions (a link seam, see ctest/unit/vectorAddMMAP).
