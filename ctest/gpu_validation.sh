@@ -15,6 +15,20 @@ nvidia-smi topo -m >>"$logs/gpus.txt" 2>&1 || true
 cmake -S . -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$archs" >"$logs/configure.log" 2>&1 &&
   cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1 || { tail -50 "$logs/build.log"; exit 1; }
 
+# A short run of sample $1, its arguments in the array `args`: --iterations $2 and --size $3
+# where the sample takes them; with $4 = loopback, p2pMemMap on one GPU gets --loopback too.
+short_run_args() {
+  args=()
+  local help
+  help="$("$1" --help)"
+  grep -q -- "--iterations" <<<"$help" && args+=(--iterations "$2" --warmup 1)
+  grep -q -- "--size" <<<"$help" && args+=(--size "$3")
+  if [ "${4:-}" = loopback ] && [ "$(basename "$1")" = p2pMemMap ] &&
+    [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then
+    args+=(--loopback)
+  fi
+}
+
 status=0
 (cd "$build" && ctest -L gpu --output-on-failure --timeout 600) 2>&1 | tee "$logs/ctest-gpu.log" | tail -25
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
@@ -36,11 +50,7 @@ for copies in 2 3; do
     [ -x "$sample" ] && [ -f "$sample" ] || continue
     name="$(basename "$sample")"
     [[ "$name" == memsamples_* ]] && continue
-    args=()
-    help="$("$sample" --help)"
-    grep -q -- "--iterations" <<<"$help" && args+=(--iterations 3 --warmup 1)
-    grep -q -- "--size" <<<"$help" && args+=(--size 64M)
-    [ "$name" = p2pMemMap ] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && args+=(--loopback)
+    short_run_args "$sample" 3 64M loopback
     pids=()
     for k in $(seq "$copies"); do
       "$sample" "${args[@]}" >"$logs/$name.copy$copies.$k.log" 2>&1 &
@@ -87,10 +97,7 @@ for sample in "$build"/bin/*; do
   name="$(basename "$sample")"
   [[ "$name" == memsamples_* ]] && continue  # the build's own tools, not samples
   echo "== compute-sanitizer memcheck: $name"
-  args=()
-  help="$("$sample" --help)"
-  grep -q -- "--iterations" <<<"$help" && args+=(--iterations 2 --warmup 1)
-  grep -q -- "--size" <<<"$help" && args+=(--size 16M)
+  short_run_args "$sample" 2 16M
   # memMapIPC proves its releases by asking the driver about each freed address and expecting
   # CUDA_ERROR_NOT_FOUND (release_proof.cpp): memcheck would count each such answer as an API
   # error, so API errors are not reported for it; its memory errors and leaks still are.
@@ -112,11 +119,7 @@ for sample in "$build"/bin/*; do
   [ -x "$sample" ] && [ -f "$sample" ] || continue
   name="$(basename "$sample")"
   [[ "$name" == memsamples_* ]] && continue
-  args=()
-  help="$("$sample" --help)"
-  grep -q -- "--iterations" <<<"$help" && args+=(--iterations 2 --warmup 1)
-  grep -q -- "--size" <<<"$help" && args+=(--size 16M)
-  [ "$name" = p2pMemMap ] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && args+=(--loopback)
+  short_run_args "$sample" 2 16M loopback
   for tool in racecheck initcheck synccheck; do
     # initcheck makes every launch wait for its kernel: multicastReduce's all-reduce needs the
     # kernels of all GPUs running at once, so under initcheck its barrier would time out.
