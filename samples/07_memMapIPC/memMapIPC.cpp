@@ -8,19 +8,22 @@
  * computes its slice of C = A + B in the shared memory, and the parent checks every
  * element.
  * runParent() takes the steps below. Its core region is steps 4 to 8, once per path; the
- * worker's side of those steps is the core-b region of memMapIPC_worker.cpp.
+ * worker's side of those steps is the core-b region of memMapIPC_worker.cpp. The chores
+ * around the sharing (sizes, host copies, slices, the proof of each release, timings and
+ * the report) are an ipc::Parent's, in memMapIPC_measure.cpp.
  *
  * 1. Start the workers, before cuInit: one **socketpair** (AF_UNIX, SOCK_SEQPACKET) per
  *    worker, and **posix_spawn** of this executable with `--worker`, its end of the pair
  *    as descriptor 3 and every other descriptor closed. No socket has a name: holding
  *    the descriptor is the only way to a worker. Each worker dies with the parent
  *    (PR_SET_PDEATHSIG).
- * 2. Load the driver and pick the device (**cuInit**); waive what it lacks for the three
- *    paths; with two peer-capable GPUs the last worker runs on the other one. Each
- *    worker learns its device and answers once its context exists there.
- * 3. Create the parent's context and stream, size the vectors, fill the host copies, and
- *    create the interprocess event that the workers wait on (**cuEventCreate** with
- *    CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**).
+ * 2. Load the driver (**cuInit**); then, in one call (probeSharing), pick the device and
+ *    waive what it lacks for the three paths; with two peer-capable GPUs the last worker
+ *    runs on the other one. Each worker learns its device and answers once its context
+ *    exists there.
+ * 3. Create the parent's context and stream; size the vectors and fill the host copies
+ *    (ipc::Parent); create the interprocess event that the workers wait on
+ *    (**cuEventCreate** with CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**).
  * 4. Create A, B and C so that another process may import them, and write A and B:
  *    **cuMemCreate** with the POSIX-descriptor handle type, **cuMemAddressReserve**,
  *    **cuMemMap**, **cuMemSetAccess**; or **cuMemAlloc**; or **cuMemPoolCreate** with
@@ -35,7 +38,8 @@
  *    every worker drops its imports, and A alone is handed to worker 0 and dropped
  *    again, each handoff timed.
  * 8. Release, in reverse order of creation, each answer checked: **cuMemUnmap**,
- *    **cuMemAddressFree**, **cuMemRelease**; **cuMemFree**; **cuMemFreeAsync** and
+ *    **cuMemAddressFree**, **cuMemRelease**; **cuMemFree**; **cuMemFreeAsync**, the
+ *    pool's bytes in use (**cuMemPoolGetAttribute**: 0 once the frees completed) and
  *    **cuMemPoolDestroy**. The driver's answers about this process's own addresses
  *    prove that the memory is gone.
  * 9. The workers quit and are reaped; the reference kernel runs on the parent's own
@@ -69,37 +73,30 @@ struct Options {
 ms::Verdict runParent(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
 
-  // --size must be whole floats: a usage error, before any process is started.
-  (void)ms::chooseBufferBytes(options.sizeBytes, ipc::kDefaultVectorBytes, UINT64_MAX, 1,
-                              sizeof(float));
-
   // 1. Start the workers, each with one end of a socket pair of its own as descriptor 3,
   // and nothing else (worker_processes.cpp). Before cuInit, no descriptor of the driver
   // exists yet: none can leak, even where posix_spawn cannot close the others.
   ipc::Workers workers("/proc/self/exe", options.workers);
 
-  // 2. Load the driver, pick the device and waive what it lacks. The last worker goes to
-  // another GPU that can import across, if there is one. Each worker learns its device,
-  // and answers once its context exists there.
+  // 2. Load the driver; then pick the device and waive what it lacks, in one call.
   ms::checkDriverInit(cuInit(0));
-  // Its workers need contexts of their own on the device beside the parent's: a device in
-  // EXCLUSIVE_PROCESS compute mode allows one process at a time, so there it waives.
-  const CUdevice device =
-      ms::selectDevice(options.common.device, ms::DeviceUse::SeveralProcesses);
-  const ipc::Sharing sharing = ipc::probeSharing(device, options.workers, out);
 
-  workers.hello(sharing.ordinal, sharing.lastDevice);
-  out << workers.describe(sharing.ordinal, sharing.lastDevice) << '\n';
+  // The workers need contexts of their own beside the parent's: a device in
+  // EXCLUSIVE_PROCESS compute mode allows one process at a time, so there it waives. The
+  // last worker goes to another GPU that can import across, if there is one. Each worker
+  // learns its device, and answers once its context exists there.
+  const ipc::Sharing sharing = ipc::probeSharing(options.common.device, workers, out);
 
-  // 3. The parent's context and stream, the vectors' size and their host copies.
+  // 3. The parent's context and stream; then the vectors' size and their host copies.
   ms::OwnedContext context;
-  ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+  ms::check(cuCtxCreate(context.out(), nullptr, 0, sharing.device), "cuCtxCreate");
   ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
-  const std::uint64_t bytes = ipc::sizeVectors(options.sizeBytes);
-  const std::size_t count = bytes / sizeof(float);
-  const ipc::HostVectors host(count);
+  // `parent` does the run's chores around the sharing (memMapIPC_measure.cpp): sizes,
+  // host copies, slices, proofs of release, timings and the report.
+  ipc::Parent parent(workers, options.sizeBytes, stream.get(), options.common);
+  const std::uint64_t bytes = parent.bytes;
 
   // The interprocess event is recorded once A and B are written. The workers wait for it
   // on the GPU, with no round trip through the host. (It cannot record timing.)
@@ -109,7 +106,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
 
   // What every job says; each path adds its handles, and each worker its slice.
   ipc::Job job;
-  job.elements = count;
+  job.elements = parent.count;
   job.ownerDevice = sharing.ordinal;
   ms::check(cuIpcGetEventHandle(&job.inputsWritten, inputsWritten.get()),
             "cuIpcGetEventHandle");
@@ -121,10 +118,6 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   poolProps.handleTypes = fdType;
   poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, sharing.ordinal};
-
-  // Whether each path's memory is gone, from the driver's answers (release_proof.hpp).
-  ipc::ReleaseProof released(stream.get());
-  std::vector<ipc::PathResult> results;
 
   try {
     //! [core]
@@ -159,8 +152,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
           pointer[i] = *made;
         }
       }
-      released.watch(shared.pointer);  // what the driver knows now, for step 8
-      host.upload(shared.pointer, stream.get());  // A and B in, C filled with NaN
+      parent.writeInputs(shared.pointer);  // A and B, C as NaN; noted for step 8
       ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
 
       // 5. Export the first `allocations` for worker w, and send its job (SCM_RIGHTS).
@@ -168,7 +160,6 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
         job.path = path;
         job.allocations = allocations;
         job.allocationBytes = size;
-        job.slice(w, workers.size());  // equal slices of C, one per worker
         std::vector<ipc::OwnedFd> descriptors;
         for (std::uint32_t i = 0; i < allocations; ++i) {
           int fd = -1;
@@ -183,21 +174,18 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
           if (path == ipc::SharePath::Pool)
             ms::check(cuMemPoolExportPointer(&job.pooled[i], pointer[i]), "cuMemPoolExportPointer");
           if (fd >= 0)
-            descriptors.emplace_back(fd).closeOnExec();
+            descriptors.emplace_back(fd);
         }
-        workers.send(w, ipc::kJob, job, descriptors, "a job");
+        parent.send(w, job, descriptors);  // with worker w's equal slice of C
       };  // the parent's descriptors close here: the worker received its own copies
-      for (std::size_t w = 0; w < workers.size(); ++w)
+      for (std::size_t w = 0; w < parent.workerCount; ++w)
         shareWith(w, 3);
 
       // 6. Every worker imports, waits for the event and writes its slice; C is checked.
-      workers.waitForSlices();
-      ipc::PathResult& result = results.emplace_back(path, host.download(pointer[2], stream.get()));
+      ipc::PathResult& result = parent.checkSlices(path, pointer[2]);
 
       // 7. Measure the kernel on imported memory; drop the imports; time handoffs of A.
-      result.workerKernelMs = ipc::timeWorkerKernel(workers, options.common);
-      workers.releaseImports();
-      result.handoffMs = ipc::timeHandoffs(workers, shareWith, options.common.iterations);
+      parent.measure(result, shareWith);
 
       // 8. Release in reverse order of creation; the importers went first (step 7).
       for (int i = 2; i >= 0; --i) {
@@ -213,27 +201,27 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
       }
 
       if (path == ipc::SharePath::Pool) {
-        released.poolInUse(shared.pool.get());  // once the frees above have completed
+        // Once the frees have completed, the pool must count no bytes in use.
+        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
+        cuuint64_t& inUse = result.poolBytesInUse.emplace();
+        const CUmemPool_attribute used = CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+        ms::check(cuMemPoolGetAttribute(shared.pool.get(), used, &inUse), "cuMemPoolGetAttribute");
         ms::check(cuMemPoolDestroy(shared.pool.release()), "cuMemPoolDestroy");
       }
-      result.releaseProblems = released.confirm();  // does the driver still know them?
+      parent.confirmRelease(result);  // does the driver still know A, B or C?
     }
     //! [core]
   } catch (const std::exception&) {
-    // Every worker has ended (none may still use the memory), and the owners have freed
+    // Every worker ends first (none may still use the memory), and the owners have freed
     // the path in flight: the driver's answers say whether it is gone.
-    workers.killAll();
-
-    out << released.afterError() << released.freeMemoryLine() << '\n';
+    out << parent.afterError();
     throw;
   }
 
   // 9. The workers quit and are reaped; the reference kernel runs on the parent's own
   // memory; the verdict. On the way out, the owners release the host copies, the event,
   // the stream (once its work is done) and the context, in reverse order of creation.
-  const std::vector<std::string> endings = workers.quit();
-  const double referenceMs = ipc::timeOwnMemory(host, stream.get(), options.common);
-  return ipc::reportRun(results, referenceMs, bytes, endings, released, out, report.json());
+  return parent.finish(out, report.json());
 }
 
 }  // namespace

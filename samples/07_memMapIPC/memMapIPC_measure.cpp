@@ -5,6 +5,7 @@
 #include "memMapIPC_measure.hpp"
 
 #include <iomanip>
+#include <iterator>
 #include <ostream>
 
 #include "support/devices.hpp"
@@ -16,21 +17,12 @@ namespace {
 
 constexpr int kBlockSize = 256;
 
-/// Whether @p device's attribute @p which is non-zero.
-bool attribute(CUdevice device, CUdevice_attribute which) {
-  return deviceAttribute(device, which) != 0;
-}
-
 /// The median ms of the kernel over @p abc (A, B and C of @p count floats) on @p stream.
 double timeKernel(CUfunction vecAdd, const CUdeviceptr (&abc)[3], std::size_t count,
                   CUstream stream, int warmup, int iterations) {
   const VectorAddLaunch launch{vecAdd, blocksToCover(count, 4 * kBlockSize), kBlockSize, stream,
                                abc[0], abc[1], abc[2], count};
   return timeVectorAdd(launch, warmup, iterations).medianMs;
-}
-
-double median(std::vector<double> values) {
-  return values.empty() ? 0.0 : summarizeTimings(std::move(values)).medianMs;
 }
 
 /// What @p device lacks for the three paths ("" when nothing).
@@ -43,7 +35,7 @@ std::string missingSharingSupport(CUdevice device) {
       {CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, "does not support interprocess events"},
       {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "has no unified addressing (legacy IPC needs it)"}};
   for (const auto& [need, lack] : needs) {
-    if (!attribute(device, need))
+    if (deviceAttribute(device, need) == 0)
       return lack;
     if (need == CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED &&
         (deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES) &
@@ -63,34 +55,15 @@ int peerThatCanImport(CUdevice device) {
     int canAccess = 0;
     if (other != device) {
       check(cuDeviceCanAccessPeer(&canAccess, other, device), "cuDeviceCanAccessPeer");
-      if (canAccess && attribute(other, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED))
+      const CUdevice_attribute vmm = CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+      if (canAccess && deviceAttribute(other, vmm) != 0)
         return ordinal;
     }
   }
   return -1;
 }
 
-/// What the driver says about @p pointer now.
-AddressAnswer askAbout(CUdeviceptr pointer) {
-  AddressAnswer answer;
-  answer.result = cuMemGetAddressRange(&answer.base, &answer.size, pointer);
-  return answer;
-}
-
-}  // namespace
-
-Sharing probeSharing(CUdevice device, int workers, std::ostream& out) {
-  Sharing sharing;
-  sharing.ordinal = deviceOrdinal(device);
-  out << "Device " << sharing.ordinal << ": " << deviceName(device) << '\n';
-  const std::string missing = missingSharingSupport(device);
-  if (!missing.empty())
-    throw WaivedError("device " + std::to_string(sharing.ordinal) + " " + missing);
-  const int peer = workers > 1 ? peerThatCanImport(device) : -1;
-  sharing.lastDevice = peer >= 0 ? peer : sharing.ordinal;
-  return sharing;
-}
-
+/// The bytes per vector: `--size` @p requested, or kDefaultVectorBytes cut to what fits.
 std::uint64_t sizeVectors(const std::optional<std::uint64_t>& requested) {
   std::size_t freeBytes = 0;
   std::size_t totalBytes = 0;
@@ -99,6 +72,75 @@ std::uint64_t sizeVectors(const std::optional<std::uint64_t>& requested) {
   const std::uint64_t device =
       chooseBufferBytes(requested, kDefaultVectorBytes, freeBytes, 6, sizeof(float));
   return fitHostMemory(requested, device, 3, sizeof(float));
+}
+
+/// Free device memory now (cuMemGetInfo: the whole device's; 0 when it cannot answer).
+std::size_t freeNow() noexcept {
+  std::size_t now = 0;
+  std::size_t total = 0;
+  return cuMemGetInfo(&now, &total) == CUDA_SUCCESS ? now : 0;
+}
+
+/// "Free device memory: ... (... information, not part of the verdict)". Throws nothing.
+std::string freeMemoryLine(std::size_t before, std::size_t now) noexcept {
+  return "Free device memory: " + formatBytes(before) + " before this run's buffers, " +
+         formatBytes(now) + " now (the whole device's, other processes included: information, " +
+         "not part of the verdict)";
+}
+
+// [release-questions]
+/// What the driver says about @p pointer now.
+AddressAnswer askAbout(CUdeviceptr pointer) {
+  AddressAnswer answer;
+  answer.result = cuMemGetAddressRange(&answer.base, &answer.size, pointer);
+  return answer;
+}
+
+/// Asked right after A, B and C (@p pointers) exist, once @p stream has reached their
+/// allocation (a pool allocation exists in stream order): the driver must know each.
+ReleaseEvidence askBefore(const CUdeviceptr (&pointers)[3], CUstream stream) {
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  ReleaseEvidence evidence;
+  for (const CUdeviceptr pointer : pointers)
+    evidence.allocations.push_back(AllocationProbe{pointer, askAbout(pointer), {}});
+  return evidence;
+}
+
+/// Asked once they are released: waits for @p stream (frees in stream order complete), asks
+/// again about each allocation of @p evidence, and judges; @p evidence is emptied. @return the
+/// problems (none: released, or nothing was asked before). Throws nothing: it runs on error paths.
+std::vector<std::string> askAfter(CUstream stream, ReleaseEvidence& evidence) noexcept {
+  if (evidence.allocations.empty())
+    return {};
+  const CUresult synchronized = cuStreamSynchronize(stream);
+  for (AllocationProbe& probe : evidence.allocations)
+    probe.after = askAbout(probe.pointer);
+  std::vector<std::string> problems = releaseProblems(evidence);
+  if (synchronized != CUDA_SUCCESS) {
+    problems.insert(problems.begin(), "the stream could not be synchronized before the check (" +
+                                          describeResult(synchronized) + ")");
+  }
+  evidence = ReleaseEvidence();
+  return problems;
+}
+// [release-questions]
+
+}  // namespace
+
+Sharing probeSharing(const std::optional<long long>& requested, Workers& workers,
+                     std::ostream& out) {
+  Sharing sharing;
+  sharing.device = selectDevice(requested, DeviceUse::SeveralProcesses);
+  sharing.ordinal = deviceOrdinal(sharing.device);
+  out << "Device " << sharing.ordinal << ": " << deviceName(sharing.device) << '\n';
+  const std::string missing = missingSharingSupport(sharing.device);
+  if (!missing.empty())
+    throw WaivedError("device " + std::to_string(sharing.ordinal) + " " + missing);
+  const int peer = workers.size() > 1 ? peerThatCanImport(sharing.device) : -1;
+  sharing.lastDevice = peer >= 0 ? peer : sharing.ordinal;
+  workers.hello(sharing.ordinal, sharing.lastDevice);
+  out << workers.describe(sharing.ordinal, sharing.lastDevice) << '\n';
+  return sharing;
 }
 
 std::size_t vmmAllocationBytes(const CUmemAllocationProp& prop, std::uint64_t bytes) {
@@ -112,32 +154,69 @@ std::size_t vmmAllocationBytes(const CUmemAllocationProp& prop, std::uint64_t by
   return (bytes + unit - 1) / unit * unit;
 }
 
-HostVectors::HostVectors(std::size_t count) : count_(count) {
-  const std::size_t bytes = count * sizeof(float);
+Parent::Parent(Workers& workers, const std::optional<std::uint64_t>& requested, CUstream stream,
+               const CommonOptions& options)
+    : bytes(sizeVectors(requested)),
+      count(bytes / sizeof(float)),
+      workerCount(workers.size()),
+      workers_(workers),
+      stream_(stream),
+      options_(options) {
   check(cuMemHostAlloc(a_.out(), bytes, 0), "cuMemHostAlloc");
   check(cuMemHostAlloc(b_.out(), bytes, 0), "cuMemHostAlloc");
   check(cuMemHostAlloc(c_.out(), bytes, 0), "cuMemHostAlloc");
   fillVectorAddInputs(static_cast<float*>(a_.get()), static_cast<float*>(b_.get()), count, 2024);
+  std::size_t total = 0;
+  check(cuMemGetInfo(&freeBefore_, &total), "cuMemGetInfo");
+  results_.reserve(std::size(kSharePaths));
 }
 
-void HostVectors::upload(const CUdeviceptr (&pointers)[3], CUstream stream) const {
-  const std::size_t bytes = count_ * sizeof(float);
-  check(cuMemcpyHtoDAsync(pointers[0], a_.get(), bytes, stream), "cuMemcpyHtoDAsync");
-  check(cuMemcpyHtoDAsync(pointers[1], b_.get(), bytes, stream), "cuMemcpyHtoDAsync");
-  check(cuMemsetD32Async(pointers[2], 0x7FC00000u, count_, stream), "cuMemsetD32Async");  // NaN
+void Parent::writeInputs(const CUdeviceptr (&pointers)[3]) {
+  evidence_ = askBefore(pointers, stream_);
+  upload(pointers);  // A and B in, C filled with NaN
 }
 
-VectorAddCheck HostVectors::download(CUdeviceptr c, CUstream stream) const {
-  check(cuMemcpyDtoHAsync(c_.get(), c, count_ * sizeof(float), stream), "cuMemcpyDtoHAsync");
-  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-  return checkVectorAdd(static_cast<const float*>(a_.get()), static_cast<const float*>(b_.get()),
-                        static_cast<const float*>(c_.get()), count_);
+void Parent::confirmRelease(PathResult& result) {
+  evidence_.poolBytesInUse = result.poolBytesInUse;  // read by the lesson before cuMemPoolDestroy
+  result.releaseProblems = askAfter(stream_, evidence_);
 }
 
-double timeWorkerKernel(Workers& workers, const CommonOptions& options) {
-  const Bench bench{options.warmup, options.iterations};
-  workers.send(0, kBench, bench, {}, "the benchmark");
-  return payloadAs<BenchDone>(workers.receive(0, "the benchmark"), kBenchDone).medianMs;
+void Parent::upload(const CUdeviceptr (&pointers)[3]) const {
+  check(cuMemcpyHtoDAsync(pointers[0], a_.get(), bytes, stream_), "cuMemcpyHtoDAsync");
+  check(cuMemcpyHtoDAsync(pointers[1], b_.get(), bytes, stream_), "cuMemcpyHtoDAsync");
+  check(cuMemsetD32Async(pointers[2], 0x7FC00000u, count, stream_), "cuMemsetD32Async");  // NaN
+}
+
+void Parent::send(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors) {
+  for (OwnedFd& descriptor : descriptors)
+    descriptor.closeOnExec();  // so that no program started later inherits it
+  job.slice(worker, workerCount);  // equal slices of C, one per worker
+  workers_.send(worker, kJob, job, descriptors, "a job");
+}
+
+PathResult& Parent::checkSlices(SharePath path, CUdeviceptr c) {
+  workers_.waitForSlices();
+  check(cuMemcpyDtoHAsync(c_.get(), c, bytes, stream_), "cuMemcpyDtoHAsync");
+  check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  const VectorAddCheck written =
+      checkVectorAdd(static_cast<const float*>(a_.get()), static_cast<const float*>(b_.get()),
+                     static_cast<const float*>(c_.get()), count);
+  return results_.emplace_back(path, written);
+}
+
+void Parent::measure(PathResult& result, const ShareWith& shareWith) {
+  const Bench bench{options_.warmup, options_.iterations};
+  workers_.send(0, kBench, bench, {}, "the benchmark");
+  result.workerKernelMs =
+      payloadAs<BenchDone>(workers_.receive(0, "the benchmark"), kBenchDone).medianMs;
+  workers_.releaseImports();
+  for (int i = 0; i < options_.iterations; ++i) {
+    const std::int64_t start = monotonicNanoseconds();
+    shareWith(0, 1);
+    const Done done = payloadAs<Done>(workers_.receive(0, "a handoff"), kDone);
+    result.handoffMs.push_back(static_cast<double>(done.mappedAtNs - start) / 1e6);
+    workers_.releaseImports(0);  // freed, and the free completed, before the next export
+  }
 }
 
 void timeImportedKernel(int socket, const Message& message, CUfunction vecAdd,
@@ -148,19 +227,21 @@ void timeImportedKernel(int socket, const Message& message, CUfunction vecAdd,
   send(socket, kBenchDone, BenchDone{medianMs});
 }
 
-std::vector<double> timeHandoffs(Workers& workers, const ShareWith& shareWith, int iterations) {
-  std::vector<double> handoffMs;
-  for (int i = 0; i < iterations; ++i) {
-    const std::int64_t start = monotonicNanoseconds();
-    shareWith(0, 1);
-    const Done done = payloadAs<Done>(workers.receive(0, "a handoff"), kDone);
-    handoffMs.push_back(static_cast<double>(done.mappedAtNs - start) / 1e6);
-    workers.releaseImports(0);  // freed, and the free completed, before the next export
+std::string Parent::afterError() noexcept {
+  workers_.killAll();
+  std::string text;
+  if (!evidence_.allocations.empty()) {
+    for (const std::string& problem : askAfter(stream_, evidence_))
+      text += "After the error, this path's memory is NOT released: " + problem + "\n";
+    if (text.empty()) {
+      text = "After the error, this path's memory is released (proved: the driver knows none of "
+             "its addresses in this process)\n";
+    }
   }
-  return handoffMs;
+  return text + freeMemoryLine(freeBefore_, freeNow()) + "\n";
 }
 
-double timeOwnMemory(const HostVectors& host, CUstream stream, const CommonOptions& options) {
+double Parent::timeOwnMemory() const {
   const std::vector<char> fatbin = readBinaryFile(locateFatbin("vectorAdd_kernel.fatbin"));
   OwnedModule module;
   check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
@@ -170,80 +251,16 @@ double timeOwnMemory(const HostVectors& host, CUstream stream, const CommonOptio
   OwnedDeviceMemory b;
   OwnedDeviceMemory c;
   for (OwnedDeviceMemory* buffer : {&a, &b, &c})
-    check(cuMemAlloc(buffer->out(), host.count() * sizeof(float)), "cuMemAlloc");
-  const DrainOnExit drain{stream};  // no launch uses them when they are freed
+    check(cuMemAlloc(buffer->out(), bytes), "cuMemAlloc");
+  const DrainOnExit drain{stream_};  // no launch uses them when they are freed
   const CUdeviceptr own[3] = {a.get(), b.get(), c.get()};
-  host.upload(own, stream);
-  return timeKernel(vecAdd, own, host.count(), stream, options.warmup, options.iterations);
+  upload(own);
+  return timeKernel(vecAdd, own, count, stream_, options_.warmup, options_.iterations);
 }
 
-ReleaseProof::ReleaseProof(CUstream stream) : stream_(stream) {
-  std::size_t total = 0;
-  check(cuMemGetInfo(&freeBefore_, &total), "cuMemGetInfo");
-}
-
-// [release-questions]
-void ReleaseProof::watch(const CUdeviceptr (&pointers)[3]) {
-  // A pool allocation exists in stream order: ask once the stream has reached it.
-  check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
-  evidence_ = ReleaseEvidence();
-  for (const CUdeviceptr pointer : pointers)
-    evidence_.allocations.push_back(AllocationProbe{pointer, askAbout(pointer), {}});
-}
-
-void ReleaseProof::poolInUse(CUmemoryPool pool) {
-  check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
-  cuuint64_t used = 0;
-  check(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used),
-        "cuMemPoolGetAttribute");
-  evidence_.poolBytesInUse = used;
-}
-
-std::vector<std::string> ReleaseProof::confirm() noexcept {
-  if (!watching())
-    return {};
-  // Pool memory is freed in stream order: the frees must have completed before anyone asks.
-  const CUresult synchronized = cuStreamSynchronize(stream_);
-  for (AllocationProbe& probe : evidence_.allocations)
-    probe.after = askAbout(probe.pointer);
-  std::vector<std::string> problems = releaseProblems(evidence_);
-  if (synchronized != CUDA_SUCCESS) {
-    problems.insert(problems.begin(), "the stream could not be synchronized before the check (" +
-                                          describeResult(synchronized) + ")");
-  }
-  evidence_ = ReleaseEvidence();
-  return problems;
-}
-
-// [release-questions]
-
-std::string ReleaseProof::afterError() noexcept {
-  if (!watching())
-    return "";
-  std::string text;
-  for (const std::string& problem : confirm())
-    text += "After the error, this path's memory is NOT released: " + problem + "\n";
-  return !text.empty() ? text
-                       : "After the error, this path's memory is released (proved: the driver "
-                         "knows none of its addresses in this process)\n";
-}
-
-std::pair<std::size_t, std::size_t> ReleaseProof::freeMemory() const noexcept {
-  std::size_t now = 0;
-  std::size_t total = 0;
-  return {freeBefore_, cuMemGetInfo(&now, &total) == CUDA_SUCCESS ? now : 0};
-}
-
-std::string ReleaseProof::freeMemoryLine() const noexcept {
-  const auto [before, now] = freeMemory();
-  return "Free device memory: " + formatBytes(before) + " before this run's buffers, " +
-         formatBytes(now) + " now (the whole device's, other processes included: information, " +
-         "not part of the verdict)";
-}
-
-Verdict reportRun(const std::vector<PathResult>& results, double referenceMs, std::uint64_t bytes,
-                  const std::vector<std::string>& workerEndings, const ReleaseProof& released,
-                  std::ostream& out, JsonObject& json) {
+Verdict Parent::finish(std::ostream& out, JsonObject& json) {
+  const std::vector<std::string> workerEndings = workers_.quit();
+  const double referenceMs = timeOwnMemory();
   bool pass = true;
   const double moved = 3.0 * static_cast<double>(bytes);
   const double referenceGBps = gigabytesPerSecond(moved, referenceMs);
@@ -251,11 +268,12 @@ Verdict reportRun(const std::vector<PathResult>& results, double referenceMs, st
       << "element by element\n"
       << "  path                 result     handoff ms   kernel GB/s   / own memory   released\n";
   JsonArray paths;
-  for (const PathResult& result : results) {
+  for (const PathResult& result : results_) {
     const bool exact = result.check.mismatches == 0;
     pass &= exact;
     const double gbps = gigabytesPerSecond(moved, result.workerKernelMs);
-    const double handoff = median(result.handoffMs);
+    const double handoff =
+        result.handoffMs.empty() ? 0.0 : summarizeTimings(result.handoffMs).medianMs;
     const bool freed = result.releaseProblems.empty();
     pass &= freed;
     out << "  " << std::left << std::setw(20) << pathName(result.path) << std::right << std::setw(8)
@@ -282,10 +300,10 @@ Verdict reportRun(const std::vector<PathResult>& results, double referenceMs, st
     out << "Worker " << i << ": " << workerEndings[i] << '\n';
     pass &= workerEndings[i] == "exited with status 0";
   }
-  const auto [freeBefore, freeAfter] = released.freeMemory();
-  out << released.freeMemoryLine() << '\n';
+  const std::size_t freeAfter = freeNow();
+  out << freeMemoryLine(freeBefore_, freeAfter) << '\n';
   json.set("bytes", bytes).set("referenceGBps", referenceGBps).set("paths", paths);
-  json.set("freeBefore", std::uint64_t{freeBefore}).set("freeAfter", std::uint64_t{freeAfter});
+  json.set("freeBefore", std::uint64_t{freeBefore_}).set("freeAfter", std::uint64_t{freeAfter});
   return pass ? Verdict::Pass : Verdict::Fail;
 }
 

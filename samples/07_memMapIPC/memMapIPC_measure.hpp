@@ -1,8 +1,8 @@
 /**
  * @file memMapIPC_measure.hpp
  * @brief The memMapIPC parent's scaffolding and measurements: what the device supports, sizes,
- *        the host copies of A, B and C, the timings, the proof of each release, and the report.
- *        The sharing itself is in memMapIPC.cpp and memMapIPC_worker.cpp.
+ *        the host copies of A, B and C, the timings, the proof of each release, and the report
+ *        (Parent). The sharing itself is in memMapIPC.cpp and memMapIPC_worker.cpp.
  */
 #pragma once
 
@@ -13,7 +13,6 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "ipc_protocol.hpp"
@@ -32,105 +31,26 @@ inline constexpr std::uint64_t kMaxVectorBytes = 1ull << 40;
 
 /// Where the parent's memory is, and where the last worker runs.
 struct Sharing {
-  int ordinal = 0;     ///< The parent's device.
-  int lastDevice = 0;  ///< The last worker's: another GPU that can import across, else ordinal.
+  CUdevice device = 0;  ///< The parent's device.
+  int ordinal = 0;      ///< Its ordinal.
+  int lastDevice = 0;   ///< The last worker's: another GPU that can import across, else ordinal.
 };
 
 /**
- * Prints "Device N: <name>", waives the run (WaivedError) naming what @p device lacks for the
- * three paths (VMM, POSIX-descriptor handles, pools that export descriptors, IPC events, unified
- * addressing), and, with 2 or more @p workers, looks for another device that can access this
- * one's memory (cuDeviceCanAccessPeer) for the last worker.
+ * The platform, in one call: picks the device (selectDevice() with DeviceUse::SeveralProcesses:
+ * a device in EXCLUSIVE_PROCESS compute mode waives), prints "Device N: <name>", waives the run
+ * (WaivedError) naming what it lacks for the three paths (VMM, POSIX-descriptor handles, pools
+ * that export descriptors, IPC events, unified addressing), and, with 2 or more workers, looks
+ * for another device that can access this one's memory (cuDeviceCanAccessPeer) for the last
+ * worker. Then every worker learns its device and answers once its context exists there
+ * (Workers::hello()), and where they run is printed (Workers::describe()).
  */
-Sharing probeSharing(CUdevice device, int workers, std::ostream& out);
-
-/// The bytes per vector: `--size` @p requested, or kDefaultVectorBytes cut to what fits: 6
-/// vectors in free device memory (3 shared, 3 for the reference), 3 pinned copies on the host.
-/// Needs a current context. @throws UsageError for a `--size` that does not fit.
-std::uint64_t sizeVectors(const std::optional<std::uint64_t>& requested);
+Sharing probeSharing(const std::optional<long long>& requested, Workers& workers,
+                     std::ostream& out);
 
 /// @p bytes rounded up to the granularity of allocations made with @p prop
 /// (cuMemGetAllocationGranularity; the recommended one where it fits, see allocationGranularity).
 std::size_t vmmAllocationBytes(const CUmemAllocationProp& prop, std::uint64_t bytes);
-
-/// Pinned host copies of A, B and C, with the reproducible inputs of every sample.
-class HostVectors {
- public:
-  /// Pinned A, B and C of @p count floats; A and B filled.
-  explicit HostVectors(std::size_t count);
-  /// Floats per vector.
-  std::size_t count() const noexcept { return count_; }
-  /// Queues A and B into @p pointers[0..1] and NaN into C (@p pointers[2]) on @p stream.
-  void upload(const CUdeviceptr (&pointers)[3], CUstream stream) const;
-  /// Copies C back from @p c (after everything queued on @p stream) and checks every element.
-  VectorAddCheck download(CUdeviceptr c, CUstream stream) const;
-
- private:
-  std::size_t count_;
-  OwnedPinnedHostMemory a_;
-  OwnedPinnedHostMemory b_;
-  OwnedPinnedHostMemory c_;
-};
-
-/// Worker 0 times the kernel over all of its imported A, B and C (kBench, `--warmup` and
-/// `--iterations` launches). @return the median ms of one launch.
-double timeWorkerKernel(Workers& workers, const CommonOptions& options);
-
-/// A worker's side of timeWorkerKernel(): the kernel over all of @p pointers (A, B and C of
-/// @p job) on @p stream, as @p message (a kBench) asks; the answer, BenchDone, goes to @p socket.
-void timeImportedKernel(int socket, const Message& message, CUfunction vecAdd,
-                        const CUdeviceptr (&pointers)[3], const Job& job, CUstream stream);
-
-/// The lesson's step 5 for one worker: exports the first @p allocations of A, B and C into a job
-/// for worker @p worker and sends it.
-using ShareWith = std::function<void(std::size_t worker, std::uint32_t allocations)>;
-
-/// @p iterations handoffs of A alone to worker 0: @p shareWith(0, 1) exports and sends it, the
-/// worker imports and maps it and answers when it was usable (Done), then drops it again.
-/// @return the ms from before the export to the worker's mapping, each time (CLOCK_MONOTONIC, the
-///         same clock in both processes).
-std::vector<double> timeHandoffs(Workers& workers, const ShareWith& shareWith, int iterations);
-
-/// The reference: the same kernel (loaded here) on the parent's own cuMemAlloc A, B and C,
-/// median ms.
-double timeOwnMemory(const HostVectors& host, CUstream stream, const CommonOptions& options);
-
-/**
- * Proves that the parent released a path's memory with the driver's answers about its own
- * addresses (release_proof.hpp), never with the device's free memory, which other processes
- * change. watch() asks about A, B and C once they exist; confirm() asks again once they are
- * released, on the good path or after an error.
- */
-class ReleaseProof {
- public:
-  /// Notes the device's free memory now, for the report's line of information.
-  explicit ReleaseProof(CUstream stream);
-  /// Asks the driver about @p pointers, just created (cuMemGetAddressRange), once the stream
-  /// has reached their allocation.
-  void watch(const CUdeviceptr (&pointers)[3]);
-  /// Waits for the stream, so that the pool's frees have completed, and notes @p pool's
-  /// CU_MEMPOOL_ATTR_USED_MEM_CURRENT.
-  void poolInUse(CUmemoryPool pool);
-  /// Waits for the stream (frees in stream order complete), asks again about what watch() saw,
-  /// and judges. @return the problems (none: released), or none when nothing is watched.
-  /// Throws nothing: it also runs on an error path.
-  std::vector<std::string> confirm() noexcept;
-  /// confirm() for the path in flight when an error came: "After the error, ..." lines, one per
-  /// problem or one that says the release is proved; "" when nothing was watched.
-  std::string afterError() noexcept;
-  /// Whether watch() was called since the last confirm().
-  bool watching() const noexcept { return !evidence_.allocations.empty(); }
-  /// Free device memory when this was made, and now (cuMemGetInfo: the whole device's; 0 when
-  /// it cannot answer).
-  std::pair<std::size_t, std::size_t> freeMemory() const noexcept;
-  /// "Free device memory: ... (... information, not part of the verdict)". Throws nothing.
-  std::string freeMemoryLine() const noexcept;
-
- private:
-  CUstream stream_;
-  std::size_t freeBefore_ = 0;
-  ReleaseEvidence evidence_;
-};
 
 /// What one path gave.
 struct PathResult {
@@ -140,18 +60,94 @@ struct PathResult {
   VectorAddCheck check;                       ///< C, as the workers wrote it.
   double workerKernelMs = 0;                  ///< Worker 0's kernel over the imported memory.
   std::vector<double> handoffMs;              ///< Export + send + import + map of A, each time.
-  std::vector<std::string> releaseProblems;   ///< What ReleaseProof found; none: released.
+  /// The pool's CU_MEMPOOL_ATTR_USED_MEM_CURRENT once its frees completed (the pool path).
+  std::optional<cuuint64_t> poolBytesInUse;
+  std::vector<std::string> releaseProblems;  ///< What confirmRelease() found; none: released.
 };
 
+/// The lesson's step 5 for one worker: exports the first @p allocations of A, B and C into a job
+/// for worker @p worker and sends it.
+using ShareWith = std::function<void(std::size_t worker, std::uint32_t allocations)>;
+
 /**
- * Prints the results (per path: verified, handoff median, kernel GB/s and the ratio to the
- * parent's own memory, whether the release is proved), how each worker ended, and the free
- * memory of @p released as information; the same in JSON.
- * @return Pass when every C is exact, every release is proved and every worker exited with 0;
- *         free device memory takes no part.
+ * Everything of the parent's run around the sharing itself: the vectors' size, their pinned host
+ * copies, the jobs' slices, the proof of each release, the measurements and the report. The
+ * sharing's calls are the lesson's (memMapIPC.cpp); these are the parent's chores around them.
+ *
+ * A release is proved with the driver's answers about this process's own addresses
+ * (release_proof.hpp), never with the device's free memory, which other processes change:
+ * writeInputs() asks about A, B and C once they exist; confirmRelease() asks again once they
+ * are released, on the good path or, through afterError(), after an error.
  */
-Verdict reportRun(const std::vector<PathResult>& results, double referenceMs, std::uint64_t bytes,
-                  const std::vector<std::string>& workerEndings, const ReleaseProof& released,
-                  std::ostream& out, JsonObject& json);
+class Parent {
+ public:
+  /// Sizes the vectors: `--size` @p requested, or kDefaultVectorBytes cut to what fits (6 vectors
+  /// in free device memory: 3 shared, 3 for the reference; 3 pinned copies on the host; a
+  /// UsageError for a `--size` that does not fit). Makes the host copies and notes the device's
+  /// free memory, for the report's line of information. Needs a current context.
+  Parent(Workers& workers, const std::optional<std::uint64_t>& requested, CUstream stream,
+         const CommonOptions& options);
+
+  const std::uint64_t bytes;        ///< Bytes per vector.
+  const std::size_t count;          ///< Floats per vector.
+  const std::size_t workerCount;    ///< How many workers there are.
+
+  /// Asks the driver about @p pointers, just created (cuMemGetAddressRange), once the stream has
+  /// reached their allocation; then queues A and B into @p pointers[0..1] and NaN into C.
+  void writeInputs(const CUdeviceptr (&pointers)[3]);
+  /// Sends @p job to worker @p worker, with its equal slice of C, and @p descriptors, each first
+  /// made close-on-exec (checked: a descriptor the driver just made may lack FD_CLOEXEC).
+  void send(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors);
+  /// Waits for every worker's kDone (each imported its job and wrote its slice), copies C back
+  /// from @p c and checks every element. @return path @p path's result, kept for the report.
+  PathResult& checkSlices(SharePath path, CUdeviceptr c);
+  /**
+   * The measurements of one path, into @p result: worker 0 times the kernel over its imported A,
+   * B and C (kBench, `--warmup` and `--iterations` launches, the median); then every worker drops
+   * its imports (importers before the owner: a pool allocation must be freed by every importer
+   * before its owner frees it); then `--iterations` handoffs of A alone to worker 0:
+   * @p shareWith(0, 1) exports and sends it, the worker imports and maps it and answers when it
+   * was usable, then drops it again. A handoff is timed from before the export to the worker's
+   * mapping (CLOCK_MONOTONIC, the same clock in both processes).
+   */
+  void measure(PathResult& result, const ShareWith& shareWith);
+  /// Waits for the stream (frees in stream order complete), asks again about what writeInputs()
+  /// saw, and judges, with @p result's poolBytesInUse: the problems go into @p result (none:
+  /// released).
+  void confirmRelease(PathResult& result);
+  /// An error path's first act: kills and reaps every worker (none may still use the memory),
+  /// then confirms the release of the path in flight, which its owners freed. @return "After the
+  /// error, ..." lines (one per problem, or one that says the release is proved; none when no path
+  /// was in flight) and the free memory line. Throws nothing.
+  std::string afterError() noexcept;
+  /**
+   * The end of the run: the workers quit and are reaped; the reference kernel (loaded here) runs
+   * on the parent's own cuMemAlloc A, B and C; then the report: per path verified, handoff median,
+   * kernel GB/s and the ratio to the parent's own memory, whether the release is proved; how each
+   * worker ended; free device memory as information; the same in JSON.
+   * @return Pass when every C is exact, every release is proved and every worker exited with 0;
+   *         free device memory takes no part.
+   */
+  Verdict finish(std::ostream& out, JsonObject& json);
+
+ private:
+  void upload(const CUdeviceptr (&pointers)[3]) const;
+  double timeOwnMemory() const;
+
+  Workers& workers_;
+  CUstream stream_;
+  CommonOptions options_;
+  OwnedPinnedHostMemory a_;
+  OwnedPinnedHostMemory b_;
+  OwnedPinnedHostMemory c_;
+  std::size_t freeBefore_ = 0;
+  ReleaseEvidence evidence_;
+  std::vector<PathResult> results_;
+};
+
+/// A worker's side of Parent::measure(): the kernel over all of @p pointers (A, B and C of
+/// @p job) on @p stream, as @p message (a kBench) asks; the answer, BenchDone, goes to @p socket.
+void timeImportedKernel(int socket, const Message& message, CUfunction vecAdd,
+                        const CUdeviceptr (&pointers)[3], const Job& job, CUstream stream);
 
 }  // namespace memsamples::ipc

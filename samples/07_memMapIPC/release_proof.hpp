@@ -10,7 +10,7 @@
  * released (answered CUDA_ERROR_NOT_FOUND or CUDA_ERROR_INVALID_VALUE). A pool must also count
  * no bytes in use (CU_MEMPOOL_ATTR_USED_MEM_CURRENT) once its allocations' frees completed.
  *
- * No driver calls here: ReleaseProof (memMapIPC_measure.hpp) asks the questions; this is the
+ * No driver calls here: Parent (memMapIPC_measure.hpp) asks the questions; this is the
  * decision, unit tested in ctest/unit/memMapIPC.
  */
 #pragma once
