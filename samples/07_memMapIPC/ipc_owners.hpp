@@ -2,7 +2,7 @@
  * @file ipc_owners.hpp
  * @brief Owners for what the memMapIPC lesson creates or imports: they release on an error path
  *        only; every creating call, and the good path's release, is written in memMapIPC.cpp and
- *        memMapIPC_worker.cpp.
+ *        memMapIPC_worker.cpp. And the worker's grant of access to an imported pool.
  */
 #pragma once
 
@@ -56,6 +56,25 @@ class MappedRange {
   CUdeviceptr base_ = 0;
   std::size_t bytes_ = 0;
 };
+
+/**
+ * A worker's access to a pool it imported, granted only where it is missing: cuda.h says nothing
+ * of an imported pool's default access (the pool's own device has it, another one does not until
+ * it is granted), so the worker asks (cuMemPoolGetAccess) and grants read-write to @p device
+ * (cuMemPoolSetAccess) unless the pool grants it already. Unit tested on a fake driver
+ * (ctest/unit/memMapIPC/pool_access_test.cpp). @throws CudaError naming the call that failed.
+ */
+// [pool-access]
+inline void grantPoolAccess(CUmemoryPool pool, int device) {
+  CUmemLocation location = {CU_MEM_LOCATION_TYPE_DEVICE, device};
+  CUmemAccess_flags granted = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  check(cuMemPoolGetAccess(&granted, pool, &location), "cuMemPoolGetAccess");
+  if (granted != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+    const CUmemAccessDesc access = {location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    check(cuMemPoolSetAccess(pool, &access, 1), "cuMemPoolSetAccess");
+  }
+}
+// [pool-access]
 
 /**
  * A, B and C of one path, as the parent made them or as a worker imported them: one kind of

@@ -226,15 +226,8 @@ void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& messa
     message.descriptors[0].close();
 
     // What the pool grants this device is the pool's to say: its own device has access,
-    // another one does not until it is granted.
-    CUmemLocation location = {CU_MEM_LOCATION_TYPE_DEVICE, device};
-    CUmemAccess_flags granted = CU_MEM_ACCESS_FLAGS_PROT_NONE;
-    CUmemoryPool pool = imports.pool.get();
-    ms::check(cuMemPoolGetAccess(&granted, pool, &location), "cuMemPoolGetAccess");
-    if (granted != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
-      const CUmemAccessDesc access = {location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-      ms::check(cuMemPoolSetAccess(pool, &access, 1), "cuMemPoolSetAccess");
-    }
+    // another one does not until it is granted. Read-write is granted where it is missing.
+    ipc::grantPoolAccess(imports.pool.get(), device);
   }
 
   // Each allocation of the pool comes as 64 bytes of export data, useless without the pool.
