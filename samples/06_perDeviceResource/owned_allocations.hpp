@@ -1,7 +1,7 @@
 /**
  * @file owned_allocations.hpp
  * @brief OwnedAllocations: the thread-safe table in which a resource keeps the RAII owner of each
- *        allocation it handed out (a ManagedBuffer, a StripedVmmRange, a bound host range...).
+ *        allocation it handed out (an OwnedDeviceMemory, a StripedVmmRange, a bound host range...).
  *
  * The driver-backed resources of samples 02, 03 and 04 are RAII classes: each allocation is an
  * object that frees its memory when destroyed. A memory resource hands out raw pointers instead,

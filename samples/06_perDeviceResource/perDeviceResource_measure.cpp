@@ -217,7 +217,7 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
          "work; the other kinds allocate at once,\n"
          "  and their deallocate synchronizes the stream itself, once per call; the ratio "
          "compares alloc+sync\n";
-  // The managed guard's cuMemGetInfo answers for the current context, as in ManagedBuffer.
+  // The managed guard's cuMemGetInfo answers for the current context, as in the managed resource.
   const TimingStats syncBaseline =
       timeHostCall(settings.warmup, baselineRepetitions, [&] { synchronize(stream); });
   const TimingStats guardBaseline = timeHostCall(settings.warmup, baselineRepetitions, [] {
@@ -259,7 +259,7 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
            "policy of the resource, not a driver need)\n";
   }
   if (hasManaged) {
-    out << "  managed: 03's ManagedBuffer, i.e. its free-memory guard (one cuMemGetInfo per "
+    out << "  managed: its free-memory guard (one cuMemGetInfo per "
            "allocation, see the baseline) + cuMemAllocManaged; no page is touched, so no page "
            "is created: not the cost of managed memory in use\n";
   }

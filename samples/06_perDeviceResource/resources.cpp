@@ -13,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "managed_buffer.hpp"
 #include "memsamples.hpp"
 #include "owned_allocations.hpp"
 #include "run_plan.hpp"
@@ -136,9 +135,11 @@ void freeRemainingInContext(CUcontext context, OwnedAllocations<Owner>& allocati
 
 // ---------------------------------------------------------------------------------------- managed
 
-// ManagedBuffer (managed_buffer.hpp): its guard (one cuMemGetInfo) runs before every
-// cuMemAllocManaged, and the resource's budget keeps the *sum* of its live allocations within the
-// limit. No page is touched: managed pages are created where the memory is first used.
+// Managed memory (cuMemAllocManaged, one address on the host and every device), freed with
+// cuMemFree by its owner. Before every allocation the guard (one cuMemGetInfo) refuses more than
+// the free memory, and the resource's budget keeps the *sum* of its live allocations within the
+// limit (resource_plan.hpp says why both). No page is touched: managed pages are created where
+// the memory is first used.
 class ManagedResource final : public ContextBoundResource {
  public:
   ManagedResource(CUcontext context, std::uint64_t budgetBytes)
@@ -149,21 +150,33 @@ class ManagedResource final : public ContextBoundResource {
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
-    ScopedContext scope(context_);  // the guard reads this context's device
-    managed::ManagedBuffer buffer(bytes, &budget_, CU_MEM_ATTACH_GLOBAL);
-    void* ptr = fromDevicePointer(buffer.get());
-    allocations_.add(ptr, bytes, std::move(buffer));
-    return ptr;
+    ScopedContext scope(context_);  // cuMemGetInfo answers for this context's device
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    checkManagedRequest(bytes, freeBytes);
+    budget_.reserve(bytes);
+    try {
+      OwnedDeviceMemory memory;
+      check(cuMemAllocManaged(memory.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+      void* ptr = fromDevicePointer(memory.get());
+      allocations_.add(ptr, bytes, std::move(memory));
+      return ptr;
+    } catch (...) {
+      budget_.release(bytes);  // nothing is kept: the budget gets the bytes back
+      throw;
+    }
   }
   void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
     ScopedContext scope(context_);
-    synchronizeThenTake(allocations_, ptr, bytes, stream);  // its ManagedBuffer: cuMemFree
+    synchronizeThenTake(allocations_, ptr, bytes, stream);  // its owner: cuMemFree
+    budget_.release(bytes);
   }
   ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
   std::string doName() const override { return onThisDevice("managed"); }
 
-  managed::ManagedMemoryBudget budget_;  // declared first: the buffers give their bytes back
-  OwnedAllocations<managed::ManagedBuffer> allocations_;
+  ManagedMemoryBudget budget_;
+  OwnedAllocations<OwnedDeviceMemory> allocations_;
 };
 
 // ------------------------------------------------------------------------------------ pinned host

@@ -8,7 +8,7 @@
  * | kind | memory | allocate / deallocate | properties | reuses |
  * |---|---|---|---|---|
  * | device | the device's default memory pool | cuMemAllocFromPoolAsync / cuMemFreeAsync | device, stream-ordered | — |
- * | managed | managed memory behind a free-memory guard and a budget | cuMemAllocManaged / cuMemFree | host + device | 03's ManagedBuffer |
+ * | managed | managed memory behind a free-memory guard and a budget | cuMemAllocManaged / cuMemFree | host + device | — |
  * | pinned | page-locked host memory mapped for the device | cuMemHostAlloc(DEVICEMAP) / cuMemFreeHost | host + device | — |
  * | numa | host memory bound to the GPU's nearest NUMA node, then pinned | mmap + mbind + cuMemHostRegister / cuMemHostUnregister + munmap | host + device | 04's NumaBoundHostRange |
  * | vmm | one virtual range striped over physical allocations | cuMemAddressReserve + cuMemCreate + cuMemMap + cuMemSetAccess / cuMemUnmap + cuMemAddressFree | device | 02's StripedVmmRange |

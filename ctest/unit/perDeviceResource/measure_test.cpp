@@ -219,7 +219,7 @@ TEST(ReportLatency, EveryKindEverySizeThePoolTwiceAndItsThresholdPutBack) {
         "\ndevice pool, keeps memory           64.0 KiB        2 x 5",
         "\nmanaged: guard + alloc, untouched   4.00 KiB        2 x 5",
         "\nvmm striped + granularity query     64.0 KiB        2 x 5",
-        "  device pool: release threshold as found", "  managed: 03's ManagedBuffer",
+        "  device pool: release threshold as found", "  managed: its free-memory guard (one cuMemGetInfo",
         "  vmm: every allocation also queries cuMemGetAllocationGranularity again"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
   }
