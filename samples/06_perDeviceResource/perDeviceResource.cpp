@@ -72,11 +72,11 @@ void joinAll(std::vector<std::thread>& threads,
 ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   // What the steps find, printed and checked as each step ends (perDeviceResource_measure.cpp).
   mr::RunRecord record(report);
-  record.settings.largeBytes = options.largeBytes;
-  record.settings.iterations = options.common.iterations;
-  record.settings.warmup = options.common.warmup;
-  record.settings.skipLatency = options.noLatency;
-  record.settings.threads = options.threads;
+  record.largeBytes = options.largeBytes;
+  record.iterations = options.common.iterations;
+  record.warmup = options.common.warmup;
+  record.skipLatency = options.noLatency;
+  record.threads = options.threads;
 
   //! [core]
   // 1. Load the driver (cuInit) and set every device up as 01 does. The registry's
