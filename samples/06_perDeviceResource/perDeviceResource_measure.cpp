@@ -309,20 +309,6 @@ Verdict Checks::report(std::ostream& out, JsonObject& json) {
   return failures_.empty() ? Verdict::Pass : Verdict::Fail;
 }
 
-std::function<void(const std::string&)> WarningLog::sink() {
-  return [this](const std::string& text) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    lines_.push_back(text);
-  };
-}
-
-void WarningLog::print(std::ostream& out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::string& line : lines_)
-    out << "Warning: " << line << '\n';
-}
-
-
 namespace {
 
 // Steps 4 and 5: set returned the initial resource, every thread got the one set, C is exact,

@@ -46,20 +46,8 @@
 
 namespace memsamples::resource {
 
-/// The device pool of @p device (cuDeviceGetDefaultMemPool): the registry's initial resource. A
-/// device without memory pools gets a resource whose allocate() says so. @throws CudaError.
-std::unique_ptr<MemoryResource> makeDevicePoolResource(CUdevice device);
-
 /// Why @p kind cannot run on @p device, or empty. Attribute queries only: nothing is made to fail.
 std::string unavailableReason(ResourceKind kind, CUdevice device);
-
-/// What the kinds are made with.
-struct ResourceSettings {
-  int vmmStripes = 2;  ///< Stripes per VMM allocation (raised to one per backing device).
-  /// Receives the NUMA binding's warnings, each distinct one once, from any allocating thread;
-  /// must outlive the resource. May be empty.
-  std::function<void(const std::string&)> warn;
-};
 
 /// One resource of one kind for one device, or why there is none, and what the run found.
 struct KindResource {
@@ -83,9 +71,18 @@ struct KindResource {
 class WarningLog {
  public:
   /// A function that adds one warning; the log must outlive it.
-  std::function<void(const std::string&)> sink();
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& text) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      lines_.push_back(text);
+    };
+  }
   /// One "Warning: ..." line each, in the order they came.
-  void print(std::ostream& out);
+  void print(std::ostream& out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::string& line : lines_)
+      out << "Warning: " << line << '\n';
+  }
 
  private:
   std::mutex mutex_;
@@ -134,38 +131,10 @@ struct Resources {
 /**
  * Step 3: makes each of the kinds of @p devices for its chosen device (when they were listed
  * with `--resources`, a kind the device lacks waives the run), tries every context-bound kind
- * on a thread without a current context, makes step 5's resource of every device, and asks
- * another device's pool to allocate here (it must refuse). @throws WaivedError;
- * CudaError.
+ * on a thread without a current context, makes step 5's resource of every device (2+ devices:
+ * the kind assignKindsToDevices() gives it, else its pool, and whyNot says why), and asks
+ * another device's pool to allocate here (it must refuse). @throws WaivedError; CudaError.
  */
 Resources makeResources(const Devices& devices, int vmmStripes);
-
-/**
- * Makes a resource of @p kind for the device of @p context, or says why it cannot
- * (unavailableReason()). The device kind is not made: it is @p devicePool, the registry's initial
- * resource of that device. @throws CudaError; std::logic_error when @p devicePool is no device
- * pool.
- */
-KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResource& devicePool,
-                              const ResourceSettings& settings);
-
-/**
- * Step 5's resources, one per device of @p setups: device d gets the kind assignKindsToDevices()
- * gives it from the available kinds of @p resources, made in its own context; where that kind is
- * missing, the device keeps its pool and whyNot says which kind is missing and why. None with
- * fewer than two devices. @throws WaivedError when a device has neither; CudaError.
- */
-std::vector<KindResource> makePerDeviceResources(
-    const std::vector<KindResource>& resources,
-    const std::vector<std::unique_ptr<DeviceSetup>>& setups, PerDeviceResourceRegistry& registry,
-    const ResourceSettings& settings);
-
-/**
- * The context rule, checked: allocates @p bytes of @p resource, asks its kernel address and
- * frees it on a new thread that has no current context at all (cuCtxGetCurrent answers null), as
- * a context-bound kind must allow. Not for the device pool, which needs a current context.
- * @return true when that thread really had no current context. @throws what the resource throws.
- */
-bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes);
 
 }  // namespace memsamples::resource
