@@ -36,35 +36,6 @@ DeviceSetup::~DeviceSetup() {
   }
 }
 
-std::uint64_t DeviceSetup::freeMemory() const {
-  ScopedContext scope(context.get());  // cuMemGetInfo answers for the current context's device
-  std::size_t freeBytes = 0, totalBytes = 0;
-  check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  return freeBytes;
-}
-
-void DeviceSetup::allocateStaging(std::uint64_t bytes) {
-  ScopedContext scope(context.get());
-  check(cuMemHostAlloc(staging.out(), 3 * bytes, 0), "cuMemHostAlloc");
-  vectorBytes = bytes;
-}
-
-float* DeviceSetup::stagingVector(int index) const {
-  return static_cast<float*>(staging.get()) + index * (vectorBytes / sizeof(float));
-}
-
-std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice() {
-  int deviceCount = 0;
-  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
-  std::vector<std::unique_ptr<DeviceSetup>> setups;
-  for (int d = 0; d < deviceCount; ++d) {
-    CUdevice device = 0;
-    check(cuDeviceGet(&device, d), "cuDeviceGet");
-    setups.push_back(std::make_unique<DeviceSetup>(device));
-  }
-  return setups;
-}
-
 Devices setUpDevices(const std::optional<long long>& device,
                      const std::optional<std::uint64_t>& requestedBytes,
                      const std::string& resources, Report& report) {
@@ -75,32 +46,37 @@ Devices setUpDevices(const std::optional<long long>& device,
   const CUdevice handle = selectDevice(device);
   devices.chosen = deviceOrdinal(handle);
   devices.chosenName = deviceName(handle);
-  int deviceCount = 0;
-  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+  check(cuDeviceGetCount(&devices.count), "cuDeviceGetCount");
   report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " ("
-               << deviceCount << (deviceCount == 1 ? " device" : " devices")
+               << devices.count << (devices.count == 1 ? " device" : " devices")
                << " in this machine)\n";
   if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())
     throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
                       ": its initial resource cannot allocate");
-  devices.setups = setUpEveryDevice();
-  devices.count = static_cast<int>(devices.setups.size());
-  devices.smallest = smallestFreeMemory(devices.setups);  // one size for all
+
+  std::vector<DeviceFreeMemory> freeMemory;
+  for (int d = 0; d < devices.count; ++d) {
+    CUdevice each = 0;
+    check(cuDeviceGet(&each, d), "cuDeviceGet");
+    devices.setups.push_back(std::make_unique<DeviceSetup>(each));
+    ScopedContext scope(devices.setups.back()->context.get());  // cuMemGetInfo asks it
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    freeMemory.push_back({d, freeBytes});
+  }
+  devices.smallest = smallestFreeMemory(freeMemory);  // one size for all
   const std::uint64_t deviceBytes = chooseBufferBytes(
       requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3, sizeof(float),
       describeSizedFor(devices.smallest, devices.setups.size()));
   devices.bytes = fitHostMemory(  // each device's staging is 3 pinned vectors
       requestedBytes, deviceBytes, 3 * devices.count, sizeof(float));
-  for (const auto& each : devices.setups)
-    each->allocateStaging(devices.bytes);
+  for (const auto& each : devices.setups) {
+    ScopedContext scope(each->context.get());
+    check(cuMemHostAlloc(each->staging.out(), 3 * devices.bytes, 0), "cuMemHostAlloc");
+    each->vectorBytes = devices.bytes;
+  }
   return devices;
-}
-
-DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetup>>& setups) {
-  std::vector<DeviceFreeMemory> devices;
-  for (const auto& setup : setups)
-    devices.push_back({setup->ordinal, setup->freeMemory()});
-  return smallestFreeMemory(devices);
 }
 
 void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread) {

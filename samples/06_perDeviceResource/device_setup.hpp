@@ -35,12 +35,10 @@ struct DeviceSetup {
   ~DeviceSetup();
   DeviceSetup(const DeviceSetup&) = delete;
   DeviceSetup& operator=(const DeviceSetup&) = delete;
-  /// The device's free memory now (cuMemGetInfo in this context). @throws CudaError.
-  std::uint64_t freeMemory() const;
-  /// Allocates the pinned copies of three vectors of @p bytes. @throws CudaError.
-  void allocateStaging(std::uint64_t bytes);
   /// The pinned copy of vector @p index (0: A, 1: B, 2: C).
-  float* stagingVector(int index) const;
+  float* stagingVector(int index) const {
+    return static_cast<float*>(staging.get()) + index * (vectorBytes / sizeof(float));
+  }
 
   CUdevice device;                ///< The device.
   int ordinal;                    ///< Its ordinal.
@@ -53,10 +51,6 @@ struct DeviceSetup {
   OwnedStream stream;  ///< A non-blocking stream of the context; declared after what it uses.
   static constexpr int kBlockSize = 256;  ///< Threads per block of VecAdd_kernel.
 };
-
-/// A DeviceSetup for every device of this machine (cuDeviceGetCount, cuDeviceGet), in ordinal
-/// order: step 5 runs on all of them. @throws what DeviceSetup's constructor throws.
-std::vector<std::unique_ptr<DeviceSetup>> setUpEveryDevice();
 
 /// Every device set up, and the vectors' size.
 struct Devices {
@@ -73,18 +67,15 @@ struct Devices {
  * Step 1: parses @p resources (a `--resources` value; empty: every kind) before any driver call,
  * cuInit (Common's checkDriverInit() waives a driver older than the toolkit), picks
  * the device (Common's selectDevice()), waives when it has no memory
- * pools (its initial resource could not allocate), sets up every device, sizes the vectors to
- * the smallest free memory and to host memory (each device stages 3 pinned vectors), allocates
- * the staging copies, and reports the "Device" and "Vectors" lines and the JSON of the setup.
+ * pools (its initial resource could not allocate), sets up every device (cuDeviceGetCount,
+ * cuDeviceGet, in ordinal order: step 5 runs on all of them), sizes the vectors to the smallest
+ * free memory (every device allocates vectors of the same size) and to host memory (each device
+ * stages 3 pinned vectors), allocates the staging copies, and reports the "Device" line.
  * @throws WaivedError; UsageError for a size that does not fit; CudaError.
  */
 Devices setUpDevices(const std::optional<long long>& device,
                      const std::optional<std::uint64_t>& requestedBytes,
                      const std::string& resources, Report& report);
-
-/// The device of @p setups with the least free memory now: every device allocates vectors of the
-/// same size, so the size must fit that one. @throws CudaError; std::invalid_argument for none.
-DeviceFreeMemory smallestFreeMemory(const std::vector<std::unique_ptr<DeviceSetup>>& setups);
 
 /// A, B and C of the vector add, each one allocation of a resource.
 struct Vectors {
