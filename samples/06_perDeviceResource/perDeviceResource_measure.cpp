@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "support/text_format.hpp"
 #include "support/timing.hpp"
 
 namespace memsamples::resource {
@@ -146,28 +147,20 @@ std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
   for (const LatencyRow& row : rows)
     nameWidth = std::max(nameWidth, row.resource.size());
   const int width = static_cast<int>(nameWidth);
-  const auto microseconds = [](const TimingStats& stats) { return stats.medianMs * 1000.0; };
-  std::ostringstream out;
-  out << std::left << std::setw(width) << "resource" << std::right << std::setw(11) << "size"
-      << std::setw(13) << "N x batches" << std::setw(11) << "alloc us" << std::setw(10)
-      << "+sync us" << std::setw(10) << "free us" << std::setw(10) << "+sync us"
-      << "   alloc+sync / " << referenceResource << '\n';
+  std::string table = format("%-*s%11s%13s%11s%10s%10s%10s   alloc+sync / %s\n", width, "resource",
+                             "size", "N x batches", "alloc us", "+sync us", "free us", "+sync us",
+                             referenceResource.c_str());
   for (const LatencyRow& row : rows) {
     const std::string batches =
         std::to_string(row.batchSize) + " x " + std::to_string(row.allocate.samples);
-    out << std::left << std::setw(width) << row.resource << std::right << std::setw(11)
-        << formatBytes(row.bytes) << std::setw(13) << batches << std::fixed << std::setprecision(1)
-        << std::setw(11) << microseconds(row.allocate) << std::setw(10)
-        << microseconds(row.allocateSync) << std::setw(10) << microseconds(row.deallocate)
-        << std::setw(10) << microseconds(row.deallocateSync) << "   ";
     const std::optional<double> ratio = allocateRatio(rows, row, referenceResource);
-    if (ratio)
-      out << std::setprecision(2) << *ratio << 'x';
-    else
-      out << "n/a";
-    out << '\n';
+    table += format("%-*s%11s%13s%11.1f%10.1f%10.1f%10.1f   %s\n", width, row.resource.c_str(),
+                    formatBytes(row.bytes).c_str(), batches.c_str(),
+                    row.allocate.medianMs * 1000.0, row.allocateSync.medianMs * 1000.0,
+                    row.deallocate.medianMs * 1000.0, row.deallocateSync.medianMs * 1000.0,
+                    ratio ? format("%.2fx", *ratio).c_str() : "n/a");
   }
-  return out.str();
+  return table;
 }
 
 LatencyRow measureLatency(const std::string& label, MemoryResource& resource, std::uint64_t bytes,

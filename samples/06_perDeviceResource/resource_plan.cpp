@@ -4,6 +4,7 @@
 #include "resource_plan.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,19 +21,9 @@ std::vector<ResourceKind> allResourceKinds() {
 }
 
 const char* kindName(ResourceKind kind) noexcept {
-  switch (kind) {
-    case ResourceKind::Device:
-      return "device";
-    case ResourceKind::Managed:
-      return "managed";
-    case ResourceKind::Pinned:
-      return "pinned";
-    case ResourceKind::Numa:
-      return "numa";
-    case ResourceKind::Vmm:
-      return "vmm";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"device", "managed", "pinned", "numa", "vmm"};
+  const auto index = static_cast<std::size_t>(kind);
+  return index < std::size(kNames) ? kNames[index] : "unknown";
 }
 
 std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_view option) {
