@@ -11,7 +11,7 @@
  *
  * 1. Load the driver (**cuInit**, in setUpDevices()) and set every device up as 01
  *    does: a context of its own (**cuCtxCreate**), the kernel, a stream and pinned
- *    staging, one vector size that fits the smallest device (device_setup.cpp). The
+ *    staging, one vector size that fits the smallest device (resources.cpp). The
  *    chosen device's context is pushed (**cuCtxPushCurrent**): the registry's
  *    "current device" is the device of this thread's current context.
  * 2. Ask the registry: getCurrentDeviceResource() answers the current device's initial

@@ -608,6 +608,6 @@ mr::PerDeviceResourceRegistry& mr::processResourceRegistry() {
   return registry;
 }
 
-// Devices owns every DeviceSetup, whose release is device_setup.cpp's (with the driver); the
+// Devices owns every DeviceSetup, whose release is resources.cpp's (with the driver); the
 // tests make no DeviceSetup, so this binary's release is empty.
 mr::DeviceSetup::~DeviceSetup() {}
