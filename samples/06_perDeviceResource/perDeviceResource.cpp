@@ -226,10 +226,8 @@ int main(int argc, char** argv) {
   Options options;
   ms::CommandLine commandLine(
       "perDeviceResource",
-      "Registers a different memory resource (device pool, managed, pinned host, "
-      "NUMA-bound "
-      "host, striped VMM) per device in a thread-safe per-device registry, allocates "
-      "through "
+      "Registers a different memory resource (device pool, managed, pinned host, NUMA-bound "
+      "host, striped VMM) per device in a thread-safe per-device registry, allocates through "
       "it from several host threads, verifies a vector add on every kind and measures "
       "allocate / free latency.");
   commandLine.addCommonOptions(options.common);

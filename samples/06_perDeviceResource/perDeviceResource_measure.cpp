@@ -7,7 +7,6 @@
 #include <iomanip>
 #include <iterator>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -84,9 +83,7 @@ const char* rowLabel(ResourceKind kind) {
 }
 
 std::string microseconds(const TimingStats& stats) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(1) << stats.medianMs * 1000.0 << " us";
-  return text.str();
+  return format("%.1f us", stats.medianMs * 1000.0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "memsamples.hpp"
 #include "support/cli.hpp"
+#include "support/text_format.hpp"
 
 namespace memsamples::resource {
 
@@ -35,13 +36,13 @@ std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_
     if (name.empty())
       throw UsageError(prefix + "empty entry in '" + std::string(text) + "'");
     std::optional<ResourceKind> found;
-    std::string valid;
-    for (const ResourceKind kind : allResourceKinds()) {
-      valid += (valid.empty() ? "" : ", ") + std::string(kindName(kind));
+    for (const ResourceKind kind : allResourceKinds())
       if (name == kindName(kind))
         found = kind;
-    }
     if (!found) {
+      const std::string valid = joined(allResourceKinds(), [](ResourceKind kind) {
+        return std::string(kindName(kind));
+      });
       throw UsageError(prefix + "unknown resource '" + std::string(name) + "' (expected one of " +
                        valid + ")");
     }
