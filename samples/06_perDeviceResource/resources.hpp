@@ -184,37 +184,30 @@ class WarningLog {
   std::vector<std::string> lines_;
 };
 
-/**
- * The error path of steps 4 and 5: every entry of @p entries that was set (its previous is
- * recorded) and is still registered for its device gets that previous resource back, so that no
- * resource is destroyed while registered (what a ScopedResourceOverride does for a scope). On the
- * good path each was reset already, and nothing changes. Errors are swallowed: it runs in
- * unwinding.
- */
-inline void restorePreviousResources(const std::vector<KindResource>& entries) noexcept {
-  for (const KindResource& entry : entries) {
-    if (entry.previous == nullptr || entry.resource == nullptr)
-      continue;
-    try {
-      const int device = entry.resource->ownerDevice().value_or(0);
-      if (getPerDeviceResource(device) == entry.resource)
-        setPerDeviceResource(device, entry.previous);
-    } catch (...) {
-      // The registry accepted this device and this resource before; nothing to report here.
-    }
-  }
-}
-
 /// Step 3's resources: one per kind for the chosen device, one per device for step 5.
 struct Resources {
   Resources() = default;
   /// Takes over @p other's resources.
   Resources(Resources&& other) = default;
-  /// A step that threw between a set and its reset left a resource registered: it gets what
-  /// was there before back, before any kind is destroyed.
+  /// The error path of steps 4 and 5: an entry that was set (its previous is recorded) and is
+  /// still registered for its device gets that previous resource back before any kind is
+  /// destroyed, so that no resource is destroyed while registered (what a ScopedResourceOverride
+  /// does for a scope). On the good path each was reset already, and nothing changes. Errors are
+  /// swallowed: it runs in unwinding.
   ~Resources() {
-    restorePreviousResources(kinds);
-    restorePreviousResources(perDevice);
+    for (const std::vector<KindResource>* entries : {&kinds, &perDevice}) {
+      for (const KindResource& entry : *entries) {
+        if (entry.previous == nullptr || entry.resource == nullptr)
+          continue;
+        try {
+          const int device = entry.resource->ownerDevice().value_or(0);
+          if (getPerDeviceResource(device) == entry.resource)
+            setPerDeviceResource(device, entry.previous);
+        } catch (...) {
+          // The registry accepted this device and this resource before; nothing to report here.
+        }
+      }
+    }
   }
 
   std::unique_ptr<WarningLog> warnings;  ///< Declared first: the kinds warn into it.
