@@ -152,9 +152,9 @@ std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
         std::to_string(row.batchSize) + " x " + std::to_string(row.allocate.samples);
     const std::optional<double> ratio = allocateRatio(rows, row, referenceResource);
     table += format("%-*s%11s%13s%11.1f%10.1f%10.1f%10.1f   %s\n", width, row.resource.c_str(),
-                    formatBytes(row.bytes).c_str(), batches.c_str(),
-                    row.allocate.medianMs * 1000.0, row.allocateSync.medianMs * 1000.0,
-                    row.deallocate.medianMs * 1000.0, row.deallocateSync.medianMs * 1000.0,
+                    formatBytes(row.bytes).c_str(), batches.c_str(), row.allocate.medianMs * 1000.0,
+                    row.allocateSync.medianMs * 1000.0, row.deallocate.medianMs * 1000.0,
+                    row.deallocateSync.medianMs * 1000.0,
                     ratio ? format("%.2fx", *ratio).c_str() : "n/a");
   }
   return table;
@@ -309,10 +309,10 @@ void expectRules(Checks& checks, const KindResource& entry, const std::string& l
                 label + "set must return the initial resource");
   for (std::size_t t = 0; t < entry.answers.size(); ++t) {
     const MemoryResource* got = entry.answers[t];
-    checks.expect(got == entry.resource,
-                  label + "thread " + std::to_string(t) + ": getCurrentDeviceResource() " +
-                      "returned '" + (got ? got->name() : "nothing") + "', expected '" +
-                      entry.resource->name() + "'");
+    checks.expect(got == entry.resource, label + "thread " + std::to_string(t) +
+                                             ": getCurrentDeviceResource() " + "returned '" +
+                                             (got ? got->name() : "nothing") + "', expected '" +
+                                             entry.resource->name() + "'");
   }
   checks.expect(entry.verified.mismatches == 0, label + describeMismatch(entry.verified));
   checks.expect(entry.removed == entry.resource,
@@ -381,8 +381,8 @@ void reportPerDeviceStep(std::ostream& out, JsonObject& json, Checks& checks,
 
 }  // namespace
 
-Verdict reportStep(int step, RunRecord& record, const Devices& devices,
-                   const Resources* resources, const KindResource* kind) {
+Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Resources* resources,
+                   const KindResource* kind) {
   std::ostream& out = record.report.out();
   JsonObject& json = record.report.json();
   Checks& checks = record.checks;
@@ -394,9 +394,9 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices,
           << formatBytes(devices.bytes) << ") each, allocated by " << record.threads
           << " host threads";
       if (devices.count > 1)
-        out << "; sized for the smallest free memory of the " << devices.count
-            << " devices used (" << formatBytes(devices.smallest.freeBytes) << " on device "
-            << devices.smallest.device << ")";
+        out << "; sized for the smallest free memory of the " << devices.count << " devices used ("
+            << formatBytes(devices.smallest.freeBytes) << " on device " << devices.smallest.device
+            << ")";
       out << '\n';
       json.set("device", ordinal)
           .set("deviceName", devices.chosenName)
@@ -460,8 +460,7 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices,
       if (!record.skipLatency)
         reportLatency(resources->kinds, ordinal,
                       devices.setups[static_cast<std::size_t>(ordinal)]->stream.get(),
-                      {record.largeBytes.value_or(64ull << 20), record.iterations,
-                       record.warmup},
+                      {record.largeBytes.value_or(64ull << 20), record.iterations, record.warmup},
                       out, json);
       resources->warnings->print(out);
       return checks.report(out, json);

@@ -40,9 +40,8 @@ std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_
       if (name == kindName(kind))
         found = kind;
     if (!found) {
-      const std::string valid = joined(allResourceKinds(), [](ResourceKind kind) {
-        return std::string(kindName(kind));
-      });
+      const std::string valid =
+          joined(allResourceKinds(), [](ResourceKind kind) { return std::string(kindName(kind)); });
       throw UsageError(prefix + "unknown resource '" + std::string(name) + "' (expected one of " +
                        valid + ")");
     }

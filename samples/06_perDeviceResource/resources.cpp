@@ -1,7 +1,8 @@
 // The five kinds of memory resource (resources.hpp), each a small class that writes its own driver
 // calls, the process-wide registry, makeResources(), which makes step 3's resources, and below
-// them what step 1 sets up on every device (as in 01_vectorAddDrv) and the vector add of step 4. The NUMA kind is built only where libnuma was
-// found at configure time (PER_DEVICE_RESOURCE_HAS_NUMA), like 04_numaHostAlloc itself.
+// them what step 1 sets up on every device (as in 01_vectorAddDrv) and the vector add of step 4.
+// The NUMA kind is built only where libnuma was found at configure time
+// (PER_DEVICE_RESOURCE_HAS_NUMA), like 04_numaHostAlloc itself.
 #include "resources.hpp"
 
 #include <algorithm>
@@ -279,9 +280,9 @@ class NumaHostResource final : public TrackedResource<NumaAllocation> {
 // The node is 04's findNearestHostNode() of CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and sysfs, among
 // libnuma's nodes with 04's rule: GPU memory that is a NUMA node of its own (coherent
 // Grace-class systems) has memory, but binding host buffers there would put them in HBM.
-std::unique_ptr<MemoryResource> makeNumaResource(CUcontext context, CUdevice device,
-                                                 const std::function<void(const std::string&)>& warn,
-                                                 std::string& detail) {
+std::unique_ptr<MemoryResource> makeNumaResource(
+    CUcontext context, CUdevice device, const std::function<void(const std::string&)>& warn,
+    std::string& detail) {
   NodeQueries nodes = numa::libnumaNodes();
   int deviceCount = 0;
   check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
@@ -410,7 +411,8 @@ std::string unavailableReason(ResourceKind kind, CUdevice device) {
       {ResourceKind::Numa, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED,
        "no cuMemHostRegister (CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 0)"},
       {ResourceKind::Vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-       "no virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)"},
+       "no virtual memory management "
+       "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)"},
   };
   for (const Need& need : kNeeds)
     if (need.kind == kind && deviceAttribute(device, need.attribute) == 0)
@@ -510,9 +512,8 @@ Resources makeResources(const Devices& devices, int vmmStripes) {
   made.warnings = std::make_unique<WarningLog>();
   std::vector<ResourceKind> available;
   for (const ResourceKind kind : devices.kinds.kinds) {
-    KindResource entry = makeKindResource(kind, setup.context.get(),
-                                          *registry.initial(devices.chosen), vmmStripes,
-                                          *made.warnings);
+    KindResource entry = makeKindResource(
+        kind, setup.context.get(), *registry.initial(devices.chosen), vmmStripes, *made.warnings);
     if (entry.resource == nullptr && devices.kinds.listed)
       throw WaivedError(std::string("resource '") + kindName(kind) +
                         "' is not available on device " + std::to_string(devices.chosen) + ": " +
@@ -592,14 +593,13 @@ Devices setUpDevices(const std::optional<long long>& device,
   constexpr std::uint64_t kDefaultVectorBytes = 64ull << 20;
   Devices devices;
   devices.kinds = parseResourceKinds(resources);  // a usage error comes before any driver call
-  checkDriverInit(cuInit(0));  // a driver older than the toolkit waives the run
+  checkDriverInit(cuInit(0));                     // a driver older than the toolkit waives the run
   const CUdevice handle = selectDevice(device);
   devices.chosen = deviceOrdinal(handle);
   devices.chosenName = deviceName(handle);
   check(cuDeviceGetCount(&devices.count), "cuDeviceGetCount");
-  report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " ("
-               << devices.count << (devices.count == 1 ? " device" : " devices")
-               << " in this machine)\n";
+  report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " (" << devices.count
+               << (devices.count == 1 ? " device" : " devices") << " in this machine)\n";
   if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())
     throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
                       ": its initial resource cannot allocate");
@@ -616,9 +616,9 @@ Devices setUpDevices(const std::optional<long long>& device,
     freeMemory.push_back({d, freeBytes});
   }
   devices.smallest = smallestFreeMemory(freeMemory);  // one size for all
-  const std::uint64_t deviceBytes = chooseBufferBytes(
-      requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3, sizeof(float),
-      describeSizedFor(devices.smallest, devices.setups.size()));
+  const std::uint64_t deviceBytes =
+      chooseBufferBytes(requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3,
+                        sizeof(float), describeSizedFor(devices.smallest, devices.setups.size()));
   devices.bytes = fitHostMemory(  // each device's staging is 3 pinned vectors
       requestedBytes, deviceBytes, 3 * devices.count, sizeof(float));
   for (const auto& each : devices.setups) {

@@ -91,12 +91,12 @@ struct DeviceSetup {
 /// Every device set up, and the vectors' size.
 struct Devices {
   std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< Device d's, in ordinal order.
-  int chosen = 0;              ///< The device the run is about (`--device`, or the fastest).
-  std::string chosenName;      ///< Its name.
-  std::uint64_t bytes = 0;     ///< Bytes per vector, the same on every device.
-  DeviceFreeMemory smallest;   ///< The device whose free memory sized the vectors.
-  int count = 0;               ///< The number of devices (of setups).
-  ResourceKindList kinds;      ///< The kinds to make (`--resources`, parsed before cuInit).
+  int chosen = 0;             ///< The device the run is about (`--device`, or the fastest).
+  std::string chosenName;     ///< Its name.
+  std::uint64_t bytes = 0;    ///< Bytes per vector, the same on every device.
+  DeviceFreeMemory smallest;  ///< The device whose free memory sized the vectors.
+  int count = 0;              ///< The number of devices (of setups).
+  ResourceKindList kinds;     ///< The kinds to make (`--resources`, parsed before cuInit).
 };
 
 /**
@@ -152,14 +152,14 @@ struct KindResource {
   /// What the latency table times, when not resource: for the device kind the same pool without
   /// its current-device policy (a check of the resource's, not the driver's).
   MemoryResource* timed = nullptr;
-  std::string detail;               ///< What it chose: threshold, budget, node, stripes.
-  std::string whyNot;               ///< Why resource is null (or replaced, step 5).
-  CUmemoryPool pool = nullptr;      ///< The device pool's pool (the latency table).
-  VectorAddCheck verified;          ///< The vector add on its memory.
-  std::optional<bool> contextFree;  ///< usableWithoutCurrentContext(), where asked.
-  MemoryResource* previous = nullptr;     ///< What set returned when this resource was set.
-  MemoryResource* removed = nullptr;      ///< What reset returned afterwards.
-  std::vector<MemoryResource*> answers;   ///< What getCurrentDeviceResource() gave each thread.
+  std::string detail;                    ///< What it chose: threshold, budget, node, stripes.
+  std::string whyNot;                    ///< Why resource is null (or replaced, step 5).
+  CUmemoryPool pool = nullptr;           ///< The device pool's pool (the latency table).
+  VectorAddCheck verified;               ///< The vector add on its memory.
+  std::optional<bool> contextFree;       ///< usableWithoutCurrentContext(), where asked.
+  MemoryResource* previous = nullptr;    ///< What set returned when this resource was set.
+  MemoryResource* removed = nullptr;     ///< What reset returned afterwards.
+  std::vector<MemoryResource*> answers;  ///< What getCurrentDeviceResource() gave each thread.
 };
 
 /// Warnings (the NUMA binding's) from any thread, printed with the verdict.

@@ -219,7 +219,8 @@ TEST(ReportLatency, EveryKindEverySizeThePoolTwiceAndItsThresholdPutBack) {
         "\ndevice pool, keeps memory           64.0 KiB        2 x 5",
         "\nmanaged: guard + alloc, untouched   4.00 KiB        2 x 5",
         "\nvmm striped + granularity query     64.0 KiB        2 x 5",
-        "  device pool: release threshold as found", "  managed: its free-memory guard (one cuMemGetInfo",
+        "  device pool: release threshold as found",
+        "  managed: its free-memory guard (one cuMemGetInfo",
         "  vmm: every allocation also queries cuMemGetAllocationGranularity again"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
   }
@@ -373,9 +374,9 @@ TEST(ReportStep, Step3TheResourcesAndTheHeadingOfStep4) {
   memsamples::Report report(&out);
   mr::RunRecord record(report);
   mr::Resources resources;
-  resources.kinds.push_back(
-      kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)", {true, true, false},
-                   "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)"));
+  resources.kinds.push_back(kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)",
+                                         {true, true, false},
+                                         "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)"));
   mr::KindResource missing;
   missing.kind = mr::ResourceKind::Numa;
   missing.whyNot = "this build has no NUMA support";
