@@ -153,14 +153,12 @@ class ResourceAllocation {
         stream_(std::exchange(other.stream_, nullptr)) {}
   /// Gives back the current memory (errors ignored) and takes over @p other's.
   ResourceAllocation& operator=(ResourceAllocation&& other) noexcept {
-    if (this != &other) {
-      releaseIgnoringErrors();
-      resource_ = std::exchange(other.resource_, nullptr);
-      ptr_ = std::exchange(other.ptr_, nullptr);
-      bytes_ = std::exchange(other.bytes_, 0);
-      stream_ = std::exchange(other.stream_, nullptr);
-    }
-    return *this;
+    ResourceAllocation taken(std::move(other));  // a self-move gives the memory straight back
+    std::swap(resource_, taken.resource_);
+    std::swap(ptr_, taken.ptr_);
+    std::swap(bytes_, taken.bytes_);
+    std::swap(stream_, taken.stream_);
+    return *this;  // taken gives this object's previous memory back as it ends
   }
   ResourceAllocation(const ResourceAllocation&) = delete;
   ResourceAllocation& operator=(const ResourceAllocation&) = delete;

@@ -11,7 +11,7 @@
  *
  * 1. Load the driver (**cuInit**, in setUpDevices()) and set every device up as 01
  *    does: a context of its own (**cuCtxCreate**), the kernel, a stream and pinned
- *    staging, one vector size that fits the smallest device (device_setup.cpp). The
+ *    staging, one vector size that fits the smallest device (resources.cpp). The
  *    chosen device's context is pushed (**cuCtxPushCurrent**): the registry's
  *    "current device" is the device of this thread's current context.
  * 2. Ask the registry: getCurrentDeviceResource() answers the current device's initial
@@ -72,11 +72,11 @@ void joinAll(std::vector<std::thread>& threads,
 ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   // What the steps find, printed and checked as each step ends (perDeviceResource_measure.cpp).
   mr::RunRecord record(report);
-  record.settings.largeBytes = options.largeBytes;
-  record.settings.iterations = options.common.iterations;
-  record.settings.warmup = options.common.warmup;
-  record.settings.skipLatency = options.noLatency;
-  record.settings.threads = options.threads;
+  record.largeBytes = options.largeBytes;
+  record.iterations = options.common.iterations;
+  record.warmup = options.common.warmup;
+  record.skipLatency = options.noLatency;
+  record.threads = options.threads;
 
   //! [core]
   // 1. Load the driver (cuInit) and set every device up as 01 does. The registry's
@@ -226,10 +226,8 @@ int main(int argc, char** argv) {
   Options options;
   ms::CommandLine commandLine(
       "perDeviceResource",
-      "Registers a different memory resource (device pool, managed, pinned host, "
-      "NUMA-bound "
-      "host, striped VMM) per device in a thread-safe per-device registry, allocates "
-      "through "
+      "Registers a different memory resource (device pool, managed, pinned host, NUMA-bound "
+      "host, striped VMM) per device in a thread-safe per-device registry, allocates through "
       "it from several host threads, verifies a vector add on every kind and measures "
       "allocate / free latency.");
   commandLine.addCommonOptions(options.common);

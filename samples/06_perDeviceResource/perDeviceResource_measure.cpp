@@ -1,4 +1,4 @@
-// The latency table of step 6 and the rows and JSON records of steps 1-5
+// reportStep(): the lines, JSON records and checks of steps 1-6, and the latency table of step 6
 // (perDeviceResource_measure.hpp says how the latency is measured).
 #include "perDeviceResource_measure.hpp"
 
@@ -7,10 +7,10 @@
 #include <iomanip>
 #include <iterator>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
+#include "support/text_format.hpp"
 #include "support/timing.hpp"
 
 namespace memsamples::resource {
@@ -68,6 +68,9 @@ class ScopedPoolReleaseThreshold {
 };
 
 constexpr const char* kReferenceRow = "device pool";
+constexpr std::uint64_t kSmallLatencySizes[] = {4096, 65536};
+constexpr int kMaxLatencyBatch = 10;
+constexpr int kTargetLatencyBatches = 5;
 
 // A row's label says what it includes beyond the bare allocation; the notes under the table
 // explain it. In the order of ResourceKind.
@@ -80,9 +83,7 @@ const char* rowLabel(ResourceKind kind) {
 }
 
 std::string microseconds(const TimingStats& stats) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(1) << stats.medianMs * 1000.0 << " us";
-  return text.str();
+  return format("%.1f us", stats.medianMs * 1000.0);
 }
 
 }  // namespace
@@ -143,28 +144,20 @@ std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
   for (const LatencyRow& row : rows)
     nameWidth = std::max(nameWidth, row.resource.size());
   const int width = static_cast<int>(nameWidth);
-  const auto microseconds = [](const TimingStats& stats) { return stats.medianMs * 1000.0; };
-  std::ostringstream out;
-  out << std::left << std::setw(width) << "resource" << std::right << std::setw(11) << "size"
-      << std::setw(13) << "N x batches" << std::setw(11) << "alloc us" << std::setw(10)
-      << "+sync us" << std::setw(10) << "free us" << std::setw(10) << "+sync us"
-      << "   alloc+sync / " << referenceResource << '\n';
+  std::string table = format("%-*s%11s%13s%11s%10s%10s%10s   alloc+sync / %s\n", width, "resource",
+                             "size", "N x batches", "alloc us", "+sync us", "free us", "+sync us",
+                             referenceResource.c_str());
   for (const LatencyRow& row : rows) {
     const std::string batches =
         std::to_string(row.batchSize) + " x " + std::to_string(row.allocate.samples);
-    out << std::left << std::setw(width) << row.resource << std::right << std::setw(11)
-        << formatBytes(row.bytes) << std::setw(13) << batches << std::fixed << std::setprecision(1)
-        << std::setw(11) << microseconds(row.allocate) << std::setw(10)
-        << microseconds(row.allocateSync) << std::setw(10) << microseconds(row.deallocate)
-        << std::setw(10) << microseconds(row.deallocateSync) << "   ";
     const std::optional<double> ratio = allocateRatio(rows, row, referenceResource);
-    if (ratio)
-      out << std::setprecision(2) << *ratio << 'x';
-    else
-      out << "n/a";
-    out << '\n';
+    table += format("%-*s%11s%13s%11.1f%10.1f%10.1f%10.1f   %s\n", width, row.resource.c_str(),
+                    formatBytes(row.bytes).c_str(), batches.c_str(), row.allocate.medianMs * 1000.0,
+                    row.allocateSync.medianMs * 1000.0, row.deallocate.medianMs * 1000.0,
+                    row.deallocateSync.medianMs * 1000.0,
+                    ratio ? format("%.2fx", *ratio).c_str() : "n/a");
   }
-  return out.str();
+  return table;
 }
 
 LatencyRow measureLatency(const std::string& label, MemoryResource& resource, std::uint64_t bytes,
@@ -217,7 +210,7 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
          "work; the other kinds allocate at once,\n"
          "  and their deallocate synchronizes the stream itself, once per call; the ratio "
          "compares alloc+sync\n";
-  // The managed guard's cuMemGetInfo answers for the current context, as in ManagedBuffer.
+  // The managed guard's cuMemGetInfo answers for the current context, as in the managed resource.
   const TimingStats syncBaseline =
       timeHostCall(settings.warmup, baselineRepetitions, [&] { synchronize(stream); });
   const TimingStats guardBaseline = timeHostCall(settings.warmup, baselineRepetitions, [] {
@@ -259,7 +252,7 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
            "policy of the resource, not a driver need)\n";
   }
   if (hasManaged) {
-    out << "  managed: 03's ManagedBuffer, i.e. its free-memory guard (one cuMemGetInfo per "
+    out << "  managed: its free-memory guard (one cuMemGetInfo per "
            "allocation, see the baseline) + cuMemAllocManaged; no page is touched, so no page "
            "is created: not the cost of managed memory in use\n";
   }
@@ -289,103 +282,6 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
                                    .set("repetitions", baselineRepetitions));
 }
 
-void reportSetup(std::ostream& out, JsonObject& json, int ordinal, const std::string& deviceName,
-                 int deviceCount, std::uint64_t bytes, const DeviceFreeMemory& smallest,
-                 std::size_t devicesUsed, int threads) {
-  out << "Vectors: " << bytes / sizeof(float) << " floats (" << formatBytes(bytes)
-      << ") each, allocated by " << threads << " host threads";
-  if (devicesUsed > 1) {
-    out << "; sized for the smallest free memory of the " << devicesUsed << " devices used ("
-        << formatBytes(smallest.freeBytes) << " on device " << smallest.device << ")";
-  }
-  out << '\n';
-  json.set("device", ordinal)
-      .set("deviceName", deviceName)
-      .set("deviceCount", deviceCount)
-      .set("bytesPerVector", bytes)
-      .set("sizedForDevice", smallest.device)
-      .set("sizedForFreeBytes", smallest.freeBytes)
-      .set("threads", threads);
-}
-
-void printResource(std::ostream& out, const KindResource& made) {
-  out << "  " << std::left << std::setw(8) << kindName(made.kind);
-  if (made.resource == nullptr) {
-    out << std::right << "left out: " << made.whyNot << '\n';
-    return;
-  }
-  out << std::setw(36) << made.resource->name() << std::setw(26)
-      << describeProperties(made.resource->properties()) << made.detail << '\n'
-      << std::right;
-}
-
-void printKindsHeading(std::ostream& out, int ordinal, int threads, int scratchPerThread,
-                       std::size_t scratchBytes) {
-  out << "\n[4] Each resource in turn on device " << ordinal << ": " << threads
-      << " threads allocate A, B, C and " << scratchPerThread << " x " << formatBytes(scratchBytes)
-      << " scratch each via getCurrentDeviceResource()\n";
-}
-
-void printKindResult(std::ostream& out, const KindResource& entry, std::uint64_t bytes) {
-  out << "  " << std::left << std::setw(8) << kindName(entry.kind) << std::right << "C = A + B on "
-      << entry.resource->name() << ": "
-      << (entry.verified.mismatches == 0
-              ? "all " + std::to_string(bytes / sizeof(float)) + " elements exact"
-              : describeMismatch(entry.verified));
-  if (entry.contextFree)
-    out << "; used from a thread without a current context: "
-        << (*entry.contextFree ? "ok" : "FAILED");
-  out << '\n';
-}
-
-void recordKinds(JsonObject& json, const std::vector<KindResource>& resources) {
-  JsonArray kinds;
-  for (const KindResource& made : resources) {
-    JsonObject record;
-    record.set("kind", kindName(made.kind)).set("available", made.resource != nullptr);
-    if (made.resource == nullptr) {
-      record.set("reason", made.whyNot);
-    } else {
-      record.set("resource", made.resource->name())
-          .set("properties", describeProperties(made.resource->properties()))
-          .set("detail", made.detail)
-          .set("mismatches", static_cast<std::uint64_t>(made.verified.mismatches));
-    }
-    kinds.addRaw(record.dump());
-  }
-  json.set("kinds", kinds);
-}
-
-void printPerDeviceHeading(std::ostream& out, const std::vector<KindResource>& perDevice) {
-  if (perDevice.empty()) {
-    out << "\n[5] A different resource per device: skipped (this machine has one device)\n";
-    return;
-  }
-  out << "\n[5] A different resource per device, one thread per device "
-         "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n";
-  for (std::size_t d = 0; d < perDevice.size(); ++d)
-    if (!perDevice[d].whyNot.empty())
-      out << "  device " << d << ": " << perDevice[d].whyNot << "; it keeps the device pool\n";
-}
-
-void reportPerDevice(std::ostream& out, JsonObject& json,
-                     const std::vector<KindResource>& perDevice) {
-  JsonArray records;
-  for (std::size_t d = 0; d < perDevice.size(); ++d) {
-    const KindResource& entry = perDevice[d];
-    const std::string result =
-        entry.resource->name() + ": " +
-        (entry.verified.mismatches == 0 ? "exact" : describeMismatch(entry.verified));
-    out << "  device " << d << ": " << result << '\n';
-    records.addRaw(JsonObject()
-                       .set("device", static_cast<int>(d))
-                       .set("kind", kindName(entry.kind))
-                       .set("result", result)
-                       .dump());
-  }
-  json.set("perDevice", records);
-}
-
 void Checks::expect(bool ok, const std::string& what) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++count_;
@@ -403,22 +299,6 @@ Verdict Checks::report(std::ostream& out, JsonObject& json) {
   return failures_.empty() ? Verdict::Pass : Verdict::Fail;
 }
 
-std::function<void(const std::string&)> WarningLog::sink() {
-  return [this](const std::string& text) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    lines_.push_back(text);
-  };
-}
-
-void WarningLog::print(std::ostream& out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::string& line : lines_)
-    out << "Warning: " << line << '\n';
-}
-
-}  // namespace memsamples::resource
-
-namespace memsamples::resource {
 namespace {
 
 // Steps 4 and 5: set returned the initial resource, every thread got the one set, C is exact,
@@ -429,30 +309,102 @@ void expectRules(Checks& checks, const KindResource& entry, const std::string& l
                 label + "set must return the initial resource");
   for (std::size_t t = 0; t < entry.answers.size(); ++t) {
     const MemoryResource* got = entry.answers[t];
-    checks.expect(got == entry.resource,
-                  label + "thread " + std::to_string(t) + ": getCurrentDeviceResource() " +
-                      "returned '" + (got ? got->name() : "nothing") + "', expected '" +
-                      entry.resource->name() + "'");
+    checks.expect(got == entry.resource, label + "thread " + std::to_string(t) +
+                                             ": getCurrentDeviceResource() " + "returned '" +
+                                             (got ? got->name() : "nothing") + "', expected '" +
+                                             entry.resource->name() + "'");
   }
   checks.expect(entry.verified.mismatches == 0, label + describeMismatch(entry.verified));
   checks.expect(entry.removed == entry.resource,
                 label + "reset must return the resource it removed");
 }
 
+// "exact", or what the first wrong element was.
+std::string verdictOf(const VectorAddCheck& verified, const std::string& exact) {
+  return verified.mismatches == 0 ? exact : describeMismatch(verified);
+}
+
+// Step 5: the JSON of every kind of step 3-4, the refusal of another device's pool, every
+// device's own resource, and every device back on its initial resource.
+void reportPerDeviceStep(std::ostream& out, JsonObject& json, Checks& checks,
+                         const Devices& devices, const Resources& resources) {
+  JsonArray kinds;
+  for (const KindResource& made : resources.kinds) {
+    JsonObject record;
+    record.set("kind", kindName(made.kind)).set("available", made.resource != nullptr);
+    if (made.resource == nullptr)
+      record.set("reason", made.whyNot);
+    else
+      record.set("resource", made.resource->name())
+          .set("properties", describeProperties(made.resource->properties()))
+          .set("detail", made.detail)
+          .set("mismatches", static_cast<std::uint64_t>(made.verified.mismatches));
+    kinds.addRaw(record.dump());
+  }
+  json.set("kinds", kinds);
+
+  const std::vector<KindResource>& perDevice = resources.perDevice;
+  if (perDevice.empty())
+    out << "\n[5] A different resource per device: skipped (this machine has one device)\n";
+  else
+    out << "\n[5] A different resource per device, one thread per device "
+           "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n";
+  for (std::size_t d = 0; d < perDevice.size(); ++d)
+    if (!perDevice[d].whyNot.empty())
+      out << "  device " << d << ": " << perDevice[d].whyNot << "; it keeps the device pool\n";
+  if (!perDevice.empty()) {
+    checks.expect(!resources.refusal.empty(), "another device's pool must refuse to allocate here");
+    out << "  device pool of device " << (devices.chosen + 1) % devices.count
+        << " used with device " << devices.chosen
+        << "'s context current -> std::logic_error: " << resources.refusal << '\n';
+  }
+  PerDeviceResourceRegistry& registry = processResourceRegistry();
+  for (std::size_t d = 0; d < perDevice.size(); ++d)
+    expectRules(checks, perDevice[d], "device " + std::to_string(d) + ": ");
+  for (int d = 0; d < devices.count; ++d)
+    checks.expect(registry.get(d) == registry.initial(d),
+                  "device " + std::to_string(d) + " must end on its initial resource");
+
+  JsonArray records;
+  for (std::size_t d = 0; d < perDevice.size(); ++d) {
+    const std::string result =
+        perDevice[d].resource->name() + ": " + verdictOf(perDevice[d].verified, "exact");
+    out << "  device " << d << ": " << result << '\n';
+    records.addRaw(JsonObject()
+                       .set("device", static_cast<int>(d))
+                       .set("kind", kindName(perDevice[d].kind))
+                       .set("result", result)
+                       .dump());
+  }
+  json.set("perDevice", records);
+}
+
 }  // namespace
 
-Verdict reportStep(int step, RunRecord& record, const Devices& devices,
-                   const Resources* resources, const KindResource* kind) {
+Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Resources* resources,
+                   const KindResource* kind) {
   std::ostream& out = record.report.out();
   JsonObject& json = record.report.json();
   Checks& checks = record.checks;
-  const ReportSettings& settings = record.settings;
   PerDeviceResourceRegistry& registry = processResourceRegistry();
   const int ordinal = devices.chosen;
   switch (step) {
-    case 1:
-      reportSetup(out, json, ordinal, devices.chosenName, devices.count, devices.bytes,
-                  devices.smallest, devices.setups.size(), settings.threads);
+    case 1:  // the vectors, and what sized them
+      out << "Vectors: " << devices.bytes / sizeof(float) << " floats ("
+          << formatBytes(devices.bytes) << ") each, allocated by " << record.threads
+          << " host threads";
+      if (devices.count > 1)
+        out << "; sized for the smallest free memory of the " << devices.count << " devices used ("
+            << formatBytes(devices.smallest.freeBytes) << " on device " << devices.smallest.device
+            << ")";
+      out << '\n';
+      json.set("device", ordinal)
+          .set("deviceName", devices.chosenName)
+          .set("deviceCount", devices.count)
+          .set("bytesPerVector", devices.bytes)
+          .set("sizedForDevice", devices.smallest.device)
+          .set("sizedForFreeBytes", devices.smallest.freeBytes)
+          .set("threads", record.threads);
       break;
     case 2:  // the first answers, and an id that does not exist
       out << "\n[2] The process-wide registry (" << devices.count
@@ -471,43 +423,44 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices,
       checks.expect(!record.outOfRange.empty(),
                     "a device id that does not exist must get std::out_of_range");
       break;
-    case 3:  // the resources, then the heading of step 4, which begins now
+    case 3:  // one line per kind, then the heading of step 4, which begins now
       out << "\n[3] Resources of device " << ordinal << '\n';
-      for (const KindResource& made : resources->kinds)
-        printResource(out, made);
-      printKindsHeading(out, ordinal, settings.threads, kScratchPerThread, kScratchBytes);
+      for (const KindResource& made : resources->kinds) {
+        out << "  " << std::left << std::setw(8) << kindName(made.kind);
+        if (made.resource == nullptr)
+          out << std::right << "left out: " << made.whyNot << '\n';
+        else
+          out << std::setw(36) << made.resource->name() << std::setw(26)
+              << describeProperties(made.resource->properties()) << made.detail << '\n'
+              << std::right;
+      }
+      out << "\n[4] Each resource in turn on device " << ordinal << ": " << record.threads
+          << " threads allocate A, B, C and " << kScratchPerThread << " x "
+          << formatBytes(kScratchBytes) << " scratch each via getCurrentDeviceResource()\n";
       break;
-    case 4: {
+    case 4: {  // one kind: its answers and its vector add
       const std::string label = std::string(kindName(kind->kind)) + ": ";
       expectRules(checks, *kind, label);
       if (kind->contextFree)
         checks.expect(*kind->contextFree, label + "the thread without a context had one current");
-      printKindResult(out, *kind, devices.bytes);
+      out << "  " << std::left << std::setw(8) << kindName(kind->kind) << std::right
+          << "C = A + B on " << kind->resource->name() << ": "
+          << verdictOf(kind->verified,
+                       "all " + std::to_string(devices.bytes / sizeof(float)) + " elements exact");
+      if (kind->contextFree)
+        out << "; used from a thread without a current context: "
+            << (*kind->contextFree ? "ok" : "FAILED");
+      out << '\n';
       break;
     }
     case 5:
-      recordKinds(json, resources->kinds);
-      printPerDeviceHeading(out, resources->perDevice);
-      if (!resources->perDevice.empty()) {
-        checks.expect(!resources->refusal.empty(),
-                      "another device's pool must refuse to allocate here");
-        out << "  device pool of device " << (ordinal + 1) % devices.count
-            << " used with device " << ordinal
-            << "'s context current -> std::logic_error: " << resources->refusal << '\n';
-      }
-      for (std::size_t d = 0; d < resources->perDevice.size(); ++d)
-        expectRules(checks, resources->perDevice[d], "device " + std::to_string(d) + ": ");
-      for (int d = 0; d < devices.count; ++d)
-        checks.expect(registry.get(d) == registry.initial(d),
-                      "device " + std::to_string(d) + " must end on its initial resource");
-      reportPerDevice(out, json, resources->perDevice);
+      reportPerDeviceStep(out, json, checks, devices, *resources);
       break;
     default:  // 6: the latency of each kind on this device, every row measured the same way
-      if (!settings.skipLatency)
+      if (!record.skipLatency)
         reportLatency(resources->kinds, ordinal,
                       devices.setups[static_cast<std::size_t>(ordinal)]->stream.get(),
-                      {settings.largeBytes.value_or(64ull << 20), settings.iterations,
-                       settings.warmup},
+                      {record.largeBytes.value_or(64ull << 20), record.iterations, record.warmup},
                       out, json);
       resources->warnings->print(out);
       return checks.report(out, json);

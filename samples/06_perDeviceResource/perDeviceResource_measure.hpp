@@ -1,8 +1,8 @@
 /**
  * @file perDeviceResource_measure.hpp
- * @brief What 06_perDeviceResource measures and reports beside its lesson: the allocate / free
- *        latency table of every resource kind (step 6), the lines and JSON records of steps 1-5,
- *        and the checks that make the verdict.
+ * @brief What 06_perDeviceResource measures and reports beside its lesson: reportStep(), one call
+ *        per step, which prints each step's lines and JSON and checks its answers; and the
+ *        allocate / free latency table of every resource kind (step 6).
  *
  * **How the latency is measured**, the same way for every kind so that the rows compare: per
  * batch, the N allocate calls back to back, then one cuStreamSynchronize; then the N deallocate
@@ -18,9 +18,7 @@
 
 #include <cuda.h>
 
-#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -29,7 +27,6 @@
 
 #include "memory_resource.hpp"
 #include "memsamples.hpp"
-#include "resource_plan.hpp"
 #include "resources.hpp"
 
 namespace memsamples::resource {
@@ -37,17 +34,11 @@ namespace memsamples::resource {
 /// @name The latency plan (no driver call; unit tested)
 /// @{
 
-/// The small sizes of the latency table: 4 KiB and 64 KiB.
-inline constexpr std::uint64_t kSmallLatencySizes[] = {4096, 65536};
-/// The most allocations of one batch.
-inline constexpr int kMaxLatencyBatch = 10;
-/// How many batches planLatencyBatches() aims for, so that the median has several samples.
-inline constexpr int kTargetLatencyBatches = 5;
 /// The most memory one batch keeps allocated at once (1 GiB).
 inline constexpr std::uint64_t kLatencyBatchBytes = std::uint64_t{1} << 30;
 
-/// The small sizes and @p largeBytes, ascending, without duplicates.
-/// @throws std::invalid_argument for 0.
+/// The small sizes of the table (4 KiB and 64 KiB) and @p largeBytes, ascending, without
+/// duplicates. @throws std::invalid_argument for 0.
 std::vector<std::uint64_t> latencySizes(std::uint64_t largeBytes);
 
 /// Allocations to time at @p bytes: @p iterations above 1 MiB (they pin, map or create whole
@@ -62,9 +53,10 @@ struct LatencyBatches {
 };
 
 /**
- * Splits @p repetitions allocations of @p bytes into batches: N = repetitions /
- * kTargetLatencyBatches, at least 1, at most kMaxLatencyBatch and @p maxBatchBytes / @p bytes;
- * then as many whole batches as fit (at least one). 200 x 4 KiB -> 20 x 10; 20 x 64 MiB -> 5 x 4.
+ * Splits @p repetitions allocations of @p bytes into batches: N = repetitions / 5 (about five
+ * batches, so that the median has several samples), at least 1, at most 10 and
+ * @p maxBatchBytes / @p bytes; then as many whole batches as fit (at least one).
+ * 200 x 4 KiB -> 20 x 10; 20 x 64 MiB -> 5 x 4.
  * @throws std::invalid_argument for 0 bytes or fewer than 1 repetition.
  */
 LatencyBatches planLatencyBatches(std::uint64_t bytes, int repetitions,
@@ -96,8 +88,9 @@ std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
 /// @name Measuring (host clock; the driver through the resources and cuStreamSynchronize)
 /// @{
 
-/// One row: @p warmup untimed batches, then plan.batches timed ones of @p resource at @p bytes
-/// on @p stream, which must be idle. @throws what the resource or cuStreamSynchronize throw.
+/// One row, the one timing loop of every kind: @p warmup untimed batches, then plan.batches
+/// timed ones of @p resource at @p bytes on @p stream, which must be idle.
+/// @throws what the resource or cuStreamSynchronize throw.
 LatencyRow measureLatency(const std::string& label, MemoryResource& resource, std::uint64_t bytes,
                           int warmup, const LatencyBatches& plan, CUstream stream);
 
@@ -116,51 +109,8 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
 
 /// @}
 
-/// @name The lines and records of steps 1-5
-/// @{
-
-/// Step 1: the "Vectors:" line and the JSON fields of the run's setup.
-void reportSetup(std::ostream& out, JsonObject& json, int ordinal, const std::string& deviceName,
-                 int deviceCount, std::uint64_t bytes, const DeviceFreeMemory& smallest,
-                 std::size_t devicesUsed, int threads);
-
-/// Step 3: one line per kind, the resource with its properties and choices, or why it is left out.
-void printResource(std::ostream& out, const KindResource& made);
-
-/// Step 4's heading: how many threads allocate what on device @p ordinal.
-void printKindsHeading(std::ostream& out, int ordinal, int threads, int scratchPerThread,
-                       std::size_t scratchBytes);
-
-/// Step 4: the vector add on @p entry's memory (vectors of @p bytes), and whether the kind worked
-/// on a thread without a current context, where that was asked.
-void printKindResult(std::ostream& out, const KindResource& entry, std::uint64_t bytes);
-
-/// The JSON `kinds`: per kind of @p resources, the resource with its step-4 mismatches, or why
-/// it is left out.
-void recordKinds(JsonObject& json, const std::vector<KindResource>& resources);
-
-/// Step 5's heading (or that it is skipped, when @p perDevice is empty) and, per device that
-/// keeps its pool, which kind was missing there.
-void printPerDeviceHeading(std::ostream& out, const std::vector<KindResource>& perDevice);
-
-/// Step 5: the vector add on every device's resource, and the JSON `perDevice` (empty when
-/// @p perDevice is).
-void reportPerDevice(std::ostream& out, JsonObject& json,
-                     const std::vector<KindResource>& perDevice);
-
-/// @}
-
 /// @name The run's report and verdict
 /// @{
-
-/// What step 6 is run with (the command line's values).
-struct ReportSettings {
-  std::optional<std::uint64_t> largeBytes;  ///< `--large-size` (default 64 MiB).
-  int iterations = 20;                      ///< `--iterations`.
-  int warmup = 3;                           ///< `--warmup`.
-  bool skipLatency = false;                 ///< `--no-latency`.
-  int threads = 4;                          ///< `--threads`, for the step 4 heading.
-};
 
 /// The checks of a run, recorded rather than thrown, so that the verdict lists every one that
 /// failed. Thread-safe.
@@ -178,12 +128,17 @@ class Checks {
   std::vector<std::string> failures_;
 };
 
-/// What the lesson's steps found, for reportStep() to print and check as each step ends.
+/// What the lesson's steps found, and the command line's values, for reportStep(): a plain
+/// struct the lesson fills.
 struct RunRecord {
   /// Reports to @p into.
   explicit RunRecord(Report& into) : report(into) {}
   Report& report;                             ///< The lines and the JSON.
-  ReportSettings settings;                    ///< The command line's values.
+  std::optional<std::uint64_t> largeBytes;    ///< `--large-size` (default 64 MiB).
+  int iterations = 20;                        ///< `--iterations`.
+  int warmup = 3;                             ///< `--warmup`.
+  bool skipLatency = false;                   ///< `--no-latency`.
+  int threads = 4;                            ///< `--threads`, for the lines of steps 1 and 4.
   MemoryResource* initial = nullptr;          ///< Step 2: getCurrentDeviceResource(), first call.
   MemoryResource* perDeviceAnswer = nullptr;  ///< Step 2: getPerDeviceResource() of that device.
   std::string outOfRange;  ///< Step 2: what getPerDeviceResource(count) threw; empty if nothing.

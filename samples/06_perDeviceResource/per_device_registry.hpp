@@ -1,7 +1,8 @@
 /**
  * @file per_device_registry.hpp
- * @brief Which memory resource each device uses: RMM's per-device resource registry (seed 002),
- *        get / set / reset per device and for the current device, thread-safe, in one header.
+ * @brief Which memory resource each device uses: RMM's per-device resource registry
+ *        (rmm/mr/per_device_resource.hpp), get / set / reset per device and for the current
+ *        device, thread-safe, in one header.
  *
  * The rules, RMM's, each stated again at its function:
  * - Every device starts on its **initial** resource, made the first time it is needed (once per

@@ -1,14 +1,18 @@
-// Resource kinds and --resources, the per-device assignment, and the device with the least free
-// memory.
+// Resource kinds and --resources, the per-device assignment, the device with the least free
+// memory, and the managed kind's guard and budget: no cu* call, so the unit tests run them on any
+// machine.
 #include "resource_plan.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "memsamples.hpp"
 #include "support/cli.hpp"
+#include "support/text_format.hpp"
 
 namespace memsamples::resource {
 
@@ -18,19 +22,9 @@ std::vector<ResourceKind> allResourceKinds() {
 }
 
 const char* kindName(ResourceKind kind) noexcept {
-  switch (kind) {
-    case ResourceKind::Device:
-      return "device";
-    case ResourceKind::Managed:
-      return "managed";
-    case ResourceKind::Pinned:
-      return "pinned";
-    case ResourceKind::Numa:
-      return "numa";
-    case ResourceKind::Vmm:
-      return "vmm";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"device", "managed", "pinned", "numa", "vmm"};
+  const auto index = static_cast<std::size_t>(kind);
+  return index < std::size(kNames) ? kNames[index] : "unknown";
 }
 
 std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_view option) {
@@ -42,13 +36,12 @@ std::vector<ResourceKind> parseResourceKinds(std::string_view text, std::string_
     if (name.empty())
       throw UsageError(prefix + "empty entry in '" + std::string(text) + "'");
     std::optional<ResourceKind> found;
-    std::string valid;
-    for (const ResourceKind kind : allResourceKinds()) {
-      valid += (valid.empty() ? "" : ", ") + std::string(kindName(kind));
+    for (const ResourceKind kind : allResourceKinds())
       if (name == kindName(kind))
         found = kind;
-    }
     if (!found) {
+      const std::string valid =
+          joined(allResourceKinds(), [](ResourceKind kind) { return std::string(kindName(kind)); });
       throw UsageError(prefix + "unknown resource '" + std::string(name) + "' (expected one of " +
                        valid + ")");
     }
@@ -93,6 +86,62 @@ std::string describeSizedFor(const DeviceFreeMemory& smallest, std::size_t devic
     return "the device";
   return "device " + std::to_string(smallest.device) + " (the least free memory of the " +
          std::to_string(devicesUsed) + " devices used)";
+}
+
+namespace {
+
+/// Two sizes a message compares: formatBytes() of each, or the exact byte counts when both would
+/// print the same ("1.00 GiB refused: only 1.00 GiB free" would explain nothing).
+std::pair<std::string, std::string> comparedSizes(std::uint64_t first, std::uint64_t second) {
+  std::string a = formatBytes(first);
+  std::string b = formatBytes(second);
+  if (a == b && first != second)
+    return {std::to_string(first) + " bytes", std::to_string(second) + " bytes"};
+  return {std::move(a), std::move(b)};
+}
+
+}  // namespace
+
+void checkManagedRequest(std::uint64_t bytes, std::uint64_t freeBytes) {
+  if (bytes == 0) {
+    throw ManagedAllocationRefused(
+        "cuMemAllocManaged of 0 bytes refused: a managed allocation needs at least one byte "
+        "(the driver would return CUDA_ERROR_INVALID_VALUE)");
+  }
+  if (bytes > freeBytes) {
+    const auto [asked, available] = comparedSizes(bytes, freeBytes);
+    throw ManagedAllocationRefused(
+        "cuMemAllocManaged of " + asked + " refused: the device has only " + available +
+        " free, and over-subscribing managed memory can stall a shared GPU; ask for at most " +
+        available);
+  }
+}
+
+void ManagedMemoryBudget::reserve(std::uint64_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes > limit_ - reserved_) {  // a subtraction, so that a huge request cannot overflow
+    const auto [asked, left] = comparedSizes(bytes, limit_ - reserved_);
+    throw ManagedAllocationRefused("cuMemAllocManaged of " + asked +
+                                   " refused: the managed-memory budget of " + formatBytes(limit_) +
+                                   " has " + left + " left (" + formatBytes(reserved_) +
+                                   " already allocated)");
+  }
+  reserved_ += bytes;
+}
+
+void ManagedMemoryBudget::release(std::uint64_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes > reserved_) {
+    const auto [given, charged] = comparedSizes(bytes, reserved_);
+    throw std::logic_error("ManagedMemoryBudget::release: " + given + " given back, but only " +
+                           charged + " is charged; a caller released memory it never reserved");
+  }
+  reserved_ -= bytes;
+}
+
+std::uint64_t ManagedMemoryBudget::reserved() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return reserved_;
 }
 
 }  // namespace memsamples::resource

@@ -1,10 +1,14 @@
 // The five kinds of memory resource (resources.hpp), each a small class that writes its own driver
-// calls, and makeKindResource(), which picks one. The NUMA kind is built only where libnuma was
-// found at configure time (PER_DEVICE_RESOURCE_HAS_NUMA), like 04_numaHostAlloc itself.
+// calls, the process-wide registry, makeResources(), which makes step 3's resources, and below
+// them what step 1 sets up on every device (as in 01_vectorAddDrv) and the vector add of step 4.
+// The NUMA kind is built only where libnuma was found at configure time
+// (PER_DEVICE_RESOURCE_HAS_NUMA), like 04_numaHostAlloc itself.
 #include "resources.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -13,9 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "managed_buffer.hpp"
 #include "memsamples.hpp"
-#include "owned_allocations.hpp"
 #include "run_plan.hpp"
 #include "striped_vmm.hpp"
 #if PER_DEVICE_RESOURCE_HAS_NUMA
@@ -93,77 +95,94 @@ class DevicePoolResource final : public MemoryResource {
 
 // ---------------------------------------------------------- what the context-bound kinds share
 
-// A resource made for one context: its device comes from cuCtxGetDevice_v2 (which asks without
-// making the context current), and every driver call it makes runs with the context pushed.
-class ContextBoundResource : public MemoryResource {
+// The managed, pinned, NUMA and VMM kinds: each is made for one context (its device comes from
+// cuCtxGetDevice_v2, which asks without making the context current), makes every driver call with
+// that context pushed, and keeps the RAII owner of each allocation (an OwnedDeviceMemory, a
+// StripedVmmRange...) in a table: a foreign pointer or a wrong size is refused, and what is left
+// is freed with the resource, in its context.
+template <typename Owner>
+class TrackedResource : public MemoryResource {
+ public:
+  ~TrackedResource() override {
+    try {
+      ScopedContext scope(context_);
+      allocations_.clear();
+    } catch (...) {
+      // The push failed: the table's own destructor frees what is left, in whatever is current.
+    }
+  }
+
  protected:
-  explicit ContextBoundResource(CUcontext context) : context_(context) {
+  TrackedResource(CUcontext context, const std::string& kind)
+      : context_(context), ordinal_(ordinalOf(context)), allocations_(onDevice(kind, ordinal_)) {}
+
+  // The deallocate rule of every kind that frees at once: work queued on the stream may still
+  // use the memory, so wait for it; then take the owner out of the table (destroying it frees).
+  Owner takeBack(void* ptr, std::size_t bytes, CUstream stream) {
+    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    return allocations_.take(ptr, bytes);
+  }
+  std::string onThisDevice(const std::string& what) const { return onDevice(what, ordinal_); }
+
+  const CUcontext context_;
+  const int ordinal_;
+  OwnedAllocations<Owner> allocations_;
+
+ private:
+  static int ordinalOf(CUcontext context) {
     if (context == nullptr)
       throw std::invalid_argument("a context-bound memory resource needs a context (got null)");
     CUdevice device = 0;
     check(cuCtxGetDevice_v2(&device, context), "cuCtxGetDevice_v2");
-    ordinal_ = deviceOrdinal(device);
-  }
-  std::string onThisDevice(const std::string& what) const { return onDevice(what, ordinal_); }
-
-  CUcontext context_;
-  int ordinal_ = 0;
-
- private:
-  std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
-};
-
-// The deallocate rule of every kind that frees at once: work queued on the stream may still use
-// the memory, so wait for it; then take the owner out of the table (destroying it frees).
-template <typename Owner>
-Owner synchronizeThenTake(OwnedAllocations<Owner>& allocations, void* ptr, std::size_t bytes,
-                          CUstream stream) {
-  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-  return allocations.take(ptr, bytes);
-}
-
-// For the destructors: what is still allocated is freed in the resource's context, not in
-// whatever is current. If the push fails, the table's own destructor frees it instead.
-template <typename Owner>
-void freeRemainingInContext(CUcontext context, OwnedAllocations<Owner>& allocations) noexcept {
-  try {
-    ScopedContext scope(context);
-    allocations.clear();
-  } catch (...) {
-    // A destructor reports nothing (see above for what happens then).
-  }
-}
-
-// ---------------------------------------------------------------------------------------- managed
-
-// ManagedBuffer (managed_buffer.hpp): its guard (one cuMemGetInfo) runs before every
-// cuMemAllocManaged, and the resource's budget keeps the *sum* of its live allocations within the
-// limit. No page is touched: managed pages are created where the memory is first used.
-class ManagedResource final : public ContextBoundResource {
- public:
-  ManagedResource(CUcontext context, std::uint64_t budgetBytes)
-      : ContextBoundResource(context),
-        budget_(budgetBytes),
-        allocations_(onThisDevice("managed")) {}
-  ~ManagedResource() override { freeRemainingInContext(context_, allocations_); }
-
- private:
-  void* doAllocate(std::size_t bytes, CUstream) override {
-    ScopedContext scope(context_);  // the guard reads this context's device
-    managed::ManagedBuffer buffer(bytes, &budget_, CU_MEM_ATTACH_GLOBAL);
-    void* ptr = fromDevicePointer(buffer.get());
-    allocations_.add(ptr, bytes, std::move(buffer));
-    return ptr;
+    return deviceOrdinal(device);
   }
   void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
     ScopedContext scope(context_);
-    synchronizeThenTake(allocations_, ptr, bytes, stream);  // its ManagedBuffer: cuMemFree
+    takeBack(ptr, bytes, stream);  // the owner is destroyed here: it frees
+  }
+  std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
+};
+
+// ---------------------------------------------------------------------------------------- managed
+
+// Managed memory (cuMemAllocManaged, one address on the host and every device), freed with
+// cuMemFree by its owner. Before every allocation the guard (one cuMemGetInfo) refuses more than
+// the free memory, and the resource's budget keeps the *sum* of its live allocations within the
+// limit (resource_plan.hpp says why both). No page is touched: managed pages are created where
+// the memory is first used.
+class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
+ public:
+  ManagedResource(CUcontext context, std::uint64_t budgetBytes)
+      : TrackedResource(context, "managed"), budget_(budgetBytes) {}
+
+ private:
+  void* doAllocate(std::size_t bytes, CUstream) override {
+    ScopedContext scope(context_);  // cuMemGetInfo answers for this context's device
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    checkManagedRequest(bytes, freeBytes);
+    budget_.reserve(bytes);
+    try {
+      OwnedDeviceMemory memory;
+      check(cuMemAllocManaged(memory.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+      void* ptr = fromDevicePointer(memory.get());
+      allocations_.add(ptr, bytes, std::move(memory));
+      return ptr;
+    } catch (...) {
+      budget_.release(bytes);  // nothing is kept: the budget gets the bytes back
+      throw;
+    }
+  }
+  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
+    ScopedContext scope(context_);
+    takeBack(ptr, bytes, stream);  // its owner: cuMemFree
+    budget_.release(bytes);
   }
   ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
   std::string doName() const override { return onThisDevice("managed"); }
 
-  managed::ManagedMemoryBudget budget_;  // declared first: the buffers give their bytes back
-  OwnedAllocations<managed::ManagedBuffer> allocations_;
+  ManagedMemoryBudget budget_;
 };
 
 // ------------------------------------------------------------------------------------ pinned host
@@ -173,11 +192,9 @@ class ManagedResource final : public ContextBoundResource {
 // the memory (cuda.h: all cuMemHostAlloc memory is mapped into every context); without PORTABLE
 // only this context treats it as pinned. It "belongs to its device" by bookkeeping: allocated,
 // freed and asked for its device address in this context.
-class PinnedHostResource final : public ContextBoundResource {
+class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
  public:
-  explicit PinnedHostResource(CUcontext context)
-      : ContextBoundResource(context), allocations_(onThisDevice("pinned host")) {}
-  ~PinnedHostResource() override { freeRemainingInContext(context_, allocations_); }
+  explicit PinnedHostResource(CUcontext context) : TrackedResource(context, "pinned host") {}
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
@@ -188,11 +205,8 @@ class PinnedHostResource final : public ContextBoundResource {
     allocations_.add(ptr, bytes, std::move(buffer));
     return ptr;
   }
-  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
-    ScopedContext scope(context_);
-    synchronizeThenTake(allocations_, ptr, bytes, stream);  // its owner: cuMemFreeHost
-  }
-  // Where every device can use host pointers of registered memory this is the same value; the
+  // Freed by the base: the stream synchronized, then its owner's cuMemFreeHost. Where every
+  // device can use host pointers of registered memory the device address is the same value; the
   // sample never assumes so.
   CUdeviceptr doKernelAddress(void* ptr) const override {
     ScopedContext scope(context_);
@@ -202,8 +216,6 @@ class PinnedHostResource final : public ContextBoundResource {
   }
   ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
   std::string doName() const override { return onThisDevice("pinned host"); }
-
-  OwnedAllocations<OwnedPinnedHostMemory> allocations_;
 };
 // [pinned-host]
 
@@ -221,14 +233,11 @@ struct NumaAllocation {
 // 04's NumaBoundHostRange (mmap, mbind before the first touch, madvise), then cuMemHostRegister,
 // which pins every page and so places it under the binding. The binding is soft
 // (MPOL_PREFERRED | MPOL_F_STATIC_NODES): where it cannot be done, the memory is used unbound.
-class NumaHostResource final : public ContextBoundResource {
+// Freed by the base: the stream synchronized, then unregistered and unmapped.
+class NumaHostResource final : public TrackedResource<NumaAllocation> {
  public:
   NumaHostResource(CUcontext context, int node, std::function<void(const std::string&)> warn)
-      : ContextBoundResource(context),
-        node_(node),
-        warn_(std::move(warn)),
-        allocations_(onThisDevice("numa host")) {}
-  ~NumaHostResource() override { freeRemainingInContext(context_, allocations_); }
+      : TrackedResource(context, "numa host"), node_(node), warn_(std::move(warn)) {}
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
@@ -244,10 +253,6 @@ class NumaHostResource final : public ContextBoundResource {
     allocations_.add(ptr, bytes,
                      NumaAllocation{std::move(range), std::move(registration), kernelAddress});
     return ptr;
-  }
-  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
-    ScopedContext scope(context_);
-    synchronizeThenTake(allocations_, ptr, bytes, stream);  // unregistered, then unmapped
   }
   // Asked once, at allocation: no driver call here.
   CUdeviceptr doKernelAddress(void* ptr) const override {
@@ -270,12 +275,14 @@ class NumaHostResource final : public ContextBoundResource {
   std::function<void(const std::string&)> warn_;
   std::mutex warnMutex_;
   std::set<std::string> seen_;
-  OwnedAllocations<NumaAllocation> allocations_;
 };
 
+// The node is 04's findNearestHostNode() of CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and sysfs, among
 // libnuma's nodes with 04's rule: GPU memory that is a NUMA node of its own (coherent
 // Grace-class systems) has memory, but binding host buffers there would put them in HBM.
-NodeQueries hostNodesOfThisMachine() {
+std::unique_ptr<MemoryResource> makeNumaResource(
+    CUcontext context, CUdevice device, const std::function<void(const std::string&)>& warn,
+    std::string& detail) {
   NodeQueries nodes = numa::libnumaNodes();
   int deviceCount = 0;
   check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
@@ -287,23 +294,17 @@ NodeQueries hostNodesOfThisMachine() {
         numaId >= 0)
       nodes.deviceMemoryNodes[numaId] = ordinal;
   }
-  return nodes;
-}
-
-// The node is 04's findNearestHostNode() of CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and sysfs.
-void makeNumaResource(KindResource& made, CUcontext context, CUdevice device,
-                      const ResourceSettings& settings) {
   char busId[64] = {};
   check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
   const numa::HostNumaNode nearest = numa::findNearestHostNode(
-      deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), busId, hostNodesOfThisMachine());
-  made.detail = nearest.known() ? "node " + std::to_string(nearest.node) + " (from " +
-                                      numa::nodeSourceName(nearest.source) + ")"
-                                : "no known node (memory stays unbound)";
+      deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), busId, nodes);
+  detail = nearest.known() ? "node " + std::to_string(nearest.node) + " (from " +
+                                 numa::nodeSourceName(nearest.source) + ")"
+                           : "no known node (memory stays unbound)";
   for (const std::string& note : nearest.notes)
-    made.detail += "; " + note;
-  made.detail += ", soft binding";
-  made.owned = std::make_unique<NumaHostResource>(context, nearest.node, settings.warn);
+    detail += "; " + note;
+  detail += ", soft binding";
+  return std::make_unique<NumaHostResource>(context, nearest.node, warn);
 }
 #endif
 
@@ -315,17 +316,18 @@ void makeNumaResource(KindResource& made, CUcontext context, CUdevice device,
 // unit of it, as in 02): VMM is for large, long-lived buffers. Each allocation asks both
 // granularities again (cuMemGetAllocationGranularity per backing and mapping device) instead of
 // reusing granularity_, which the latency table's row label says.
-class StripedVmmResource final : public ContextBoundResource {
+class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
  public:
   StripedVmmResource(CUcontext context, int stripes)
-      : ContextBoundResource(context),
+      : TrackedResource(context, "vmm"),
         backing_(vmm::discoverBackingDevices(ordinal_, vmm::queryDeviceTopology())),
         stripes_(std::max(stripes, static_cast<int>(backing_.size()))),
-        granularity_(vmm::stripedGranularity(backing_, {ordinal_})),
-        allocations_(onThisDevice("vmm")) {}
-  ~StripedVmmResource() override { freeRemainingInContext(context_, allocations_); }
-  const std::vector<int>& backingDevices() const noexcept { return backing_; }
-  std::uint64_t granularity() const noexcept { return granularity_; }
+        granularity_(vmm::stripedGranularity(backing_, {ordinal_})) {}
+  // What step 3 prints about it.
+  std::string detail() const {
+    return "backing devices " + vmm::formatDeviceList(backing_) + ", granularity " +
+           formatBytes(granularity_);
+  }
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
@@ -340,7 +342,7 @@ class StripedVmmResource final : public ContextBoundResource {
   }
   void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
     ScopedContext scope(context_);
-    vmm::StripedVmmRange range = synchronizeThenTake(allocations_, ptr, bytes, stream);
+    vmm::StripedVmmRange range = takeBack(ptr, bytes, stream);
     const std::uint64_t mapped = range.size();
     // Freed here, not by the destructor: cuMemUnmap and cuMemAddressFree errors are reported.
     vmm::unmapStripedRange(range.release(), mapped);
@@ -353,7 +355,6 @@ class StripedVmmResource final : public ContextBoundResource {
   std::vector<int> backing_;
   int stripes_;
   std::uint64_t granularity_;
-  OwnedAllocations<vmm::StripedVmmRange> allocations_;
 };
 
 }  // namespace
@@ -372,7 +373,7 @@ PerDeviceResourceRegistry& processResourceRegistry() {
       [](int ordinal) {
         CUdevice device = 0;
         check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
-        return makeDevicePoolResource(device);
+        return std::make_unique<DevicePoolResource>(device, true);
       },
       [] {
         CUdevice device = 0;  // a handle, not an ordinal: the registry counts ordinals
@@ -383,55 +384,48 @@ PerDeviceResourceRegistry& processResourceRegistry() {
 }
 // [process-registry]
 
-std::unique_ptr<MemoryResource> makeDevicePoolResource(CUdevice device) {
-  return std::make_unique<DevicePoolResource>(device, true);
-}
-
 std::string unavailableReason(ResourceKind kind, CUdevice device) {
-  const auto lacks = [device](CUdevice_attribute attribute, const char* what) {
-    return deviceAttribute(device, attribute) == 0 ? std::string(what) : std::string();
-  };
-  switch (kind) {
-    case ResourceKind::Device:
-      return lacks(
-          CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
-          "no stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
-    case ResourceKind::Managed: {
-      const std::string why = lacks(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
-                                    "no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)");
-      // The threads and the CPU checks touch managed memory while other work may run.
-      return !why.empty() ? why
-                          : lacks(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-                                  "no concurrent managed access "
-                                  "(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)");
-    }
-    case ResourceKind::Pinned:
-      return lacks(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
-                   "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)");
-    case ResourceKind::Numa: {
-#if PER_DEVICE_RESOURCE_HAS_NUMA
-      const std::string why =
-          lacks(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
-                "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)");
-      return !why.empty() ? why
-                          : lacks(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED,
-                                  "no cuMemHostRegister "
-                                  "(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 0)");
-#else
-      return "this build has no NUMA support: libnuma was not found at configure time "
-             "(apt-get install libnuma-dev and configure again)";
+#if !PER_DEVICE_RESOURCE_HAS_NUMA
+  if (kind == ResourceKind::Numa)
+    return "this build has no NUMA support: libnuma was not found at configure time "
+           "(apt-get install libnuma-dev and configure again)";
 #endif
-    }
-    case ResourceKind::Vmm:
-      return lacks(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                   "no virtual memory management "
-                   "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
-  }
-  return "unknown resource kind";
+  // What each kind needs, in the order it is asked. The threads and the CPU checks touch managed
+  // memory while other work may run: concurrent managed access, too.
+  struct Need {
+    ResourceKind kind;
+    CUdevice_attribute attribute;
+    const char* lacking;
+  };
+  static const Need kNeeds[] = {
+      {ResourceKind::Device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+       "no stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)"},
+      {ResourceKind::Managed, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
+       "no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)"},
+      {ResourceKind::Managed, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+       "no concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)"},
+      {ResourceKind::Pinned, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+       "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)"},
+      {ResourceKind::Numa, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+       "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)"},
+      {ResourceKind::Numa, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED,
+       "no cuMemHostRegister (CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 0)"},
+      {ResourceKind::Vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+       "no virtual memory management "
+       "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)"},
+  };
+  for (const Need& need : kNeeds)
+    if (need.kind == kind && deviceAttribute(device, need.attribute) == 0)
+      return need.lacking;
+  return "";
 }
 
+namespace {
+
+// A resource of @p kind for the device of @p context, or why there is none (unavailableReason()).
+// The device kind is not made: it is @p devicePool, the registry's initial resource there.
 KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResource& devicePool,
-                              const ResourceSettings& settings) {
+                              int vmmStripes, WarningLog& warnings) {
   KindResource made;
   made.kind = kind;
   CUdevice device = 0;
@@ -439,120 +433,53 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
   made.whyNot = unavailableReason(kind, device);
   if (!made.whyNot.empty())
     return made;
-  switch (kind) {
-    case ResourceKind::Device: {
-      const auto* pool = dynamic_cast<const DevicePoolResource*>(&devicePool);
-      if (pool == nullptr)
-        throw std::logic_error("makeKindResource: '" + devicePool.name() + "' is no device pool");
-      cuuint64_t threshold = 0;
-      check(cuMemPoolGetAttribute(pool->pool(), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
-            "cuMemPoolGetAttribute");
-      made.resource = &devicePool;
-      made.pool = pool->pool();
-      // Timed without the current-device policy: one cuCtxGetDevice per call that the driver
-      // does not need and the other kinds do not pay; same pool, same memory.
-      made.owned = std::make_unique<DevicePoolResource>(pool->device(), false);
-      made.timed = made.owned.get();
-      made.detail = "default pool, release threshold " + formatBytes(threshold) +
-                    " (the registry's initial resource)";
-      return made;
+  if (kind == ResourceKind::Device) {
+    const auto* pool = dynamic_cast<const DevicePoolResource*>(&devicePool);
+    if (pool == nullptr)
+      throw std::logic_error("makeKindResource: '" + devicePool.name() + "' is no device pool");
+    cuuint64_t threshold = 0;
+    check(cuMemPoolGetAttribute(pool->pool(), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+          "cuMemPoolGetAttribute");
+    made.resource = &devicePool;
+    made.pool = pool->pool();
+    // Timed without the current-device policy: one cuCtxGetDevice per call that the driver
+    // does not need and the other kinds do not pay; same pool, same memory.
+    made.owned = std::make_unique<DevicePoolResource>(pool->device(), false);
+    made.timed = made.owned.get();
+    made.detail = "default pool, release threshold " + formatBytes(threshold) +
+                  " (the registry's initial resource)";
+    return made;
+  }
+  if (kind == ResourceKind::Managed) {
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    {
+      ScopedContext scope(context);  // cuMemGetInfo answers for the current context's device
+      check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
     }
-    case ResourceKind::Managed: {
-      std::size_t freeBytes = 0, totalBytes = 0;
-      {
-        ScopedContext scope(context);  // cuMemGetInfo answers for the current context's device
-        check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-      }
-      made.owned = std::make_unique<ManagedResource>(context, freeBytes);
-      made.detail = "budget " + formatBytes(freeBytes) + " (the free memory now)";
-      break;
-    }
-    case ResourceKind::Pinned:
-      made.owned = std::make_unique<PinnedHostResource>(context);
-      made.detail = "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)";
-      break;
-    case ResourceKind::Numa:
+    made.owned = std::make_unique<ManagedResource>(context, freeBytes);
+    made.detail = "budget " + formatBytes(freeBytes) + " (the free memory now)";
+  } else if (kind == ResourceKind::Pinned) {
+    made.owned = std::make_unique<PinnedHostResource>(context);
+    made.detail = "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)";
+  } else if (kind == ResourceKind::Vmm) {
+    auto vmm = std::make_unique<StripedVmmResource>(context, vmmStripes);
+    made.detail = vmm->detail();
+    made.owned = std::move(vmm);
+  } else {
 #if PER_DEVICE_RESOURCE_HAS_NUMA
-      makeNumaResource(made, context, device, settings);
+    made.owned = makeNumaResource(context, device, warnings.sink(), made.detail);
+#else
+    (void)warnings;  // never reached: unavailableReason() refused the NUMA kind
 #endif
-      break;
-    case ResourceKind::Vmm: {
-      auto vmm = std::make_unique<StripedVmmResource>(context, settings.vmmStripes);
-      made.detail = "backing devices " + vmm::formatDeviceList(vmm->backingDevices()) +
-                    ", granularity " + formatBytes(vmm->granularity());
-      made.owned = std::move(vmm);
-      break;
-    }
   }
   made.resource = made.owned.get();
   return made;
 }
 
-std::vector<KindResource> makePerDeviceResources(
-    const std::vector<KindResource>& resources,
-    const std::vector<std::unique_ptr<DeviceSetup>>& setups, PerDeviceResourceRegistry& registry,
-    const ResourceSettings& settings) {
-  std::vector<KindResource> perDevice;
-  std::vector<ResourceKind> available;
-  for (const KindResource& entry : resources)
-    if (entry.resource != nullptr)
-      available.push_back(entry.kind);
-  const int deviceCount = static_cast<int>(setups.size());
-  if (deviceCount < 2 || available.empty())
-    return perDevice;
-  const std::vector<ResourceKind> assignment = assignKindsToDevices(available, deviceCount);
-  for (int d = 0; d < deviceCount; ++d) {
-    const CUcontext context = setups[d]->context.get();
-    KindResource made = makeKindResource(assignment[d], context, *registry.initial(d), settings);
-    if (made.resource == nullptr) {
-      const std::string missing =
-          std::string(kindName(assignment[d])) + " is not available (" + made.whyNot + ")";
-      made = makeKindResource(ResourceKind::Device, context, *registry.initial(d), settings);
-      if (made.resource == nullptr)
-        throw WaivedError("device " + std::to_string(d) + " has " + made.whyNot);
-      made.whyNot = missing;
-    }
-    perDevice.push_back(std::move(made));
-  }
-  return perDevice;
-}
-
-Resources makeResources(const Devices& devices, int vmmStripes) {
-  const ResourceKindList& kinds = devices.kinds;
-  const bool kindsGiven = kinds.listed;
-  PerDeviceResourceRegistry& registry = processResourceRegistry();
-  const DeviceSetup& setup = *devices.setups[static_cast<std::size_t>(devices.chosen)];
-  Resources made;
-  made.warnings = std::make_unique<WarningLog>();
-  const ResourceSettings settings{vmmStripes, made.warnings->sink()};
-  for (const ResourceKind kind : kinds.kinds) {
-    KindResource entry =
-        makeKindResource(kind, setup.context.get(), *registry.initial(devices.chosen), settings);
-    if (!entry.resource && kindsGiven)
-      throw WaivedError(std::string("resource '") + kindName(kind) +
-                        "' is not available on device " + std::to_string(devices.chosen) + ": " +
-                        entry.whyNot);
-    if (entry.resource != nullptr && kind != ResourceKind::Device)  // the pool needs a context
-      entry.contextFree = usableWithoutCurrentContext(*entry.resource, 64 << 10);
-    made.kinds.push_back(std::move(entry));
-  }
-  made.perDevice = makePerDeviceResources(made.kinds, devices.setups, registry, settings);
-  if (!made.perDevice.empty()) {
-    // [refuse-other-device]
-    // Another device's pool, used while this device's context is current, refuses before any
-    // driver call fails: cuCtxGetDevice answers, and the pool compares that device with its own.
-    const int other = (devices.chosen + 1) % devices.count;
-    ScopedContext scope(setup.context.get());
-    try {
-      ResourceAllocation wrong(*registry.initial(other), 64 << 10, setup.stream.get());
-    } catch (const std::logic_error& error) {
-      made.refusal = error.what();
-    }
-    // [refuse-other-device]
-  }
-  return made;
-}
-
+// The context rule, checked: allocates @p bytes of @p resource, asks its kernel address and
+// frees it on a new thread that has no current context at all (cuCtxGetCurrent answers null), as
+// a context-bound kind must allow. True when that thread really had no current context.
 bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {
   bool hadNoContext = false;
   std::exception_ptr error;
@@ -575,5 +502,179 @@ bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {
     std::rethrow_exception(error);
   return hadNoContext;
 }
+
+}  // namespace
+
+Resources makeResources(const Devices& devices, int vmmStripes) {
+  PerDeviceResourceRegistry& registry = processResourceRegistry();
+  const DeviceSetup& setup = *devices.setups[static_cast<std::size_t>(devices.chosen)];
+  Resources made;
+  made.warnings = std::make_unique<WarningLog>();
+  std::vector<ResourceKind> available;
+  for (const ResourceKind kind : devices.kinds.kinds) {
+    KindResource entry = makeKindResource(
+        kind, setup.context.get(), *registry.initial(devices.chosen), vmmStripes, *made.warnings);
+    if (entry.resource == nullptr && devices.kinds.listed)
+      throw WaivedError(std::string("resource '") + kindName(kind) +
+                        "' is not available on device " + std::to_string(devices.chosen) + ": " +
+                        entry.whyNot);
+    if (entry.resource != nullptr)
+      available.push_back(kind);
+    if (entry.resource != nullptr && kind != ResourceKind::Device)  // the pool needs a context
+      entry.contextFree = usableWithoutCurrentContext(*entry.resource, 64 << 10);
+    made.kinds.push_back(std::move(entry));
+  }
+  if (devices.count < 2 || available.empty())
+    return made;
+
+  // Step 5's resources: device d gets the kind assignKindsToDevices() gives it, made in its own
+  // context; where that kind is missing, the device keeps its pool and whyNot says why.
+  const std::vector<ResourceKind> assignment = assignKindsToDevices(available, devices.count);
+  for (int d = 0; d < devices.count; ++d) {
+    const CUcontext context = devices.setups[static_cast<std::size_t>(d)]->context.get();
+    MemoryResource& pool = *registry.initial(d);
+    KindResource entry = makeKindResource(assignment[d], context, pool, vmmStripes, *made.warnings);
+    if (entry.resource == nullptr) {
+      const std::string missing =
+          std::string(kindName(assignment[d])) + " is not available (" + entry.whyNot + ")";
+      entry = makeKindResource(ResourceKind::Device, context, pool, vmmStripes, *made.warnings);
+      if (entry.resource == nullptr)
+        throw WaivedError("device " + std::to_string(d) + " has " + entry.whyNot);
+      entry.whyNot = missing;
+    }
+    made.perDevice.push_back(std::move(entry));
+  }
+
+  // [refuse-other-device]
+  // Another device's pool, used while this device's context is current, refuses before any
+  // driver call fails: cuCtxGetDevice answers, and the pool compares that device with its own.
+  const int other = (devices.chosen + 1) % devices.count;
+  ScopedContext scope(setup.context.get());
+  try {
+    ResourceAllocation wrong(*registry.initial(other), 64 << 10, setup.stream.get());
+  } catch (const std::logic_error& error) {
+    made.refusal = error.what();
+  }
+  // [refuse-other-device]
+  return made;
+}
+
+// ------------------------------------------------- every device, as in 01, and the vector add
+
+DeviceSetup::DeviceSetup(CUdevice handle) : device(handle), ordinal(deviceOrdinal(handle)) {
+  check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+  CUcontext created = nullptr;
+  check(cuCtxPopCurrent(&created), "cuCtxPopCurrent");
+  ScopedContext scope(context.get());
+  const std::vector<char> fatbin = readBinaryFile(locateFatbin("vectorAdd_kernel.fatbin"));
+  check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+  check(cuModuleGetFunction(&kernel, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
+  grid = residentGridSize(kernel, device, kBlockSize);
+  check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+DeviceSetup::~DeviceSetup() {
+  // On the good path the lesson has released everything, the context last: nothing to push.
+  if (context.get() == nullptr)
+    return;
+  try {
+    ScopedContext scope(context.get());
+    stream.reset();  // waits for queued work first (OwnedStream), so staging is no longer in use
+    staging.reset();
+    module.reset();
+  } catch (...) {
+    // The push failed: the members release themselves, and cuCtxDestroy frees what is left.
+  }
+}
+
+Devices setUpDevices(const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& requestedBytes,
+                     const std::string& resources, Report& report) {
+  constexpr std::uint64_t kDefaultVectorBytes = 64ull << 20;
+  Devices devices;
+  devices.kinds = parseResourceKinds(resources);  // a usage error comes before any driver call
+  checkDriverInit(cuInit(0));                     // a driver older than the toolkit waives the run
+  const CUdevice handle = selectDevice(device);
+  devices.chosen = deviceOrdinal(handle);
+  devices.chosenName = deviceName(handle);
+  check(cuDeviceGetCount(&devices.count), "cuDeviceGetCount");
+  report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " (" << devices.count
+               << (devices.count == 1 ? " device" : " devices") << " in this machine)\n";
+  if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())
+    throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
+                      ": its initial resource cannot allocate");
+
+  std::vector<DeviceFreeMemory> freeMemory;
+  for (int d = 0; d < devices.count; ++d) {
+    CUdevice each = 0;
+    check(cuDeviceGet(&each, d), "cuDeviceGet");
+    devices.setups.push_back(std::make_unique<DeviceSetup>(each));
+    ScopedContext scope(devices.setups.back()->context.get());  // cuMemGetInfo asks it
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+    freeMemory.push_back({d, freeBytes});
+  }
+  devices.smallest = smallestFreeMemory(freeMemory);  // one size for all
+  const std::uint64_t deviceBytes =
+      chooseBufferBytes(requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3,
+                        sizeof(float), describeSizedFor(devices.smallest, devices.setups.size()));
+  devices.bytes = fitHostMemory(  // each device's staging is 3 pinned vectors
+      requestedBytes, deviceBytes, 3 * devices.count, sizeof(float));
+  for (const auto& each : devices.setups) {
+    ScopedContext scope(each->context.get());
+    check(cuMemHostAlloc(each->staging.out(), 3 * devices.bytes, 0), "cuMemHostAlloc");
+    each->vectorBytes = devices.bytes;
+  }
+  return devices;
+}
+
+void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread) {
+  for (int i = 0; i < kScratchPerThread; ++i) {
+    ResourceAllocation scratch(resource, kScratchBytes, setup.stream.get());
+    const auto value = static_cast<unsigned char>(thread + i);
+    if (resource.properties().hostAccessible)
+      std::memset(scratch.get(), value, scratch.size());
+    else
+      check(cuMemsetD8Async(scratch.kernelAddress(), value, scratch.size(), setup.stream.get()),
+            "cuMemsetD8Async");
+    scratch.release();
+  }
+}
+
+// [kernel-addresses]
+VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed) {
+  const std::uint64_t bytes = vectors.a.size();
+  const std::size_t count = bytes / sizeof(float);
+  const CUstream stream = setup.stream.get();
+  const bool onHost = vectors.a.resource()->properties().hostAccessible;
+  float* a = onHost ? vectors.a.as<float>() : setup.stagingVector(0);
+  float* b = onHost ? vectors.b.as<float>() : setup.stagingVector(1);
+  float* c = onHost ? vectors.c.as<float>() : setup.stagingVector(2);
+  fillVectorAddInputs(a, b, count, seed);
+  CUdeviceptr x = vectors.a.kernelAddress(), y = vectors.b.kernelAddress(),
+              z = vectors.c.kernelAddress();
+  if (onHost) {  // C starts as NaN: a kernel that wrote nothing cannot pass
+    std::fill(c, c + count, std::numeric_limits<float>::quiet_NaN());
+  } else {
+    check(cuMemcpyHtoDAsync(x, a, bytes, stream), "cuMemcpyHtoDAsync");
+    check(cuMemcpyHtoDAsync(y, b, bytes, stream), "cuMemcpyHtoDAsync");
+    check(cuMemsetD32Async(z, 0x7FC00000u, count, stream), "cuMemsetD32Async");
+  }
+  unsigned long long n = count;  // the kernel's parameter types, exactly
+  void* args[] = {&x, &y, &z, &n};
+  check(cuLaunchKernel(setup.kernel, setup.grid, 1, 1, DeviceSetup::kBlockSize, 1, 1, 0, stream,
+                       args, nullptr),
+        "cuLaunchKernel");
+  if (!onHost)
+    check(cuMemcpyDtoHAsync(c, z, bytes, stream), "cuMemcpyDtoHAsync");
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  const VectorAddCheck verified = checkVectorAdd(a, b, c, count);
+  for (ResourceAllocation* vector : {&vectors.a, &vectors.b, &vectors.c})
+    vector->release();  // the kinds that free at once synchronize the stream first
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");  // the pool's frees, too
+  return verified;
+}
+// [kernel-addresses]
 
 }  // namespace memsamples::resource

@@ -2,13 +2,14 @@
 // clang-format off
 /**
  * @file resources.hpp
- * @brief The five kinds of memory resource of 06_perDeviceResource, and the one function that
- *        makes any of them for a device.
+ * @brief The scaffolding under 06_perDeviceResource's lesson: every device set up as in 01, the
+ *        five kinds of memory resource and makeResources(), which makes them, and the vector add
+ *        on memory of any resource.
  *
  * | kind | memory | allocate / deallocate | properties | reuses |
  * |---|---|---|---|---|
  * | device | the device's default memory pool | cuMemAllocFromPoolAsync / cuMemFreeAsync | device, stream-ordered | — |
- * | managed | managed memory behind a free-memory guard and a budget | cuMemAllocManaged / cuMemFree | host + device | 03's ManagedBuffer |
+ * | managed | managed memory behind a free-memory guard and a budget | cuMemAllocManaged / cuMemFree | host + device | — |
  * | pinned | page-locked host memory mapped for the device | cuMemHostAlloc(DEVICEMAP) / cuMemFreeHost | host + device | — |
  * | numa | host memory bound to the GPU's nearest NUMA node, then pinned | mmap + mbind + cuMemHostRegister / cuMemHostUnregister + munmap | host + device | 04's NumaBoundHostRange |
  * | vmm | one virtual range striped over physical allocations | cuMemAddressReserve + cuMemCreate + cuMemMap + cuMemSetAccess / cuMemUnmap + cuMemAddressFree | device | 02's StripedVmmRange |
@@ -21,8 +22,12 @@
  *   device is current and refuses (std::logic_error naming both devices) otherwise. The other kinds
  *   belong to the context they were made for and push it around every driver call they make, so
  *   they work from any thread, whatever is current there; the context must outlive them.
- * - **Tracking.** The other kinds keep the RAII owner of each allocation (owned_allocations.hpp):
- *   a foreign pointer or a wrong size is refused, and what is left is freed with the resource.
+ * - **Tracking.** The other kinds keep the RAII owner of each allocation (OwnedAllocations, at the
+ *   end of this header): a foreign pointer or a wrong size is refused, and what is left is freed
+ *   with the resource.
+ *
+ * Also here: what the lesson sets up on every device (DeviceSetup, as in 01_vectorAddDrv) and the
+ * vector add it runs on memory of any resource (addAndVerify(), useScratch()).
  */
 // clang-format on
 #pragma once
@@ -34,32 +39,110 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <ostream>
 #include <optional>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "device_setup.hpp"
 #include "memory_resource.hpp"
+#include "memsamples.hpp"
 #include "per_device_registry.hpp"
 #include "resource_plan.hpp"
+#include "support/vector_add.hpp"
 
 namespace memsamples::resource {
 
-/// The device pool of @p device (cuDeviceGetDefaultMemPool): the registry's initial resource. A
-/// device without memory pools gets a resource whose allocate() says so. @throws CudaError.
-std::unique_ptr<MemoryResource> makeDevicePoolResource(CUdevice device);
+/**
+ * What one device needs for the vector add, as in 01_vectorAddDrv: a context of its own
+ * (cuCtxCreate), the kernel (cuModuleLoadData, cuModuleGetFunction), a stream, and pinned host
+ * copies of A, B and C for the kinds whose memory the CPU cannot touch. cuCtxCreate makes the
+ * context current; it is popped at once and pushed (ScopedContext) wherever it is used. What was
+ * made in it is released in it, the context itself last.
+ */
+struct DeviceSetup {
+  /// Makes everything but the staging copies. @throws CudaError; what the fatbin lookup throws.
+  explicit DeviceSetup(CUdevice handle);
+  /// With the context pushed: waits for and destroys the stream, then releases the staging
+  /// copies and the module.
+  ~DeviceSetup();
+  DeviceSetup(const DeviceSetup&) = delete;
+  DeviceSetup& operator=(const DeviceSetup&) = delete;
+  /// The pinned copy of vector @p index (0: A, 1: B, 2: C).
+  float* stagingVector(int index) const {
+    return static_cast<float*>(staging.get()) + index * (vectorBytes / sizeof(float));
+  }
+
+  CUdevice device;                ///< The device.
+  int ordinal;                    ///< Its ordinal.
+  OwnedContext context;           ///< Its own context.
+  OwnedModule module;             ///< vectorAdd_kernel.fatbin, loaded in it.
+  CUfunction kernel = nullptr;    ///< VecAdd_kernel.
+  unsigned int grid = 0;          ///< Resident blocks for kBlockSize threads.
+  OwnedPinnedHostMemory staging;  ///< A, B and C, one after the other.
+  std::uint64_t vectorBytes = 0;  ///< The size of each.
+  OwnedStream stream;  ///< A non-blocking stream of the context; declared after what it uses.
+  static constexpr int kBlockSize = 256;  ///< Threads per block of VecAdd_kernel.
+};
+
+/// Every device set up, and the vectors' size.
+struct Devices {
+  std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< Device d's, in ordinal order.
+  int chosen = 0;             ///< The device the run is about (`--device`, or the fastest).
+  std::string chosenName;     ///< Its name.
+  std::uint64_t bytes = 0;    ///< Bytes per vector, the same on every device.
+  DeviceFreeMemory smallest;  ///< The device whose free memory sized the vectors.
+  int count = 0;              ///< The number of devices (of setups).
+  ResourceKindList kinds;     ///< The kinds to make (`--resources`, parsed before cuInit).
+};
+
+/**
+ * Step 1: parses @p resources (a `--resources` value; empty: every kind) before any driver call,
+ * cuInit (Common's checkDriverInit() waives a driver older than the toolkit), picks
+ * the device (Common's selectDevice()), waives when it has no memory
+ * pools (its initial resource could not allocate), sets up every device (cuDeviceGetCount,
+ * cuDeviceGet, in ordinal order: step 5 runs on all of them), sizes the vectors to the smallest
+ * free memory (every device allocates vectors of the same size) and to host memory (each device
+ * stages 3 pinned vectors), allocates the staging copies, and reports the "Device" line.
+ * @throws WaivedError; UsageError for a size that does not fit; CudaError.
+ */
+Devices setUpDevices(const std::optional<long long>& device,
+                     const std::optional<std::uint64_t>& requestedBytes,
+                     const std::string& resources, Report& report);
+
+/// A, B and C of the vector add, each one allocation of a resource.
+struct Vectors {
+  ResourceAllocation a;  ///< Input.
+  ResourceAllocation b;  ///< Input.
+  ResourceAllocation c;  ///< Output.
+};
+
+/**
+ * The interface at work: fills A and B where the CPU may write them (the memory itself when the
+ * resource is host-accessible, else the pinned staging copies and cuMemcpyHtoDAsync), runs
+ * C = A + B on the vectors' kernelAddress() (mapped host memory may have its own), reads C back,
+ * compares it exactly, and gives A, B and C back so that a failing deallocate is reported.
+ * @throws CudaError; what deallocate throws.
+ */
+VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed);
+
+/// Step 4's scratch buffers: each thread allocates, fills and frees this many of this size.
+inline constexpr int kScratchPerThread = 8;
+/// The size of one scratch buffer (64 KiB).
+inline constexpr std::size_t kScratchBytes = 64 << 10;
+
+/// Step 4's short-lived allocations of thread @p thread: kScratchPerThread buffers of
+/// kScratchBytes from @p resource, each filled (by the CPU where the memory is host-accessible,
+/// else cuMemsetD8Async on the stream) and freed at once: a stream-ordered free follows the fill
+/// in the stream; the other kinds synchronize the stream first. @throws CudaError; what the
+/// resource throws.
+void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread);
 
 /// Why @p kind cannot run on @p device, or empty. Attribute queries only: nothing is made to fail.
 std::string unavailableReason(ResourceKind kind, CUdevice device);
-
-/// What the kinds are made with.
-struct ResourceSettings {
-  int vmmStripes = 2;  ///< Stripes per VMM allocation (raised to one per backing device).
-  /// Receives the NUMA binding's warnings, each distinct one once, from any allocating thread;
-  /// must outlive the resource. May be empty.
-  std::function<void(const std::string&)> warn;
-};
 
 /// One resource of one kind for one device, or why there is none, and what the run found.
 struct KindResource {
@@ -69,60 +152,62 @@ struct KindResource {
   /// What the latency table times, when not resource: for the device kind the same pool without
   /// its current-device policy (a check of the resource's, not the driver's).
   MemoryResource* timed = nullptr;
-  std::string detail;               ///< What it chose: threshold, budget, node, stripes.
-  std::string whyNot;               ///< Why resource is null (or replaced, step 5).
-  CUmemoryPool pool = nullptr;      ///< The device pool's pool (the latency table).
-  VectorAddCheck verified;          ///< The vector add on its memory.
-  std::optional<bool> contextFree;  ///< usableWithoutCurrentContext(), where asked.
-  MemoryResource* previous = nullptr;     ///< What set returned when this resource was set.
-  MemoryResource* removed = nullptr;      ///< What reset returned afterwards.
-  std::vector<MemoryResource*> answers;   ///< What getCurrentDeviceResource() gave each thread.
+  std::string detail;                    ///< What it chose: threshold, budget, node, stripes.
+  std::string whyNot;                    ///< Why resource is null (or replaced, step 5).
+  CUmemoryPool pool = nullptr;           ///< The device pool's pool (the latency table).
+  VectorAddCheck verified;               ///< The vector add on its memory.
+  std::optional<bool> contextFree;       ///< usableWithoutCurrentContext(), where asked.
+  MemoryResource* previous = nullptr;    ///< What set returned when this resource was set.
+  MemoryResource* removed = nullptr;     ///< What reset returned afterwards.
+  std::vector<MemoryResource*> answers;  ///< What getCurrentDeviceResource() gave each thread.
 };
 
 /// Warnings (the NUMA binding's) from any thread, printed with the verdict.
 class WarningLog {
  public:
   /// A function that adds one warning; the log must outlive it.
-  std::function<void(const std::string&)> sink();
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& text) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      lines_.push_back(text);
+    };
+  }
   /// One "Warning: ..." line each, in the order they came.
-  void print(std::ostream& out);
+  void print(std::ostream& out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::string& line : lines_)
+      out << "Warning: " << line << '\n';
+  }
 
  private:
   std::mutex mutex_;
   std::vector<std::string> lines_;
 };
 
-/**
- * The error path of steps 4 and 5: every entry of @p entries that was set (its previous is
- * recorded) and is still registered for its device gets that previous resource back, so that no
- * resource is destroyed while registered (what a ScopedResourceOverride does for a scope). On the
- * good path each was reset already, and nothing changes. Errors are swallowed: it runs in
- * unwinding.
- */
-inline void restorePreviousResources(const std::vector<KindResource>& entries) noexcept {
-  for (const KindResource& entry : entries) {
-    if (entry.previous == nullptr || entry.resource == nullptr)
-      continue;
-    try {
-      const int device = entry.resource->ownerDevice().value_or(0);
-      if (getPerDeviceResource(device) == entry.resource)
-        setPerDeviceResource(device, entry.previous);
-    } catch (...) {
-      // The registry accepted this device and this resource before; nothing to report here.
-    }
-  }
-}
-
 /// Step 3's resources: one per kind for the chosen device, one per device for step 5.
 struct Resources {
   Resources() = default;
   /// Takes over @p other's resources.
   Resources(Resources&& other) = default;
-  /// A step that threw between a set and its reset left a resource registered: it gets what
-  /// was there before back, before any kind is destroyed.
+  /// The error path of steps 4 and 5: an entry that was set (its previous is recorded) and is
+  /// still registered for its device gets that previous resource back before any kind is
+  /// destroyed, so that no resource is destroyed while registered (what a ScopedResourceOverride
+  /// does for a scope). On the good path each was reset already, and nothing changes. Errors are
+  /// swallowed: it runs in unwinding.
   ~Resources() {
-    restorePreviousResources(kinds);
-    restorePreviousResources(perDevice);
+    for (const std::vector<KindResource>* entries : {&kinds, &perDevice}) {
+      for (const KindResource& entry : *entries) {
+        if (entry.previous == nullptr || entry.resource == nullptr)
+          continue;
+        try {
+          const int device = entry.resource->ownerDevice().value_or(0);
+          if (getPerDeviceResource(device) == entry.resource)
+            setPerDeviceResource(device, entry.previous);
+        } catch (...) {
+          // The registry accepted this device and this resource before; nothing to report here.
+        }
+      }
+    }
   }
 
   std::unique_ptr<WarningLog> warnings;  ///< Declared first: the kinds warn into it.
@@ -134,38 +219,120 @@ struct Resources {
 /**
  * Step 3: makes each of the kinds of @p devices for its chosen device (when they were listed
  * with `--resources`, a kind the device lacks waives the run), tries every context-bound kind
- * on a thread without a current context, makes step 5's resource of every device, and asks
- * another device's pool to allocate here (it must refuse). @throws WaivedError;
- * CudaError.
+ * on a thread without a current context, makes step 5's resource of every device (2+ devices:
+ * the kind assignKindsToDevices() gives it, else its pool, and whyNot says why), and asks
+ * another device's pool to allocate here (it must refuse). @throws WaivedError; CudaError.
  */
 Resources makeResources(const Devices& devices, int vmmStripes);
 
-/**
- * Makes a resource of @p kind for the device of @p context, or says why it cannot
- * (unavailableReason()). The device kind is not made: it is @p devicePool, the registry's initial
- * resource of that device. @throws CudaError; std::logic_error when @p devicePool is no device
- * pool.
+/*
+ * OwnedAllocations: the thread-safe table in which a resource keeps the RAII owner of each
+ * allocation it handed out (an OwnedDeviceMemory, a StripedVmmRange, a bound host range...).
+ * The driver-backed resources of samples 02, 03 and 04 are RAII classes: each allocation is an
+ * object that frees its memory when destroyed. A memory resource hands out raw pointers instead,
+ * so it keeps those objects here, keyed by pointer, until deallocate() takes them back. That
+ * also gives every such resource the same checks: a pointer it did not allocate, or a size that
+ * is not the allocated one, is refused with a message instead of freeing the wrong thing. What is
+ * still in the table when the resource is destroyed is freed then, so nothing leaks.
+ *
+ * CUDA-free; unit tested with a fake owner.
  */
-KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResource& devicePool,
-                              const ResourceSettings& settings);
 
 /**
- * Step 5's resources, one per device of @p setups: device d gets the kind assignKindsToDevices()
- * gives it from the available kinds of @p resources, made in its own context; where that kind is
- * missing, the device keeps its pool and whyNot says which kind is missing and why. None with
- * fewer than two devices. @throws WaivedError when a device has neither; CudaError.
+ * A table from pointer to (size, owner), safe to use from many threads.
+ * @tparam Owner a movable type whose destructor frees the allocation.
  */
-std::vector<KindResource> makePerDeviceResources(
-    const std::vector<KindResource>& resources,
-    const std::vector<std::unique_ptr<DeviceSetup>>& setups, PerDeviceResourceRegistry& registry,
-    const ResourceSettings& settings);
+template <typename Owner>
+class OwnedAllocations {
+ public:
+  /// @param resourceName names the resource in error messages.
+  explicit OwnedAllocations(std::string resourceName) : resourceName_(std::move(resourceName)) {}
 
-/**
- * The context rule, checked: allocates @p bytes of @p resource, asks its kernel address and
- * frees it on a new thread that has no current context at all (cuCtxGetCurrent answers null), as
- * a context-bound kind must allow. Not for the device pool, which needs a current context.
- * @return true when that thread really had no current context. @throws what the resource throws.
- */
-bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes);
+  /**
+   * Stores @p owner of the allocation at @p ptr of @p bytes.
+   * @throws std::logic_error when @p ptr is already in the table (the allocator handed out one
+   *         address twice); @p owner is then destroyed, i.e. its memory freed.
+   */
+  void add(void* ptr, std::size_t bytes, Owner owner) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const bool inserted = entries_.try_emplace(ptr, Entry{bytes, std::move(owner)}).second;
+    if (!inserted)
+      throw std::logic_error(resourceName_ + ": address " + text(ptr) + " was handed out twice");
+  }
+
+  /**
+   * Removes and returns the owner of @p ptr; destroying it frees the memory.
+   * @throws std::invalid_argument (and leaves the table unchanged) when @p ptr is not in the
+   *         table or @p bytes is not the allocated size.
+   */
+  Owner take(void* ptr, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = entries_.find(ptr);
+    if (found == entries_.end())
+      throw unknown("deallocate", ptr);
+    if (found->second.bytes != bytes) {
+      throw std::invalid_argument(resourceName_ + ": deallocate of " + text(ptr) + " with " +
+                                  std::to_string(bytes) + " bytes, but it was allocated with " +
+                                  std::to_string(found->second.bytes) + " bytes");
+    }
+    Owner owner = std::move(found->second.owner);
+    entries_.erase(found);
+    return owner;
+  }
+
+  /**
+   * Calls @p read with the owner of @p ptr, under the table's lock, and returns its answer: for
+   * what a resource recorded at allocation time (e.g. a device address). @p read must be short
+   * and must not use this table.
+   * @throws std::invalid_argument naming @p operation when @p ptr is not in the table.
+   */
+  template <typename Read>
+  auto inspect(void* ptr, const char* operation, Read&& read) const
+      -> decltype(read(std::declval<const Owner&>())) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = entries_.find(ptr);
+    if (found == entries_.end())
+      throw unknown(operation, ptr);
+    return read(static_cast<const Owner&>(found->second.owner));
+  }
+
+  /// Frees every allocation still in the table now (the owners are destroyed after the lock is
+  /// released); for a resource destructor that must free in a particular context.
+  void clear() noexcept {
+    std::unordered_map<void*, Entry> entries;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      entries.swap(entries_);
+    }
+  }
+
+  /// How many allocations are outstanding.
+  std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
+
+  /// The name used in messages.
+  const std::string& resourceName() const noexcept { return resourceName_; }
+
+ private:
+  struct Entry {
+    std::size_t bytes;
+    Owner owner;
+  };
+  static std::string text(void* ptr) {
+    std::ostringstream out;
+    out << ptr;
+    return out.str();
+  }
+  std::invalid_argument unknown(const char* operation, void* ptr) const {
+    return std::invalid_argument(resourceName_ + ": " + operation + " of " + text(ptr) +
+                                 ", which this resource did not allocate (or freed already)");
+  }
+
+  std::string resourceName_;
+  mutable std::mutex mutex_;
+  std::unordered_map<void*, Entry> entries_;
+};
 
 }  // namespace memsamples::resource

@@ -78,3 +78,25 @@ CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
   driver().trimmedTo.push_back(minBytesToKeep);
   return CUDA_SUCCESS;
 }
+
+// The releases of a DeviceSetup's owners: linked (Devices owns DeviceSetups), never called (the
+// tests make none).
+CUresult CUDAAPI cuCtxDestroy(CUcontext) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuMemFreeHost(void*) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+namespace memsamples {
+
+CUresult drainAndDestroyStream(CUstream) noexcept {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+}  // namespace memsamples

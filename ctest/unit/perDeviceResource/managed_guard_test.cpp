@@ -1,4 +1,4 @@
-// ManagedBuffer's guard and budget (managed_budget.cpp): what they refuse, with which message.
+// The managed kind's guard and budget (resource_plan.cpp): what they refuse, with which message.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "managed_buffer.hpp"
+#include "resource_plan.hpp"
 
-namespace mm = memsamples::managed;
+namespace mm = memsamples::resource;
 
 namespace {
 

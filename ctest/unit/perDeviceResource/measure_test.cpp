@@ -219,7 +219,8 @@ TEST(ReportLatency, EveryKindEverySizeThePoolTwiceAndItsThresholdPutBack) {
         "\ndevice pool, keeps memory           64.0 KiB        2 x 5",
         "\nmanaged: guard + alloc, untouched   4.00 KiB        2 x 5",
         "\nvmm striped + granularity query     64.0 KiB        2 x 5",
-        "  device pool: release threshold as found", "  managed: 03's ManagedBuffer",
+        "  device pool: release threshold as found",
+        "  managed: its free-memory guard (one cuMemGetInfo",
         "  vmm: every allocation also queries cuMemGetAllocationGranularity again"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
   }
@@ -287,110 +288,226 @@ TEST(ReportLatency, WithoutThePoolThereIsNoReferenceAndNoPoolNote) {
   EXPECT_TRUE(fake_measure::driver().thresholdsSet.empty());
 }
 
-TEST(StepLines, SetupAsTheReadmeShowsIt) {
+// reportStep() is the lesson's report: each step's lines (as the README shows them), its JSON
+// and its checks. The tests below drive it step by step with CPU-only resources.
+namespace {
+
+// One device (or @p count), vectors of @p bytes, sized for @p smallest.
+mr::Devices devicesOf(int count, std::uint64_t bytes, mr::DeviceFreeMemory smallest,
+                      int chosen = 0) {
+  mr::Devices devices;
+  devices.chosen = chosen;
+  devices.chosenName = "NVIDIA H200";
+  devices.count = count;
+  devices.bytes = bytes;
+  devices.smallest = smallest;
+  return devices;
+}
+
+// What reportStep(6) prints when the latency is skipped: the warnings and the checks.
+std::string verdictLines(mr::RunRecord& record, const mr::Devices& devices,
+                         mr::Resources& resources) {
+  record.skipLatency = true;
+  if (!resources.warnings)
+    resources.warnings = std::make_unique<mr::WarningLog>();
+  std::ostringstream& out = dynamic_cast<std::ostringstream&>(record.report.out());
+  out.str("");
+  mr::reportStep(6, record, devices, &resources);
+  return out.str();
+}
+
+}  // namespace
+
+TEST(ReportStep, Step1TheVectorsAsTheReadmeShowsThem) {
   std::ostringstream one, two;
-  memsamples::JsonObject json;
-  mr::reportSetup(one, json, 0, "NVIDIA H200", 1, 64ull << 20, {0, 140ull << 30}, 1, 4);
+  memsamples::Report report(&one);
+  mr::RunRecord record(report);
+  EXPECT_EQ(mr::reportStep(1, record, devicesOf(1, 64ull << 20, {0, 140ull << 30})),
+            memsamples::Verdict::Pass);
   EXPECT_EQ(one.str(), "Vectors: 16777216 floats (64.0 MiB) each, allocated by 4 host threads\n");
-  EXPECT_EQ(json.dump(),
+  EXPECT_EQ(report.json().dump(),
             "{\"device\": 0, \"deviceName\": \"NVIDIA H200\", \"deviceCount\": 1, "
             "\"bytesPerVector\": 67108864, \"sizedForDevice\": 0, \"sizedForFreeBytes\": "
             "150323855360, \"threads\": 4}");
-  mr::reportSetup(two, json, 1, "NVIDIA H200", 2, 4096, {0, 1ull << 30}, 2, 8);
+  memsamples::Report second(&two);
+  mr::RunRecord eight(second);
+  eight.threads = 8;
+  mr::reportStep(1, eight, devicesOf(2, 4096, {0, 1ull << 30}, 1));
   EXPECT_EQ(two.str(),
             "Vectors: 1024 floats (4.00 KiB) each, allocated by 8 host threads; sized for the "
             "smallest free memory of the 2 devices used (1.00 GiB on device 0)\n");
 }
 
-TEST(StepLines, ResourcesAsTheReadmeShowsThem) {
+TEST(ReportStep, Step2TheFirstAnswersAndTheirChecks) {
   std::ostringstream out;
-  mr::printResource(
-      out, kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)", {true, true, false},
-                        "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)"));
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  const mr::Devices devices = devicesOf(1, 4096, {0, 1ull << 30});
+  record.initial = mr::getCurrentDeviceResource();
+  record.perDeviceAnswer = mr::getPerDeviceResource(0);
+  record.outOfRange = "device 1 is out of range";
+  mr::reportStep(2, record, devices);
+  EXPECT_EQ(out.str(),
+            "\n[2] The process-wide registry (1 device; current device = cuCtxGetDevice = 0)\n"
+            "  getCurrentDeviceResource()        -> initial [host]\n"
+            "  getPerDeviceResource(0)           -> initial\n"
+            "  getPerDeviceResource(1)           -> std::out_of_range: device 1 is out of range\n");
+  mr::Resources none;
+  EXPECT_EQ(verdictLines(record, devices, none), "\nChecks: 3 of 3 passed\n");
+
+  // A wrong answer and a missing error are failed checks, not lines that look right.
+  std::ostringstream wrongOut;
+  memsamples::Report wrongReport(&wrongOut);
+  mr::RunRecord wrong(wrongReport);
+  MallocResource other("other", 0);
+  wrong.initial = mr::getCurrentDeviceResource();
+  wrong.perDeviceAnswer = &other;
+  mr::reportStep(2, wrong, devices);
+  EXPECT_EQ(wrongOut.str().find("std::out_of_range"), std::string::npos) << wrongOut.str();
+  EXPECT_EQ(verdictLines(wrong, devices, none),
+            "\nChecks: 1 of 3 passed\n  FAILED: get per device must answer it too\n"
+            "  FAILED: a device id that does not exist must get std::out_of_range\n");
+}
+
+TEST(ReportStep, Step3TheResourcesAndTheHeadingOfStep4) {
+  std::ostringstream out;
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  mr::Resources resources;
+  resources.kinds.push_back(kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)",
+                                         {true, true, false},
+                                         "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)"));
   mr::KindResource missing;
   missing.kind = mr::ResourceKind::Numa;
   missing.whyNot = "this build has no NUMA support";
-  mr::printResource(out, missing);
+  resources.kinds.push_back(std::move(missing));
+  mr::reportStep(3, record, devicesOf(1, 4096, {0, 1ull << 30}), &resources);
   EXPECT_EQ(out.str(),
+            "\n[3] Resources of device 0\n"
             "  pinned  pinned host (device 0)              host+device               "
             "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)\n"
-            "  numa    left out: this build has no NUMA support\n");
+            "  numa    left out: this build has no NUMA support\n"
+            "\n[4] Each resource in turn on device 0: 4 threads allocate A, B, C and 8 x 64.0 KiB "
+            "scratch each via getCurrentDeviceResource()\n");
 }
 
-TEST(StepLines, EachKindAsTheReadmeShowsIt) {
+TEST(ReportStep, Step4EachKindAsTheReadmeShowsItAndItsChecks) {
   std::ostringstream out;
-  mr::printKindsHeading(out, 0, 4, 8, 64 << 10);
-  mr::KindResource pool =
-      kindResource(mr::ResourceKind::Device, "device pool (device 0)", {false, true, true});
-  mr::printKindResult(out, pool, 64ull << 20);
-  mr::KindResource managed =
-      kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false});
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  const mr::Devices devices = devicesOf(1, 64ull << 20, {0, 140ull << 30});
+  mr::Resources resources;
+  resources.kinds.push_back(
+      kindResource(mr::ResourceKind::Device, "device pool (device 0)", {false, true, true}));
+  resources.kinds.push_back(
+      kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false}));
+  mr::KindResource& pool = resources.kinds[0];
+  mr::KindResource& managed = resources.kinds[1];
+  // The pool keeps every rule: set answered the initial one, both threads got it, reset it.
+  pool.previous = mr::getPerDeviceResource(0);
+  pool.answers = {pool.resource, pool.resource};
+  pool.removed = pool.resource;
+  mr::reportStep(4, record, devices, &resources, &pool);
   managed.contextFree = true;
-  mr::printKindResult(out, managed, 64ull << 20);
+  mr::reportStep(4, record, devices, &resources, &managed);
   managed.contextFree = false;
   managed.verified.mismatches = 3;
   managed.verified.firstBad = 5;
   managed.verified.expected = 1.25f;
   managed.verified.actual = 0.0f;
-  mr::printKindResult(out, managed, 64ull << 20);
+  mr::reportStep(4, record, devices, &resources, &managed);
   EXPECT_EQ(out.str(),
-            "\n[4] Each resource in turn on device 0: 4 threads allocate A, B, C and 8 x 64.0 KiB "
-            "scratch each via getCurrentDeviceResource()\n"
             "  device  C = A + B on device pool (device 0): all 16777216 elements exact\n"
             "  managed C = A + B on managed (device 0): all 16777216 elements exact; used from a "
             "thread without a current context: ok\n"
             "  managed C = A + B on managed (device 0): " +
                 memsamples::describeMismatch(managed.verified) +
                 "; used from a thread without a current context: FAILED\n");
+  // The pool's 5 checks pass. The managed entry was never set: its set and reset checks fail
+  // both times, then its context check and its vector add; its exact vector add passes.
+  const std::string verdict = verdictLines(record, devices, resources);
+  EXPECT_NE(verdict.find("\nChecks: 7 of 13 passed\n"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("  FAILED: managed: the thread without a context had one current\n"),
+            std::string::npos)
+      << verdict;
+  EXPECT_NE(verdict.find("  FAILED: managed: " + memsamples::describeMismatch(managed.verified)),
+            std::string::npos)
+      << verdict;
+  EXPECT_EQ(verdict.find("FAILED: device:"), std::string::npos) << verdict;
 }
 
-TEST(StepLines, KindsRecordEveryKindInOrder) {
-  std::vector<mr::KindResource> resources;
-  resources.push_back(
+TEST(ReportStep, Step5OnOneDeviceIsSkippedAndRecordsEveryKindInOrder) {
+  std::ostringstream out;
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  mr::Resources resources;
+  resources.kinds.push_back(
       kindResource(mr::ResourceKind::Device, "device pool (device 0)", {false, true, true}, "d"));
   mr::KindResource missing;
   missing.kind = mr::ResourceKind::Numa;
   missing.whyNot = "no libnuma";
-  resources.push_back(std::move(missing));
-  memsamples::JsonObject json;
-  mr::recordKinds(json, resources);
-  EXPECT_EQ(json.dump(),
+  resources.kinds.push_back(std::move(missing));
+  const mr::Devices devices = devicesOf(1, 4096, {0, 1ull << 30});
+  mr::reportStep(5, record, devices, &resources);
+  EXPECT_EQ(out.str(),
+            "\n[5] A different resource per device: skipped (this machine has one device)\n");
+  EXPECT_EQ(report.json().dump(),
             "{\"kinds\": [{\"kind\": \"device\", \"available\": true, \"resource\": \"device "
             "pool (device 0)\", \"properties\": \"device, stream-ordered\", \"detail\": \"d\", "
             "\"mismatches\": 0}, {\"kind\": \"numa\", \"available\": false, \"reason\": \"no "
-            "libnuma\"}]}");
+            "libnuma\"}], \"perDevice\": []}");
+  EXPECT_EQ(verdictLines(record, devices, resources), "\nChecks: 1 of 1 passed\n");
 }
 
-TEST(StepLines, PerDeviceAsTheReadmeShowsIt) {
-  std::ostringstream skipped;
-  memsamples::JsonObject none;
-  mr::printPerDeviceHeading(skipped, {});
-  mr::reportPerDevice(skipped, none, {});
-  EXPECT_EQ(skipped.str(),
-            "\n[5] A different resource per device: skipped (this machine has one device)\n");
-  EXPECT_EQ(none.dump(), "{\"perDevice\": []}");
-
-  std::vector<mr::KindResource> perDevice;
-  perDevice.push_back(
-      kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false}));
-  perDevice.push_back(
-      kindResource(mr::ResourceKind::Device, "device pool (device 1)", {false, true, true}));
-  perDevice.back().whyNot = "pinned is not available (cannot map host memory)";
+TEST(ReportStep, Step5PerDeviceAsTheReadmeShowsIt) {
   std::ostringstream out;
-  memsamples::JsonObject json;
-  mr::printPerDeviceHeading(out, perDevice);
-  mr::reportPerDevice(out, json, perDevice);
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  mr::Resources resources;
+  resources.perDevice.push_back(
+      kindResource(mr::ResourceKind::Managed, "managed (device 0)", {true, true, false}));
+  resources.perDevice.push_back(
+      kindResource(mr::ResourceKind::Device, "device pool (device 1)", {false, true, true}));
+  resources.perDevice.back().whyNot = "pinned is not available (cannot map host memory)";
+  resources.refusal = "device pool (device 1): allocate while a context of device 0 is current";
+  const mr::Devices devices = devicesOf(2, 4096, {0, 1ull << 30});
+  mr::reportStep(5, record, devices, &resources);
   EXPECT_EQ(out.str(),
             "\n[5] A different resource per device, one thread per device "
             "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n"
             "  device 1: pinned is not available (cannot map host memory); it keeps the device "
             "pool\n"
+            "  device pool of device 1 used with device 0's context current -> std::logic_error: "
+            "device pool (device 1): allocate while a context of device 0 is current\n"
             "  device 0: managed (device 0): exact\n"
             "  device 1: device pool (device 1): exact\n");
-  EXPECT_EQ(json.dump(),
-            "{\"perDevice\": [{\"device\": 0, \"kind\": \"managed\", \"result\": \"managed "
-            "(device 0): exact\"}, {\"device\": 1, \"kind\": \"device\", \"result\": \"device "
-            "pool (device 1): exact\"}]}");
+  EXPECT_EQ(report.json().dump(),
+            "{\"kinds\": [], \"perDevice\": [{\"device\": 0, \"kind\": \"managed\", \"result\": "
+            "\"managed (device 0): exact\"}, {\"device\": 1, \"kind\": \"device\", \"result\": "
+            "\"device pool (device 1): exact\"}]}");
+  // Neither entry was set or reset here: those checks fail; the refusal and the devices' end
+  // on their initial resources pass.
+  const std::string verdict = verdictLines(record, devices, resources);
+  EXPECT_NE(verdict.find("\nChecks: 5 of 9 passed\n"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("  FAILED: device 1: set must return the initial resource\n"),
+            std::string::npos)
+      << verdict;
+}
+
+TEST(ReportStep, Step6PrintsTheWarningsThenTheVerdict) {
+  std::ostringstream out;
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  mr::Resources resources;
+  resources.warnings = std::make_unique<mr::WarningLog>();
+  resources.warnings->sink()("mbind failed: memory stays unbound");
+  record.checks.expect(true, "fine");
+  EXPECT_EQ(verdictLines(record, devicesOf(1, 4096, {0, 1ull << 30}), resources),
+            "Warning: mbind failed: memory stays unbound\n\nChecks: 1 of 1 passed\n");
+  EXPECT_EQ(report.json().dump(), "{\"checks\": 1, \"failedChecks\": 0}");
+  record.checks.expect(false, "reset must return the resource it removed");
+  EXPECT_EQ(mr::reportStep(6, record, devicesOf(1, 4096, {0, 1ull << 30}), &resources),
+            memsamples::Verdict::Fail);
 }
 
 TEST(Checks, CountEveryCheckAndListTheFailedOnes) {
@@ -482,11 +599,16 @@ TEST(Resources, AStepThatThrowsLeavesTheRegistryAsItWas) {
   EXPECT_EQ(mr::getPerDeviceResource(0), before);
 }
 
-// reportRun() checks the answers against the process-wide registry, which the program defines
-// (the sample: resources.cpp, with the driver); this binary defines one with CPU-only resources.
+// reportStep() checks the answers against the process-wide registry, which the program defines
+// (the sample: resources.cpp, with the driver); this binary defines one with CPU-only resources,
+// for two devices (step 5 checks each).
 mr::PerDeviceResourceRegistry& mr::processResourceRegistry() {
   static PerDeviceResourceRegistry registry(
-      1, [](int device) { return std::make_unique<MallocResource>("initial", device); },
+      2, [](int device) { return std::make_unique<MallocResource>("initial", device); },
       [] { return 0; });
   return registry;
 }
+
+// Devices owns every DeviceSetup, whose release is resources.cpp's (with the driver); the
+// tests make no DeviceSetup, so this binary's release is empty.
+mr::DeviceSetup::~DeviceSetup() {}

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "owned_allocations.hpp"
+#include "resources.hpp"
 #include "test_support.hpp"
 
 namespace mr = memsamples::resource;
