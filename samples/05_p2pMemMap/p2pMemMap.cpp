@@ -233,7 +233,7 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
   }
 
   // Declared after the ranges: on an error path no kernel runs as they are unmapped.
-  const p2p::SynchronizeOnExit drain({&accessor, &owner});
+  const p2p::SynchronizeOnExit drain{{&accessor, &owner}};
 
   // What each mapping device really got, asked of the driver (judged with the results).
   std::vector<p2p::RangeAccess> rights;
@@ -278,7 +278,7 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   ms::check(cuMemAlloc(c.out(), run.bytes), "cuMemAlloc");
 
   // Declared after the buffers: on an error path no kernel runs as they are freed.
-  const p2p::SynchronizeOnExit drain({&accessor, &owner});
+  const p2p::SynchronizeOnExit drain{{&accessor, &owner}};
 
   // Peer access goes to the CURRENT context, for every allocation of the context named:
   // the accessor's context gains all of the owner's. One context needs none for its own
@@ -303,7 +303,7 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
     // Access this path enabled is its own to disable; an owner does it on an error path.
     p2p::EnabledPeerAccess ours(accessor.ctx);
     if (acrossContexts && enable == CUDA_SUCCESS)
-      ours.owner = owner.ctx;
+      *ours.out() = owner.ctx;
 
     if (refused)
       result.note = "cuCtxEnablePeerAccess refused: " + ms::describeResult(enable);
@@ -313,7 +313,7 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
     result.peerAccessAdopted = adopted;
 
     // Undo what this path enabled, and only that. The kernel has finished.
-    if (ours.owner != nullptr)
+    if (ours.get() != nullptr)
       ms::check(cuCtxDisablePeerAccess(ours.release()), "cuCtxDisablePeerAccess");
   }
 
