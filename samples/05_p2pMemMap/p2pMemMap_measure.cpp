@@ -196,13 +196,10 @@ BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& se
     inContext(first, [&] { copy(run, first, second); });
     inContext(second, [&] { copy(run, second, first); });
   };
-  const auto synchronizeBoth = [&] {
-    synchronize(first);
-    synchronize(second);
-  };
   for (int i = 0; i < run.options.warmup * kCopiesPerSample; ++i)
     round();
-  synchronizeBoth();  // no warm-up copy overlaps a sample
+  synchronize(first);  // no warm-up copy overlaps a sample
+  synchronize(second);
   const auto timingEvent = [](const Endpoint& endpoint) {
     ContextEvent event(endpoint.ctx);
     const ScopedContext current(endpoint.ctx);
@@ -235,7 +232,8 @@ BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& se
       check(cuStreamWaitEvent(first.stream.get(), secondEnd.get(), 0), "cuStreamWaitEvent");
       record(bothDone, first);
     });
-    synchronizeBoth();
+    synchronize(first);
+    synchronize(second);
     intoFirstMs.push_back(elapsed(firstStart, firstEnd));
     intoSecondMs.push_back(elapsed(secondStart, secondEnd));
     bothDoneMs.push_back(elapsed(firstStart, bothDone));
@@ -395,7 +393,8 @@ void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream
     check(cuModuleGetFunction(&endpoint.copy, endpoint.copyModule.get(), "Copy_kernel"),
           "cuModuleGetFunction");
     check(cuStreamCreate(endpoint.stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    endpoint.copyGrid = residentGridSize(endpoint.copy, endpoint.device, kThreadsPerBlock);
+    endpoint.copyGrid =
+        residentGridSize(endpoint.copy, *endpoint.context.device(), kThreadsPerBlock);
     std::size_t freeHere = 0, total = 0;
     check(cuMemGetInfo(&freeHere, &total), "cuMemGetInfo");
     freeBytes = std::min(freeBytes, freeHere);
@@ -444,7 +443,6 @@ PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& acce
 }
 
 void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
-  const std::vector<PairPaths>& paths = run.paths;
   const std::size_t failuresBefore = run.failures.size();
   std::string notes;
   bool vmmAccessAllReadWrite = true;
@@ -456,7 +454,7 @@ void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
          "buffers in the accessor's own memory.\n  pair  VMM (cuMemSetAccess)    classic (peer "
          "access)   local (accessor's)       VMM/classic  VMM/local  classic/local\n";
   JsonArray rows;
-  for (const PairPaths& row : paths) {
+  for (const PairPaths& row : run.paths) {
     const std::string name = "pair " + formatPair(row.pair);
     std::vector<std::pair<std::string, const PathResult*>> results = {
         {name + ", VMM path", &row.viaVmm}, {name + ", classic path", &row.classic}};
@@ -506,7 +504,7 @@ void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
       << (vmmAccessAllReadWrite ? "read-write for the owner and the accessor"
                                 : "NOT read-write everywhere (see FAILED below)")
       << (vmmSkipped ? " (where the path ran)" : "") << ".\n";
-  const auto adopted = std::count_if(paths.begin(), paths.end(), [](const PairPaths& row) {
+  const auto adopted = std::count_if(run.paths.begin(), run.paths.end(), [](const PairPaths& row) {
     return row.classic.peerAccessAdopted;
   });
   if (run.plan.loopback) {

@@ -13,10 +13,7 @@ CUdevice deviceOf(int ordinal) {
 }  // namespace
 
 Endpoint::Endpoint(int ordinalOfDevice, std::size_t indexInPlan)
-    : ordinal(ordinalOfDevice),
-      device(deviceOf(ordinalOfDevice)),
-      context(device),
-      index(indexInPlan) {}
+    : ordinal(ordinalOfDevice), context(deviceOf(ordinalOfDevice)), index(indexInPlan) {}
 
 Endpoints::Endpoints(const PairPlan& pairPlan) : plan(pairPlan) {
   for (const int ordinal : plan.endpoints)

@@ -50,7 +50,6 @@ struct Endpoint {
   explicit Endpoint(int ordinal, std::size_t index = 0);
 
   int ordinal;                                   ///< The device ordinal.
-  CUdevice device;                               ///< Its handle (cuDeviceGet).
   PrimaryContext context;                        ///< The device's primary context, retained.
   CUcontext ctx = context.get();                 ///< That context, e.g. for ScopedContext.
   ContextModule vectorAddModule{context.get()};  ///< vectorAdd_kernel.fatbin, loaded here.
