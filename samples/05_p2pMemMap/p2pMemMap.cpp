@@ -297,7 +297,9 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
     if (!adopted && !refused)
       ms::check(enable, "cuCtxEnablePeerAccess");
 
-    // Access this path enabled is its own to disable; an owner does it on an error path.
+    // Access this path enabled is its own to disable. `ours` (Common's InContext owner,
+    // kept in the accessor's context) records the owner's context and disables the
+    // access on an error path.
     p2p::EnabledPeerAccess ours(accessor.ctx);
     if (acrossContexts && enable == CUDA_SUCCESS)
       *ours.out() = owner.ctx;

@@ -86,22 +86,19 @@ void synchronize(const Endpoint& endpoint) {
 // @p holder fills @p target (Run::bytes of its memory) with kSentinelWord, queued on its stream, so
 // that a transfer that writes nothing cannot pass its check.
 void clear(const Run& run, const Endpoint& holder, CUdeviceptr target) {
-  inContext(holder, [&] {
-    check(cuMemsetD32Async(target, kSentinelWord, run.count, holder.stream.get()),
-          "cuMemsetD32Async");
-  });
+  const ScopedContext current(holder.ctx);
+  check(cuMemsetD32Async(target, kSentinelWord, run.count, holder.stream.get()),
+        "cuMemsetD32Async");
 }
 
 // @p holder copies @p target (Run::bytes of its memory) into Run::scratch and waits for it.
 void readBack(Run& run, const Endpoint& holder, CUdeviceptr target) {
-  inContext(holder, [&] {
-    check(cuMemcpyDtoHAsync(run.scratch.get(), target, run.bytes, holder.stream.get()),
-          "cuMemcpyDtoHAsync");
-  });
-  synchronize(holder);
+  const ScopedContext current(holder.ctx);
+  check(cuMemcpyDtoHAsync(run.scratch.get(), target, run.bytes, holder.stream.get()),
+        "cuMemcpyDtoHAsync");
+  check(cuStreamSynchronize(holder.stream.get()), "cuStreamSynchronize");
 }
 
-// [timed-then-checked]
 // Every measurement, the kernel of a path and each copy alike: @p once queued on @p worker's
 // stream, @p perSample times per timed sample, --warmup untimed samples and --iterations timed
 // ones. The timed runs all write the same @p target, so only a run checked on its own proves the
@@ -126,7 +123,6 @@ TimingStats timeThenRerun(Run& run, const Endpoint& worker, const Endpoint& hold
   readBack(run, holder, target);
   return stats;
 }
-// [timed-then-checked]
 
 // Compares Run::scratch, a destination read back, word by word with @p from's pattern.
 void checkCopied(Run& run, const Endpoint& from, const std::string& what) {
