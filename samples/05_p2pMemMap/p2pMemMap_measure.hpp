@@ -114,7 +114,8 @@ PairPlan choosePairs(const Request& request, const DeviceTopology& topology,
  * every endpoint's free memory (cuMemGetInfo, buffersPerDevice()) and the host's memory for the
  * three pinned buffers; allocates Run::hostA, hostB and scratch (cuMemHostAlloc PORTABLE) and
  * fills A and B; lays out Run::paths, one row per tested pair with its owner's and accessor's
- * endpoints. Prints the `Kernels:` and `Buffers:` lines.
+ * endpoints, and has Run::drain wait for every endpoint's stream. Prints the `Kernels:` and
+ * `Buffers:` lines.
  * @throws UsageError when @p size does not fit; CudaError; std::runtime_error for a fatbin.
  */
 void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream& out);

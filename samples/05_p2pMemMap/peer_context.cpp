@@ -38,7 +38,7 @@ CUresult synchronizeAndDisablePeerAccess(CUcontext owner) {
 std::string enablePeerAccess(const Endpoint& accessor, const Endpoint& owner,
                              EnabledPeerAccess& ours, const char* file, int line) {
   if (accessor.ctx == owner.ctx)
-    return "";                                   // one context reaches its own allocations
+    return "";  // one context reaches its own allocations
   const ScopedContext onAccessor(accessor.ctx);  // the current context gains the access
   const CUresult enable = cuCtxEnablePeerAccess(owner.ctx, 0);
   if (enable == CUDA_ERROR_TOO_MANY_PEERS || enable == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)

@@ -478,8 +478,7 @@ TEST(CheckOptions, RefusesASizeThatIsNotWholeFloats) {
 TEST(CheckOptions, RefusesBadPairsAndPairsWithLoopback) {
   EXPECT_EQ(messageOf<ms::UsageError>([] { p2p::checkOptions("1:1", false, std::nullopt, {}); }),
             "--pairs: 1:1 names one device twice; a pair needs two different devices");
-  EXPECT_NE(messageOf<ms::UsageError>([] {
-              p2p::checkOptions("0:1", true, std::nullopt, {});
-            }).find("--pairs cannot be combined with --loopback"),
+  EXPECT_NE(messageOf<ms::UsageError>([] { p2p::checkOptions("0:1", true, std::nullopt, {}); })
+                .find("--pairs cannot be combined with --loopback"),
             std::string::npos);
 }

@@ -88,7 +88,7 @@ TEST_F(PeerAccess, EnabledByTheLessonIsDisabledInTheAccessorsContextOnEveryPath)
     // ours keeps the accessor's context, where it disables the access (disabledFrom below).
     EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
     EXPECT_TRUE(fake_peer::contextStack().empty());  // the accessor's context was popped
-  }                                                  // not released: an error path
+  }  // not released: an error path
   EXPECT_EQ(fake_peer::callCount("cuCtxSynchronize"), 1);
   EXPECT_EQ(fake_peer::disabledFrom(), std::vector<CUcontext>{accessor.ctx});
   EXPECT_FALSE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
