@@ -97,14 +97,13 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   const auto n = static_cast<std::size_t>(deviceCount);
   std::vector<CUdevice> devices(n);
   p2p::DeviceTopology topology;
-  topology.vmmSupported.assign(n, false);
   topology.canAccessPeer.assign(n, std::vector<bool>(n, true));  // each reaches its own
   const auto vmm = CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
   for (std::size_t i = 0; i < n; ++i) {
     ms::check(cuDeviceGet(&devices[i], static_cast<int>(i)), "cuDeviceGet");
     int supported = 0;
     ms::check(cuDeviceGetAttribute(&supported, vmm, devices[i]), "cuDeviceGetAttribute");
-    topology.vmmSupported[i] = supported != 0;
+    topology.vmmSupported.push_back(supported != 0);
   }
 
   for (std::size_t accessor = 0; accessor < n; ++accessor) {
@@ -189,10 +188,12 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
 
   // Pinned memory on the owner. Sizes and alignment are multiples of the largest
   // minimum granularity of the mapping devices (powers of two: a multiple of each).
+  // Each mapping device gets read-write access: that is the whole peer set-up.
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   std::size_t granularity = 1;
+  std::vector<CUmemAccessDesc> access;
   for (const int device : mappers) {
     prop.location.id = device;
     std::size_t minimum = 0;
@@ -200,17 +201,13 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
     ms::check(cuMemGetAllocationGranularity(&minimum, &prop, option),
               "cuMemGetAllocationGranularity");
     granularity = std::max(granularity, minimum);
+
+    CUmemAccessDesc& grant = access.emplace_back();
+    grant.location = prop.location;  // this device
+    grant.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
   const std::size_t size = (run.bytes + granularity - 1) / granularity * granularity;
   prop.location.id = pair.owner;
-
-  // Read-write for every mapping device: that is the whole peer set-up.
-  std::vector<CUmemAccessDesc> access(mappers.size());
-  for (std::size_t i = 0; i < mappers.size(); ++i) {
-    access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access[i].location.id = mappers[i];
-    access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  }
 
   // A, B and C: addresses, memory, the memory mapped there, the handle released (the
   // mapping keeps the memory), access granted. Until cuMemSetAccess nobody may touch a
@@ -233,7 +230,7 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
   }
 
   // Declared after the ranges: on an error path no kernel runs as they are unmapped.
-  const p2p::SynchronizeOnExit drain({&accessor, &owner});
+  const p2p::SynchronizeOnExit drain{{&accessor, &owner}};
 
   // What each mapping device really got, asked of the driver (judged with the results).
   std::vector<p2p::RangeAccess> rights;
@@ -278,7 +275,7 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   ms::check(cuMemAlloc(c.out(), run.bytes), "cuMemAlloc");
 
   // Declared after the buffers: on an error path no kernel runs as they are freed.
-  const p2p::SynchronizeOnExit drain({&accessor, &owner});
+  const p2p::SynchronizeOnExit drain{{&accessor, &owner}};
 
   // Peer access goes to the CURRENT context, for every allocation of the context named:
   // the accessor's context gains all of the owner's. One context needs none for its own
@@ -300,10 +297,12 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
     if (!adopted && !refused)
       ms::check(enable, "cuCtxEnablePeerAccess");
 
-    // Access this path enabled is its own to disable; an owner does it on an error path.
+    // Access this path enabled is its own to disable. `ours` (Common's InContext owner,
+    // kept in the accessor's context) records the owner's context and disables the
+    // access on an error path.
     p2p::EnabledPeerAccess ours(accessor.ctx);
     if (acrossContexts && enable == CUDA_SUCCESS)
-      ours.owner = owner.ctx;
+      *ours.out() = owner.ctx;
 
     if (refused)
       result.note = "cuCtxEnablePeerAccess refused: " + ms::describeResult(enable);
@@ -313,7 +312,7 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
     result.peerAccessAdopted = adopted;
 
     // Undo what this path enabled, and only that. The kernel has finished.
-    if (ours.owner != nullptr)
+    if (ours.get() != nullptr)
       ms::check(cuCtxDisablePeerAccess(ours.release()), "cuCtxDisablePeerAccess");
   }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "support/text_format.hpp"
 #include "support/timing.hpp"
 
 namespace memsamples::p2p {
@@ -16,14 +17,8 @@ namespace {
 
 constexpr std::uint64_t kDefaultBytes = 512ull << 20;  // per buffer: nvbandwidth's default
 
-std::string fixed(double value, int precision = 1) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(precision) << value;
-  return text.str();
-}
-
 std::string ratioText(const std::optional<double>& value) {
-  return value ? fixed(*value, 3) : "-";
+  return value ? format("%.3f", *value) : "-";
 }
 
 // @p text padded to |@p width| columns: right-aligned when @p width > 0, else left-aligned.
@@ -51,7 +46,7 @@ std::string pathCell(const PathResult& result) {
   if (!result.ran)  // a classic path that asked for peer access was refused it
     return result.peerAccessEnabled ? "refused" : "skipped";
   const std::string verdict = result.check.mismatches == 0 ? "verified" : "WRONG";
-  return verdict + pad(fixed(result.gbps), 9) + " GB/s";
+  return verdict + format("%9.1f GB/s", result.gbps);
 }
 
 std::optional<double> ratio(const PathResult& top, const PathResult& bottom) {
@@ -81,12 +76,76 @@ JsonObject pathJson(const PathResult& result) {
   return json;
 }
 
+// ------------------------------------------------------------------ timing and checking, shared
+
+void synchronize(const Endpoint& endpoint) {
+  const ScopedContext current(endpoint.ctx);
+  check(cuStreamSynchronize(endpoint.stream.get()), "cuStreamSynchronize");
+}
+
+// @p holder fills @p target (Run::bytes of its memory) with kSentinelWord, queued on its stream, so
+// that a transfer that writes nothing cannot pass its check.
+void clear(const Run& run, const Endpoint& holder, CUdeviceptr target) {
+  const ScopedContext current(holder.ctx);
+  check(cuMemsetD32Async(target, kSentinelWord, run.count, holder.stream.get()),
+        "cuMemsetD32Async");
+}
+
+// @p holder copies @p target (Run::bytes of its memory) into Run::scratch and waits for it.
+void readBack(Run& run, const Endpoint& holder, CUdeviceptr target) {
+  const ScopedContext current(holder.ctx);
+  check(cuMemcpyDtoHAsync(run.scratch.get(), target, run.bytes, holder.stream.get()),
+        "cuMemcpyDtoHAsync");
+  check(cuStreamSynchronize(holder.stream.get()), "cuStreamSynchronize");
+}
+
+// Every measurement, the kernel of a path and each copy alike: @p once queued on @p worker's
+// stream, @p perSample times per timed sample, --warmup untimed samples and --iterations timed
+// ones. The timed runs all write the same @p target, so only a run checked on its own proves the
+// figure's transfer right: then @p holder (the endpoint whose memory holds @p target) clears it,
+// @p once runs ONE more time, and @p holder reads @p target back into Run::scratch, which the
+// caller compares with what it must hold.
+TimingStats timeThenRerun(Run& run, const Endpoint& worker, const Endpoint& holder,
+                          CUdeviceptr target, int perSample, const std::function<void()>& once) {
+  const auto sample = [&] {
+    for (int i = 0; i < perSample; ++i)
+      once();
+  };
+  TimingStats stats;
+  const CommonOptions& options = run.options;
+  inContext(worker, [&] {
+    stats = timeOnStream(worker.stream.get(), options.warmup, options.iterations, sample);
+  });  // timeOnStream waited for the stream: no timed run writes the target any more
+  clear(run, holder, target);
+  synchronize(holder);  // the worker's run may be queued on another stream: it must see it cleared
+  inContext(worker, once);
+  synchronize(worker);
+  readBack(run, holder, target);
+  return stats;
+}
+
+// Compares Run::scratch, a destination read back, word by word with @p from's pattern.
+void checkCopied(Run& run, const Endpoint& from, const std::string& what) {
+  const auto* words = static_cast<const std::uint32_t*>(run.scratch.get());
+  const PatternCheck result = checkPattern(words, run.count, from.seed());
+  ++run.verifiedTransfers;
+  if (!result.passed())
+    run.failures.push_back(what + ": " + describePatternCheck(result));
+}
+
 // ----------------------------------------------------------------------------------- the copies
 
 // [peer-copies]
 // A copy engine copies @p from's source into @p to's destination, queued on @p to's stream:
-// destination first, each pointer with its context; the stream decides who runs the copy.
+// destination first, each pointer with its context; the stream decides who runs the copy. An
+// endpoint that copies its own source (the diagonal, the reference for the links) copies inside
+// its device.
 void copyEngineCopy(const Run& run, const Endpoint& to, const Endpoint& from) {
+  if (&to == &from) {
+    check(cuMemcpyDtoDAsync(to.destination.get(), to.source.get(), run.bytes, to.stream.get()),
+          "cuMemcpyDtoDAsync");
+    return;
+  }
   check(cuMemcpyPeerAsync(to.destination.get(), to.ctx, from.source.get(), from.ctx, run.bytes,
                           to.stream.get()),
         "cuMemcpyPeerAsync");
@@ -107,53 +166,16 @@ void smCopy(const Run& run, const Endpoint& to, const Endpoint& from) {
 
 using Copy = void (*)(const Run& run, const Endpoint& to, const Endpoint& from);
 
-void clearDestination(const Run& run, const Endpoint& to) {
-  inContext(to, [&] {
-    check(cuMemsetD32Async(to.destination.get(), kSentinelWord, run.count, to.stream.get()),
-          "cuMemsetD32Async");
-  });
-}
-
-// Reads @p to's destination back and checks that it holds @p from's pattern.
-void verifyDestination(Run& run, const Endpoint& to, const Endpoint& from,
-                       const std::string& what) {
-  inContext(to, [&] {
-    check(cuMemcpyDtoHAsync(run.scratch.get(), to.destination.get(), run.bytes, to.stream.get()),
-          "cuMemcpyDtoHAsync");
-    check(cuStreamSynchronize(to.stream.get()), "cuStreamSynchronize");
-  });
-  const auto* words = static_cast<const std::uint32_t*>(run.scratch.get());
-  const PatternCheck result = checkPattern(words, run.count, from.seed());
-  ++run.verifiedTransfers;
-  if (!result.passed())
-    run.failures.push_back(what + ": " + describePatternCheck(result));
-}
-
-// One direction: kCopiesPerSample copies of @p copy (queued on @p to's stream, which also holds
-// the destination) per sample, between two events. Then the destination is cleared, the copy
-// runs ONCE more and that copy is checked; all on one stream, so each step follows the last.
+// One direction, @p to pulling @p from's source into its own destination with @p copy:
+// kCopiesPerSample copies per sample on @p to's stream (which also holds the destination), the
+// destination then checked after one more copy. @return GB/s.
 double timeOneWay(Run& run, const Endpoint& to, const Endpoint& from, const std::string& what,
-                  const std::function<void()>& copy) {
-  const auto sample = [&] {
-    for (int i = 0; i < kCopiesPerSample; ++i)
-      copy();
-  };
-  TimingStats stats;
-  const CommonOptions& options = run.options;
-  inContext(to, [&] {
-    stats = timeOnStream(to.stream.get(), options.warmup, options.iterations, sample);
-  });
-  clearDestination(run, to);
-  inContext(to, copy);
-  verifyDestination(run, to, from, what);
+                  Copy copy) {
+  const CUdeviceptr destination = to.destination.get();
+  const TimingStats stats =
+      timeThenRerun(run, to, to, destination, kCopiesPerSample, [&] { copy(run, to, from); });
+  checkCopied(run, from, what);
   return sampleGBps(run.bytes, kCopiesPerSample, stats.medianMs);
-}
-
-void synchronizeBoth(const Endpoint& first, const Endpoint& second) {
-  for (const Endpoint* endpoint : {&first, &second}) {
-    const ScopedContext current(endpoint->ctx);
-    check(cuStreamSynchronize(endpoint->stream.get()), "cuStreamSynchronize");
-  }
 }
 
 // Both directions at once, each a loop of kCopiesPerSample copies on its own endpoint's stream.
@@ -172,7 +194,8 @@ BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& se
   };
   for (int i = 0; i < run.options.warmup * kCopiesPerSample; ++i)
     round();
-  synchronizeBoth(first, second);  // no warm-up copy overlaps a sample
+  synchronize(first);  // no warm-up copy overlaps a sample
+  synchronize(second);
   const auto timingEvent = [](const Endpoint& endpoint) {
     ContextEvent event(endpoint.ctx);
     const ScopedContext current(endpoint.ctx);
@@ -205,18 +228,20 @@ BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& se
       check(cuStreamWaitEvent(first.stream.get(), secondEnd.get(), 0), "cuStreamWaitEvent");
       record(bothDone, first);
     });
-    synchronizeBoth(first, second);
+    synchronize(first);
+    synchronize(second);
     intoFirstMs.push_back(elapsed(firstStart, firstEnd));
     intoSecondMs.push_back(elapsed(secondStart, secondEnd));
     bothDoneMs.push_back(elapsed(firstStart, bothDone));
   }
-  clearDestination(run, first);
-  clearDestination(run, second);
+  clear(run, first, first.destination.get());
+  clear(run, second, second.destination.get());
   round();
   for (const auto& [into, from] : {std::pair{&first, &second}, std::pair{&second, &first}}) {
-    verifyDestination(run, *into, *from,
-                      what + ", into endpoint " + std::to_string(into->index) + " (device " +
-                          std::to_string(into->ordinal) + ")");
+    readBack(run, *into, into->destination.get());
+    checkCopied(run, *from,
+                what + ", into endpoint " + std::to_string(into->index) + " (device " +
+                    std::to_string(into->ordinal) + ")");
   }
   const auto median = [](std::vector<double>& ms) {
     return summarizeTimings(std::move(ms)).medianMs;
@@ -228,7 +253,7 @@ BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& se
 // A row of the loopback run's copy table: the copy, copy engine and SM GB/s, their ratio.
 std::string copyRow(const std::string& what, double engine, double sm) {
   const auto smOverEngine = engine != 0.0 ? std::optional<double>(sm / engine) : std::nullopt;
-  return "  " + pad(what, -58) + pad(fixed(engine), 12) + pad(fixed(sm), 12) +
+  return "  " + pad(what, -58) + format("%12.1f%12.1f", engine, sm) +
          pad(ratioText(smOverEngine), 10) + "\n";
 }
 
@@ -355,8 +380,7 @@ void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream
   const std::vector<char> copy = readBinaryFile(copyPath);
   std::size_t freeBytes = SIZE_MAX;
   // [endpoints]
-  for (std::size_t index = 0; index < run.endpoints.size(); ++index) {
-    Endpoint& endpoint = run.endpoints.at(index);
+  for (Endpoint& endpoint : run.endpoints.all) {
     const ScopedContext current(endpoint.ctx);  // modules and streams belong to a context
     check(cuModuleLoadData(endpoint.vectorAddModule.out(), vectorAdd.data()), "cuModuleLoadData");
     check(cuModuleGetFunction(&endpoint.vectorAdd, endpoint.vectorAddModule.get(), "VecAdd_kernel"),
@@ -365,7 +389,8 @@ void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream
     check(cuModuleGetFunction(&endpoint.copy, endpoint.copyModule.get(), "Copy_kernel"),
           "cuModuleGetFunction");
     check(cuStreamCreate(endpoint.stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    endpoint.copyGrid = residentGridSize(endpoint.copy, endpoint.device, kThreadsPerBlock);
+    endpoint.copyGrid =
+        residentGridSize(endpoint.copy, *endpoint.context.device(), kThreadsPerBlock);
     std::size_t freeHere = 0, total = 0;
     check(cuMemGetInfo(&freeHere, &total), "cuMemGetInfo");
     freeBytes = std::min(freeBytes, freeHere);
@@ -380,10 +405,11 @@ void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream
   out << "Buffers: " << formatBytes(run.bytes) << " (" << run.count << " floats) each\n";
   // Pinned host memory needs a current context. With unified addressing every context can reach
   // it anyway; PORTABLE makes every context also treat it as pinned, so copies skip staging.
-  const ScopedContext base(run.endpoints.at(0).ctx);
+  const ScopedContext base(run.endpoints.all.front().ctx);
   for (OwnedPinnedHostMemory* buffer : {&run.hostA, &run.hostB, &run.scratch})
     check(cuMemHostAlloc(buffer->out(), run.bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
-  run.drain.emplace(run.endpoints.all());  // no copy uses the buffers when they are freed
+  for (const Endpoint& endpoint : run.endpoints.all)  // no copy uses the buffers as they are freed
+    run.drain.endpoints.push_back(&endpoint);
   for (const DevicePair& pair : run.plan.tested) {
     PairPaths& row = run.paths.emplace_back();
     row.pair = pair;
@@ -398,28 +424,10 @@ void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream
 
 PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& accessor, CUdeviceptr c,
                            const std::function<void()>& launch) {
+  // The accessor launches, the owner clears C and reads it back (timeThenRerun).
   PathResult result;
   result.ran = true;
-  // The timed launches all write the same C, so only a launch checked on its own proves the
-  // figure's transfer right: after timing, C is cleared and ONE more launch writes it.
-  const CommonOptions& options = run.options;
-  inContext(accessor, [&] {
-    result.kernel = timeOnStream(accessor.stream.get(), options.warmup, options.iterations, launch);
-  });  // timeOnStream waited for the stream: no timed launch writes C any more
-  inContext(owner, [&] {
-    check(cuMemsetD32Async(c, kSentinelWord, run.count, owner.stream.get()), "cuMemsetD32Async");
-    // The accessor's launch runs on another stream: it must see the cleared C.
-    check(cuStreamSynchronize(owner.stream.get()), "cuStreamSynchronize");
-  });
-  inContext(accessor, [&] {
-    launch();
-    check(cuStreamSynchronize(accessor.stream.get()), "cuStreamSynchronize");
-  });
-  inContext(owner, [&] {
-    check(cuMemcpyDtoHAsync(run.scratch.get(), c, run.bytes, owner.stream.get()),
-          "cuMemcpyDtoHAsync");
-    check(cuStreamSynchronize(owner.stream.get()), "cuStreamSynchronize");
-  });
+  result.kernel = timeThenRerun(run, accessor, owner, c, 1, launch);
   ++run.verifiedTransfers;
   const auto floats = [](const OwnedPinnedHostMemory& host) {
     return static_cast<const float*>(host.get());
@@ -431,7 +439,6 @@ PathResult timeAndCheckSum(Run& run, const Endpoint& owner, const Endpoint& acce
 }
 
 void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
-  const std::vector<PairPaths>& paths = run.paths;
   const std::size_t failuresBefore = run.failures.size();
   std::string notes;
   bool vmmAccessAllReadWrite = true;
@@ -443,7 +450,7 @@ void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
          "buffers in the accessor's own memory.\n  pair  VMM (cuMemSetAccess)    classic (peer "
          "access)   local (accessor's)       VMM/classic  VMM/local  classic/local\n";
   JsonArray rows;
-  for (const PairPaths& row : paths) {
+  for (const PairPaths& row : run.paths) {
     const std::string name = "pair " + formatPair(row.pair);
     std::vector<std::pair<std::string, const PathResult*>> results = {
         {name + ", VMM path", &row.viaVmm}, {name + ", classic path", &row.classic}};
@@ -493,7 +500,7 @@ void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
       << (vmmAccessAllReadWrite ? "read-write for the owner and the accessor"
                                 : "NOT read-write everywhere (see FAILED below)")
       << (vmmSkipped ? " (where the path ran)" : "") << ".\n";
-  const auto adopted = std::count_if(paths.begin(), paths.end(), [](const PairPaths& row) {
+  const auto adopted = std::count_if(run.paths.begin(), run.paths.end(), [](const PairPaths& row) {
     return row.classic.peerAccessAdopted;
   });
   if (run.plan.loopback) {
@@ -516,8 +523,7 @@ void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
 
 void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
   const PairPlan& plan = run.plan;
-  for (std::size_t index = 0; index < run.endpoints.size(); ++index) {
-    Endpoint& endpoint = run.endpoints.at(index);
+  for (Endpoint& endpoint : run.endpoints.all) {
     auto* const pattern = static_cast<std::uint32_t*>(run.scratch.get());
     fillPattern(pattern, run.count, endpoint.seed());
     const ScopedContext current(endpoint.ctx);
@@ -538,14 +544,9 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
   for (const int ordinal : plan.devices) {
     const Endpoint& device = run.endpoints.owner({ordinal, ordinal});
     const std::string name = ", device " + std::to_string(ordinal);
-    const auto dtod = [&] {
-      check(cuMemcpyDtoDAsync(device.destination.get(), device.source.get(), run.bytes,
-                              device.stream.get()),
-            "cuMemcpyDtoDAsync");
-    };
-    engine.set(ordinal, ordinal, timeOneWay(run, device, device, "copy engine" + name, dtod));
-    sm.set(ordinal, ordinal,
-           timeOneWay(run, device, device, "SM copy" + name, [&] { smCopy(run, device, device); }));
+    engine.set(ordinal, ordinal,
+               timeOneWay(run, device, device, "copy engine" + name, copyEngineCopy));
+    sm.set(ordinal, ordinal, timeOneWay(run, device, device, "SM copy" + name, smCopy));
   }
 
   // One direction, with peer access for this pair only: the accessor pulls the owner's source
@@ -554,10 +555,8 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
     const Endpoint& owner = run.endpoints.owner(pair);
     const Endpoint& accessor = run.endpoints.accessor(pair);
     const std::string name = ", pair " + formatPair(pair);
-    const double viaEngine = timeOneWay(run, accessor, owner, "copy engine" + name,
-                                        [&] { copyEngineCopy(run, accessor, owner); });
-    const double viaSm =
-        timeOneWay(run, accessor, owner, "SM copy" + name, [&] { smCopy(run, accessor, owner); });
+    const double viaEngine = timeOneWay(run, accessor, owner, "copy engine" + name, copyEngineCopy);
+    const double viaSm = timeOneWay(run, accessor, owner, "SM copy" + name, smCopy);
     if (pair.owner != pair.accessor) {  // a loopback pair would overwrite the diagonal
       engine.set(pair.owner, pair.accessor, viaEngine);
       sm.set(pair.owner, pair.accessor, viaSm);
@@ -581,9 +580,9 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
     const BothWaysFigures viaEngine =
         timeBothWays(run, first, second, "copy engine" + name, copyEngineCopy);
     const BothWaysFigures viaSm = timeBothWays(run, first, second, "SM copy" + name, smCopy);
-    bothWaysRows += "  " + pad(formatBothWays(pair), -8) + pad(fixed(viaEngine.sumGBps), 18) +
-                    pad(fixed(viaEngine.bothDoneGBps), 11) + pad(fixed(viaSm.sumGBps), 10) +
-                    pad(fixed(viaSm.bothDoneGBps), 11) + "\n";
+    bothWaysRows += "  " + pad(formatBothWays(pair), -8) +
+                    format("%18.1f%11.1f%10.1f%11.1f\n", viaEngine.sumGBps, viaEngine.bothDoneGBps,
+                           viaSm.sumGBps, viaSm.bothDoneGBps);
     engineBothJson.addRaw(bothWaysJson(pair, viaEngine).dump());
     smBothJson.addRaw(bothWaysJson(pair, viaSm).dump());
   };

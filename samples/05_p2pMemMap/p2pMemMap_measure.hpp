@@ -53,45 +53,45 @@ struct PathResult {
 
 /// The three paths of one pair, for the table, and the endpoints that play its two sides.
 struct PairPaths {
-  DevicePair pair;                    ///< The pair.
-  const Endpoint* owner = nullptr;    ///< The endpoint whose memory is used.
-  const Endpoint* accessor = nullptr; ///< The endpoint whose kernel uses it.
-  PathResult viaVmm;   ///< Memory from cuMemCreate, shared by cuMemSetAccess.
-  PathResult classic;  ///< cuMemAlloc memory, shared by cuCtxEnablePeerAccess.
-  PathResult local;    ///< The same kernel on the accessor's own memory.
+  DevicePair pair;                     ///< The pair.
+  const Endpoint* owner = nullptr;     ///< The endpoint whose memory is used.
+  const Endpoint* accessor = nullptr;  ///< The endpoint whose kernel uses it.
+  PathResult viaVmm;                   ///< Memory from cuMemCreate, shared by cuMemSetAccess.
+  PathResult classic;                  ///< cuMemAlloc memory, shared by cuCtxEnablePeerAccess.
+  PathResult local;                    ///< The same kernel on the accessor's own memory.
 };
 
 /**
  * What the steps of the lesson after the set-up share: the plan, its endpoints (the four given
  * when it is made: `Run run{options, plan, topology, endpoints};`), the sizes, the pinned host
- * buffers and one row of PairPaths per tested pair (prepareRun()), and the running tally of checks. Its members are destroyed in reverse
- * order: first the streams of every endpoint are waited for, then the pinned buffers that their
- * copies may use are freed.
+ * buffers and one row of PairPaths per tested pair (prepareRun()), and the running tally of checks.
+ * Its members are destroyed in reverse order: first the streams of every endpoint are waited for,
+ * then the pinned buffers that their copies may use are freed.
  */
 struct Run {
-  const CommonOptions& options;              ///< `--iterations`, `--warmup`.
-  const PairPlan& plan;                      ///< The pairs and endpoints.
-  const DeviceTopology& topology;            ///< The machine.
-  Endpoints& endpoints;                      ///< One per entry of PairPlan::endpoints.
-  std::uint64_t bytes = 0;                   ///< Bytes per buffer.
-  std::size_t count = 0;                     ///< Floats (and 32-bit words) per buffer.
-  unsigned int vectorAddGrid = 0;            ///< Blocks of VecAdd_kernel: one float4 per thread.
-  OwnedPinnedHostMemory hostA{};             ///< Pinned input A (portable: for every context).
-  OwnedPinnedHostMemory hostB{};             ///< Pinned input B.
-  OwnedPinnedHostMemory scratch{};           ///< Pinned read-backs and pattern uploads.
-  std::vector<PairPaths> paths{};             ///< One per tested pair, in PairPlan order.
-  std::optional<SynchronizeOnExit> drain{};  ///< Destroyed first: waits for every stream.
-  int verifiedTransfers = 0;                 ///< Transfers checked so far.
-  std::vector<std::string> failures{};       ///< One line per failed check.
+  const CommonOptions& options;         ///< `--iterations`, `--warmup`.
+  const PairPlan& plan;                 ///< The pairs and endpoints.
+  const DeviceTopology& topology;       ///< The machine.
+  Endpoints& endpoints;                 ///< One per entry of PairPlan::endpoints.
+  std::uint64_t bytes = 0;              ///< Bytes per buffer.
+  std::size_t count = 0;                ///< Floats (and 32-bit words) per buffer.
+  unsigned int vectorAddGrid = 0;       ///< Blocks of VecAdd_kernel: one float4 per thread.
+  OwnedPinnedHostMemory hostA{};        ///< Pinned input A (portable: for every context).
+  OwnedPinnedHostMemory hostB{};        ///< Pinned input B.
+  OwnedPinnedHostMemory scratch{};      ///< Pinned read-backs and pattern uploads.
+  std::vector<PairPaths> paths{};       ///< One per tested pair, in PairPlan order.
+  SynchronizeOnExit drain{};            ///< Destroyed first: waits for every stream.
+  int verifiedTransfers = 0;            ///< Transfers checked so far.
+  std::vector<std::string> failures{};  ///< One line per failed check.
 };
 
 /**
  * Step 3 of the lesson: the machine and the pairs to test. First, before any output, a device
  * that `--device` or `--pairs` names and the machine lacks is a usage error
- * (checkRequestedDevices()), on every machine, also one that would be waived. Then it prints the devices and the
- * peer-access matrix, and adds `deviceCount`, `devices` and `peerAccess` to the JSON. Each cell
- * of the matrix adds what cuDeviceGetP2PAttribute says about that ordered pair's link
- * (performance rank, native atomics, ACCESS_SUPPORTED), asked with the accessor as source
+ * (checkRequestedDevices()), on every machine, also one that would be waived. Then it prints the
+ * devices and the peer-access matrix, and adds `deviceCount`, `devices` and `peerAccess` to the
+ * JSON. Each cell of the matrix adds what cuDeviceGetP2PAttribute says about that ordered pair's
+ * link (performance rank, native atomics, ACCESS_SUPPORTED), asked with the accessor as source
  * device, the order of cuDeviceCanAccessPeer(accessor, owner). These are informative: a query
  * the driver does not answer is shown as "?" with the reason, and the run goes on. Then the
  * plan: planLoopback() on `--device` or the fastest device (selectDevice()) with `--loopback`,
@@ -114,7 +114,8 @@ PairPlan choosePairs(const Request& request, const DeviceTopology& topology,
  * every endpoint's free memory (cuMemGetInfo, buffersPerDevice()) and the host's memory for the
  * three pinned buffers; allocates Run::hostA, hostB and scratch (cuMemHostAlloc PORTABLE) and
  * fills A and B; lays out Run::paths, one row per tested pair with its owner's and accessor's
- * endpoints. Prints the `Kernels:` and `Buffers:` lines.
+ * endpoints, and has Run::drain wait for every endpoint's stream. Prints the `Kernels:` and
+ * `Buffers:` lines.
  * @throws UsageError when @p size does not fit; CudaError; std::runtime_error for a fatbin.
  */
 void prepareRun(Run& run, const std::optional<std::uint64_t>& size, std::ostream& out);

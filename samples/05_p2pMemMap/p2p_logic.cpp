@@ -8,13 +8,10 @@
 #include <stdexcept>
 
 #include "support/cli.hpp"
+#include "support/text_format.hpp"
 
 namespace memsamples::p2p {
 namespace {
-
-std::string devicesText(int count) {
-  return std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices");
-}
 
 // "ownerEndpoint: the plan has no endpoint on device 0 (owner of 0:1)".
 std::string noEndpoint(const std::string& role, int device, const DevicePair& pair) {
@@ -30,7 +27,11 @@ Request checkOptions(std::string_view pairs, bool loopback, const std::optional<
                      const std::optional<std::uint64_t>& size) {
   Request request;
   request.pairs = pairs.empty() ? std::vector<DevicePair>{} : parsePairList(pairs);
-  checkLoopbackOptions(loopback, request.pairs);
+  if (loopback && !request.pairs.empty()) {
+    throw UsageError(
+        "--pairs cannot be combined with --loopback: a loopback run tests the one pair N:N of "
+        "the chosen device (pick it with --device N)");
+  }
   const std::string sizeText = size ? "--size " + std::to_string(*size) : "";
   if (size && *size > kMaxBufferBytes) {
     throw UsageError(sizeText + " (" + formatBytes(*size) +
@@ -51,10 +52,7 @@ std::string formatPair(const DevicePair& pair) {
 }
 
 std::string formatPairList(const std::vector<DevicePair>& pairs) {
-  std::string text;
-  for (const DevicePair& pair : pairs)
-    text += (text.empty() ? "" : ", ") + formatPair(pair);
-  return pairs.empty() ? "(none)" : text;
+  return pairs.empty() ? "(none)" : joined(pairs, formatPair);
 }
 
 std::string formatBothWays(const DevicePair& pair) {
@@ -98,7 +96,9 @@ void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& reque
     for (const int ordinal : {pair.owner, pair.accessor}) {
       if (ordinal < 0 || ordinal >= deviceCount) {
         throw UsageError("--pairs names device " + std::to_string(ordinal) + " (in " +
-                         formatPair(pair) + "), but this machine has " + devicesText(deviceCount));
+                         formatPair(pair) + "), but this machine has " +
+                         std::to_string(deviceCount) +
+                         (deviceCount == 1 ? " CUDA device" : " CUDA devices"));
       }
     }
   }
@@ -161,14 +161,6 @@ PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>
   return plan;
 }
 
-void checkLoopbackOptions(bool loopback, const std::vector<DevicePair>& requested) {
-  if (loopback && !requested.empty()) {
-    throw UsageError(
-        "--pairs cannot be combined with --loopback: a loopback run tests the one pair N:N of "
-        "the chosen device (pick it with --device N)");
-  }
-}
-
 PairPlan planLoopback(const DeviceTopology& topology, int device) {
   topology.checkShape();
   const int count = topology.deviceCount();
@@ -217,18 +209,18 @@ int buffersPerDevice(const PairPlan& plan) {
 
 std::optional<std::string> vmmPathUnavailable(const DeviceTopology& topology,
                                               const DevicePair& pair) {
-  const bool owner = topology.vmmSupported.at(static_cast<std::size_t>(pair.owner));
-  const bool accessor = topology.vmmSupported.at(static_cast<std::size_t>(pair.accessor));
-  const int low = std::min(pair.owner, pair.accessor);
-  const int high = std::max(pair.owner, pair.accessor);
-  const std::string which =
-      owner == accessor && low != high
-          ? "devices " + std::to_string(low) + "," + std::to_string(high) + " do"
-          : "device " + std::to_string(owner ? pair.accessor : pair.owner) + " does";
-  if (owner && accessor)
+  std::set<int> lacking;  // each device once, ascending
+  for (const int device : {pair.owner, pair.accessor}) {
+    if (!topology.vmmSupported.at(static_cast<std::size_t>(device)))
+      lacking.insert(device);
+  }
+  if (lacking.empty())
     return std::nullopt;
-  return which +
-         " not support virtual memory management "
+  const std::string which = lacking.size() == 1
+                                ? "device " + std::to_string(*lacking.begin()) + " does"
+                                : "devices " + std::to_string(*lacking.begin()) + "," +
+                                      std::to_string(*lacking.rbegin()) + " do";
+  return which + " not support virtual memory management " +
          "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)";
 }
 

@@ -87,7 +87,8 @@ inline constexpr std::uint64_t kMaxBufferBytes = 1ull << 40;
 
 /**
  * Step 1 of the lesson, before any GPU work: the options' spelling. `--pairs` is parsed
- * (parsePairList()), refused with `--loopback` (checkLoopbackOptions()), and a `--size` must be
+ * (parsePairList()), refused with `--loopback` (a loopback run tests the one pair N:N of the
+ * chosen device), and a `--size` must be
  * at most kMaxBufferBytes and whole floats (a multiple of 4 bytes). Whether the devices the
  * options name exist is checked once the driver is asked (checkRequestedDevices()).
  * @throws UsageError naming the option at fault.
@@ -155,15 +156,6 @@ void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& reque
  */
 PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>& requested,
                    const std::optional<long long>& device);
-
-/**
- * Refuses options that make no sense with `--loopback` (checked before any GPU work): `--pairs`,
- * since a loopback run has exactly one pair, N:N of the chosen device.
- * @param loopback whether `--loopback` was given.
- * @param requested `--pairs` as parsed by parsePairList(), or empty.
- * @throws UsageError naming both options.
- */
-void checkLoopbackOptions(bool loopback, const std::vector<DevicePair>& requested);
 
 /**
  * The plan of a `--loopback` run on one device: owner == accessor == @p device. It tests the one

@@ -12,21 +12,12 @@ CUdevice deviceOf(int ordinal) {
 
 }  // namespace
 
-Endpoint::Endpoint(int ordinalOfDevice)
-    : ordinal(ordinalOfDevice), device(deviceOf(ordinalOfDevice)), context(device) {}
+Endpoint::Endpoint(int ordinalOfDevice, std::size_t indexInPlan)
+    : ordinal(ordinalOfDevice), context(deviceOf(ordinalOfDevice)), index(indexInPlan) {}
 
-Endpoints::Endpoints(const PairPlan& plan) : plan_(plan) {
-  for (const int ordinal : plan.endpoints) {
-    endpoints_.push_back(std::make_unique<Endpoint>(ordinal));
-    endpoints_.back()->index = endpoints_.size() - 1;
-  }
-}
-
-std::vector<const Endpoint*> Endpoints::all() const {
-  std::vector<const Endpoint*> result;
-  for (const std::unique_ptr<Endpoint>& endpoint : endpoints_)
-    result.push_back(endpoint.get());
-  return result;
+Endpoints::Endpoints(const PairPlan& pairPlan) : plan(pairPlan) {
+  for (const int ordinal : plan.endpoints)
+    all.emplace_back(ordinal, all.size());
 }
 
 VmmRange::~VmmRange() {
@@ -39,14 +30,9 @@ VmmRange::~VmmRange() {
     (void)cuMemAddressFree(base, size);
 }
 
-EnabledPeerAccess::~EnabledPeerAccess() {
-  if (owner == nullptr || cuCtxPushCurrent(accessor) != CUDA_SUCCESS)
-    return;
-  // Disabled even when the wait fails: a context in an error state runs nothing more.
+CUresult synchronizeAndDisablePeerAccess(CUcontext owner) {
   (void)cuCtxSynchronize();
-  (void)cuCtxDisablePeerAccess(owner);
-  CUcontext popped = nullptr;
-  (void)cuCtxPopCurrent(&popped);
+  return cuCtxDisablePeerAccess(owner);
 }
 
 std::string enablePeerAccess(const Endpoint& accessor, const Endpoint& owner,
@@ -59,7 +45,7 @@ std::string enablePeerAccess(const Endpoint& accessor, const Endpoint& owner,
     return "cuCtxEnablePeerAccess refused: " + describeResult(enable);
   if (enable != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
     check(enable, "cuCtxEnablePeerAccess", file, line);
-    ours.owner = owner.ctx;
+    *ours.out() = owner.ctx;
   }
   return "";
 }
@@ -83,10 +69,11 @@ std::vector<PeerRefusal> measurePairByPair(const Endpoints& endpoints,
       measure(pair);
     else
       refusals.push_back({pair, refusal});
-    for (EnabledPeerAccess* access : {&forward, &backward}) {
-      if (access->owner == nullptr)
+    for (const auto& [access, context] :
+         {std::pair{&forward, accessor.ctx}, std::pair{&backward, owner.ctx}}) {
+      if (access->get() == nullptr)
         continue;
-      const ScopedContext onAccessor(access->accessor);
+      const ScopedContext onAccessor(context);
       check(cuCtxSynchronize(), "cuCtxSynchronize");  // nothing may still use the mapping
       check(cuCtxDisablePeerAccess(access->release()), "cuCtxDisablePeerAccess");
     }
@@ -97,7 +84,7 @@ std::vector<PeerRefusal> measurePairByPair(const Endpoints& endpoints,
 
 SynchronizeOnExit::~SynchronizeOnExit() {
   // Every stream is waited for even when one wait fails: the other devices may still be running.
-  for (const Endpoint* endpoint : endpoints_) {
+  for (const Endpoint* endpoint : endpoints) {
     if (endpoint->stream.get() == nullptr || cuCtxPushCurrent(endpoint->ctx) != CUDA_SUCCESS)
       continue;
     (void)cuStreamSynchronize(endpoint->stream.get());

@@ -24,8 +24,8 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <deque>
 #include <functional>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,11 +45,11 @@ namespace memsamples::p2p {
  * the retain. Several endpoints may share one device (a loopback run has two).
  */
 struct Endpoint {
-  /// Retains the primary context of device @p ordinal. @throws CudaError.
-  explicit Endpoint(int ordinal);
+  /// Retains the primary context of device @p ordinal for the endpoint @p index of its plan.
+  /// @throws CudaError.
+  explicit Endpoint(int ordinal, std::size_t index = 0);
 
   int ordinal;                                   ///< The device ordinal.
-  CUdevice device;                               ///< Its handle (cuDeviceGet).
   PrimaryContext context;                        ///< The device's primary context, retained.
   CUcontext ctx = context.get();                 ///< That context, e.g. for ScopedContext.
   ContextModule vectorAddModule{context.get()};  ///< vectorAdd_kernel.fatbin, loaded here.
@@ -60,37 +60,28 @@ struct Endpoint {
   CUfunction vectorAdd = nullptr;                ///< VecAdd_kernel of vectorAddModule.
   CUfunction copy = nullptr;                     ///< Copy_kernel of copyModule.
   unsigned int copyGrid = 0;  ///< Blocks of Copy_kernel that fill the device (occupancy x SMs).
-  std::size_t index = 0;      ///< Its place in PairPlan::endpoints (set by Endpoints).
+  std::size_t index;          ///< Its place in PairPlan::endpoints.
 
   /// The seed of the pattern its source holds: sourceSeed() of its index.
   std::uint32_t seed() const noexcept { return sourceSeed(static_cast<int>(index)); }
 };
 
 /// The endpoints of a PairPlan, in the order of PairPlan::endpoints, found by the role they play
-/// in a pair. Endpoint is not movable (others hold references), so each has its own allocation.
-class Endpoints {
- public:
+/// in a pair. A deque, because Endpoint is not movable (others hold references) and a deque never
+/// moves what it holds.
+struct Endpoints {
   /// One Endpoint per entry of PairPlan::endpoints, in order; @p plan must outlive this object.
   /// @throws CudaError.
   explicit Endpoints(const PairPlan& plan);
-  /// Number of endpoints.
-  std::size_t size() const noexcept { return endpoints_.size(); }
-  /// Endpoint @p index (as in PairPlan::endpoints). @throws std::out_of_range.
-  Endpoint& at(std::size_t index) { return *endpoints_.at(index); }
-  /// Endpoint @p index, read only. @throws std::out_of_range.
-  const Endpoint& at(std::size_t index) const { return *endpoints_.at(index); }
   /// The endpoint that plays the owner of @p pair (p2p::ownerEndpoint()).
-  const Endpoint& owner(const DevicePair& pair) const { return at(ownerEndpoint(plan_, pair)); }
+  const Endpoint& owner(const DevicePair& pair) const { return all.at(ownerEndpoint(plan, pair)); }
   /// The endpoint that plays the accessor of @p pair (p2p::accessorEndpoint()).
   const Endpoint& accessor(const DevicePair& pair) const {
-    return at(accessorEndpoint(plan_, pair));
+    return all.at(accessorEndpoint(plan, pair));
   }
-  /// Every endpoint, in order (for SynchronizeOnExit).
-  std::vector<const Endpoint*> all() const;
 
- private:
-  const PairPlan& plan_;
-  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  const PairPlan& plan;      ///< The plan they were made for.
+  std::deque<Endpoint> all;  ///< Every endpoint, in the order of PairPlan::endpoints.
 };
 
 /**
@@ -117,27 +108,22 @@ struct VmmRange {
   bool mapped = false;                    ///< cuMemMap succeeded and nothing unmapped it yet.
 };
 
-/**
- * Classic peer access that this code enabled, while it is still to be disabled: @ref owner names
- * the context whose memory the accessor's context reaches (nullptr: nothing to undo). Access
- * that other code enabled (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: a primary context is the whole
- * process's) is used and never recorded here, so it is left on. On an error path the destructor
- * disables it: cuCtxSynchronize, then cuCtxDisablePeerAccess with @ref accessor current, answers
- * ignored. The good path gives it up with release() for its own checked cuCtxDisablePeerAccess.
- */
-class EnabledPeerAccess {
- public:
-  /// Nothing enabled yet, for the context @p accessorContext.
-  explicit EnabledPeerAccess(CUcontext accessorContext) noexcept : accessor(accessorContext) {}
-  ~EnabledPeerAccess();  ///< Disables access still recorded in @ref owner; never throws.
-  EnabledPeerAccess(const EnabledPeerAccess&) = delete;
-  EnabledPeerAccess& operator=(const EnabledPeerAccess&) = delete;
-  /// Gives the duty up: the owner's context, for the caller's checked cuCtxDisablePeerAccess.
-  CUcontext release() noexcept { return std::exchange(owner, nullptr); }
+/// What an EnabledPeerAccess calls on an error path, with the accessor's context current:
+/// cuCtxSynchronize, so that nothing still uses the mapping, then cuCtxDisablePeerAccess(@p owner)
+/// even when the wait failed (a context in an error state runs nothing more).
+/// @return cuCtxDisablePeerAccess's answer.
+CUresult synchronizeAndDisablePeerAccess(CUcontext owner);
 
-  CUcontext accessor;          ///< The context that gained the access.
-  CUcontext owner = nullptr;   ///< The context whose memory it reaches; nullptr: nothing to undo.
-};
+/**
+ * Classic peer access that this code enabled, while it is still to be disabled: Common's owner of
+ * a handle of one context, here the context the accessor's context reaches (empty: nothing to
+ * undo), kept in the accessor's context (the one that gained the access). Access that other code
+ * enabled (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: a primary context is the whole process's) is
+ * used and never recorded here, so it is left on. On an error path the owner disables it
+ * (synchronizeAndDisablePeerAccess(), answers ignored); the good path gives it up with release()
+ * for its own checked cuCtxDisablePeerAccess.
+ */
+using EnabledPeerAccess = InContext<CUcontext, synchronizeAndDisablePeerAccess>;
 
 /**
  * With @p accessor's context current, cuCtxEnablePeerAccess(@p owner's context), judged as the
@@ -175,18 +161,11 @@ std::vector<PeerRefusal> measurePairByPair(const Endpoints& endpoints,
  * destroys in reverse order, so on every path out of the scope, an exception included, no
  * kernel or copy still runs when the memory is unmapped or freed.
  */
-class SynchronizeOnExit {
- public:
-  /// Remembers @p endpoints (not owned; they must outlive this object).
-  explicit SynchronizeOnExit(std::vector<const Endpoint*> endpoints)
-      : endpoints_(std::move(endpoints)) {}
+struct SynchronizeOnExit {
   /// cuStreamSynchronize on each endpoint's stream, in its context; never throws.
   ~SynchronizeOnExit();
-  SynchronizeOnExit(const SynchronizeOnExit&) = delete;
-  SynchronizeOnExit& operator=(const SynchronizeOnExit&) = delete;
 
- private:
-  std::vector<const Endpoint*> endpoints_;
+  std::vector<const Endpoint*> endpoints;  ///< Not owned: they must outlive this object.
 };
 
 }  // namespace memsamples::p2p

@@ -333,18 +333,18 @@ TEST(VmmPathUnavailable, DeviceOutsideTheTopologyThrows) {
 
 // ---------------------------------------------------------------------------------- loopback
 
+// checkOptions() refuses --pairs with --loopback.
 TEST(CheckLoopbackOptions, RefusesPairsWithLoopback) {
-  EXPECT_EQ(messageOf<ms::UsageError>([] {
-              p2p::checkLoopbackOptions(true, {{0, 1}});
-            }),
-            "--pairs cannot be combined with --loopback: a loopback run tests the one pair N:N "
-            "of the chosen device (pick it with --device N)");
+  EXPECT_EQ(
+      messageOf<ms::UsageError>([] { p2p::checkOptions("0:1", true, std::nullopt, std::nullopt); }),
+      "--pairs cannot be combined with --loopback: a loopback run tests the one pair N:N "
+      "of the chosen device (pick it with --device N)");
 }
 
 TEST(CheckLoopbackOptions, AcceptsEachAlone) {
-  EXPECT_NO_THROW(p2p::checkLoopbackOptions(true, {}));
-  EXPECT_NO_THROW(p2p::checkLoopbackOptions(false, {{0, 1}, {1, 0}}));
-  EXPECT_NO_THROW(p2p::checkLoopbackOptions(false, {}));
+  EXPECT_NO_THROW(p2p::checkOptions("", true, std::nullopt, std::nullopt));
+  EXPECT_NO_THROW(p2p::checkOptions("0:1,1:0", false, std::nullopt, std::nullopt));
+  EXPECT_NO_THROW(p2p::checkOptions("", false, std::nullopt, std::nullopt));
 }
 
 TEST(PlanLoopback, OneGpuTestsItsOnePairWithTwoEndpoints) {

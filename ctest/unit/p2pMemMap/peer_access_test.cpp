@@ -51,7 +51,7 @@ class TenGpus : public ::testing::Test {
     endpoints = std::make_unique<p2p::Endpoints>(plan);
   }
   /// Device @p device's context, of its endpoint.
-  CUcontext ctx(int device) const { return endpoints->at(std::size_t(device)).ctx; }
+  CUcontext ctx(int device) const { return endpoints->all.at(std::size_t(device)).ctx; }
   /// Other code of the process opened 8 peers for @p device's context: it has none left.
   void useAllPeersOf(int device) {
     for (int owner = 0; owner < fake_peer::kPeerLimit; ++owner)
@@ -71,7 +71,7 @@ TEST_F(PeerAccess, AlreadyEnabledElsewhereIsUsedAndNeverDisabledHere) {
   {
     p2p::EnabledPeerAccess ours(accessor.ctx);
     EXPECT_EQ(p2p::enablePeerAccess(accessor, owner, ours), "") << "refused";
-    EXPECT_EQ(ours.owner, nullptr) << "access enabled elsewhere was recorded as this code's";
+    EXPECT_EQ(ours.get(), nullptr) << "access enabled elsewhere was recorded as this code's";
     EXPECT_EQ(fake_peer::callCount("cuCtxEnablePeerAccess"), 1);
   }  // the owner is gone, as at the end of the run or on an error path
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
@@ -84,8 +84,8 @@ TEST_F(PeerAccess, EnabledByTheLessonIsDisabledInTheAccessorsContextOnEveryPath)
   {
     p2p::EnabledPeerAccess ours(accessor.ctx);
     EXPECT_EQ(p2p::enablePeerAccess(accessor, owner, ours), "");
-    EXPECT_EQ(ours.owner, owner.ctx);
-    EXPECT_EQ(ours.accessor, accessor.ctx);
+    EXPECT_EQ(ours.get(), owner.ctx);
+    // ours keeps the accessor's context, where it disables the access (disabledFrom below).
     EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
     EXPECT_TRUE(fake_peer::contextStack().empty());  // the accessor's context was popped
   }  // not released: an error path
@@ -102,7 +102,7 @@ TEST_F(PeerAccess, ReleasedAccessIsTheCallersToDisable) {
     p2p::EnabledPeerAccess ours(accessor.ctx);
     (void)p2p::enablePeerAccess(accessor, owner, ours);
     EXPECT_EQ(ours.release(), owner.ctx);
-    EXPECT_EQ(ours.owner, nullptr);
+    EXPECT_EQ(ours.get(), nullptr);
   }
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
   EXPECT_TRUE(fake_peer::accessEnabled(accessor.ctx, owner.ctx));
@@ -121,7 +121,7 @@ TEST_F(PeerAccess, AnotherErrorNamesTheCallAndRecordsNothing) {
     EXPECT_EQ(what.rfind("cuCtxEnablePeerAccess failed at peer_access_test.cpp:", 0), 0u) << what;
     EXPECT_NE(what.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << what;
   }
-  EXPECT_EQ(ours.owner, nullptr);
+  EXPECT_EQ(ours.get(), nullptr);
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
   EXPECT_TRUE(fake_peer::contextStack().empty());
 }
@@ -134,7 +134,7 @@ TEST_F(PeerAccess, ARefusalIsReportedNotThrown) {
     fake_peer::failCall("cuCtxEnablePeerAccess", 1, refusal);
     p2p::EnabledPeerAccess ours(accessor.ctx);
     const std::string refused = p2p::enablePeerAccess(accessor, owner, ours);
-    EXPECT_EQ(ours.owner, nullptr);
+    EXPECT_EQ(ours.get(), nullptr);
     EXPECT_EQ(refused.rfind("cuCtxEnablePeerAccess refused: CUDA_ERROR_", 0), 0u) << refused;
   }
   EXPECT_EQ(fake_peer::callCount("cuCtxDisablePeerAccess"), 0);
@@ -145,7 +145,7 @@ TEST_F(PeerAccess, OneContextNeedsNone) {
   const p2p::Endpoint first(0), second(0);
   p2p::EnabledPeerAccess ours(second.ctx);
   EXPECT_EQ(p2p::enablePeerAccess(second, first, ours), "");
-  EXPECT_EQ(ours.owner, nullptr);
+  EXPECT_EQ(ours.get(), nullptr);
   EXPECT_EQ(fake_peer::callCount("cuCtxEnablePeerAccess"), 0);
 }
 
