@@ -34,6 +34,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -41,7 +42,6 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -52,6 +52,7 @@
 #include "memsamples.hpp"
 #include "per_device_registry.hpp"
 #include "resource_plan.hpp"
+#include "support/text_format.hpp"
 #include "support/vector_add.hpp"
 
 namespace memsamples::resource {
@@ -162,14 +163,16 @@ struct KindResource {
   std::vector<MemoryResource*> answers;  ///< What getCurrentDeviceResource() gave each thread.
 };
 
-/// Warnings (the NUMA binding's) from any thread, printed with the verdict.
+/// Warnings (the NUMA binding's) from any thread, printed with the verdict. Each distinct text is
+/// kept once: every allocation of a NUMA resource repeats the same binding decision.
 class WarningLog {
  public:
   /// A function that adds one warning; the log must outlive it.
   std::function<void(const std::string&)> sink() {
     return [this](const std::string& text) {
       std::lock_guard<std::mutex> lock(mutex_);
-      lines_.push_back(text);
+      if (std::find(lines_.begin(), lines_.end(), text) == lines_.end())
+        lines_.push_back(text);
     };
   }
   /// One "Warning: ..." line each, in the order they came.
@@ -191,9 +194,8 @@ struct Resources {
   Resources(Resources&& other) = default;
   /// The error path of steps 4 and 5: an entry that was set (its previous is recorded) and is
   /// still registered for its device gets that previous resource back before any kind is
-  /// destroyed, so that no resource is destroyed while registered (what a ScopedResourceOverride
-  /// does for a scope). On the good path each was reset already, and nothing changes. Errors are
-  /// swallowed: it runs in unwinding.
+  /// destroyed, so that no resource is destroyed while registered. On the good path each was
+  /// reset already, and nothing changes. Errors are swallowed: it runs in unwinding.
   ~Resources() {
     for (const std::vector<KindResource>* entries : {&kinds, &perDevice}) {
       for (const KindResource& entry : *entries) {
@@ -269,7 +271,8 @@ class OwnedAllocations {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto found = entries_.find(ptr);
     if (found == entries_.end())
-      throw unknown("deallocate", ptr);
+      throw std::invalid_argument(resourceName_ + ": deallocate of " + text(ptr) +
+                                  ", which this resource did not allocate (or freed already)");
     if (found->second.bytes != bytes) {
       throw std::invalid_argument(resourceName_ + ": deallocate of " + text(ptr) + " with " +
                                   std::to_string(bytes) + " bytes, but it was allocated with " +
@@ -278,22 +281,6 @@ class OwnedAllocations {
     Owner owner = std::move(found->second.owner);
     entries_.erase(found);
     return owner;
-  }
-
-  /**
-   * Calls @p read with the owner of @p ptr, under the table's lock, and returns its answer: for
-   * what a resource recorded at allocation time (e.g. a device address). @p read must be short
-   * and must not use this table.
-   * @throws std::invalid_argument naming @p operation when @p ptr is not in the table.
-   */
-  template <typename Read>
-  auto inspect(void* ptr, const char* operation, Read&& read) const
-      -> decltype(read(std::declval<const Owner&>())) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto found = entries_.find(ptr);
-    if (found == entries_.end())
-      throw unknown(operation, ptr);
-    return read(static_cast<const Owner&>(found->second.owner));
   }
 
   /// Frees every allocation still in the table now (the owners are destroyed after the lock is
@@ -306,32 +293,15 @@ class OwnedAllocations {
     }
   }
 
-  /// How many allocations are outstanding.
-  std::size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return entries_.size();
-  }
-
-  /// The name used in messages.
-  const std::string& resourceName() const noexcept { return resourceName_; }
-
  private:
   struct Entry {
     std::size_t bytes;
     Owner owner;
   };
-  static std::string text(void* ptr) {
-    std::ostringstream out;
-    out << ptr;
-    return out.str();
-  }
-  std::invalid_argument unknown(const char* operation, void* ptr) const {
-    return std::invalid_argument(resourceName_ + ": " + operation + " of " + text(ptr) +
-                                 ", which this resource did not allocate (or freed already)");
-  }
+  static std::string text(void* ptr) { return hex(reinterpret_cast<std::uintptr_t>(ptr)); }
 
   std::string resourceName_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::unordered_map<void*, Entry> entries_;
 };
 
