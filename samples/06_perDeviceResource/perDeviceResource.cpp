@@ -36,7 +36,6 @@
  *    (**cuStreamSynchronize**, **cuStreamDestroy**), the staging (**cuMemFreeHost**), the
  *    module (**cuModuleUnload**), and its context last (**cuCtxDestroy**).
  */
-#include <cstring>
 #include <exception>
 #include <optional>
 #include <stdexcept>

@@ -72,15 +72,29 @@ constexpr std::uint64_t kSmallLatencySizes[] = {4096, 65536};
 constexpr int kMaxLatencyBatch = 10;
 constexpr int kTargetLatencyBatches = 5;
 
-// A row's label says what it includes beyond the bare allocation; the notes under the table
-// explain it. In the order of ResourceKind.
-const char* rowLabel(ResourceKind kind) {
-  static constexpr const char* kLabels[] = {kReferenceRow, "managed: guard + alloc, untouched",
-                                            "pinned host", "numa host",
-                                            "vmm striped + granularity query"};
-  static_assert(std::size(kLabels) == static_cast<std::size_t>(ResourceKind::Vmm) + 1);
-  return kLabels[static_cast<std::size_t>(kind)];
-}
+// A row's label says what it includes beyond the bare allocation, and the note printed under
+// the table explains it. In the order of ResourceKind; a kind without a note needs none.
+struct KindRow {
+  const char* label;
+  const char* note;
+};
+constexpr KindRow kKindRows[] = {
+    {kReferenceRow,
+     "  device pool: release threshold as found (0: freed memory goes back to the system at each "
+     "synchronization); keeps memory: threshold at its maximum, freed memory stays in the pool; "
+     "both timed without the resource's current-device check (a policy of the resource, not a "
+     "driver need)\n"},
+    {"managed: guard + alloc, untouched",
+     "  managed: its free-memory guard (one cuMemGetInfo per allocation, see the baseline) + "
+     "cuMemAllocManaged; no page is touched, so no page is created: not the cost of managed "
+     "memory in use\n"},
+    {"pinned host", ""},
+    {"numa host", ""},
+    {"vmm striped + granularity query",
+     "  vmm: every allocation also queries cuMemGetAllocationGranularity again (02's "
+     "StripedVmmRange, once per backing and mapping device)\n"},
+};
+static_assert(std::size(kKindRows) == static_cast<std::size_t>(ResourceKind::Vmm) + 1);
 
 std::string microseconds(const TimingStats& stats) {
   return format("%.1f us", stats.medianMs * 1000.0);
@@ -224,12 +238,12 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
   // The device pool rows are measured without its current-device check (entry.timed: the same
   // pool without that policy): the driver does not need it, and the reference row would carry it.
   std::vector<LatencyRow> rows;
-  bool hasManaged = false, hasVmm = false;
+  std::string notes;
   for (const KindResource& entry : resources) {
     if (entry.resource == nullptr)
       continue;  // left out in step 3
-    hasManaged = hasManaged || entry.kind == ResourceKind::Managed;
-    hasVmm = hasVmm || entry.kind == ResourceKind::Vmm;
+    const KindRow& kind = kKindRows[static_cast<std::size_t>(entry.kind)];
+    notes += kind.note;
     const auto measureAll = [&](const std::string& label) {
       for (const std::uint64_t size : sizes) {
         const LatencyBatches plan =
@@ -238,28 +252,13 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
                                       settings.warmup, plan, stream));
       }
     };
-    measureAll(rowLabel(entry.kind));
+    measureAll(kind.label);
     if (entry.pool != nullptr) {
       ScopedPoolReleaseThreshold keep(entry.pool, std::numeric_limits<std::uint64_t>::max());
       measureAll("device pool, keeps memory");
     }
   }
-  out << formatLatencyTable(rows, kReferenceRow);
-  if (!rows.empty() && rows.front().resource == kReferenceRow) {
-    out << "  device pool: release threshold as found (0: freed memory goes back to the system "
-           "at each synchronization); keeps memory: threshold at its maximum, freed memory "
-           "stays in the pool; both timed without the resource's current-device check (a "
-           "policy of the resource, not a driver need)\n";
-  }
-  if (hasManaged) {
-    out << "  managed: its free-memory guard (one cuMemGetInfo per "
-           "allocation, see the baseline) + cuMemAllocManaged; no page is touched, so no page "
-           "is created: not the cost of managed memory in use\n";
-  }
-  if (hasVmm) {
-    out << "  vmm: every allocation also queries cuMemGetAllocationGranularity again (02's "
-           "StripedVmmRange, once per backing and mapping device)\n";
-  }
+  out << formatLatencyTable(rows, kReferenceRow) << notes;
   JsonArray latencyJson;
   for (const LatencyRow& row : rows) {
     JsonObject entry;

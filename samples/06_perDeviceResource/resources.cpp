@@ -9,8 +9,6 @@
 #include <cstring>
 #include <exception>
 #include <limits>
-#include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -66,11 +64,9 @@ class DevicePoolResource final : public MemoryResource {
                              std::to_string(ordinal_) + " current");
   }
   void* doAllocate(std::size_t bytes, CUstream stream) override {
+    // A device without pools has none (pool_ is null): step 1 waives on it before any
+    // allocation, and step 5 before it uses its pool.
     requireOwnDevice("allocate");
-    if (pool_ == nullptr)
-      throw std::runtime_error(name() +
-                               ": this device does not support stream-ordered memory pools "
-                               "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
     CUdeviceptr address = 0;
     check(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream), "cuMemAllocFromPoolAsync");
     return fromDevicePointer(address);
@@ -430,9 +426,8 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
   if (!made.whyNot.empty())
     return made;
   if (kind == ResourceKind::Device) {
-    const auto* pool = dynamic_cast<const DevicePoolResource*>(&devicePool);
-    if (pool == nullptr)
-      throw std::logic_error("makeKindResource: '" + devicePool.name() + "' is no device pool");
+    // The registry's factory makes every initial resource a DevicePoolResource.
+    const auto* pool = static_cast<const DevicePoolResource*>(&devicePool);
     cuuint64_t threshold = 0;
     check(cuMemPoolGetAttribute(pool->pool(), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
           "cuMemPoolGetAttribute");
