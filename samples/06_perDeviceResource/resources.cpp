@@ -7,11 +7,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
+#include <future>
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -472,26 +471,18 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
 // frees it on a new thread that has no current context at all (cuCtxGetCurrent answers null), as
 // a context-bound kind must allow. True when that thread really had no current context.
 bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {
-  bool hadNoContext = false;
-  std::exception_ptr error;
-  std::thread worker([&] {
-    try {
-      CUcontext current = nullptr;
-      check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-      hadNoContext = current == nullptr;
-      // The null stream: deallocate synchronizes the legacy stream of the resource's context.
-      ResourceAllocation allocation(resource, bytes, nullptr);
-      if (allocation.kernelAddress() == 0)
-        throw std::runtime_error(resource.name() + ": kernel address 0");
-      allocation.release();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  worker.join();
-  if (error)
-    std::rethrow_exception(error);
-  return hadNoContext;
+  // std::launch::async: a thread of its own; get() waits for it and rethrows what it threw.
+  return std::async(std::launch::async, [&] {
+           CUcontext current = nullptr;
+           check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+           // The null stream: deallocate synchronizes the legacy stream of the resource's context.
+           ResourceAllocation allocation(resource, bytes, nullptr);
+           if (allocation.kernelAddress() == 0)
+             throw std::runtime_error(resource.name() + ": kernel address 0");
+           allocation.release();
+           return current == nullptr;
+         })
+      .get();
 }
 
 }  // namespace
