@@ -68,9 +68,9 @@ mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t byte
 ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   // What the steps find, printed and checked as each step ends (perDeviceResource_measure.cpp).
   mr::RunRecord record(report);
-  record.largeBytes = options.largeBytes;
-  record.iterations = options.common.iterations;
-  record.warmup = options.common.warmup;
+  record.latency.largeBytes = options.largeBytes.value_or(record.latency.largeBytes);
+  record.latency.iterations = options.common.iterations;
+  record.latency.warmup = options.common.warmup;
   record.skipLatency = options.noLatency;
   record.threads = options.threads;
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iomanip>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
@@ -425,13 +424,13 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
     case 3:  // one line per kind, then the heading of step 4, which begins now
       out << "\n[3] Resources of device " << ordinal << '\n';
       for (const KindResource& made : resources->kinds) {
-        out << "  " << std::left << std::setw(8) << kindName(made.kind);
+        out << format("  %-8s", kindName(made.kind));
         if (made.resource == nullptr)
-          out << std::right << "left out: " << made.whyNot << '\n';
+          out << "left out: " << made.whyNot << '\n';
         else
-          out << std::setw(36) << made.resource->name() << std::setw(26)
-              << describeProperties(made.resource->properties()) << made.detail << '\n'
-              << std::right;
+          out << format("%-36s%-26s", made.resource->name().c_str(),
+                        describeProperties(made.resource->properties()).c_str())
+              << made.detail << '\n';
       }
       out << "\n[4] Each resource in turn on device " << ordinal << ": " << record.threads
           << " threads allocate A, B, C and " << kScratchPerThread << " x "
@@ -442,8 +441,7 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       expectRules(checks, *kind, label);
       if (kind->contextFree)
         checks.expect(*kind->contextFree, label + "the thread without a context had one current");
-      out << "  " << std::left << std::setw(8) << kindName(kind->kind) << std::right
-          << "C = A + B on " << kind->resource->name() << ": "
+      out << format("  %-8sC = A + B on ", kindName(kind->kind)) << kind->resource->name() << ": "
           << verdictOf(kind->verified,
                        "all " + std::to_string(devices.bytes / sizeof(float)) + " elements exact");
       if (kind->contextFree)
@@ -459,8 +457,7 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       if (!record.skipLatency)
         reportLatency(resources->kinds, ordinal,
                       devices.setups[static_cast<std::size_t>(ordinal)]->stream.get(),
-                      {record.largeBytes.value_or(64ull << 20), record.iterations, record.warmup},
-                      out, json);
+                      record.latency, out, json);
       resources->warnings->print(out);
       return checks.report(out, json);
   }
