@@ -226,10 +226,8 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
   // The managed guard's cuMemGetInfo answers for the current context, as in the managed resource.
   const TimingStats syncBaseline =
       timeHostCall(settings.warmup, baselineRepetitions, [&] { synchronize(stream); });
-  const TimingStats guardBaseline = timeHostCall(settings.warmup, baselineRepetitions, [] {
-    std::size_t freeBytes = 0, totalBytes = 0;
-    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  });
+  const TimingStats guardBaseline =
+      timeHostCall(settings.warmup, baselineRepetitions, [] { currentFreeMemory(); });
   out << "  baselines (median of " << baselineRepetitions
       << "): cuStreamSynchronize of the idle stream " << microseconds(syncBaseline)
       << "; cuMemGetInfo (the managed guard) " << microseconds(guardBaseline) << '\n';

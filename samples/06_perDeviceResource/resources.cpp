@@ -177,10 +177,7 @@ class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
     ScopedContext scope(context_);  // cuMemGetInfo answers for this context's device
-    std::size_t freeBytes = 0;
-    std::size_t totalBytes = 0;
-    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-    checkManagedRequest(bytes, freeBytes);
+    checkManagedRequest(bytes, currentFreeMemory());
     budget_.reserve(bytes);
     try {
       OwnedDeviceMemory memory;
@@ -441,12 +438,8 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
     return made;
   }
   if (kind == ResourceKind::Managed) {
-    std::size_t freeBytes = 0;
-    std::size_t totalBytes = 0;
-    {
-      ScopedContext scope(context);  // cuMemGetInfo answers for the current context's device
-      check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-    }
+    ScopedContext scope(context);  // cuMemGetInfo answers for the current context's device
+    const std::size_t freeBytes = currentFreeMemory();
     made.owned = std::make_unique<ManagedResource>(context, freeBytes);
     made.detail = "budget " + formatBytes(freeBytes) + " (the free memory now)";
   } else if (kind == ResourceKind::Pinned) {
@@ -592,10 +585,7 @@ Devices setUpDevices(const std::optional<long long>& device,
     check(cuDeviceGet(&each, d), "cuDeviceGet");
     devices.setups.push_back(std::make_unique<DeviceSetup>(each));
     ScopedContext scope(devices.setups.back()->context.get());  // cuMemGetInfo asks it
-    std::size_t freeBytes = 0;
-    std::size_t totalBytes = 0;
-    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-    freeMemory.push_back({d, freeBytes});
+    freeMemory.push_back({d, currentFreeMemory()});
   }
   devices.smallest = smallestFreeMemory(freeMemory);  // one size for all
   const std::uint64_t deviceBytes =

@@ -89,6 +89,16 @@ struct DeviceSetup {
   static constexpr int kBlockSize = 256;  ///< Threads per block of VecAdd_kernel.
 };
 
+/// The free memory of the current context's device: cuMemGetInfo answers for the context
+/// current on the calling thread (the managed guard's call, and how the vectors are sized).
+/// @throws CudaError.
+inline std::size_t currentFreeMemory() {
+  std::size_t freeBytes = 0;
+  std::size_t totalBytes = 0;
+  check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+  return freeBytes;
+}
+
 /// Every device set up, and the vectors' size.
 struct Devices {
   std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< Device d's, in ordinal order.
