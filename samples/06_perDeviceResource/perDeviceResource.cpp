@@ -173,7 +173,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t bytes,
                                 int threads,
                                 std::vector<mr::MemoryResource*>& answers) {
-  std::vector<mr::ResourceAllocation> vectors(3);
+  mr::Vectors vectors;
   std::vector<std::future<void>> workers;  // declared after the vectors: they wait first
 
   answers.assign(threads, nullptr);
@@ -191,8 +191,7 @@ mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t byte
   }
   for (std::future<void>& worker : workers)
     worker.get();  // waits for the thread, and rethrows what it threw
-  return mr::Vectors{std::move(vectors[0]), std::move(vectors[1]),
-                     std::move(vectors[2])};
+  return vectors;
 }
 // [threads]
 

@@ -616,16 +616,17 @@ void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread) 
 
 // [kernel-addresses]
 VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed) {
-  const std::uint64_t bytes = vectors.a.size();
+  const std::uint64_t bytes = vectors[0].size();
   const std::size_t count = bytes / sizeof(float);
   const CUstream stream = setup.stream.get();
-  const bool onHost = vectors.a.resource()->properties().hostAccessible;
-  float* a = onHost ? vectors.a.as<float>() : setup.stagingVector(0);
-  float* b = onHost ? vectors.b.as<float>() : setup.stagingVector(1);
-  float* c = onHost ? vectors.c.as<float>() : setup.stagingVector(2);
+  const bool onHost = vectors[0].resource()->properties().hostAccessible;
+  float* a = onHost ? vectors[0].as<float>() : setup.stagingVector(0);
+  float* b = onHost ? vectors[1].as<float>() : setup.stagingVector(1);
+  float* c = onHost ? vectors[2].as<float>() : setup.stagingVector(2);
   fillVectorAddInputs(a, b, count, seed);
-  CUdeviceptr x = vectors.a.kernelAddress(), y = vectors.b.kernelAddress(),
-              z = vectors.c.kernelAddress();
+  CUdeviceptr x = vectors[0].kernelAddress();
+  CUdeviceptr y = vectors[1].kernelAddress();
+  CUdeviceptr z = vectors[2].kernelAddress();
   if (onHost) {  // C starts as NaN: a kernel that wrote nothing cannot pass
     std::fill(c, c + count, std::numeric_limits<float>::quiet_NaN());
   } else {
@@ -642,8 +643,8 @@ VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uin
     check(cuMemcpyDtoHAsync(c, z, bytes, stream), "cuMemcpyDtoHAsync");
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   const VectorAddCheck verified = checkVectorAdd(a, b, c, count);
-  for (ResourceAllocation* vector : {&vectors.a, &vectors.b, &vectors.c})
-    vector->release();  // the kinds that free at once synchronize the stream first
+  for (ResourceAllocation& vector : vectors)
+    vector.release();  // the kinds that free at once synchronize the stream first
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");  // the pool's frees, too
   return verified;
 }

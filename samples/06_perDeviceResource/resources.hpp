@@ -35,6 +35,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -124,12 +125,8 @@ Devices setUpDevices(const std::optional<long long>& device,
                      const std::optional<std::uint64_t>& requestedBytes,
                      const std::string& resources, Report& report);
 
-/// A, B and C of the vector add, each one allocation of a resource.
-struct Vectors {
-  ResourceAllocation a;  ///< Input.
-  ResourceAllocation b;  ///< Input.
-  ResourceAllocation c;  ///< Output.
-};
+/// A, B and C of the vector add, in that order, each one allocation of a resource.
+using Vectors = std::array<ResourceAllocation, 3>;
 
 /**
  * The interface at work: fills A and B where the CPU may write them (the memory itself when the
