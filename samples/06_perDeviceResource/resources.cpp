@@ -247,8 +247,8 @@ class NumaHostResource final : public TrackedResource<NumaAllocation> {
       : TrackedResource(context, "numa host", {true, true, false}, true),
         node_(node),
         warn_(std::move(warn)) {
-    name_ = onDevice("numa host " + (node >= 0 ? "node " + std::to_string(node) : "unbound"),
-                     ordinal_);
+    name_ =
+        onDevice("numa host " + (node >= 0 ? "node " + std::to_string(node) : "unbound"), ordinal_);
   }
 
  private:
@@ -464,18 +464,18 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
 // frees it on a new thread that has no current context at all (cuCtxGetCurrent answers null), as
 // a context-bound kind must allow. True when that thread really had no current context.
 bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {
-  // std::launch::async: a thread of its own; get() waits for it and rethrows what it threw.
-  return std::async(std::launch::async, [&] {
-           CUcontext current = nullptr;
-           check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-           // The null stream: deallocate synchronizes the legacy stream of the resource's context.
-           ResourceAllocation allocation(resource, bytes, nullptr);
-           if (allocation.kernelAddress() == 0)
-             throw std::runtime_error(resource.name() + ": kernel address 0");
-           allocation.release();
-           return current == nullptr;
-         })
-      .get();
+  const auto onItsOwnThread = [&] {
+    CUcontext current = nullptr;
+    check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    // The null stream: deallocate synchronizes the legacy stream of the resource's context.
+    ResourceAllocation allocation(resource, bytes, nullptr);
+    if (allocation.kernelAddress() == 0)
+      throw std::runtime_error(resource.name() + ": kernel address 0");
+    allocation.release();
+    return current == nullptr;
+  };
+  // std::launch::async: a new thread; get() waits for it and rethrows what it threw.
+  return std::async(std::launch::async, onItsOwnThread).get();
 }
 
 }  // namespace
