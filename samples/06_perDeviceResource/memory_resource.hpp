@@ -44,6 +44,15 @@ inline std::string describeProperties(const ResourceProperties& properties) {
   return (text.empty() ? "none" : text) + (properties.streamOrdered ? ", stream-ordered" : "");
 }
 
+/// A pointer as the integer a driver call takes (device, managed and VMM memory).
+inline CUdeviceptr toDevicePointer(void* ptr) noexcept {
+  return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(ptr));
+}
+/// A driver address as the pointer allocate() returns.
+inline void* fromDevicePointer(CUdeviceptr address) noexcept {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
+}
+
 /**
  * The interface every memory resource implements; used through a pointer or reference, never
  * copied. The public functions check their arguments and call the private virtual ones (RMM's
@@ -102,9 +111,7 @@ class MemoryResource {
   /// The properties.
   virtual ResourceProperties doProperties() const noexcept = 0;
   /// The kernel address of a device-accessible allocation. Default: the pointer itself.
-  virtual CUdeviceptr doKernelAddress(void* ptr) const {
-    return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(ptr));
-  }
+  virtual CUdeviceptr doKernelAddress(void* ptr) const { return toDevicePointer(ptr); }
   /// The owner device.
   virtual std::optional<int> doOwnerDevice() const noexcept = 0;
   /// The name.
@@ -120,15 +127,6 @@ inline bool operator!=(const MemoryResource& a, const MemoryResource& b) noexcep
   return !a.isEqual(b);
 }
 
-/// A pointer as the integer a driver call takes (device, managed and VMM memory).
-inline CUdeviceptr toDevicePointer(void* ptr) noexcept {
-  return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(ptr));
-}
-/// A driver address as the pointer allocate() returns.
-inline void* fromDevicePointer(CUdeviceptr address) noexcept {
-  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
-}
-
 /**
  * One allocation, given back when the owner is destroyed: the RAII form of allocate() /
  * deallocate(). Movable, not copyable; the resource must outlive it. The destructor ignores
@@ -140,61 +138,58 @@ class ResourceAllocation {
   ResourceAllocation() = default;
   /// Allocates @p bytes from @p resource on @p stream, which is also the stream it is freed on.
   ResourceAllocation(MemoryResource& resource, std::size_t bytes, CUstream stream)
-      : resource_(&resource),
-        ptr_(resource.allocate(bytes, stream)),
-        bytes_(bytes),
-        stream_(stream) {}
+      : state_{&resource, resource.allocate(bytes, stream), bytes, stream} {}
   ~ResourceAllocation() { releaseIgnoringErrors(); }
   /// Takes over @p other's memory; @p other is left empty.
   ResourceAllocation(ResourceAllocation&& other) noexcept
-      : resource_(std::exchange(other.resource_, nullptr)),
-        ptr_(std::exchange(other.ptr_, nullptr)),
-        bytes_(std::exchange(other.bytes_, 0)),
-        stream_(std::exchange(other.stream_, nullptr)) {}
+      : state_(std::exchange(other.state_, State{})) {}
   /// Gives back the current memory (errors ignored) and takes over @p other's.
   ResourceAllocation& operator=(ResourceAllocation&& other) noexcept {
     ResourceAllocation taken(std::move(other));  // a self-move gives the memory straight back
-    std::swap(resource_, taken.resource_);
-    std::swap(ptr_, taken.ptr_);
-    std::swap(bytes_, taken.bytes_);
-    std::swap(stream_, taken.stream_);
+    std::swap(state_, taken.state_);
     return *this;  // taken gives this object's previous memory back as it ends
   }
   ResourceAllocation(const ResourceAllocation&) = delete;
   ResourceAllocation& operator=(const ResourceAllocation&) = delete;
 
   /// The memory (null when empty).
-  void* get() const noexcept { return ptr_; }
+  void* get() const noexcept { return state_.ptr; }
   /// The memory as an array of T (host-accessible resources only).
   template <typename T>
   T* as() const noexcept {
-    return static_cast<T*>(ptr_);
+    return static_cast<T*>(state_.ptr);
   }
   /// The bytes asked for.
-  std::size_t size() const noexcept { return bytes_; }
+  std::size_t size() const noexcept { return state_.bytes; }
   /// The resource it came from (null when empty).
-  MemoryResource* resource() const noexcept { return resource_; }
-  /// The stream it was allocated on and is freed on.
-  CUstream stream() const noexcept { return stream_; }
+  MemoryResource* resource() const noexcept { return state_.resource; }
   /// MemoryResource::kernelAddress() of the memory.
   /// @throws std::logic_error when empty (default-constructed, moved from or released).
   CUdeviceptr kernelAddress() const {
-    if (resource_ == nullptr)
+    if (state_.resource == nullptr)
       throw std::logic_error(
           "ResourceAllocation::kernelAddress: the allocation is empty (default-constructed, "
           "moved from or released), so it has no address");
-    return resource_->kernelAddress(ptr_);
+    return state_.resource->kernelAddress(state_.ptr);
   }
-  /// Deallocates now; the object is empty afterwards, even when this throws.
+  /// Deallocates now, on the stream it was allocated on; the object is empty afterwards, even
+  /// when this throws.
   void release() {
-    if (ptr_ == nullptr)
+    if (state_.ptr == nullptr)
       return;
-    MemoryResource* resource = std::exchange(resource_, nullptr);
-    void* ptr = std::exchange(ptr_, nullptr);
-    resource->deallocate(ptr, std::exchange(bytes_, 0), std::exchange(stream_, nullptr));
+    const State taken = std::exchange(state_, State{});
+    taken.resource->deallocate(taken.ptr, taken.bytes, taken.stream);
   }
 
  private:
+  // Everything an allocation is, moved and emptied as one.
+  struct State {
+    MemoryResource* resource = nullptr;
+    void* ptr = nullptr;
+    std::size_t bytes = 0;
+    CUstream stream = nullptr;
+  };
+
   void releaseIgnoringErrors() noexcept {
     try {
       release();
@@ -203,10 +198,7 @@ class ResourceAllocation {
     }
   }
 
-  MemoryResource* resource_ = nullptr;
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-  CUstream stream_ = nullptr;
+  State state_;
 };
 
 }  // namespace memsamples::resource

@@ -36,12 +36,10 @@
  *    (**cuStreamSynchronize**, **cuStreamDestroy**), the staging (**cuMemFreeHost**), the
  *    module (**cuModuleUnload**), and its context last (**cuCtxDestroy**).
  */
-#include <cstring>
-#include <exception>
+#include <future>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "memsamples.hpp"
@@ -65,16 +63,14 @@ struct Options {
 
 mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t bytes,
                                 int threads, std::vector<mr::MemoryResource*>& answers);
-void joinAll(std::vector<std::thread>& threads,
-             const std::vector<std::exception_ptr>& errors);
 
 /// The lesson: every registry call of the program, in the order a program makes them.
 ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   // What the steps find, printed and checked as each step ends (perDeviceResource_measure.cpp).
   mr::RunRecord record(report);
-  record.largeBytes = options.largeBytes;
-  record.iterations = options.common.iterations;
-  record.warmup = options.common.warmup;
+  record.latency.largeBytes = options.largeBytes.value_or(record.latency.largeBytes);
+  record.latency.iterations = options.common.iterations;
+  record.latency.warmup = options.common.warmup;
   record.skipLatency = options.noLatency;
   record.threads = options.threads;
 
@@ -120,32 +116,29 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   }
 
   // 5. A resource per device, one thread per device at once (none with one device).
-  // Each thread makes its device's context current: "current" differs per thread.
-  std::vector<std::thread> workers;
-  std::vector<std::exception_ptr> errors(resources.perDevice.size());
+  // Each thread makes its device's context current: "current" differs per thread. A future
+  // of std::async waits for its thread when destroyed, so an error still waits for them all.
+  std::vector<std::future<void>> workers;
   for (std::size_t d = 0; d < resources.perDevice.size(); ++d) {
-    workers.emplace_back([&, d] {
-      try {
-        mr::KindResource& entry = resources.perDevice[d];
-        const mr::DeviceSetup& mine = *devices.setups[d];
-        ms::ScopedContext scope(mine.context.get());
+    workers.push_back(std::async(std::launch::async, [&, d] {
+      mr::KindResource& entry = resources.perDevice[d];
+      const mr::DeviceSetup& mine = *devices.setups[d];
+      ms::ScopedContext scope(mine.context.get());
 
-        entry.previous = mr::setPerDeviceResource(mine.ordinal, entry.resource);
-        mr::MemoryResource* got = mr::getCurrentDeviceResource();
-        entry.answers = {got};
+      entry.previous = mr::setPerDeviceResource(mine.ordinal, entry.resource);
+      mr::MemoryResource* got = mr::getCurrentDeviceResource();
+      entry.answers = {got};
 
-        const CUstream stream = mine.stream.get();
-        mr::Vectors vectors{mr::ResourceAllocation(*got, devices.bytes, stream),
-                            mr::ResourceAllocation(*got, devices.bytes, stream),
-                            mr::ResourceAllocation(*got, devices.bytes, stream)};
-        entry.verified = mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
-        entry.removed = mr::resetPerDeviceResource(mine.ordinal);
-      } catch (...) {
-        errors[d] = std::current_exception();
-      }
-    });
+      const CUstream stream = mine.stream.get();
+      mr::Vectors vectors{mr::ResourceAllocation(*got, devices.bytes, stream),
+                          mr::ResourceAllocation(*got, devices.bytes, stream),
+                          mr::ResourceAllocation(*got, devices.bytes, stream)};
+      entry.verified = mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
+      entry.removed = mr::resetPerDeviceResource(mine.ordinal);
+    }));
   }
-  joinAll(workers, errors);
+  for (std::future<void>& worker : workers)
+    worker.get();  // waits for the thread, and rethrows what it threw
   mr::reportStep(5, record, devices, &resources);
 
   // 6. Measure each kind's latency, and give the verdict of every check of steps 2-5.
@@ -180,43 +173,27 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t bytes,
                                 int threads,
                                 std::vector<mr::MemoryResource*>& answers) {
-  std::vector<mr::ResourceAllocation> vectors(3);
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> workers;
+  mr::Vectors vectors;
+  std::vector<std::future<void>> workers;  // declared after the vectors: they wait first
 
   answers.assign(threads, nullptr);
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      try {
-        ms::ScopedContext scope(setup.context.get());  // this thread's current device
-        mr::MemoryResource* resource = mr::getCurrentDeviceResource();
-        answers[t] = resource;
+    workers.push_back(std::async(std::launch::async, [&, t] {
+      ms::ScopedContext scope(setup.context.get());  // this thread's current device
+      mr::MemoryResource* resource = mr::getCurrentDeviceResource();
+      answers[t] = resource;
 
-        for (int v = t; v < 3; v += threads)
-          vectors[v] = mr::ResourceAllocation(*resource, bytes, setup.stream.get());
+      for (int v = t; v < 3; v += threads)
+        vectors[v] = mr::ResourceAllocation(*resource, bytes, setup.stream.get());
 
-        mr::useScratch(*resource, setup, t);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
+      mr::useScratch(*resource, setup, t);
+    }));
   }
-  joinAll(workers, errors);
-  return mr::Vectors{std::move(vectors[0]), std::move(vectors[1]),
-                     std::move(vectors[2])};
+  for (std::future<void>& worker : workers)
+    worker.get();  // waits for the thread, and rethrows what it threw
+  return vectors;
 }
 // [threads]
-
-/// Joins every thread, then rethrows the first error any of them had.
-void joinAll(std::vector<std::thread>& threads,
-             const std::vector<std::exception_ptr>& errors) {
-  for (std::thread& thread : threads)
-    thread.join();
-
-  for (const std::exception_ptr& error : errors)
-    if (error)
-      std::rethrow_exception(error);
-}
 
 }  // namespace
 

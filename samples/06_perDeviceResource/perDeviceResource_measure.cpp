@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iomanip>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
@@ -72,15 +71,29 @@ constexpr std::uint64_t kSmallLatencySizes[] = {4096, 65536};
 constexpr int kMaxLatencyBatch = 10;
 constexpr int kTargetLatencyBatches = 5;
 
-// A row's label says what it includes beyond the bare allocation; the notes under the table
-// explain it. In the order of ResourceKind.
-const char* rowLabel(ResourceKind kind) {
-  static constexpr const char* kLabels[] = {kReferenceRow, "managed: guard + alloc, untouched",
-                                            "pinned host", "numa host",
-                                            "vmm striped + granularity query"};
-  static_assert(std::size(kLabels) == static_cast<std::size_t>(ResourceKind::Vmm) + 1);
-  return kLabels[static_cast<std::size_t>(kind)];
-}
+// A row's label says what it includes beyond the bare allocation, and the note printed under
+// the table explains it. In the order of ResourceKind; a kind without a note needs none.
+struct KindRow {
+  const char* label;
+  const char* note;
+};
+constexpr KindRow kKindRows[] = {
+    {kReferenceRow,
+     "  device pool: release threshold as found (0: freed memory goes back to the system at each "
+     "synchronization); keeps memory: threshold at its maximum, freed memory stays in the pool; "
+     "both timed without the resource's current-device check (a policy of the resource, not a "
+     "driver need)\n"},
+    {"managed: guard + alloc, untouched",
+     "  managed: its free-memory guard (one cuMemGetInfo per allocation, see the baseline) + "
+     "cuMemAllocManaged; no page is touched, so no page is created: not the cost of managed "
+     "memory in use\n"},
+    {"pinned host", ""},
+    {"numa host", ""},
+    {"vmm striped + granularity query",
+     "  vmm: every allocation also queries cuMemGetAllocationGranularity again (02's "
+     "StripedVmmRange, once per backing and mapping device)\n"},
+};
+static_assert(std::size(kKindRows) == static_cast<std::size_t>(ResourceKind::Vmm) + 1);
 
 std::string microseconds(const TimingStats& stats) {
   return format("%.1f us", stats.medianMs * 1000.0);
@@ -213,10 +226,8 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
   // The managed guard's cuMemGetInfo answers for the current context, as in the managed resource.
   const TimingStats syncBaseline =
       timeHostCall(settings.warmup, baselineRepetitions, [&] { synchronize(stream); });
-  const TimingStats guardBaseline = timeHostCall(settings.warmup, baselineRepetitions, [] {
-    std::size_t freeBytes = 0, totalBytes = 0;
-    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  });
+  const TimingStats guardBaseline =
+      timeHostCall(settings.warmup, baselineRepetitions, [] { currentFreeMemory(); });
   out << "  baselines (median of " << baselineRepetitions
       << "): cuStreamSynchronize of the idle stream " << microseconds(syncBaseline)
       << "; cuMemGetInfo (the managed guard) " << microseconds(guardBaseline) << '\n';
@@ -224,12 +235,12 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
   // The device pool rows are measured without its current-device check (entry.timed: the same
   // pool without that policy): the driver does not need it, and the reference row would carry it.
   std::vector<LatencyRow> rows;
-  bool hasManaged = false, hasVmm = false;
+  std::string notes;
   for (const KindResource& entry : resources) {
     if (entry.resource == nullptr)
       continue;  // left out in step 3
-    hasManaged = hasManaged || entry.kind == ResourceKind::Managed;
-    hasVmm = hasVmm || entry.kind == ResourceKind::Vmm;
+    const KindRow& kind = kKindRows[static_cast<std::size_t>(entry.kind)];
+    notes += kind.note;
     const auto measureAll = [&](const std::string& label) {
       for (const std::uint64_t size : sizes) {
         const LatencyBatches plan =
@@ -238,28 +249,13 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
                                       settings.warmup, plan, stream));
       }
     };
-    measureAll(rowLabel(entry.kind));
+    measureAll(kind.label);
     if (entry.pool != nullptr) {
       ScopedPoolReleaseThreshold keep(entry.pool, std::numeric_limits<std::uint64_t>::max());
       measureAll("device pool, keeps memory");
     }
   }
-  out << formatLatencyTable(rows, kReferenceRow);
-  if (!rows.empty() && rows.front().resource == kReferenceRow) {
-    out << "  device pool: release threshold as found (0: freed memory goes back to the system "
-           "at each synchronization); keeps memory: threshold at its maximum, freed memory "
-           "stays in the pool; both timed without the resource's current-device check (a "
-           "policy of the resource, not a driver need)\n";
-  }
-  if (hasManaged) {
-    out << "  managed: its free-memory guard (one cuMemGetInfo per "
-           "allocation, see the baseline) + cuMemAllocManaged; no page is touched, so no page "
-           "is created: not the cost of managed memory in use\n";
-  }
-  if (hasVmm) {
-    out << "  vmm: every allocation also queries cuMemGetAllocationGranularity again (02's "
-           "StripedVmmRange, once per backing and mapping device)\n";
-  }
+  out << formatLatencyTable(rows, kReferenceRow) << notes;
   JsonArray latencyJson;
   for (const LatencyRow& row : rows) {
     JsonObject entry;
@@ -426,13 +422,13 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
     case 3:  // one line per kind, then the heading of step 4, which begins now
       out << "\n[3] Resources of device " << ordinal << '\n';
       for (const KindResource& made : resources->kinds) {
-        out << "  " << std::left << std::setw(8) << kindName(made.kind);
+        out << format("  %-8s", kindName(made.kind));
         if (made.resource == nullptr)
-          out << std::right << "left out: " << made.whyNot << '\n';
+          out << "left out: " << made.whyNot << '\n';
         else
-          out << std::setw(36) << made.resource->name() << std::setw(26)
-              << describeProperties(made.resource->properties()) << made.detail << '\n'
-              << std::right;
+          out << format("%-36s%-26s", made.resource->name().c_str(),
+                        describeProperties(made.resource->properties()).c_str())
+              << made.detail << '\n';
       }
       out << "\n[4] Each resource in turn on device " << ordinal << ": " << record.threads
           << " threads allocate A, B, C and " << kScratchPerThread << " x "
@@ -443,8 +439,7 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       expectRules(checks, *kind, label);
       if (kind->contextFree)
         checks.expect(*kind->contextFree, label + "the thread without a context had one current");
-      out << "  " << std::left << std::setw(8) << kindName(kind->kind) << std::right
-          << "C = A + B on " << kind->resource->name() << ": "
+      out << format("  %-8sC = A + B on ", kindName(kind->kind)) << kind->resource->name() << ": "
           << verdictOf(kind->verified,
                        "all " + std::to_string(devices.bytes / sizeof(float)) + " elements exact");
       if (kind->contextFree)
@@ -460,8 +455,7 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       if (!record.skipLatency)
         reportLatency(resources->kinds, ordinal,
                       devices.setups[static_cast<std::size_t>(ordinal)]->stream.get(),
-                      {record.largeBytes.value_or(64ull << 20), record.iterations, record.warmup},
-                      out, json);
+                      record.latency, out, json);
       resources->warnings->print(out);
       return checks.report(out, json);
   }

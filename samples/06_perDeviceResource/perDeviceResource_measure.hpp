@@ -134,9 +134,7 @@ struct RunRecord {
   /// Reports to @p into.
   explicit RunRecord(Report& into) : report(into) {}
   Report& report;                             ///< The lines and the JSON.
-  std::optional<std::uint64_t> largeBytes;    ///< `--large-size` (default 64 MiB).
-  int iterations = 20;                        ///< `--iterations`.
-  int warmup = 3;                             ///< `--warmup`.
+  LatencySettings latency;                    ///< `--large-size`, `--iterations`, `--warmup`.
   bool skipLatency = false;                   ///< `--no-latency`.
   int threads = 4;                            ///< `--threads`, for the lines of steps 1 and 4.
   MemoryResource* initial = nullptr;          ///< Step 2: getCurrentDeviceResource(), first call.

@@ -14,7 +14,7 @@
  * - **Thread-safe**: one mutex guards every slot, the initial resources' creation included, so
  *   concurrent calls leave a valid state; their order is the order they take the lock in.
  * - The registry **does not own** what is set: a resource must outlive its registration (reset
- *   the device, or let a ScopedResourceOverride do it, before destroying the resource).
+ *   the device, or set back what set() returned, before destroying the resource).
  *
  * Where RMM leaves behaviour undefined, this registry throws instead: a device id outside
  * [0, deviceCount()) gets std::out_of_range naming the id and the count, and a resource that
@@ -171,44 +171,6 @@ class PerDeviceResourceRegistry {
   const InitialResourceFactory makeInitial_;
   const CurrentDeviceQuery currentDevice_;
   std::mutex mutex_;
-};
-
-/**
- * set() for a scope: sets a resource for one device and puts the previous one back when
- * destroyed, also during unwinding. Declared after the resource, it ends first, so the resource
- * is never destroyed while registered. The device is fixed at construction (given, or the
- * current device then: the scoped form of setCurrent()). Overrides nest like scopes; one that
- * ends while another thread has set something else for its device still puts back *its*
- * previous resource, so share one device's slot between threads with care.
- */
-class ScopedResourceOverride {
- public:
-  /// registry.set(device, &resource). @throws what set() throws; nothing is changed then.
-  ScopedResourceOverride(PerDeviceResourceRegistry& registry, int device, MemoryResource& resource)
-      : registry_(registry), device_(device), previous_(registry.set(device, &resource)) {}
-  /// The same for the current device, asked once. @throws what currentDevice() and set() throw.
-  ScopedResourceOverride(PerDeviceResourceRegistry& registry, MemoryResource& resource)
-      : ScopedResourceOverride(registry, registry.currentDevice(), resource) {}
-  /// Puts the previous resource back on device(), whatever the current device is by then.
-  ~ScopedResourceOverride() {
-    try {
-      registry_.set(device_, previous_);
-    } catch (...) {
-      // Cannot happen: the device and the previous resource were accepted for it before.
-    }
-  }
-  ScopedResourceOverride(const ScopedResourceOverride&) = delete;
-  ScopedResourceOverride& operator=(const ScopedResourceOverride&) = delete;
-
-  /// The resource that was set before, and will be again.
-  MemoryResource* previous() const noexcept { return previous_; }
-  /// The device whose resource is overridden.
-  int device() const noexcept { return device_; }
-
- private:
-  PerDeviceResourceRegistry& registry_;
-  int device_;
-  MemoryResource* previous_;
 };
 
 /// @name The process-wide registry and RMM's free functions

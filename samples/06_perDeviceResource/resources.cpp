@@ -7,13 +7,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
+#include <future>
 #include <limits>
-#include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -66,11 +63,9 @@ class DevicePoolResource final : public MemoryResource {
                              std::to_string(ordinal_) + " current");
   }
   void* doAllocate(std::size_t bytes, CUstream stream) override {
+    // A device without pools has none (pool_ is null): step 1 waives on it before any
+    // allocation, and step 5 before it uses its pool.
     requireOwnDevice("allocate");
-    if (pool_ == nullptr)
-      throw std::runtime_error(name() +
-                               ": this device does not support stream-ordered memory pools "
-                               "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
     CUdeviceptr address = 0;
     check(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream), "cuMemAllocFromPoolAsync");
     return fromDevicePointer(address);
@@ -99,7 +94,8 @@ class DevicePoolResource final : public MemoryResource {
 // cuCtxGetDevice_v2, which asks without making the context current), makes every driver call with
 // that context pushed, and keeps the RAII owner of each allocation (an OwnedDeviceMemory, a
 // StripedVmmRange...) in a table: a foreign pointer or a wrong size is refused, and what is left
-// is freed with the resource, in its context.
+// is freed with the resource, in its context. What differs between the kinds is only how they
+// allocate and free: the name, the properties and the kernel address are the base's.
 template <typename Owner>
 class TrackedResource : public MemoryResource {
  public:
@@ -113,8 +109,16 @@ class TrackedResource : public MemoryResource {
   }
 
  protected:
-  TrackedResource(CUcontext context, const std::string& kind)
-      : context_(context), ordinal_(ordinalOf(context)), allocations_(onDevice(kind, ordinal_)) {}
+  /// @p mappedHost: host memory mapped for the device, whose kernel address the driver gives
+  /// (cuMemHostGetDevicePointer); otherwise the pointer itself is the kernel address.
+  TrackedResource(CUcontext context, const std::string& kind, ResourceProperties properties,
+                  bool mappedHost = false)
+      : context_(context),
+        ordinal_(ordinalOf(context)),
+        allocations_(onDevice(kind, ordinal_)),
+        name_(onDevice(kind, ordinal_)),
+        properties_(properties),
+        mappedHost_(mappedHost) {}
 
   // The deallocate rule of every kind that frees at once: work queued on the stream may still
   // use the memory, so wait for it; then take the owner out of the table (destroying it frees).
@@ -122,11 +126,11 @@ class TrackedResource : public MemoryResource {
     check(cuStreamSynchronize(stream), "cuStreamSynchronize");
     return allocations_.take(ptr, bytes);
   }
-  std::string onThisDevice(const std::string& what) const { return onDevice(what, ordinal_); }
 
   const CUcontext context_;
   const int ordinal_;
   OwnedAllocations<Owner> allocations_;
+  std::string name_;  // "pinned host (device 0)"; a kind may say more (its node, its stripes)
 
  private:
   static int ordinalOf(CUcontext context) {
@@ -140,7 +144,22 @@ class TrackedResource : public MemoryResource {
     ScopedContext scope(context_);
     takeBack(ptr, bytes, stream);  // the owner is destroyed here: it frees
   }
+  // Where every device can use host pointers of registered memory the device address of mapped
+  // host memory is the same value; the sample never assumes so.
+  CUdeviceptr doKernelAddress(void* ptr) const override {
+    if (!mappedHost_)
+      return toDevicePointer(ptr);
+    ScopedContext scope(context_);
+    CUdeviceptr address = 0;
+    check(cuMemHostGetDevicePointer(&address, ptr, 0), "cuMemHostGetDevicePointer");
+    return address;
+  }
+  ResourceProperties doProperties() const noexcept override { return properties_; }
   std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
+  std::string doName() const override { return name_; }
+
+  const ResourceProperties properties_;
+  const bool mappedHost_;
 };
 
 // ---------------------------------------------------------------------------------------- managed
@@ -153,15 +172,12 @@ class TrackedResource : public MemoryResource {
 class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
  public:
   ManagedResource(CUcontext context, std::uint64_t budgetBytes)
-      : TrackedResource(context, "managed"), budget_(budgetBytes) {}
+      : TrackedResource(context, "managed", {true, true, false}), budget_(budgetBytes) {}
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
     ScopedContext scope(context_);  // cuMemGetInfo answers for this context's device
-    std::size_t freeBytes = 0;
-    std::size_t totalBytes = 0;
-    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-    checkManagedRequest(bytes, freeBytes);
+    checkManagedRequest(bytes, currentFreeMemory());
     budget_.reserve(bytes);
     try {
       OwnedDeviceMemory memory;
@@ -179,8 +195,6 @@ class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
     takeBack(ptr, bytes, stream);  // its owner: cuMemFree
     budget_.release(bytes);
   }
-  ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
-  std::string doName() const override { return onThisDevice("managed"); }
 
   ManagedMemoryBudget budget_;
 };
@@ -194,9 +208,12 @@ class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
 // freed and asked for its device address in this context.
 class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
  public:
-  explicit PinnedHostResource(CUcontext context) : TrackedResource(context, "pinned host") {}
+  explicit PinnedHostResource(CUcontext context)
+      : TrackedResource(context, "pinned host", {true, true, false}, true) {}
 
  private:
+  // Freed by the base: the stream synchronized, then its owner's cuMemFreeHost. Its kernel
+  // address is the base's too: cuMemHostGetDevicePointer, asked in this context.
   void* doAllocate(std::size_t bytes, CUstream) override {
     ScopedContext scope(context_);
     OwnedPinnedHostMemory buffer;
@@ -205,76 +222,49 @@ class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
     allocations_.add(ptr, bytes, std::move(buffer));
     return ptr;
   }
-  // Freed by the base: the stream synchronized, then its owner's cuMemFreeHost. Where every
-  // device can use host pointers of registered memory the device address is the same value; the
-  // sample never assumes so.
-  CUdeviceptr doKernelAddress(void* ptr) const override {
-    ScopedContext scope(context_);
-    CUdeviceptr address = 0;
-    check(cuMemHostGetDevicePointer(&address, ptr, 0), "cuMemHostGetDevicePointer");
-    return address;
-  }
-  ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
-  std::string doName() const override { return onThisDevice("pinned host"); }
 };
 // [pinned-host]
 
 // -------------------------------------------------------------------------------- NUMA-bound host
 
 #if PER_DEVICE_RESOURCE_HAS_NUMA
-// One allocation: the bound range, its registration (members end in reverse order: unregister,
-// then unmap) and the device address the registration gave it.
+// One allocation: the bound range and its registration (members end in reverse order:
+// unregister, then unmap).
 struct NumaAllocation {
   numa::NumaBoundHostRange range;
   OwnedHostRegistration registration;
-  CUdeviceptr kernelAddress = 0;
 };
 
 // 04's NumaBoundHostRange (mmap, mbind before the first touch, madvise), then cuMemHostRegister,
 // which pins every page and so places it under the binding. The binding is soft
-// (MPOL_PREFERRED | MPOL_F_STATIC_NODES): where it cannot be done, the memory is used unbound.
-// Freed by the base: the stream synchronized, then unregistered and unmapped.
+// (MPOL_PREFERRED | MPOL_F_STATIC_NODES): where it cannot be done, the memory is used unbound
+// and the warning goes to the log (which keeps each distinct one once: every allocation repeats
+// the same decision). Freed by the base: the stream synchronized, then unregistered and
+// unmapped; its kernel address is the base's, as the pinned kind's.
 class NumaHostResource final : public TrackedResource<NumaAllocation> {
  public:
   NumaHostResource(CUcontext context, int node, std::function<void(const std::string&)> warn)
-      : TrackedResource(context, "numa host"), node_(node), warn_(std::move(warn)) {}
+      : TrackedResource(context, "numa host", {true, true, false}, true),
+        node_(node),
+        warn_(std::move(warn)) {
+    name_ =
+        onDevice("numa host " + (node >= 0 ? "node " + std::to_string(node) : "unbound"), ordinal_);
+  }
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
-    numa::NumaBoundHostRange range(bytes, node_, numa::BindPolicy{true, false},
-                                   [this](const std::string& text) { warnOnce(text); });
+    numa::NumaBoundHostRange range(bytes, node_, numa::BindPolicy{true, false}, warn_);
     ScopedContext scope(context_);  // registered without PORTABLE: pinned for this context only
     check(cuMemHostRegister(range.data(), range.mappedBytes(), CU_MEMHOSTREGISTER_DEVICEMAP),
           "cuMemHostRegister");
     OwnedHostRegistration registration(range.data());
-    CUdeviceptr kernelAddress = 0;
-    check(cuMemHostGetDevicePointer(&kernelAddress, range.data(), 0), "cuMemHostGetDevicePointer");
     void* ptr = range.data();
-    allocations_.add(ptr, bytes,
-                     NumaAllocation{std::move(range), std::move(registration), kernelAddress});
+    allocations_.add(ptr, bytes, NumaAllocation{std::move(range), std::move(registration)});
     return ptr;
-  }
-  // Asked once, at allocation: no driver call here.
-  CUdeviceptr doKernelAddress(void* ptr) const override {
-    return allocations_.inspect(ptr, "kernelAddress", [](const NumaAllocation& allocation) {
-      return allocation.kernelAddress;
-    });
-  }
-  ResourceProperties doProperties() const noexcept override { return {true, true, false}; }
-  std::string doName() const override {
-    return onThisDevice("numa host " + (node_ >= 0 ? "node " + std::to_string(node_) : "unbound"));
-  }
-  // Every allocation repeats the same decision: each distinct warning is passed on once.
-  void warnOnce(const std::string& text) {
-    std::lock_guard<std::mutex> lock(warnMutex_);
-    if (seen_.insert(text).second && warn_)
-      warn_(text);
   }
 
   int node_;
   std::function<void(const std::string&)> warn_;
-  std::mutex warnMutex_;
-  std::set<std::string> seen_;
 };
 
 // The node is 04's findNearestHostNode() of CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and sysfs, among
@@ -319,10 +309,12 @@ std::unique_ptr<MemoryResource> makeNumaResource(
 class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
  public:
   StripedVmmResource(CUcontext context, int stripes)
-      : TrackedResource(context, "vmm"),
+      : TrackedResource(context, "vmm", {false, true, false}),
         backing_(vmm::discoverBackingDevices(ordinal_, vmm::queryDeviceTopology())),
         stripes_(std::max(stripes, static_cast<int>(backing_.size()))),
-        granularity_(vmm::stripedGranularity(backing_, {ordinal_})) {}
+        granularity_(vmm::stripedGranularity(backing_, {ordinal_})) {
+    name_ = onDevice("vmm x" + std::to_string(stripes_) + " stripes", ordinal_);
+  }
   // What step 3 prints about it.
   std::string detail() const {
     return "backing devices " + vmm::formatDeviceList(backing_) + ", granularity " +
@@ -346,10 +338,6 @@ class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
     const std::uint64_t mapped = range.size();
     // Freed here, not by the destructor: cuMemUnmap and cuMemAddressFree errors are reported.
     vmm::unmapStripedRange(range.release(), mapped);
-  }
-  ResourceProperties doProperties() const noexcept override { return {false, true, false}; }
-  std::string doName() const override {
-    return onThisDevice("vmm x" + std::to_string(stripes_) + " stripes");
   }
 
   std::vector<int> backing_;
@@ -434,9 +422,8 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
   if (!made.whyNot.empty())
     return made;
   if (kind == ResourceKind::Device) {
-    const auto* pool = dynamic_cast<const DevicePoolResource*>(&devicePool);
-    if (pool == nullptr)
-      throw std::logic_error("makeKindResource: '" + devicePool.name() + "' is no device pool");
+    // The registry's factory makes every initial resource a DevicePoolResource.
+    const auto* pool = static_cast<const DevicePoolResource*>(&devicePool);
     cuuint64_t threshold = 0;
     check(cuMemPoolGetAttribute(pool->pool(), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
           "cuMemPoolGetAttribute");
@@ -451,12 +438,8 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
     return made;
   }
   if (kind == ResourceKind::Managed) {
-    std::size_t freeBytes = 0;
-    std::size_t totalBytes = 0;
-    {
-      ScopedContext scope(context);  // cuMemGetInfo answers for the current context's device
-      check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-    }
+    ScopedContext scope(context);  // cuMemGetInfo answers for the current context's device
+    const std::size_t freeBytes = currentFreeMemory();
     made.owned = std::make_unique<ManagedResource>(context, freeBytes);
     made.detail = "budget " + formatBytes(freeBytes) + " (the free memory now)";
   } else if (kind == ResourceKind::Pinned) {
@@ -481,26 +464,18 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
 // frees it on a new thread that has no current context at all (cuCtxGetCurrent answers null), as
 // a context-bound kind must allow. True when that thread really had no current context.
 bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {
-  bool hadNoContext = false;
-  std::exception_ptr error;
-  std::thread worker([&] {
-    try {
-      CUcontext current = nullptr;
-      check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-      hadNoContext = current == nullptr;
-      // The null stream: deallocate synchronizes the legacy stream of the resource's context.
-      ResourceAllocation allocation(resource, bytes, nullptr);
-      if (allocation.kernelAddress() == 0)
-        throw std::runtime_error(resource.name() + ": kernel address 0");
-      allocation.release();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  worker.join();
-  if (error)
-    std::rethrow_exception(error);
-  return hadNoContext;
+  const auto onItsOwnThread = [&] {
+    CUcontext current = nullptr;
+    check(cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    // The null stream: deallocate synchronizes the legacy stream of the resource's context.
+    ResourceAllocation allocation(resource, bytes, nullptr);
+    if (allocation.kernelAddress() == 0)
+      throw std::runtime_error(resource.name() + ": kernel address 0");
+    allocation.release();
+    return current == nullptr;
+  };
+  // std::launch::async: a new thread; get() waits for it and rethrows what it threw.
+  return std::async(std::launch::async, onItsOwnThread).get();
 }
 
 }  // namespace
@@ -610,10 +585,7 @@ Devices setUpDevices(const std::optional<long long>& device,
     check(cuDeviceGet(&each, d), "cuDeviceGet");
     devices.setups.push_back(std::make_unique<DeviceSetup>(each));
     ScopedContext scope(devices.setups.back()->context.get());  // cuMemGetInfo asks it
-    std::size_t freeBytes = 0;
-    std::size_t totalBytes = 0;
-    check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-    freeMemory.push_back({d, freeBytes});
+    freeMemory.push_back({d, currentFreeMemory()});
   }
   devices.smallest = smallestFreeMemory(freeMemory);  // one size for all
   const std::uint64_t deviceBytes =
@@ -644,16 +616,17 @@ void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread) 
 
 // [kernel-addresses]
 VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed) {
-  const std::uint64_t bytes = vectors.a.size();
+  const std::uint64_t bytes = vectors[0].size();
   const std::size_t count = bytes / sizeof(float);
   const CUstream stream = setup.stream.get();
-  const bool onHost = vectors.a.resource()->properties().hostAccessible;
-  float* a = onHost ? vectors.a.as<float>() : setup.stagingVector(0);
-  float* b = onHost ? vectors.b.as<float>() : setup.stagingVector(1);
-  float* c = onHost ? vectors.c.as<float>() : setup.stagingVector(2);
+  const bool onHost = vectors[0].resource()->properties().hostAccessible;
+  float* a = onHost ? vectors[0].as<float>() : setup.stagingVector(0);
+  float* b = onHost ? vectors[1].as<float>() : setup.stagingVector(1);
+  float* c = onHost ? vectors[2].as<float>() : setup.stagingVector(2);
   fillVectorAddInputs(a, b, count, seed);
-  CUdeviceptr x = vectors.a.kernelAddress(), y = vectors.b.kernelAddress(),
-              z = vectors.c.kernelAddress();
+  CUdeviceptr x = vectors[0].kernelAddress();
+  CUdeviceptr y = vectors[1].kernelAddress();
+  CUdeviceptr z = vectors[2].kernelAddress();
   if (onHost) {  // C starts as NaN: a kernel that wrote nothing cannot pass
     std::fill(c, c + count, std::numeric_limits<float>::quiet_NaN());
   } else {
@@ -670,8 +643,8 @@ VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uin
     check(cuMemcpyDtoHAsync(c, z, bytes, stream), "cuMemcpyDtoHAsync");
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   const VectorAddCheck verified = checkVectorAdd(a, b, c, count);
-  for (ResourceAllocation* vector : {&vectors.a, &vectors.b, &vectors.c})
-    vector->release();  // the kinds that free at once synchronize the stream first
+  for (ResourceAllocation& vector : vectors)
+    vector.release();  // the kinds that free at once synchronize the stream first
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");  // the pool's frees, too
   return verified;
 }

@@ -34,6 +34,8 @@
 
 #include <cuda.h>
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -41,7 +43,6 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -52,6 +53,7 @@
 #include "memsamples.hpp"
 #include "per_device_registry.hpp"
 #include "resource_plan.hpp"
+#include "support/text_format.hpp"
 #include "support/vector_add.hpp"
 
 namespace memsamples::resource {
@@ -88,6 +90,16 @@ struct DeviceSetup {
   static constexpr int kBlockSize = 256;  ///< Threads per block of VecAdd_kernel.
 };
 
+/// The free memory of the current context's device: cuMemGetInfo answers for the context
+/// current on the calling thread (the managed guard's call, and how the vectors are sized).
+/// @throws CudaError.
+inline std::size_t currentFreeMemory() {
+  std::size_t freeBytes = 0;
+  std::size_t totalBytes = 0;
+  check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+  return freeBytes;
+}
+
 /// Every device set up, and the vectors' size.
 struct Devices {
   std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< Device d's, in ordinal order.
@@ -113,12 +125,8 @@ Devices setUpDevices(const std::optional<long long>& device,
                      const std::optional<std::uint64_t>& requestedBytes,
                      const std::string& resources, Report& report);
 
-/// A, B and C of the vector add, each one allocation of a resource.
-struct Vectors {
-  ResourceAllocation a;  ///< Input.
-  ResourceAllocation b;  ///< Input.
-  ResourceAllocation c;  ///< Output.
-};
+/// A, B and C of the vector add, in that order, each one allocation of a resource.
+using Vectors = std::array<ResourceAllocation, 3>;
 
 /**
  * The interface at work: fills A and B where the CPU may write them (the memory itself when the
@@ -162,14 +170,16 @@ struct KindResource {
   std::vector<MemoryResource*> answers;  ///< What getCurrentDeviceResource() gave each thread.
 };
 
-/// Warnings (the NUMA binding's) from any thread, printed with the verdict.
+/// Warnings (the NUMA binding's) from any thread, printed with the verdict. Each distinct text is
+/// kept once: every allocation of a NUMA resource repeats the same binding decision.
 class WarningLog {
  public:
   /// A function that adds one warning; the log must outlive it.
   std::function<void(const std::string&)> sink() {
     return [this](const std::string& text) {
       std::lock_guard<std::mutex> lock(mutex_);
-      lines_.push_back(text);
+      if (std::find(lines_.begin(), lines_.end(), text) == lines_.end())
+        lines_.push_back(text);
     };
   }
   /// One "Warning: ..." line each, in the order they came.
@@ -191,9 +201,8 @@ struct Resources {
   Resources(Resources&& other) = default;
   /// The error path of steps 4 and 5: an entry that was set (its previous is recorded) and is
   /// still registered for its device gets that previous resource back before any kind is
-  /// destroyed, so that no resource is destroyed while registered (what a ScopedResourceOverride
-  /// does for a scope). On the good path each was reset already, and nothing changes. Errors are
-  /// swallowed: it runs in unwinding.
+  /// destroyed, so that no resource is destroyed while registered. On the good path each was
+  /// reset already, and nothing changes. Errors are swallowed: it runs in unwinding.
   ~Resources() {
     for (const std::vector<KindResource>* entries : {&kinds, &perDevice}) {
       for (const KindResource& entry : *entries) {
@@ -269,7 +278,8 @@ class OwnedAllocations {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto found = entries_.find(ptr);
     if (found == entries_.end())
-      throw unknown("deallocate", ptr);
+      throw std::invalid_argument(resourceName_ + ": deallocate of " + text(ptr) +
+                                  ", which this resource did not allocate (or freed already)");
     if (found->second.bytes != bytes) {
       throw std::invalid_argument(resourceName_ + ": deallocate of " + text(ptr) + " with " +
                                   std::to_string(bytes) + " bytes, but it was allocated with " +
@@ -278,22 +288,6 @@ class OwnedAllocations {
     Owner owner = std::move(found->second.owner);
     entries_.erase(found);
     return owner;
-  }
-
-  /**
-   * Calls @p read with the owner of @p ptr, under the table's lock, and returns its answer: for
-   * what a resource recorded at allocation time (e.g. a device address). @p read must be short
-   * and must not use this table.
-   * @throws std::invalid_argument naming @p operation when @p ptr is not in the table.
-   */
-  template <typename Read>
-  auto inspect(void* ptr, const char* operation, Read&& read) const
-      -> decltype(read(std::declval<const Owner&>())) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto found = entries_.find(ptr);
-    if (found == entries_.end())
-      throw unknown(operation, ptr);
-    return read(static_cast<const Owner&>(found->second.owner));
   }
 
   /// Frees every allocation still in the table now (the owners are destroyed after the lock is
@@ -306,32 +300,15 @@ class OwnedAllocations {
     }
   }
 
-  /// How many allocations are outstanding.
-  std::size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return entries_.size();
-  }
-
-  /// The name used in messages.
-  const std::string& resourceName() const noexcept { return resourceName_; }
-
  private:
   struct Entry {
     std::size_t bytes;
     Owner owner;
   };
-  static std::string text(void* ptr) {
-    std::ostringstream out;
-    out << ptr;
-    return out.str();
-  }
-  std::invalid_argument unknown(const char* operation, void* ptr) const {
-    return std::invalid_argument(resourceName_ + ": " + operation + " of " + text(ptr) +
-                                 ", which this resource did not allocate (or freed already)");
-  }
+  static std::string text(void* ptr) { return hex(reinterpret_cast<std::uintptr_t>(ptr)); }
 
   std::string resourceName_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::unordered_map<void*, Entry> entries_;
 };
 

@@ -96,7 +96,7 @@ TEST(ResourceAllocation, GivesTheMemoryBackWhenDestroyed) {
     EXPECT_NE(allocation.get(), nullptr);
     EXPECT_EQ(allocation.size(), 256u);
     EXPECT_EQ(allocation.resource(), &resource);
-    EXPECT_EQ(allocation.stream(), fakeStream(7));
+    EXPECT_EQ(resource.lastStream(), fakeStream(7));  // allocated on the stream it was given
     allocation.as<unsigned char>()[255] = 1;
     EXPECT_EQ(resource.outstanding(), 1);
   }

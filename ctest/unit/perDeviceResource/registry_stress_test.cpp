@@ -152,7 +152,7 @@ TEST(RegistryStress, EightThreadsGetSetAndResetWithoutLosingAnUpdate) {
   }
 }
 
-TEST(RegistryStress, ScopedOverridesOnDifferentDevicesDoNotInterfere) {
+TEST(RegistryStress, SetAndSetBackOnDifferentDevicesDoNotInterfere) {
   mr::PerDeviceResourceRegistry registry(
       kThreads, [](int device) { return std::make_unique<MallocResource>("initial", device); },
       [] { return currentDevice; });
@@ -163,9 +163,10 @@ TEST(RegistryStress, ScopedOverridesOnDifferentDevicesDoNotInterfere) {
       MallocResource mine("thread " + std::to_string(t), t);
       currentDevice = t;
       for (int i = 0; i < kIterations / 4; ++i) {
-        mr::ScopedResourceOverride override(registry, t, mine);
-        if (registry.getCurrent() != &mine)
+        mr::MemoryResource* previous = registry.set(t, &mine);
+        if (registry.getCurrent() != &mine || previous != registry.initial(t))
           ++wrong;
+        registry.set(t, previous);
       }
       if (registry.get(t) != registry.initial(t))
         ++wrong;

@@ -250,85 +250,73 @@ TEST(Registry, OwnsTheInitialResourcesButNotTheOnesThatWereSet) {
   kept.deallocate(ptr, 8, nullptr);
 }
 
-TEST(ScopedResourceOverride, SetsForItsLifetimeAndPutsThePreviousBack) {
+// Setting for a scope is set() and, at the scope's end, set() of what it returned: overrides
+// nest, and each end puts back exactly the resource its own set() replaced. (The sample's
+// unwinding path, Resources' destructor, is tested in measure_test.cpp.)
+TEST(Registry, SetThenSetBackWhatItReturnedNests) {
   Fixture fixture(2);
   MallocResource a("a", 1), b("b", 1);
   mr::MemoryResource* initial = fixture.registry.get(1);
-  {
-    mr::ScopedResourceOverride outer(fixture.registry, 1, a);
-    EXPECT_EQ(outer.previous(), initial);
-    EXPECT_EQ(outer.device(), 1);
-    EXPECT_EQ(fixture.registry.get(1), &a);
-    {
-      mr::ScopedResourceOverride inner(fixture.registry, 1, b);
-      EXPECT_EQ(inner.previous(), &a);
-      EXPECT_EQ(fixture.registry.get(1), &b);
-    }
-    EXPECT_EQ(fixture.registry.get(1), &a);
-  }
+  mr::MemoryResource* outer = fixture.registry.set(1, &a);
+  EXPECT_EQ(outer, initial);
+  EXPECT_EQ(fixture.registry.get(1), &a);
+  mr::MemoryResource* inner = fixture.registry.set(1, &b);
+  EXPECT_EQ(inner, &a);
+  EXPECT_EQ(fixture.registry.get(1), &b);
+  EXPECT_EQ(fixture.registry.set(1, inner), &b);
+  EXPECT_EQ(fixture.registry.get(1), &a);
+  EXPECT_EQ(fixture.registry.set(1, outer), &a);
   EXPECT_EQ(fixture.registry.get(1), initial);
 }
 
-TEST(ScopedResourceOverride, RestoresDuringUnwinding) {
-  Fixture fixture(1);
-  MallocResource a("a", 0);
-  mr::MemoryResource* initial = fixture.registry.get(0);
-  try {
-    mr::ScopedResourceOverride override(fixture.registry, 0, a);
-    throw std::runtime_error("a step failed");
-  } catch (const std::runtime_error&) {
-  }
-  EXPECT_EQ(fixture.registry.get(0), initial);
-}
-
-TEST(ScopedResourceOverride, ARefusedResourceChangesNothing) {
+TEST(Registry, ARefusedSetChangesNothing) {
   Fixture fixture(2);
   MallocResource other("other", 1);
-  EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, 0, other), std::invalid_argument);
-  EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, 9, other), std::out_of_range);
+  EXPECT_THROW(fixture.registry.set(0, &other), std::invalid_argument);
+  EXPECT_THROW(fixture.registry.set(9, &other), std::out_of_range);
   EXPECT_EQ(fixture.registry.get(0)->name(), "initial 0");
 }
 
-TEST(ScopedResourceOverride, TheCurrentDeviceFormCapturesTheDeviceOnce) {
+// The current device is asked once: a thread that keeps the device setCurrent() answered can
+// set the previous resource back there after it moved to another device.
+TEST(Registry, SetCurrentOnceThenSetBackOnThatDevice) {
   Fixture fixture(2);
   MallocResource a("a", 1);
   mr::MemoryResource* initial0 = fixture.registry.get(0);
   mr::MemoryResource* initial1 = fixture.registry.get(1);
   fixture.current = 1;
-  {
-    mr::ScopedResourceOverride override(fixture.registry, a);
-    EXPECT_EQ(override.device(), 1);
-    EXPECT_EQ(override.previous(), initial1);
-    EXPECT_EQ(fixture.registry.getCurrent(), &a);
-    fixture.current = 0;  // the thread moves to another device before the override ends
-  }
+  const int device = fixture.registry.currentDevice();
+  EXPECT_EQ(device, 1);
+  mr::MemoryResource* previous = fixture.registry.set(device, &a);
+  EXPECT_EQ(previous, initial1);
+  EXPECT_EQ(fixture.registry.getCurrent(), &a);
+  fixture.current = 0;  // the thread moves to another device before it sets back
+  fixture.registry.set(device, previous);
   // Device 1 got its previous resource back; device 0 was never touched.
   EXPECT_EQ(fixture.registry.get(1), initial1);
   EXPECT_EQ(fixture.registry.get(0), initial0);
 }
 
-TEST(ScopedResourceOverride, TheCurrentDeviceFormRestoresThePreviousResourceNotTheInitialOne) {
+TEST(Registry, SetCurrentReturnsThePreviousResourceNotTheInitialOne) {
   Fixture fixture(1);
   MallocResource a("a", 0), b("b", 0);
   fixture.registry.set(0, &a);
-  {
-    mr::ScopedResourceOverride override(fixture.registry, b);
-    EXPECT_EQ(override.previous(), &a);
-    EXPECT_EQ(fixture.registry.getCurrent(), &b);
-  }
+  mr::MemoryResource* previous = fixture.registry.setCurrent(&b);
+  EXPECT_EQ(previous, &a);
+  EXPECT_EQ(fixture.registry.getCurrent(), &b);
+  EXPECT_EQ(fixture.registry.setCurrent(previous), &b);
   EXPECT_EQ(fixture.registry.getCurrent(), &a);
   fixture.registry.reset(0);
 }
 
-TEST(ScopedResourceOverride, TheCurrentDeviceFormChangesNothingWhenTheDeviceIsBad) {
+TEST(Registry, SetCurrentChangesNothingWhenTheDeviceIsBad) {
   Fixture fixture(1);
   MallocResource a("a", 0), other("other", 1);
   fixture.current = 4;
-  EXPECT_EQ(messageOf<std::out_of_range>(
-                [&] { mr::ScopedResourceOverride override(fixture.registry, a); }),
+  EXPECT_EQ(messageOf<std::out_of_range>([&] { fixture.registry.setCurrent(&a); }),
             messageOf<std::out_of_range>([&] { fixture.registry.currentDevice(); }));
   fixture.current = 0;
-  EXPECT_THROW(mr::ScopedResourceOverride(fixture.registry, other), std::invalid_argument);
+  EXPECT_THROW(fixture.registry.setCurrent(&other), std::invalid_argument);
   EXPECT_EQ(fixture.registry.get(0)->name(), "initial 0");
 }
 
