@@ -13,10 +13,10 @@
  *
  * 1. **Bad input first**, with no GPU: `--pairs`, `--pairs` with `--loopback`, a
  *    `--size` over 1T (no GPU holds three such buffers) or not whole floats. Then
- *    **cuInit** and **cuDeviceGetCount**.
- * 2. **The machine**: per device **cuDeviceGet** and the VMM attribute
- *    (**cuDeviceGetAttribute**); per ordered pair **cuDeviceCanAccessPeer**(accessor,
- *    owner).
+ *    **cuInit**.
+ * 2. **The machine** (Common's queryDeviceTopology(), as in 02): cuDeviceGetCount; per
+ *    device cuDeviceGet and the VMM attribute (cuDeviceGetAttribute); per ordered pair
+ *    cuDeviceCanAccessPeer(accessor, owner).
  * 3. **The pairs**, printed with the machine (p2pMemMap_measure.cpp): a device the
  *    options name that the machine lacks is a usage error (exit 1), before any output
  *    and any waiver; fewer than two GPUs, or no pair with access, is WAIVED;
@@ -53,6 +53,7 @@
 #include "p2pMemMap_measure.hpp"
 #include "p2p_logic.hpp"
 #include "peer_context.hpp"
+#include "support/peer_topology.hpp"  // queryDeviceTopology
 
 namespace ms = memsamples;        // Common: check, owners, options, timing
 namespace p2p = memsamples::p2p;  // this folder: pairs, endpoints, measurements
@@ -82,46 +83,27 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
 
   // 1. Bad input first, with no GPU needed to refuse it: --pairs, --pairs with
   // --loopback, a --size larger than any GPU holds or not whole floats. Then the
-  // driver, and how many devices it sees.
+  // driver (how many devices it sees is step 2's first question).
   const p2p::Request request =
       p2p::checkOptions(options.pairs, options.loopback, options.common.device,
                         options.sizeBytes);
 
   ms::checkDriverInit(cuInit(0));
-  int deviceCount = 0;
-  ms::check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
 
   // [machine]
-  // 2. What each device is, and who can reach whose memory. cuDeviceCanAccessPeer(a, o)
+  // 2. What each device is, and who can reach whose memory: Common's
+  // queryDeviceTopology() asks cuDeviceGet and the VMM attribute (cuDeviceGetAttribute)
+  // of every device, and cuDeviceCanAccessPeer(a, o) of every ordered pair, which
   // answers "may device a map device o's memory?": rows of canAccessPeer are accessors.
-  const auto n = static_cast<std::size_t>(deviceCount);
-  std::vector<CUdevice> devices(n);
-  p2p::DeviceTopology topology;
-  topology.canAccessPeer.assign(n, std::vector<bool>(n, true));  // each reaches its own
-  const auto vmm = CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-  for (std::size_t i = 0; i < n; ++i) {
-    ms::check(cuDeviceGet(&devices[i], static_cast<int>(i)), "cuDeviceGet");
-    int supported = 0;
-    ms::check(cuDeviceGetAttribute(&supported, vmm, devices[i]), "cuDeviceGetAttribute");
-    topology.vmmSupported.push_back(supported != 0);
-  }
-
-  for (std::size_t accessor = 0; accessor < n; ++accessor) {
-    for (std::size_t owner = 0; owner < n; ++owner) {
-      int canAccess = 1;
-      if (owner != accessor)
-        ms::check(cuDeviceCanAccessPeer(&canAccess, devices[accessor], devices[owner]),
-                  "cuDeviceCanAccessPeer");
-      topology.canAccessPeer[accessor][owner] = canAccess != 0;
-    }
-  }
+  // 02 and 06 plan with the same call.
+  const p2p::DeviceTopology topology = ms::queryDeviceTopology();
   // [machine]
 
   // 3. The pairs, printed with the machine: every ordered pair with peer access,
   // --pairs, or those of --device; with --loopback, N:N. A device the options name must
   // exist, checked before any output, so that a typo is an error on every machine, never
   // a waiver. Waived here, before any allocation, without two devices that connect.
-  const p2p::PairPlan plan = p2p::choosePairs(request, topology, devices, report);
+  const p2p::PairPlan plan = p2p::choosePairs(request, topology, report);
 
   // 4. One endpoint per side of a transfer, each holding its device's primary context
   // (the one the runtime API uses too). prepareRun() loads both kernels into each one,
