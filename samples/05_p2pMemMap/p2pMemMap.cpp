@@ -54,6 +54,7 @@
 #include "p2p_logic.hpp"
 #include "peer_context.hpp"
 #include "support/peer_topology.hpp"  // queryDeviceTopology
+#include "support/vmm_owners.hpp"     // AddressRange, Mapping, OwnedAllocationHandle
 
 namespace ms = memsamples;        // Common: check, owners, options, timing
 namespace p2p = memsamples::p2p;  // this folder: pairs, endpoints, measurements
@@ -193,21 +194,22 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
 
   // A, B and C: addresses, memory, the memory mapped there, the handle released (the
   // mapping keeps the memory), access granted. Until cuMemSetAccess nobody may touch a
-  // range, not even the owner. A VmmRange undoes what was built of it if a call fails.
-  p2p::VmmRange a;
-  p2p::VmmRange b;
-  p2p::VmmRange c;
-  for (p2p::VmmRange* range : {&a, &b, &c}) {
-    range->size = size;
-    ms::check(cuMemAddressReserve(&range->base, size, granularity, 0, 0),
+  // range, not even the owner. Common's owners undo what was built if a call fails: the
+  // mappings, declared after the addresses, are undone before the addresses are freed.
+  ms::AddressRange a(size);
+  ms::AddressRange b(size);
+  ms::AddressRange c(size);
+  std::vector<ms::Mapping> mappings;
+  mappings.reserve(3);
+  for (ms::AddressRange* range : {&a, &b, &c}) {
+    ms::check(cuMemAddressReserve(range->out(), size, granularity, 0, 0),
               "cuMemAddressReserve");
-    ms::check(cuMemCreate(&range->handle, size, &prop, 0), "cuMemCreate");
-    range->holdsHandle = true;
-    ms::check(cuMemMap(range->base, size, 0, range->handle, 0), "cuMemMap");
-    range->mapped = true;
-    ms::check(cuMemRelease(range->handle), "cuMemRelease");
-    range->holdsHandle = false;
-    ms::check(cuMemSetAccess(range->base, size, access.data(), access.size()),
+    ms::OwnedAllocationHandle memory;
+    ms::check(cuMemCreate(memory.out(), size, &prop, 0), "cuMemCreate");
+    ms::check(cuMemMap(range->get(), size, 0, memory.get(), 0), "cuMemMap");
+    mappings.emplace_back(size, range->get());
+    ms::check(cuMemRelease(memory.release()), "cuMemRelease");
+    ms::check(cuMemSetAccess(range->get(), size, access.data(), access.size()),
               "cuMemSetAccess");
   }
 
@@ -216,25 +218,25 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
 
   // What each mapping device really got, asked of the driver (judged with the results).
   std::vector<p2p::RangeAccess> rights;
-  for (p2p::VmmRange* range : {&a, &b, &c}) {
+  for (ms::AddressRange* range : {&a, &b, &c}) {
     p2p::RangeAccess& seen = rights.emplace_back();
     seen.range = range == &a ? "A" : range == &b ? "B" : "C";
     for (const CUmemAccessDesc& grant : access) {
       unsigned long long flags = 0;
-      ms::check(cuMemGetAccess(&flags, &grant.location, range->base), "cuMemGetAccess");
+      ms::check(cuMemGetAccess(&flags, &grant.location, range->get()), "cuMemGetAccess");
       seen.views.push_back({grant.location.id, flags, ""});
     }
   }
 
   // The accessor's kernel: C = A + B, all three in the owner's memory.
-  p2p::PathResult result = addOnAccessor(run, owner, accessor, a.base, b.base, c.base);
+  p2p::PathResult result = addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
   result.access = std::move(rights);
 
   // Unmapping frees the memory (the mapping held its last reference), then the
   // addresses go. No kernel runs any more: addOnAccessor waited for it.
-  for (p2p::VmmRange* range : {&c, &b, &a}) {
-    ms::check(cuMemUnmap(range->base, size), "cuMemUnmap");
-    range->mapped = false;
+  for (ms::AddressRange* range : {&c, &b, &a}) {
+    ms::check(cuMemUnmap(mappings.back().release(), size), "cuMemUnmap");
+    mappings.pop_back();
     ms::check(cuMemAddressFree(range->release(), size), "cuMemAddressFree");
   }
   //! [core]
