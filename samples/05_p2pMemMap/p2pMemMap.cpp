@@ -204,6 +204,7 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
   for (ms::AddressRange* range : {&a, &b, &c}) {
     ms::check(cuMemAddressReserve(range->out(), size, granularity, 0, 0),
               "cuMemAddressReserve");
+    // The handle's owner releases it should the map fail; the good path releases it.
     ms::OwnedAllocationHandle memory;
     ms::check(cuMemCreate(memory.out(), size, &prop, 0), "cuMemCreate");
     ms::check(cuMemMap(range->get(), size, 0, memory.get(), 0), "cuMemMap");
@@ -229,11 +230,13 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
   }
 
   // The accessor's kernel: C = A + B, all three in the owner's memory.
-  p2p::PathResult result = addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
+  p2p::PathResult result =
+      addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
   result.access = std::move(rights);
 
   // Unmapping frees the memory (the mapping held its last reference), then the
   // addresses go. No kernel runs any more: addOnAccessor waited for it.
+  // Newest first: C's mapping and addresses, then B's, then A's.
   for (ms::AddressRange* range : {&c, &b, &a}) {
     ms::check(cuMemUnmap(mappings.back().release(), size), "cuMemUnmap");
     mappings.pop_back();
