@@ -127,7 +127,7 @@ std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix&
         cell = (access ? "rank " + std::to_string(link.performanceRank) +
                              (link.nativeAtomics ? " A" : "")
                        : "no") +
-               (access != link.accessSupported ? " !s" : "");
+               (link.asked && access != link.accessSupported ? " !s" : "");
     }
   }
   return formatGrid("owner", "accessor", cells);
@@ -148,7 +148,9 @@ std::string describePeerLinks(const DeviceTopology& topology, const LinkMatrix& 
       JsonObject item;
       item.set("owner", int(owner)).set("accessor", int(accessor));
       item.set("canAccessPeer", static_cast<bool>(topology.canAccessPeer[accessor][owner]));
-      if (link.failure.empty()) {
+      if (!link.asked) {
+        // Nothing to add: the attributes of a pair without access were not asked.
+      } else if (link.failure.empty()) {
         item.set("performanceRank", link.performanceRank);
         item.set("accessSupported", link.accessSupported).set("nativeAtomics", link.nativeAtomics);
       } else {

@@ -78,6 +78,9 @@ struct LinkAttributes {
   /// three answered. The attributes are then unknown: they only describe the link, so a refusal
   /// is shown ("?"), not failed.
   std::string failure;
+  /// False where nobody asked (00 asks only a pair cuDeviceCanAccessPeer allows): the matrix
+  /// then shows "no" without " !s", and the JSON has no attribute values for the pair.
+  bool asked = true;
 };
 
 /// links[owner][accessor]: the attributes of every ordered pair; the diagonal is unused.
@@ -98,8 +101,8 @@ std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix&
  * The whole peer-access report: a legend, formatAccessMatrix(), and below it one line per pair
  * whose attributes the driver refused ("  ? owner 0, accessor 1: <failure>"). Appends one JSON
  * object per ordered pair of two devices to @p json: `owner`, `accessor`, `canAccessPeer`, and
- * `performanceRank`, `accessSupported` and `nativeAtomics`, or `attributeQueryFailed` with the
- * failure instead of them.
+ * `performanceRank`, `accessSupported` and `nativeAtomics` (where they were asked), or
+ * `attributeQueryFailed` with the failure instead of them.
  * @throws what formatAccessMatrix() throws.
  */
 std::string describePeerLinks(const DeviceTopology& topology, const LinkMatrix& links,

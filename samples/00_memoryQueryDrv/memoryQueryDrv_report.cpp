@@ -142,6 +142,7 @@ void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ost
     link.performanceRank = p.rank;
     link.nativeAtomics = p.atomics != 0;
     link.accessSupported = p.canAccess != 0;  // not asked here: the matrix flags no "!s"
+    link.asked = p.canAccess != 0;            // the lesson asks only where access is allowed
     // Every refusal is kept, each with the attribute it refused.
     for (const auto& [name, answer] : {std::pair{"PERFORMANCE_RANK", p.rankAnswer},
                                        std::pair{"NATIVE_ATOMIC_SUPPORTED", p.atomicsAnswer}}) {

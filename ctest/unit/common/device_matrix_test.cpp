@@ -209,3 +209,20 @@ TEST(DescribePeerLinks, OneDeviceHasNoPairs) {
   EXPECT_EQ(text.substr(text.size() - matrix.size()), matrix);
   EXPECT_TRUE(json.empty());
 }
+
+TEST(DescribePeerLinks, APairNobodyAskedAboutHasNoValues) {
+  // 00 asks the attributes only where cuDeviceCanAccessPeer allows access: device 0 cannot
+  // reach device 1's memory, so nothing was asked of pair owner 1, accessor 0.
+  const ms::DeviceTopology topology = machine({"10", "11"});
+  ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
+  links[0][1] = {1, true, false, ""};
+  links[1][0].asked = false;
+  ms::JsonArray json;
+  const std::string text = ms::describePeerLinks(topology, links, json);
+  EXPECT_NE(text.find("  owner 0           -      rank 1\n  owner 1          no           -\n"),
+            std::string::npos);
+  EXPECT_EQ(json.dump(),
+            "[{\"owner\": 0, \"accessor\": 1, \"canAccessPeer\": true, \"performanceRank\": 1, "
+            "\"accessSupported\": true, \"nativeAtomics\": false}, "
+            "{\"owner\": 1, \"accessor\": 0, \"canAccessPeer\": false}]");
+}
