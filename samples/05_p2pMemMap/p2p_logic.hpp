@@ -320,11 +320,6 @@ std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
                          std::string_view columnLabel, int precision,
                          const std::vector<PeerRefusal>& refused = {});
 
-/// The peer-access matrix and its link attributes: Common's (support/device_matrix.hpp), which
-/// 00 prints too.
-using memsamples::formatAccessMatrix;
-using memsamples::LinkAttributes;
-using memsamples::LinkMatrix;
 
 /// @}
 
