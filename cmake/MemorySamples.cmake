@@ -227,6 +227,7 @@ if(NOT TARGET memsamples_core)
 
   add_library(memsamples_common STATIC "${MEMSAMPLES_ROOT}/Common/memsamples_cuda.cpp")
   target_sources(memsamples_common PRIVATE "${MEMSAMPLES_ROOT}/Common/support/stage_timer.cpp")
+  target_sources(memsamples_common PRIVATE "${MEMSAMPLES_ROOT}/Common/support/peer_topology.cpp")
   target_link_libraries(memsamples_common PUBLIC memsamples_check CUDA::cuda_driver)
   memsamples_warnings(memsamples_common)
   add_library(memsamples::common ALIAS memsamples_common)

@@ -105,4 +105,63 @@ JsonArray matrixJson(const DeviceMatrix& matrix) {
   return rows;
 }
 
+std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links) {
+  topology.checkShape();
+  const auto count = static_cast<std::size_t>(topology.deviceCount());
+  const auto wrongRow = [count](const std::vector<LinkAttributes>& row) {
+    return row.size() != count;
+  };
+  if (links.size() != count || std::any_of(links.begin(), links.end(), wrongRow)) {
+    throw std::invalid_argument("formatAccessMatrix: the link matrix is not " +
+                                std::to_string(count) + " x " + std::to_string(count));
+  }
+  std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count, "-"));
+  for (std::size_t owner = 0; owner < count; ++owner) {
+    for (std::size_t accessor = 0; accessor < count; ++accessor) {
+      const LinkAttributes& link = links[owner][accessor];
+      const bool access = topology.canAccessPeer[accessor][owner];
+      std::string& cell = cells[owner][accessor];
+      if (owner != accessor && !link.failure.empty())
+        cell = "?";
+      else if (owner != accessor)
+        cell = (access ? "rank " + std::to_string(link.performanceRank) +
+                             (link.nativeAtomics ? " A" : "")
+                       : "no") +
+               (link.asked && access != link.accessSupported ? " !s" : "");
+    }
+  }
+  return formatGrid("owner", "accessor", cells);
+}
+
+std::string describePeerLinks(const DeviceTopology& topology, const LinkMatrix& links,
+                              JsonArray& json) {
+  std::string text =
+      "Peer access (cuDeviceCanAccessPeer(accessor, owner); rank = "
+      "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,\nA = native atomics, !s = ACCESS_SUPPORTED "
+      "disagrees, ? = cuDeviceGetP2PAttribute failed):\n" +
+      formatAccessMatrix(topology, links);
+  for (std::size_t owner = 0; owner < links.size(); ++owner) {
+    for (std::size_t accessor = 0; accessor < links.size(); ++accessor) {
+      if (owner == accessor)
+        continue;  // a device is not its own peer: nothing was asked
+      const LinkAttributes& link = links[owner][accessor];
+      JsonObject item;
+      item.set("owner", int(owner)).set("accessor", int(accessor));
+      item.set("canAccessPeer", static_cast<bool>(topology.canAccessPeer[accessor][owner]));
+      if (!link.asked) {
+        // Nothing to add: the attributes of a pair without access were not asked.
+      } else if (link.failure.empty()) {
+        item.set("performanceRank", link.performanceRank);
+        item.set("accessSupported", link.accessSupported).set("nativeAtomics", link.nativeAtomics);
+      } else {
+        text += "  ? owner " + std::to_string(owner) + ", accessor " + std::to_string(accessor) +
+                ": " + link.failure + "\n";
+        item.set("attributeQueryFailed", link.failure);
+      }
+      json.addRaw(item.dump());
+    }
+  }
+  return text;
+}
+
 }  // namespace memsamples

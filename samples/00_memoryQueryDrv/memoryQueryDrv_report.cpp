@@ -3,7 +3,6 @@
 
 #include <iomanip>
 #include <ostream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -34,16 +33,6 @@ std::string computeModeConsequence(int mode) {
   }
 }
 
-/// One matrix cell of a pair the accessor can reach: "rank R", "A" for native atomics, "?" for
-/// an attribute the driver refused.
-std::string formatLink(const PeerAnswer& p) {
-  std::string cell = "rank " + (p.rankAnswer == CUDA_SUCCESS ? std::to_string(p.rank) : "?");
-  if (p.atomicsAnswer != CUDA_SUCCESS)
-    cell += " A?";
-  else if (p.atomics)
-    cell += " A";
-  return cell;
-}
 
 }  // namespace
 
@@ -138,46 +127,32 @@ void reportDevice(const DeviceAnswers& d, std::ostream& out, ms::JsonArray& json
 
 void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
                  ms::JsonArray& json) {
-  // The columns are left-aligned, as the device tables above them are.
-  out << std::left;
-  out << "Peer access (row can access column's memory; rank = link performance, A = native "
-         "atomics)\n      ";
-  for (int owner = 0; owner < deviceCount; ++owner)
-    out << std::setw(10) << ("dev " + std::to_string(owner));
-  out << '\n';
-  auto next = peers.begin();       // the answers come in the order the matrix is printed
-  std::set<std::string> refusals;  // why the driver refused a link attribute, each reason once
-  for (int accessor = 0; accessor < deviceCount; ++accessor) {
-    out << "  " << std::setw(4) << accessor;
-    for (int owner = 0; owner < deviceCount; ++owner) {
-      if (accessor == owner) {
-        out << std::setw(10) << "-";
+  // Common's peer-access matrix, which 05_p2pMemMap prints too: rows are owners, columns
+  // accessors, each refused attribute named below it and in the JSON.
+  const auto n = static_cast<std::size_t>(deviceCount);
+  ms::DeviceTopology reach;
+  reach.vmmSupported.assign(n, false);  // not printed: only the matrix's size
+  reach.canAccessPeer.assign(n, std::vector<bool>(n, true));
+  ms::LinkMatrix links(n, std::vector<ms::LinkAttributes>(n));
+  for (const PeerAnswer& p : peers) {
+    const auto accessor = static_cast<std::size_t>(p.accessor);
+    const auto owner = static_cast<std::size_t>(p.owner);
+    reach.canAccessPeer.at(accessor).at(owner) = p.canAccess != 0;
+    ms::LinkAttributes& link = links.at(owner).at(accessor);
+    link.performanceRank = p.rank;
+    link.nativeAtomics = p.atomics != 0;
+    link.accessSupported = p.canAccess != 0;  // not asked here: the matrix flags no "!s"
+    link.asked = p.canAccess != 0;            // the lesson asks only where access is allowed
+    // Every refusal is kept, each with the attribute it refused.
+    for (const auto& [name, answer] : {std::pair{"PERFORMANCE_RANK", p.rankAnswer},
+                                       std::pair{"NATIVE_ATOMIC_SUPPORTED", p.atomicsAnswer}}) {
+      if (answer == CUDA_SUCCESS)
         continue;
-      }
-      const PeerAnswer& p = *next++;
-      out << std::setw(10) << (p.canAccess ? formatLink(p) : std::string("no"));
-      ms::JsonObject pair;
-      pair.set("accessor", p.accessor).set("owner", p.owner).set("canAccessPeer", p.canAccess != 0);
-      if (p.canAccess) {
-        // An attribute the driver refused is reported with its error instead of a value.
-        const auto refused = [&](const std::string& key, CUresult answer) {
-          if (answer == CUDA_SUCCESS)
-            return false;
-          refusals.insert(ms::describeResult(answer));
-          pair.set(key + "Error", ms::describeResult(answer));
-          return true;
-        };
-        if (!refused("performanceRank", p.rankAnswer))
-          pair.set("performanceRank", p.rank);
-        if (!refused("nativeAtomics", p.atomicsAnswer))
-          pair.set("nativeAtomics", p.atomics != 0);
-      }
-      json.addRaw(pair.dump());
+      link.failure += (link.failure.empty() ? "" : "; ") + std::string("cuDeviceGetP2PAttribute(") +
+                      name + "): " + ms::describeResult(answer);
     }
-    out << '\n';
   }
+  out << ms::describePeerLinks(reach, links, json);
   if (deviceCount == 1)
     out << "  (one device: no peers)\n";
-  for (const std::string& reason : refusals)
-    out << "  ? = the driver refused cuDeviceGetP2PAttribute: " << reason << '\n';
 }

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "memsamples.hpp"
-#include "support/devices.hpp"     // peakBandwidthGBps, validateDeviceOrdinal
+#include "support/device_matrix.hpp"  // describePeerLinks
+#include "support/devices.hpp"        // peakBandwidthGBps, validateDeviceOrdinal
 #include "support/numa_sysfs.hpp"  // PciNumaNode, readPciNumaNode, hostNumaLocationId
 
 /// The minimum and recommended cuMemGetAllocationGranularity of pinned memory at a location.
@@ -67,9 +68,10 @@ void reportDriver(int driverVersion, int deviceCount, std::ostream& out);
 /// @p json as one object.
 void reportDevice(const DeviceAnswers& answers, std::ostream& out, memsamples::JsonArray& json);
 
-/// Prints the peer-access matrix of @p deviceCount devices (row = accessor, column = owner)
-/// from @p peers, one answer per ordered pair of different devices, and appends each to
-/// @p json. An attribute the driver refused is "?" in the matrix, with the reason below it, and
-/// its error in the JSON instead of a value.
+/// Prints the peer-access matrix of @p deviceCount devices from @p peers, one answer per ordered
+/// pair of different devices, and appends each to @p json: Common's describePeerLinks()
+/// (support/device_matrix.hpp), the matrix 05_p2pMemMap prints too (row = owner, column =
+/// accessor). A pair whose attributes the driver refused is "?" in the matrix, with each
+/// refusal below it, and in the JSON (`attributeQueryFailed`) instead of the values.
 void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
                  memsamples::JsonArray& json);

@@ -136,33 +136,6 @@ RunSize sizeRun(const RunOptions& options, const RunDevices& devices, Report& re
 
 // -------------------------------------------------------------------------------- devices
 
-DeviceTopology queryDeviceTopology() {
-  int count = 0;
-  check(cuDeviceGetCount(&count), "cuDeviceGetCount");
-  const auto n = static_cast<std::size_t>(count);
-  std::vector<CUdevice> devices(n);
-  DeviceTopology topology;
-  topology.canAccessPeer.assign(n, std::vector<bool>(n, false));
-  for (std::size_t i = 0; i < n; ++i) {
-    check(cuDeviceGet(&devices[i], static_cast<int>(i)), "cuDeviceGet");
-    int vmm = 0;
-    check(cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                               devices[i]),
-          "cuDeviceGetAttribute");
-    topology.vmmSupported.push_back(vmm != 0);
-  }
-  for (std::size_t a = 0; a < n; ++a) {
-    for (std::size_t b = 0; b < n; ++b) {
-      // A device always reaches its own memory; the peer query is about two different devices.
-      int canAccess = a == b ? 1 : 0;
-      if (a != b)
-        check(cuDeviceCanAccessPeer(&canAccess, devices[a], devices[b]), "cuDeviceCanAccessPeer");
-      topology.canAccessPeer[a][b] = canAccess != 0;
-    }
-  }
-  return topology;
-}
-
 std::vector<int> discoverBackingDevices(int chosen, const DeviceTopology& topology) {
   topology.checkShape();
   if (chosen < 0 || chosen >= topology.deviceCount()) {

@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "memsamples.hpp"
-#include "support/devices.hpp"  // DeviceTopology, allocationGranularity
+#include "support/devices.hpp"        // DeviceTopology, allocationGranularity
+#include "support/peer_topology.hpp"  // queryDeviceTopology
 #include "striped_vmm.hpp"
 
 namespace memsamples::vmm {
@@ -102,8 +103,8 @@ RunSize sizeRun(const RunOptions& options, const RunDevices& devices, Report& re
 // ----------------------------------------------- what the two calls are made of (unit tested)
 
 /// Per device CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, and the
-/// cuDeviceCanAccessPeer matrix. Requires cuInit. @throws CudaError.
-DeviceTopology queryDeviceTopology();
+/// cuDeviceCanAccessPeer matrix: Common's (support/peer_topology.hpp), which 05 reads too.
+using memsamples::queryDeviceTopology;
 
 /// The default backing devices of device @p chosen: itself, then in ordinal order every device
 /// whose memory it can access as a peer **and** that supports VMM itself (its own flag).

@@ -8,6 +8,7 @@
 
 #include "memsamples.hpp"
 #include "support/devices.hpp"
+#include "support/vmm_owners.hpp"  // AddressRange, Mapping (shared with 05 and 08)
 
 namespace ms = memsamples;
 
@@ -37,7 +38,7 @@ void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
   range.size = (bytes + range.granularity - 1) / range.granularity * range.granularity;
 
   // Addresses first, then the memory, then the memory mapped at those addresses.
-  OwnedVmmRange<cuMemAddressFree> reserved(range.size);
+  ms::AddressRange reserved(range.size);
   ms::check(cuMemAddressReserve(reserved.out(), range.size, range.granularity, 0, 0),
             "cuMemAddressReserve");
   CUmemGenericAllocationHandle handle = 0;
@@ -54,7 +55,7 @@ void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
                                     ms::describeResult(released));
   }
   ms::check(mapped, "cuMemMap");
-  OwnedVmmRange<cuMemUnmap> mapping(range.size, reserved.get());
+  ms::Mapping mapping(range.size, reserved.get());
   ms::check(released, "cuMemRelease");
 
   // One cuMemSetAccess for both: the device, and the CPU (a HOST_NUMA access location,

@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <functional>
 #include <string>
-#include <utility>
 
 /// One host-NUMA allocation while it is mapped: what useHostNumaAllocation() hands its user.
 struct HostNumaRange {
@@ -23,30 +22,6 @@ struct HostNumaRange {
   std::size_t granularity = 0;             ///< The one used: `recommended` or `minimum`.
   std::size_t minimumGranularity = 0;      ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM of the location.
   std::size_t recommendedGranularity = 0;  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED.
-};
-
-/// Owns [address, address + size) of a VMM range and frees it with @p Free (cuMemUnmap or
-/// cuMemAddressFree) on an error path; the good path calls release() and frees it itself.
-template <CUresult (*Free)(CUdeviceptr, std::size_t)>
-class OwnedVmmRange {
- public:
-  /// Will own @p size bytes from the address written to out() (or given here).
-  explicit OwnedVmmRange(std::size_t size, CUdeviceptr address = 0)
-      : size_(size), address_(address) {}
-  ~OwnedVmmRange() {
-    if (address_ != 0)
-      (void)Free(address_, size_);  // on an error path: the first error is already on its way
-  }
-  OwnedVmmRange(const OwnedVmmRange&) = delete;
-  OwnedVmmRange& operator=(const OwnedVmmRange&) = delete;
-  CUdeviceptr* out() noexcept { return &address_; }      ///< Where cuMemAddressReserve writes.
-  CUdeviceptr get() const noexcept { return address_; }  ///< The start (still owned).
-  /// Gives the range up without freeing it; the owner becomes empty.
-  CUdeviceptr release() noexcept { return std::exchange(address_, 0); }
-
- private:
-  std::size_t size_;
-  CUdeviceptr address_;
 };
 
 /**

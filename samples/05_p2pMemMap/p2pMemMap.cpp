@@ -13,10 +13,10 @@
  *
  * 1. **Bad input first**, with no GPU: `--pairs`, `--pairs` with `--loopback`, a
  *    `--size` over 1T (no GPU holds three such buffers) or not whole floats. Then
- *    **cuInit** and **cuDeviceGetCount**.
- * 2. **The machine**: per device **cuDeviceGet** and the VMM attribute
- *    (**cuDeviceGetAttribute**); per ordered pair **cuDeviceCanAccessPeer**(accessor,
- *    owner).
+ *    **cuInit**.
+ * 2. **The machine** (Common's queryDeviceTopology(), as in 02): cuDeviceGetCount; per
+ *    device cuDeviceGet and the VMM attribute (cuDeviceGetAttribute); per ordered pair
+ *    cuDeviceCanAccessPeer(accessor, owner).
  * 3. **The pairs**, printed with the machine (p2pMemMap_measure.cpp): a device the
  *    options name that the machine lacks is a usage error (exit 1), before any output
  *    and any waiver; fewer than two GPUs, or no pair with access, is WAIVED;
@@ -53,6 +53,8 @@
 #include "p2pMemMap_measure.hpp"
 #include "p2p_logic.hpp"
 #include "peer_context.hpp"
+#include "support/peer_topology.hpp"  // queryDeviceTopology
+#include "support/vmm_owners.hpp"     // AddressRange, Mapping, OwnedAllocationHandle
 
 namespace ms = memsamples;        // Common: check, owners, options, timing
 namespace p2p = memsamples::p2p;  // this folder: pairs, endpoints, measurements
@@ -82,46 +84,27 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
 
   // 1. Bad input first, with no GPU needed to refuse it: --pairs, --pairs with
   // --loopback, a --size larger than any GPU holds or not whole floats. Then the
-  // driver, and how many devices it sees.
+  // driver (how many devices it sees is step 2's first question).
   const p2p::Request request =
       p2p::checkOptions(options.pairs, options.loopback, options.common.device,
                         options.sizeBytes);
 
   ms::checkDriverInit(cuInit(0));
-  int deviceCount = 0;
-  ms::check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
 
   // [machine]
-  // 2. What each device is, and who can reach whose memory. cuDeviceCanAccessPeer(a, o)
+  // 2. What each device is, and who can reach whose memory: Common's
+  // queryDeviceTopology() asks cuDeviceGet and the VMM attribute (cuDeviceGetAttribute)
+  // of every device, and cuDeviceCanAccessPeer(a, o) of every ordered pair, which
   // answers "may device a map device o's memory?": rows of canAccessPeer are accessors.
-  const auto n = static_cast<std::size_t>(deviceCount);
-  std::vector<CUdevice> devices(n);
-  p2p::DeviceTopology topology;
-  topology.canAccessPeer.assign(n, std::vector<bool>(n, true));  // each reaches its own
-  const auto vmm = CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-  for (std::size_t i = 0; i < n; ++i) {
-    ms::check(cuDeviceGet(&devices[i], static_cast<int>(i)), "cuDeviceGet");
-    int supported = 0;
-    ms::check(cuDeviceGetAttribute(&supported, vmm, devices[i]), "cuDeviceGetAttribute");
-    topology.vmmSupported.push_back(supported != 0);
-  }
-
-  for (std::size_t accessor = 0; accessor < n; ++accessor) {
-    for (std::size_t owner = 0; owner < n; ++owner) {
-      int canAccess = 1;
-      if (owner != accessor)
-        ms::check(cuDeviceCanAccessPeer(&canAccess, devices[accessor], devices[owner]),
-                  "cuDeviceCanAccessPeer");
-      topology.canAccessPeer[accessor][owner] = canAccess != 0;
-    }
-  }
+  // 02 and 06 plan with the same call.
+  const p2p::DeviceTopology topology = ms::queryDeviceTopology();
   // [machine]
 
   // 3. The pairs, printed with the machine: every ordered pair with peer access,
   // --pairs, or those of --device; with --loopback, N:N. A device the options name must
   // exist, checked before any output, so that a typo is an error on every machine, never
   // a waiver. Waived here, before any allocation, without two devices that connect.
-  const p2p::PairPlan plan = p2p::choosePairs(request, topology, devices, report);
+  const p2p::PairPlan plan = p2p::choosePairs(request, topology, report);
 
   // 4. One endpoint per side of a transfer, each holding its device's primary context
   // (the one the runtime API uses too). prepareRun() loads both kernels into each one,
@@ -211,21 +194,23 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
 
   // A, B and C: addresses, memory, the memory mapped there, the handle released (the
   // mapping keeps the memory), access granted. Until cuMemSetAccess nobody may touch a
-  // range, not even the owner. A VmmRange undoes what was built of it if a call fails.
-  p2p::VmmRange a;
-  p2p::VmmRange b;
-  p2p::VmmRange c;
-  for (p2p::VmmRange* range : {&a, &b, &c}) {
-    range->size = size;
-    ms::check(cuMemAddressReserve(&range->base, size, granularity, 0, 0),
+  // range, not even the owner. Common's owners undo what was built if a call fails: the
+  // mappings, declared after the addresses, are undone before the addresses are freed.
+  ms::AddressRange a(size);
+  ms::AddressRange b(size);
+  ms::AddressRange c(size);
+  std::vector<ms::Mapping> mappings;
+  mappings.reserve(3);
+  for (ms::AddressRange* range : {&a, &b, &c}) {
+    ms::check(cuMemAddressReserve(range->out(), size, granularity, 0, 0),
               "cuMemAddressReserve");
-    ms::check(cuMemCreate(&range->handle, size, &prop, 0), "cuMemCreate");
-    range->holdsHandle = true;
-    ms::check(cuMemMap(range->base, size, 0, range->handle, 0), "cuMemMap");
-    range->mapped = true;
-    ms::check(cuMemRelease(range->handle), "cuMemRelease");
-    range->holdsHandle = false;
-    ms::check(cuMemSetAccess(range->base, size, access.data(), access.size()),
+    // The handle's owner releases it should the map fail; the good path releases it.
+    ms::OwnedAllocationHandle memory;
+    ms::check(cuMemCreate(memory.out(), size, &prop, 0), "cuMemCreate");
+    ms::check(cuMemMap(range->get(), size, 0, memory.get(), 0), "cuMemMap");
+    mappings.emplace_back(size, range->get());
+    ms::check(cuMemRelease(memory.release()), "cuMemRelease");
+    ms::check(cuMemSetAccess(range->get(), size, access.data(), access.size()),
               "cuMemSetAccess");
   }
 
@@ -234,25 +219,27 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
 
   // What each mapping device really got, asked of the driver (judged with the results).
   std::vector<p2p::RangeAccess> rights;
-  for (p2p::VmmRange* range : {&a, &b, &c}) {
+  for (ms::AddressRange* range : {&a, &b, &c}) {
     p2p::RangeAccess& seen = rights.emplace_back();
     seen.range = range == &a ? "A" : range == &b ? "B" : "C";
     for (const CUmemAccessDesc& grant : access) {
       unsigned long long flags = 0;
-      ms::check(cuMemGetAccess(&flags, &grant.location, range->base), "cuMemGetAccess");
+      ms::check(cuMemGetAccess(&flags, &grant.location, range->get()), "cuMemGetAccess");
       seen.views.push_back({grant.location.id, flags, ""});
     }
   }
 
   // The accessor's kernel: C = A + B, all three in the owner's memory.
-  p2p::PathResult result = addOnAccessor(run, owner, accessor, a.base, b.base, c.base);
+  p2p::PathResult result =
+      addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
   result.access = std::move(rights);
 
   // Unmapping frees the memory (the mapping held its last reference), then the
   // addresses go. No kernel runs any more: addOnAccessor waited for it.
-  for (p2p::VmmRange* range : {&c, &b, &a}) {
-    ms::check(cuMemUnmap(range->base, size), "cuMemUnmap");
-    range->mapped = false;
+  // Newest first: C's mapping and addresses, then B's, then A's.
+  for (ms::AddressRange* range : {&c, &b, &a}) {
+    ms::check(cuMemUnmap(mappings.back().release(), size), "cuMemUnmap");
+    mappings.pop_back();
     ms::check(cuMemAddressFree(range->release(), size), "cuMemAddressFree");
   }
   //! [core]

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "support/peer_topology.hpp"
 #include "support/text_format.hpp"
 #include "support/timing.hpp"
 
@@ -282,64 +283,35 @@ void addRefusals(JsonArray& json, const std::vector<PeerRefusal>& refusals, bool
 
 // -------------------------------------------------------------------------- machine and pairs
 
-PairPlan choosePairs(const Request& request, const DeviceTopology& topology,
-                     const std::vector<CUdevice>& devices, Report& report) {
-  const std::size_t count = devices.size();
-  checkRequestedDevices(int(count), request.pairs, request.device);  // a typo is no waiver
+PairPlan choosePairs(const Request& request, const DeviceTopology& topology, Report& report) {
+  const int count = topology.deviceCount();
+  checkRequestedDevices(count, request.pairs, request.device);  // a typo is no waiver
   std::ostream& out = report.out();
   JsonObject& json = report.json();
   out << "Devices: " << count << '\n';
   JsonArray jsonDevices;
-  for (std::size_t ordinal = 0; ordinal < count; ++ordinal) {
-    const bool vmm = topology.vmmSupported[ordinal];
-    const std::string name = deviceName(devices[ordinal]);
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    const bool vmm = topology.vmmSupported[std::size_t(ordinal)];
+    CUdevice device = 0;
+    check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+    const std::string name = deviceName(device);
     out << "  " << ordinal << ": " << name << (vmm ? "  (VMM supported)" : "  (no VMM)") << '\n';
     JsonObject item;
-    jsonDevices.addRaw(item.set("ordinal", int(ordinal)).set("name", name).set("vmm", vmm).dump());
+    jsonDevices.addRaw(item.set("ordinal", ordinal).set("name", name).set("vmm", vmm).dump());
   }
   // What the driver says of each ordered pair's link, asked as cuDeviceCanAccessPeer is:
   // accessor first. Informative: the pairs are chosen with cuDeviceCanAccessPeer.
-  LinkMatrix links(count, std::vector<LinkAttributes>(count));
+  const LinkMatrix links = queryPeerLinks(count);
   JsonArray jsonLinks;
-  std::string unanswered;  // printed under the matrix
-  for (std::size_t owner = 0; owner < count; ++owner) {
-    for (std::size_t accessor = 0; accessor < count; ++accessor) {
-      if (owner == accessor)
-        continue;  // CUDA_ERROR_INVALID_DEVICE for a device paired with itself
-      LinkAttributes& link = links[owner][accessor];
-      const auto ask = [&](CUdevice_P2PAttribute attribute, const char* name) {
-        int value = 0;
-        const CUresult answer =
-            cuDeviceGetP2PAttribute(&value, attribute, devices[accessor], devices[owner]);
-        if (answer != CUDA_SUCCESS && link.failure.empty())
-          link.failure =
-              std::string("cuDeviceGetP2PAttribute(") + name + "): " + describeResult(answer);
-        return value;
-      };
-      link.performanceRank = ask(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, "PERFORMANCE_RANK");
-      link.accessSupported = ask(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, "ACCESS_SUPPORTED") != 0;
-      link.nativeAtomics =
-          ask(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, "NATIVE_ATOMIC_SUPPORTED") != 0;
-      JsonObject item;
-      item.set("owner", int(owner)).set("accessor", int(accessor));
-      item.set("canAccessPeer", static_cast<bool>(topology.canAccessPeer[accessor][owner]));
-      if (link.failure.empty()) {
-        item.set("performanceRank", link.performanceRank);
-        item.set("accessSupported", link.accessSupported).set("nativeAtomics", link.nativeAtomics);
-      } else {
-        unanswered += "  ? owner " + std::to_string(owner) + ", accessor " +
-                      std::to_string(accessor) + ": " + link.failure +
-                      " (informative only: the pairs are chosen with cuDeviceCanAccessPeer)\n";
-        item.set("attributeQueryFailed", link.failure);
-      }
-      jsonLinks.addRaw(item.dump());
-    }
-  }
-  out << "Peer access (cuDeviceCanAccessPeer(accessor, owner); rank = "
-         "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,\nA = native atomics, !s = ACCESS_SUPPORTED "
-         "disagrees, ? = cuDeviceGetP2PAttribute failed):\n"
-      << formatAccessMatrix(topology, links) << unanswered;
-  json.set("deviceCount", int(count)).set("devices", jsonDevices).set("peerAccess", jsonLinks);
+  out << describePeerLinks(topology, links, jsonLinks);
+  const auto unanswered = [](const std::vector<LinkAttributes>& row) {
+    return std::any_of(row.begin(), row.end(), [](const LinkAttributes& link) {
+      return !link.failure.empty();
+    });
+  };
+  if (std::any_of(links.begin(), links.end(), unanswered))
+    out << "  (? is informative only: the pairs are chosen with cuDeviceCanAccessPeer)\n";
+  json.set("deviceCount", count).set("devices", jsonDevices).set("peerAccess", jsonLinks);
 
   PairPlan plan;
   if (request.loopback) {

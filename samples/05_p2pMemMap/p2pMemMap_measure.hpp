@@ -92,20 +92,19 @@ struct Run {
  * devices and the peer-access matrix, and adds `deviceCount`, `devices` and `peerAccess` to the
  * JSON. Each cell of the matrix adds what cuDeviceGetP2PAttribute says about that ordered pair's
  * link (performance rank, native atomics, ACCESS_SUPPORTED), asked with the accessor as source
- * device, the order of cuDeviceCanAccessPeer(accessor, owner). These are informative: a query
- * the driver does not answer is shown as "?" with the reason, and the run goes on. Then the
+ * device, the order of cuDeviceCanAccessPeer(accessor, owner) (Common's queryPeerLinks() and
+ * describePeerLinks(), whose matrix 00 prints too). These are informative: a query the driver
+ * does not answer is shown as "?" with the reason, and the run goes on. Then the
  * plan: planLoopback() on `--device` or the fastest device (selectDevice()) with `--loopback`,
  * else planPairs(); printed and added to the JSON (reportPlan).
  * @param request the options, as checkOptions() read them.
  * @param topology the machine, as the lesson read it.
- * @param devices the CUdevice of each ordinal.
  * @param report where the text and the JSON go.
  * @return the plan.
  * @throws WaivedError without two devices that connect (after a hint that `--loopback` runs on
  *         one GPU, when the machine has one); UsageError, CudaError.
  */
-PairPlan choosePairs(const Request& request, const DeviceTopology& topology,
-                     const std::vector<CUdevice>& devices, Report& report);
+PairPlan choosePairs(const Request& request, const DeviceTopology& topology, Report& report);
 
 /**
  * Step 4 of the lesson: in every endpoint's context, loads the two kernels from their fatbins

@@ -298,32 +298,4 @@ std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
   return formatGrid(rowLabel, columnLabel, cells);
 }
 
-std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links) {
-  topology.checkShape();
-  const auto count = static_cast<std::size_t>(topology.deviceCount());
-  const auto wrongRow = [count](const std::vector<LinkAttributes>& row) {
-    return row.size() != count;
-  };
-  if (links.size() != count || std::any_of(links.begin(), links.end(), wrongRow)) {
-    throw std::invalid_argument("formatAccessMatrix: the link matrix is not " +
-                                std::to_string(count) + " x " + std::to_string(count));
-  }
-  std::vector<std::vector<std::string>> cells(count, std::vector<std::string>(count, "-"));
-  for (std::size_t owner = 0; owner < count; ++owner) {
-    for (std::size_t accessor = 0; accessor < count; ++accessor) {
-      const LinkAttributes& link = links[owner][accessor];
-      const bool access = topology.canAccessPeer[accessor][owner];
-      std::string& cell = cells[owner][accessor];
-      if (owner != accessor && !link.failure.empty())
-        cell = "?";
-      else if (owner != accessor)
-        cell = (access ? "rank " + std::to_string(link.performanceRank) +
-                             (link.nativeAtomics ? " A" : "")
-                       : "no") +
-               (access != link.accessSupported ? " !s" : "");
-    }
-  }
-  return formatGrid("owner", "accessor", cells);
-}
-
 }  // namespace memsamples::p2p

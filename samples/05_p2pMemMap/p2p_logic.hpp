@@ -320,29 +320,6 @@ std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
                          std::string_view columnLabel, int precision,
                          const std::vector<PeerRefusal>& refused = {});
 
-/// What the driver says about the link of one ordered pair (CUdevice_P2PAttribute values).
-struct LinkAttributes {
-  int performanceRank = 0;       ///< CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK (lower is faster).
-  bool accessSupported = false;  ///< CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED.
-  bool nativeAtomics = false;    ///< CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED.
-  /// Why a cuDeviceGetP2PAttribute query failed (e.g. CUDA_ERROR_NOT_SUPPORTED); empty when all
-  /// three answered. The attributes are then unknown: informative only, since the pairs are
-  /// chosen with cuDeviceCanAccessPeer.
-  std::string failure;
-};
-
-/// links[owner][accessor]: the attributes of every ordered pair; the diagonal is unused.
-using LinkMatrix = std::vector<std::vector<LinkAttributes>>;
-
-/**
- * The peer-access matrix as text (formatGrid(), rows = owners, columns = accessors). A cell is
- * "-" on the diagonal, "?" when the attribute query failed (LinkAttributes::failure), "no" when
- * the accessor cannot access the owner's memory, else "rank R" followed by " A" when atomics
- * are native; " !s" is added when cuDeviceCanAccessPeer and
- * CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED disagree.
- * @throws std::invalid_argument when @p links does not match @p topology's size.
- */
-std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links);
 
 /// @}
 

@@ -20,16 +20,6 @@ Endpoints::Endpoints(const PairPlan& pairPlan) : plan(pairPlan) {
     all.emplace_back(ordinal, all.size());
 }
 
-VmmRange::~VmmRange() {
-  // Every step is undone even when an earlier undo fails.
-  if (mapped)
-    (void)cuMemUnmap(base, size);
-  if (holdsHandle)
-    (void)cuMemRelease(handle);
-  if (base != 0)
-    (void)cuMemAddressFree(base, size);
-}
-
 CUresult synchronizeAndDisablePeerAccess(CUcontext owner) {
   (void)cuCtxSynchronize();
   return cuCtxDisablePeerAccess(owner);

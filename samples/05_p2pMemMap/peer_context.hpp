@@ -84,30 +84,6 @@ struct Endpoints {
   std::deque<Endpoint> all;  ///< Every endpoint, in the order of PairPlan::endpoints.
 };
 
-/**
- * A VMM range the lesson builds: addresses from cuMemAddressReserve (@ref base, @ref size), the
- * physical memory from cuMemCreate (@ref handle, while @ref holdsHandle) and, while @ref mapped,
- * the memory mapped there. On an error path the destructor undoes what is still done, newest
- * first: cuMemUnmap (which frees the memory with its last reference), cuMemRelease of a handle
- * still held (after a failed map or release), then cuMemAddressFree. So a half-built range
- * leaves nothing behind. The good path undoes it all itself, with checked calls, and clears the
- * flags as it goes. Not copyable, not movable: the lesson keeps each where it was built.
- */
-struct VmmRange {
-  VmmRange() = default;
-  ~VmmRange();
-  VmmRange(const VmmRange&) = delete;
-  VmmRange& operator=(const VmmRange&) = delete;
-  /// Gives the addresses up for the good path's checked cuMemAddressFree (@ref base becomes 0).
-  CUdeviceptr release() noexcept { return std::exchange(base, CUdeviceptr{0}); }
-
-  CUdeviceptr base = 0;                   ///< The reserved addresses (0: none reserved).
-  std::size_t size = 0;                   ///< Reserved bytes, a multiple of the granularity.
-  CUmemGenericAllocationHandle handle{};  ///< The cuMemCreate handle (0 is a valid handle).
-  bool holdsHandle = false;               ///< The handle is created and not yet released.
-  bool mapped = false;                    ///< cuMemMap succeeded and nothing unmapped it yet.
-};
-
 /// What an EnabledPeerAccess calls on an error path, with the accessor's context current:
 /// cuCtxSynchronize, so that nothing still uses the mapping, then cuCtxDisablePeerAccess(@p owner)
 /// even when the wait failed (a context in an error state runs nothing more).

@@ -13,13 +13,14 @@
 #include <utility>
 
 #include "memsamples.hpp"
+#include "support/vmm_owners.hpp"
 #include "worker_processes.hpp"
 
 namespace memsamples::ipc {
 
 /// cuMemRelease: a physical allocation lives on while it is mapped, so releasing right after
-/// cuMemMap is the usual order.
-using OwnedAllocationHandle = DriverHandle<CUmemGenericAllocationHandle, cuMemRelease>;
+/// cuMemMap is the usual order. Common's (support/vmm_owners.hpp), as in 04, 05 and 08.
+using memsamples::OwnedAllocationHandle;
 /// cuMemPoolDestroy, for a created or an imported pool (after the allocations from it).
 using OwnedMemoryPool = DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
 /// cuIpcCloseMemHandle, for a pointer that cuIpcOpenMemHandle returned.
@@ -29,33 +30,18 @@ using OwnedIpcMapping = DriverHandle<CUdeviceptr, cuIpcCloseMemHandle>;
 using OwnedPoolMemory = DriverHandle<CUdeviceptr, cuMemFree>;
 
 
-/// A reserved virtual range and the allocation mapped into it: cuMemUnmap (its answer ignored:
-/// where cuMemMap had not succeeded yet, nothing is mapped), then cuMemAddressFree. The lesson
-/// reserves and maps; this only undoes it, on an error path.
-class MappedRange {
- public:
-  MappedRange() = default;
-  MappedRange(const MappedRange&) = delete;
-  MappedRange& operator=(const MappedRange&) = delete;
-  ~MappedRange() {
-    if (base_ != 0) {
-      (void)cuMemUnmap(base_, bytes_);
-      (void)cuMemAddressFree(base_, bytes_);
-    }
-  }
-  /// Takes over a range that cuMemAddressReserve returned.
-  void reserved(CUdeviceptr base, std::size_t bytes) noexcept {
-    base_ = base;
-    bytes_ = bytes;
-  }
-  /// Gives the range up, for the good path's checked cuMemUnmap and cuMemAddressFree.
-  /// @return its base address.
-  CUdeviceptr release() noexcept { return std::exchange(base_, 0); }
+/// cuMemUnmap (its answer ignored: where cuMemMap had not succeeded yet, nothing is mapped),
+/// then cuMemAddressFree: how MappedRange gives a range back on an error path.
+inline CUresult unmapThenFree(CUdeviceptr base, std::size_t bytes) {
+  (void)cuMemUnmap(base, bytes);
+  return cuMemAddressFree(base, bytes);
+}
 
- private:
-  CUdeviceptr base_ = 0;
-  std::size_t bytes_ = 0;
-};
+/// A reserved virtual range and the allocation mapped into it, undone with unmapThenFree():
+/// Common's OwnedRange (support/vmm_owners.hpp). The lesson reserves and maps, then hands the
+/// range over with own(); this only undoes it, on an error path. The good path takes it back
+/// with release() for its checked cuMemUnmap and cuMemAddressFree.
+using MappedRange = OwnedRange<unmapThenFree>;
 
 /**
  * A worker's access to a pool it imported, granted only where it is missing: cuda.h says nothing

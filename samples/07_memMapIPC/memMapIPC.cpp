@@ -139,7 +139,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
         if (vmm) {
           ms::check(cuMemCreate(shared.handle[i].out(), size, &prop, 0), "cuMemCreate");
           ms::check(cuMemAddressReserve(&pointer[i], size, 0, 0, 0), "cuMemAddressReserve");
-          shared.range[i].reserved(pointer[i], size);
+          shared.range[i].own(pointer[i], size);
           ms::check(cuMemMap(pointer[i], size, 0, shared.handle[i].get(), 0), "cuMemMap");
           ms::check(cuMemSetAccess(pointer[i], size, &access, 1), "cuMemSetAccess");
         } else if (path == ipc::SharePath::LegacyIpc) {

@@ -130,7 +130,7 @@ int runWorker(const std::vector<std::string>& args) {
           // Then as with any VMM allocation: an address range, a mapping, access.
           CUdeviceptr& pointer = imports->pointer[i];
           ms::check(cuMemAddressReserve(&pointer, size, 0, 0, 0), "cuMemAddressReserve");
-          imports->range[i].reserved(pointer, size);
+          imports->range[i].own(pointer, size);
           ms::check(cuMemMap(pointer, size, 0, imports->handle[i].get(), 0), "cuMemMap");
           ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
         }

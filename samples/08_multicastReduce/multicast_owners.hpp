@@ -20,46 +20,15 @@
 #include <vector>
 
 #include "memsamples.hpp"
+#include "support/vmm_owners.hpp"
 
 namespace memsamples::multicast {
 
-/// cuMemRelease, for a physical allocation (cuMemCreate) and for a multicast object
-/// (cuMulticastCreate): both are generic allocation handles.
-using OwnedAllocationHandle = DriverHandle<CUmemGenericAllocationHandle, cuMemRelease>;
-
-/// A range of device addresses, given back with @p Release(base, bytes): cuMemAddressFree for a
-/// reservation (AddressRange), cuMemUnmap for a mapping in it (Mapping).
-template <CUresult (*Release)(CUdeviceptr, std::size_t)>
-class OwnedRange {
- public:
-  OwnedRange() = default;
-  /// Takes over @p other's range; @p other is left empty.
-  OwnedRange(OwnedRange&& other) noexcept
-      : base_(std::exchange(other.base_, 0)), bytes_(other.bytes_) {}
-  OwnedRange& operator=(OwnedRange&&) = delete;
-  OwnedRange(const OwnedRange&) = delete;
-  OwnedRange& operator=(const OwnedRange&) = delete;
-  ~OwnedRange() {
-    if (base_ != 0)
-      (void)Release(base_, bytes_);
-  }
-  /// Takes over [@p base, @p base + @p bytes), which the creating call has just returned.
-  void own(CUdeviceptr base, std::size_t bytes) noexcept {
-    base_ = base;
-    bytes_ = bytes;
-  }
-  /// Gives the range up unreleased, for the good path's checked release: its base.
-  CUdeviceptr release() noexcept { return std::exchange(base_, 0); }
-
- private:
-  CUdeviceptr base_ = 0;
-  std::size_t bytes_ = 0;
-};
-
-/// A virtual range from cuMemAddressReserve, freed with cuMemAddressFree.
-using AddressRange = OwnedRange<cuMemAddressFree>;
-/// A cuMemMap mapping, undone with cuMemUnmap (the range itself stays reserved).
-using Mapping = OwnedRange<cuMemUnmap>;
+/// cuMemRelease (OwnedAllocationHandle), cuMemAddressFree (AddressRange) and cuMemUnmap
+/// (Mapping): Common's VMM owners (support/vmm_owners.hpp), which 05_p2pMemMap uses too.
+using memsamples::AddressRange;
+using memsamples::Mapping;
+using memsamples::OwnedAllocationHandle;
 
 /// A cuMulticastBindMem binding of one device's memory at offset 0, undone with
 /// cuMulticastUnbind (with the same offset and size as the bind: the driver requires them to

@@ -1,5 +1,6 @@
 // Common's DeviceMatrix (support/device_matrix.hpp): cells, ratios, the text grid and the JSON
-// form, as 05_p2pMemMap prints them (moved here with the code from ctest/unit/p2pMemMap).
+// form, as 05_p2pMemMap prints them, and the peer-access matrix of 00 and 05 (moved here with the
+// code from ctest/unit/p2pMemMap).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +11,25 @@
 #include "support/device_matrix.hpp"
 #include "test_support.hpp"
 
+namespace ms = memsamples;
 using memsamples::test::messageOf;
+
+namespace {
+
+// access rows are accessors (canAccessPeer[b][a]: b can access a's memory).
+ms::DeviceTopology machine(const std::vector<std::string>& access) {
+  ms::DeviceTopology result;
+  for (std::size_t b = 0; b < access.size(); ++b) {
+    result.vmmSupported.push_back(true);
+    std::vector<bool> row;
+    for (std::size_t a = 0; a < access[b].size(); ++a)
+      row.push_back(a == b || access[b][a] == '1');
+    result.canAccessPeer.push_back(row);
+  }
+  return result;
+}
+
+}  // namespace
 
 TEST(DeviceMatrix, StartsEmptyAndKeepsWhatIsSet) {
   memsamples::DeviceMatrix matrix(3);
@@ -98,3 +117,112 @@ TEST(MatrixJson, RowsOfNumbersWithNullForEmptyCells) {
 
 // ---------------------------------------------------------------------------- access matrix
 
+TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
+  // Device 1 can access device 0's memory; device 0 cannot access device 1's.
+  const ms::DeviceTopology topology = machine({"10", "11"});
+  ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
+  links[0][1] = {0, true, true, ""};  // owner 0, accessor 1
+  EXPECT_EQ(ms::formatAccessMatrix(topology, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -    rank 0 A\n"
+            "  owner 1          no           -\n");
+}
+
+TEST(FormatAccessMatrix, FlagsAnAccessSupportedAttributeThatDisagrees) {
+  const ms::DeviceTopology topology = machine({"11", "11"});
+  ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
+  links[0][1] = {1, true, false, ""};
+  links[1][0] = {1, false, false, ""};  // cuDeviceCanAccessPeer: yes; the attribute: no
+  EXPECT_EQ(ms::formatAccessMatrix(topology, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -      rank 1\n"
+            "  owner 1   rank 1 !s           -\n");
+}
+
+TEST(FormatAccessMatrix, AFailedAttributeQueryIsAQuestionMark) {
+  // Device 1 can access device 0's memory, but the driver did not answer the attribute query:
+  // the cell is "?" whatever the other fields hold; the other direction is still printed.
+  const ms::DeviceTopology topology = machine({"11", "11"});
+  ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
+  links[0][1] = {3, true, true,
+                 "cuDeviceGetP2PAttribute(PERFORMANCE_RANK): CUDA_ERROR_NOT_SUPPORTED"};
+  links[1][0] = {1, true, false, ""};
+  EXPECT_EQ(ms::formatAccessMatrix(topology, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -           ?\n"
+            "  owner 1      rank 1           -\n");
+  // Also where the hardware has no access at all.
+  const ms::DeviceTopology none = machine({"10", "01"});
+  links[1][0].failure = "cuDeviceGetP2PAttribute(ACCESS_SUPPORTED): CUDA_ERROR_INVALID_VALUE";
+  EXPECT_EQ(ms::formatAccessMatrix(none, links),
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -           ?\n"
+            "  owner 1           ?           -\n");
+}
+
+TEST(FormatAccessMatrix, OneDeviceIsJustTheDiagonal) {
+  const ms::DeviceTopology topology = machine({"1"});
+  EXPECT_EQ(
+      ms::formatAccessMatrix(topology, ms::LinkMatrix(1, std::vector<ms::LinkAttributes>(1))),
+      "           accessor 0\n"
+      "  owner 0           -\n");
+}
+
+TEST(FormatAccessMatrix, LinksMustMatchTheTopology) {
+  const ms::DeviceTopology topology = machine({"11", "11"});
+  EXPECT_EQ(messageOf<std::invalid_argument>(
+                [&] { ms::formatAccessMatrix(topology, ms::LinkMatrix(1)); }),
+            "formatAccessMatrix: the link matrix is not 2 x 2");
+}
+
+TEST(DescribePeerLinks, PrintsTheLegendTheMatrixAndEachRefusalAndFillsTheJson) {
+  const ms::DeviceTopology topology = machine({"11", "11"});
+  ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
+  links[0][1] = {0, true, true, ""};
+  links[1][0] = {0, false, false,
+                 "cuDeviceGetP2PAttribute(PERFORMANCE_RANK): CUDA_ERROR_NOT_SUPPORTED"};
+  ms::JsonArray json;
+  EXPECT_EQ(ms::describePeerLinks(topology, links, json),
+            "Peer access (cuDeviceCanAccessPeer(accessor, owner); rank = "
+            "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,\n"
+            "A = native atomics, !s = ACCESS_SUPPORTED disagrees, ? = cuDeviceGetP2PAttribute "
+            "failed):\n"
+            "           accessor 0  accessor 1\n"
+            "  owner 0           -    rank 0 A\n"
+            "  owner 1           ?           -\n"
+            "  ? owner 1, accessor 0: cuDeviceGetP2PAttribute(PERFORMANCE_RANK): "
+            "CUDA_ERROR_NOT_SUPPORTED\n");
+  EXPECT_EQ(json.dump(),
+            "[{\"owner\": 0, \"accessor\": 1, \"canAccessPeer\": true, \"performanceRank\": 0, "
+            "\"accessSupported\": true, \"nativeAtomics\": true}, "
+            "{\"owner\": 1, \"accessor\": 0, \"canAccessPeer\": true, "
+            "\"attributeQueryFailed\": \"cuDeviceGetP2PAttribute(PERFORMANCE_RANK): "
+            "CUDA_ERROR_NOT_SUPPORTED\"}]");
+}
+
+TEST(DescribePeerLinks, OneDeviceHasNoPairs) {
+  ms::JsonArray json;
+  const std::string text =
+      ms::describePeerLinks(machine({"1"}), ms::LinkMatrix(1, {ms::LinkAttributes{}}), json);
+  const std::string matrix = "failed):\n           accessor 0\n  owner 0           -\n";
+  ASSERT_GE(text.size(), matrix.size());
+  EXPECT_EQ(text.substr(text.size() - matrix.size()), matrix);
+  EXPECT_TRUE(json.empty());
+}
+
+TEST(DescribePeerLinks, APairNobodyAskedAboutHasNoValues) {
+  // 00 asks the attributes only where cuDeviceCanAccessPeer allows access: device 0 cannot
+  // reach device 1's memory, so nothing was asked of pair owner 1, accessor 0.
+  const ms::DeviceTopology topology = machine({"10", "11"});
+  ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
+  links[0][1] = {1, true, false, ""};
+  links[1][0].asked = false;
+  ms::JsonArray json;
+  const std::string text = ms::describePeerLinks(topology, links, json);
+  EXPECT_NE(text.find("  owner 0           -      rank 1\n  owner 1          no           -\n"),
+            std::string::npos);
+  EXPECT_EQ(json.dump(),
+            "[{\"owner\": 0, \"accessor\": 1, \"canAccessPeer\": true, \"performanceRank\": 1, "
+            "\"accessSupported\": true, \"nativeAtomics\": false}, "
+            "{\"owner\": 1, \"accessor\": 0, \"canAccessPeer\": false}]");
+}

@@ -346,6 +346,25 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevic
   return CUDA_SUCCESS;
 }
 
+// Common's queryPeerLinks(): rank 0, ACCESS_SUPPORTED as cuDeviceCanAccessPeer answers, native
+// atomics everywhere; a device paired with itself is refused, as the real driver refuses it.
+CUresult CUDAAPI cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib,
+                                         CUdevice srcDevice, CUdevice dstDevice) {
+  if (const CUresult planned = enter("cuDeviceGetP2PAttribute"))
+    return planned;
+  int accessor = 0, owner = 0;
+  if (const CUresult invalid = fake::ordinalOf(srcDevice, accessor))
+    return invalid;
+  if (const CUresult invalid = fake::ordinalOf(dstDevice, owner))
+    return invalid;
+  if (value == nullptr || accessor == owner)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *value = attrib == CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED ? fake::canAccess(accessor, owner)
+           : attrib == CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED ? 1
+                                                                       : 0;
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                                CUmemAllocationGranularity_flags option) {
   if (const CUresult planned = enter("cuMemGetAllocationGranularity"))

@@ -1,8 +1,9 @@
 /**
  * @file query_test.cpp
- * @brief queryDeviceTopology(), stripedGranularity() and stripedGranularities() against fake
- *        machines: one GPU, GPUs without peer access, a peer without VMM, devices with different
- *        granularities.
+ * @brief queryDeviceTopology() and queryPeerLinks() (Common's, shared with 05 and 06),
+ *        stripedGranularity() and stripedGranularities() against fake machines: one GPU, GPUs
+ *        without peer access, a peer without VMM, devices with different granularities, a driver
+ *        that refuses a link attribute.
  */
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@ using namespace striped_test;
 namespace {
 
 using QueryDeviceTopology = FakeDriverTest;
+using QueryPeerLinks = FakeDriverTest;
 using StripedGranularity = FakeDriverTest;
 using StripedGranularities = FakeDriverTest;
 
@@ -72,8 +74,33 @@ TEST_F(QueryDeviceTopology, AFailedQueryNamesTheCall) {
   const memsamples::CudaError error = cudaErrorOf([] { vmm::queryDeviceTopology(); });
   EXPECT_EQ(error.result(), CUDA_ERROR_NOT_INITIALIZED);
   EXPECT_EQ(withoutLine(error.what()),
-            "cuDeviceGetAttribute failed at run_plan.cpp:N: CUDA_ERROR_NOT_INITIALIZED "
+            "cuDeviceGetAttribute failed at peer_topology.cpp:N: CUDA_ERROR_NOT_INITIALIZED "
             "(initialization error)");
+}
+
+TEST_F(QueryPeerLinks, AsksEveryOrderedPairAccessorFirstAndSkipsTheDiagonal) {
+  // 1 reaches 0's memory, 0 does not reach 1's.
+  fake::reset(machineOf(2, {"10", "11"}));
+  const memsamples::LinkMatrix links = memsamples::queryPeerLinks(2);
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(fake::callCount("cuDeviceGetP2PAttribute"), 6);  // 3 attributes x 2 ordered pairs
+  EXPECT_TRUE(links[0][1].accessSupported);                  // owner 0, accessor 1
+  EXPECT_FALSE(links[1][0].accessSupported);
+  EXPECT_TRUE(links[0][1].nativeAtomics);
+  EXPECT_EQ(links[0][1].performanceRank, 0);
+  EXPECT_EQ(links[0][1].failure, "");
+  EXPECT_EQ(links[0][0].failure, "");  // never asked
+}
+
+TEST_F(QueryPeerLinks, ARefusedAttributeIsKeptNotThrown) {
+  fake::reset(machineOf(2));
+  fake::failCall("cuDeviceGetP2PAttribute", 1, CUDA_ERROR_NOT_SUPPORTED);
+  const memsamples::LinkMatrix links = memsamples::queryPeerLinks(2);
+  EXPECT_EQ(links[0][1].failure,
+            "cuDeviceGetP2PAttribute(PERFORMANCE_RANK): " +
+                memsamples::describeResult(CUDA_ERROR_NOT_SUPPORTED));
+  EXPECT_EQ(links[1][0].failure, "");  // the other direction still answered
+  EXPECT_TRUE(links[1][0].accessSupported);
 }
 
 TEST_F(StripedGranularity, IsTheMinimumGranularityOfOneGpu) {

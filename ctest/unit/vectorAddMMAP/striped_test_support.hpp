@@ -36,7 +36,7 @@ inline memsamples::vmm::StripeLayout layoutOf(int stripes, std::vector<int> devi
 /// @p message with the line after "striped_vmm.cpp:" or "run_plan.cpp:" replaced by "N", so that
 /// a whole message can be compared exactly without tying the test to a line of the sample.
 inline std::string withoutLine(const std::string& message) {
-  static const std::regex line("(striped_vmm|run_plan)\\.cpp:[0-9]+");
+  static const std::regex line("(striped_vmm|run_plan|peer_topology)\\.cpp:[0-9]+");
   return std::regex_replace(message, line, "$1.cpp:N");
 }
 
