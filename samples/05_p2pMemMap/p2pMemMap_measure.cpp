@@ -2,11 +2,8 @@
 #include "p2pMemMap_measure.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <iomanip>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "support/peer_topology.hpp"
@@ -20,13 +17,6 @@ constexpr std::uint64_t kDefaultBytes = 512ull << 20;  // per buffer: nvbandwidt
 
 std::string ratioText(const std::optional<double>& value) {
   return value ? format("%.3f", *value) : "-";
-}
-
-// @p text padded to |@p width| columns: right-aligned when @p width > 0, else left-aligned.
-std::string pad(const std::string& text, int width) {
-  const auto room = static_cast<std::size_t>(std::abs(width));
-  const std::string fill(room > text.size() ? room - text.size() : 0, ' ');
-  return width > 0 ? fill + text : text + fill;
 }
 
 JsonArray jsonPairs(const std::vector<DevicePair>& pairs) {
@@ -254,8 +244,9 @@ BothWaysFigures timeBothWays(Run& run, const Endpoint& first, const Endpoint& se
 // A row of the loopback run's copy table: the copy, copy engine and SM GB/s, their ratio.
 std::string copyRow(const std::string& what, double engine, double sm) {
   const auto smOverEngine = engine != 0.0 ? std::optional<double>(sm / engine) : std::nullopt;
-  return "  " + pad(what, -58) + format("%12.1f%12.1f", engine, sm) +
-         pad(ratioText(smOverEngine), 10) + "\n";
+  // printf pads each column: "%-58s" left-aligned, the numbers right-aligned.
+  return format("  %-58s%12.1f%12.1f%10s\n", what.c_str(), engine, sm,
+                ratioText(smOverEngine).c_str());
 }
 
 JsonObject bothWaysJson(const DevicePair& pair, const BothWaysFigures& figures) {
@@ -448,10 +439,11 @@ void reportPaths(Run& run, std::ostream& out, JsonObject& json) {
     const std::optional<double> vmmOverClassic = ratio(row.viaVmm, row.classic);
     const std::optional<double> vmmOverLocal = ratio(row.viaVmm, row.local);
     const std::optional<double> classicOverLocal = ratio(row.classic, row.local);
-    out << "  " << pad(formatPair(row.pair), 4) << "  " << pad(pathCell(row.viaVmm), -24)
-        << pad(pathCell(row.classic), -24) << pad(pathCell(row.local), -24)
-        << pad(ratioText(vmmOverClassic), 12) << pad(ratioText(vmmOverLocal), 11)
-        << pad(ratioText(classicOverLocal), 15) << '\n';
+    out << format("  %4s  %-24s%-24s%-24s", formatPair(row.pair).c_str(),
+                  pathCell(row.viaVmm).c_str(), pathCell(row.classic).c_str(),
+                  pathCell(row.local).c_str())
+        << format("%12s%11s%15s\n", ratioText(vmmOverClassic).c_str(),
+                  ratioText(vmmOverLocal).c_str(), ratioText(classicOverLocal).c_str());
     JsonObject item;
     item.set("owner", row.pair.owner).set("accessor", row.pair.accessor);
     item.set("vmm", pathJson(row.viaVmm)).set("classic", pathJson(row.classic));
@@ -552,9 +544,9 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
     const BothWaysFigures viaEngine =
         timeBothWays(run, first, second, "copy engine" + name, copyEngineCopy);
     const BothWaysFigures viaSm = timeBothWays(run, first, second, "SM copy" + name, smCopy);
-    bothWaysRows += "  " + pad(formatBothWays(pair), -8) +
-                    format("%18.1f%11.1f%10.1f%11.1f\n", viaEngine.sumGBps, viaEngine.bothDoneGBps,
-                           viaSm.sumGBps, viaSm.bothDoneGBps);
+    bothWaysRows += format("  %-8s%18.1f%11.1f%10.1f%11.1f\n", formatBothWays(pair).c_str(),
+                           viaEngine.sumGBps, viaEngine.bothDoneGBps, viaSm.sumGBps,
+                           viaSm.bothDoneGBps);
     engineBothJson.addRaw(bothWaysJson(pair, viaEngine).dump());
     smBothJson.addRaw(bothWaysJson(pair, viaSm).dump());
   };
@@ -574,7 +566,7 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
         << ": owner and accessor are the same device. These are LOCAL-MEMORY figures, not "
            "peer-link figures\n(a local copy reads and writes the same memory: its traffic is "
            "twice the bytes copied).\n  "
-        << pad("copy", -58) << pad("copy engine", 12) << pad("SM", 12) << pad("SM / CE", 10) << '\n'
+        << format("%-58s%12s%12s%10s\n", "copy", "copy engine", "SM", "SM / CE")
         << copyRow("reference: cuMemcpyDtoDAsync / Copy_kernel, one stream",
                    *engine.at(device, device), *sm.at(device, device))
         << loopbackRows;
@@ -591,8 +583,8 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
   for (const PeerRefusal& refusal : refused)
     out << "  refused: pair " << formatPair(refusal.pair) << ", " << refusal.reason << '\n';
   for (const PeerRefusal& refusal : refusedBoth) {
-    bothWaysRows +=
-        "  " + pad(formatBothWays(refusal.pair), -8) + "  refused: " + refusal.reason + "\n";
+    const std::string name = formatBothWays(refusal.pair);
+    bothWaysRows += format("  %-8s  refused: ", name.c_str()) + refusal.reason + "\n";
   }
   if (plan.bidirectional.empty()) {
     out << "Both directions at once: no pair is tested both ways, nothing to measure.\n";

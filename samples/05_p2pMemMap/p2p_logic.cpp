@@ -3,7 +3,6 @@
 #include "p2p_logic.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 #include <stdexcept>
 
