@@ -103,9 +103,8 @@ TimingStats timeThenRerun(Run& run, const Endpoint& worker, const Endpoint& hold
       once();
   };
   TimingStats stats;
-  const CommonOptions& options = run.options;
   inContext(worker, [&] {
-    stats = timeOnStream(worker.stream.get(), options.warmup, options.iterations, sample);
+    stats = timeOnStream(worker.stream.get(), run.options.warmup, run.options.iterations, sample);
   });  // timeOnStream waited for the stream: no timed run writes the target any more
   clear(run, holder, target);
   synchronize(holder);  // the worker's run may be queued on another stream: it must see it cleared
@@ -259,15 +258,6 @@ JsonObject bothWaysJson(const DevicePair& pair, const BothWaysFigures& figures) 
   directions.addRaw(intoFirst.dump()).addRaw(intoSecond.dump());
   json.set("pair", formatBothWays(pair)).set("sumGBps", figures.sumGBps);
   return json.set("aggregateGBps", figures.bothDoneGBps).set("directions", directions);
-}
-
-// A pair the driver refused, in the JSON: `0:1` one way, `0<->1` both ways.
-void addRefusals(JsonArray& json, const std::vector<PeerRefusal>& refusals, bool bothWays) {
-  for (const PeerRefusal& refusal : refusals) {
-    JsonObject item;
-    item.set("pair", bothWays ? formatBothWays(refusal.pair) : formatPair(refusal.pair));
-    json.addRaw(item.set("reason", refusal.reason).dump());
-  }
 }
 
 }  // namespace
@@ -502,7 +492,8 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
   DeviceMatrix sm(run.topology.deviceCount());      // elsewhere: owner -> accessor
   std::string loopbackRows;                         // the loopback pair's rows of its table
   std::string bothWaysRows;                         // the rows of the both-ways table
-  JsonArray oneWayJson, engineBothJson, smBothJson, refusedJson;
+  JsonArray oneWayJson, engineBothJson, smBothJson;
+  JsonArray refusedJson;  // each pair the driver refused: `0:1` one way, `0<->1` both ways
 
   // The diagonal: a copy inside one device, the reference for every link.
   for (const int ordinal : plan.devices) {
@@ -580,11 +571,19 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
         << formatMatrix(sm, "from", "to", 1, refused) << "Ratio SM / copy engine:\n"
         << formatMatrix(smOverEngine, "from", "to", 3, refused);
   }
-  for (const PeerRefusal& refusal : refused)
+  // Each refusal once, as it is printed and in the JSON: one way under the matrices, both ways
+  // in the both-ways table.
+  for (const PeerRefusal& refusal : refused) {
     out << "  refused: pair " << formatPair(refusal.pair) << ", " << refusal.reason << '\n';
+    JsonObject item;
+    item.set("pair", formatPair(refusal.pair)).set("reason", refusal.reason);
+    refusedJson.addRaw(item.dump());
+  }
   for (const PeerRefusal& refusal : refusedBoth) {
     const std::string name = formatBothWays(refusal.pair);
     bothWaysRows += format("  %-8s  refused: ", name.c_str()) + refusal.reason + "\n";
+    JsonObject item;
+    refusedJson.addRaw(item.set("pair", name).set("reason", refusal.reason).dump());
   }
   if (plan.bidirectional.empty()) {
     out << "Both directions at once: no pair is tested both ways, nothing to measure.\n";
@@ -598,8 +597,6 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
         << "  pair      copy engine: sum  both done   SM: sum  both done\n"
         << bothWaysRows;
   }
-  addRefusals(refusedJson, refused, false);
-  addRefusals(refusedJson, refusedBoth, true);
   json.set("copiesPerSample", kCopiesPerSample)
       .set("copyCounting", "bytes copied / time; " + samples)
       .set("bidirectionalCounting",
