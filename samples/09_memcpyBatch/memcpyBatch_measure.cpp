@@ -36,6 +36,7 @@ struct Way {
   std::uint64_t bytes = 0;     // bytes one pass moves
   bool supported = true;       // false where the driver answered CUDA_ERROR_NOT_SUPPORTED
   bool passed = true;          // every word arrived (checked before timing)
+  std::string problem;         // the first wrong word, when not
   double medianMs = kNaN;      // CUDA-event time of one pass, median
   double submitUs = kNaN;      // host time in the submitting calls, per copy
   double gbps() const { return ms::gigabytesPerSecond(static_cast<double>(bytes), medianMs); }
@@ -74,7 +75,11 @@ Way measureWay(Bench& bench, Way way, const std::function<void()>& poison, const
   }
   ms::check(first, way.name.c_str());
   ms::check(cuCtxSynchronize(), "cuCtxSynchronize");
-  way.passed = verify().passed();
+  const ms::PatternCheck check = verify();
+  way.passed = check.passed();
+  if (!way.passed)
+    way.problem = check.expected == check.actual ? std::to_string(check.mismatches) + " wrong words"
+                                                 : ms::describePatternCheck(check);
 
   std::vector<double> timesMs;
   std::vector<double> submitUs;
@@ -111,6 +116,8 @@ void printWay(std::ostream& out, const Way& way, const Way& reference) {
   out << std::fixed << std::setprecision(1) << std::setw(8) << way.gbps() << " GB/s  "
       << std::setprecision(2) << std::setw(5) << way.gbps() / reference.gbps() << "x  "
       << std::setw(7) << way.submitUs << " us/copy  " << (way.passed ? "ok" : "WRONG") << '\n';
+  if (!way.passed)
+    out << "    " << way.problem << '\n';
 }
 
 /// The way as a JSON object.
