@@ -38,8 +38,11 @@ struct BatchOptions {
   std::optional<std::uint64_t> sweepMin;      ///< `--sweep-min` (default 4 KiB).
   std::optional<std::uint64_t> sweepMax;      ///< `--sweep-max` (default 4 MiB).
 
+  /// The block size: `--block-size`, or 64 KiB.
   std::uint64_t blockSize() const noexcept { return blockBytes.value_or(64 * 1024); }
+  /// The sweep's smallest block size: `--sweep-min`, or 4 KiB.
   std::uint64_t sweepFrom() const noexcept { return sweepMin.value_or(4 * 1024); }
+  /// The sweep's largest block size: `--sweep-max`, or 4 MiB.
   std::uint64_t sweepTo() const noexcept { return sweepMax.value_or(4 * 1024 * 1024); }
 };
 
@@ -62,19 +65,24 @@ struct BlockLayout {
   std::uint64_t count = 0;       ///< Blocks, and slots in each pool.
   std::uint64_t blockBytes = 0;  ///< Bytes per block, whole words.
   std::uint64_t bytes = 0;       ///< count x blockBytes: each pool's size.
-  std::uint64_t hostStride = 1;  ///< Coprime with count.
-  std::uint64_t deviceStride = 1;
+  std::uint64_t hostStride = 1;    ///< The host permutation's stride, coprime with count.
+  std::uint64_t deviceStride = 1;  ///< The device permutation's stride, coprime with count.
   std::vector<std::uint64_t> hostOffsets;    ///< hostOffset(i) for every block, when asked for.
   std::vector<std::uint64_t> deviceOffsets;  ///< deviceOffset(i) for every block, when asked for.
 
+  /// The host pool's slot of @p block: (block x hostStride) mod count.
   std::uint64_t hostSlot(std::uint64_t block) const noexcept;
+  /// The device pool's slot of @p block: (block x deviceStride + count / 2) mod count.
   std::uint64_t deviceSlot(std::uint64_t block) const noexcept;
+  /// Where @p block starts in the host pool, in bytes.
   std::uint64_t hostOffset(std::uint64_t block) const noexcept {
     return hostSlot(block) * blockBytes;
   }
+  /// Where @p block starts in the device pool, in bytes.
   std::uint64_t deviceOffset(std::uint64_t block) const noexcept {
     return deviceSlot(block) * blockBytes;
   }
+  /// count x blockBytes, computed (bytes holds the same once makeLayout() made the layout).
   std::uint64_t totalBytes() const noexcept { return count * blockBytes; }
 };
 
@@ -98,11 +106,11 @@ PatternCheck checkBlocks(const std::uint32_t* pool, const BlockLayout& layout, P
 /// The arrays of one cuMemcpyBatchAsync: one entry per copy, and one CUmemcpyAttributes per group
 /// of consecutive copies, attrsIdxs[k] the first copy of group k.
 struct BatchPlan {
-  std::vector<CUdeviceptr> dsts;
-  std::vector<CUdeviceptr> srcs;
-  std::vector<std::size_t> sizes;
-  std::vector<CUmemcpyAttributes> attrs;
-  std::vector<std::size_t> attrsIdxs;
+  std::vector<CUdeviceptr> dsts;          ///< Each copy's destination.
+  std::vector<CUdeviceptr> srcs;          ///< Each copy's source.
+  std::vector<std::size_t> sizes;         ///< Each copy's bytes.
+  std::vector<CUmemcpyAttributes> attrs;  ///< Each group's attributes.
+  std::vector<std::size_t> attrsIdxs;     ///< Each group's first copy.
 
   /// Starts a group: the copies added next get @p attributes. A group with no copy yet is
   /// replaced instead of left empty (the driver wants every index < count, strictly increasing).
@@ -110,6 +118,7 @@ struct BatchPlan {
   /// Adds one copy of @p bytes from @p src to @p dst to the current group.
   /// @throws std::logic_error before any beginGroup().
   void addCopy(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes);
+  /// How many copies the batch holds.
   std::size_t count() const noexcept { return sizes.size(); }
 };
 
@@ -143,10 +152,12 @@ std::vector<std::uint64_t> sweepSizes(std::uint64_t from, std::uint64_t to,
 
 /// A dense volume of 32-bit words: rows of `width` words, layers of `height` rows.
 struct Volume {
-  std::uint64_t width = 0;
-  std::uint64_t height = 0;
-  std::uint64_t depth = 1;
+  std::uint64_t width = 0;   ///< Words per row.
+  std::uint64_t height = 0;  ///< Rows per layer.
+  std::uint64_t depth = 1;   ///< Layers.
+  /// All its words.
   std::uint64_t words() const noexcept { return width * height * depth; }
+  /// The index of word @p x of row @p y of layer @p z.
   std::uint64_t index(std::uint64_t x, std::uint64_t y, std::uint64_t z) const noexcept {
     return (z * height + y) * width + x;
   }
@@ -154,12 +165,13 @@ struct Volume {
 
 /// A box inside a Volume, in words, rows and layers: the part a 2D or 3D copy moves.
 struct Box {
-  std::uint64_t x = 0;
-  std::uint64_t y = 0;
-  std::uint64_t z = 0;
-  std::uint64_t width = 0;
-  std::uint64_t height = 0;
-  std::uint64_t depth = 1;
+  std::uint64_t x = 0;       ///< First word of each row.
+  std::uint64_t y = 0;       ///< First row of each layer.
+  std::uint64_t z = 0;       ///< First layer.
+  std::uint64_t width = 0;   ///< Words per row.
+  std::uint64_t height = 0;  ///< Rows per layer.
+  std::uint64_t depth = 1;   ///< Layers.
+  /// Whether word @p px of row @p py of layer @p pz is inside.
   bool contains(std::uint64_t px, std::uint64_t py, std::uint64_t pz) const noexcept {
     return px >= x && px < x + width && py >= y && py < y + height && pz >= z && pz < z + depth;
   }
