@@ -48,7 +48,8 @@ namespace ms = memsamples;
 
 namespace {
 
-constexpr std::uint32_t kSeed = 2025;  // the pattern every block's words come from
+// The pattern every block's words come from; step 7 checks with the same seed.
+constexpr std::uint32_t kSeed = ms::kBlockSeed;
 
 /// The lesson: one batch of scattered copies, each call in the order a program makes it.
 ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
