@@ -13,10 +13,10 @@
  *
  * 1. Load the driver, and pick a device: **cuInit**, then Common's selectDevice().
  * 2. Create a context (**cuCtxCreate**): it owns everything below.
- * 3. Size and allocate the pools: a device pool (**cuMemAlloc**), a pinned host pool
- *    the blocks come from and one they come back to (**cuMemHostAlloc**, mapped for
- *    step 7's kernels), a pageable copy of the source pool (`std::vector`), and a small
- *    device slot for a note from the stack.
+ * 3. Size and allocate the pools: a device pool with room for a note from the stack after
+ *    its last slot (**cuMemAlloc**), a pinned host pool the blocks come from and one they
+ *    come back to (**cuMemHostAlloc**, mapped for step 7's kernels), and a pageable copy
+ *    of the source pool (`std::vector`).
  * 4. Fill the pools: every block's data into its scattered slot of the host pools, and
  *    a sentinel into the whole device pool (**cuMemsetD32Async**) on a new stream
  *    (**cuStreamCreate**: the batch refuses the legacy NULL stream).
@@ -51,6 +51,9 @@ namespace {
 // The pattern every block's words come from; step 7 checks with the same seed.
 constexpr std::uint32_t kSeed = ms::kBlockSeed;
 
+// The note the batch copies from the stack: the run's shape, checked when it comes back.
+using Note = std::array<std::uint64_t, 3>;
+
 /// The lesson: one batch of scattered copies, each call in the order a program makes it.
 ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
                            const ms::BatchOptions& options, ms::Report& report) {
@@ -66,11 +69,11 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
 
   // 3. Size the pools to free memory, and allocate them (mapped for step 7's kernels).
+  // The device pool has room for the note after its last slot.
   const ms::BlockLayout layout = sizeRun(device, options, out);
   ms::OwnedDeviceMemory devicePool;
-  ms::check(cuMemAlloc(devicePool.out(), layout.bytes), "cuMemAlloc");
-  ms::OwnedDeviceMemory noteDst;
-  ms::check(cuMemAlloc(noteDst.out(), sizeof(std::uint64_t) * 3), "cuMemAlloc");
+  ms::check(cuMemAlloc(devicePool.out(), layout.bytes + sizeof(Note)), "cuMemAlloc");
+  const CUdeviceptr noteDst = devicePool.get() + layout.bytes;
   ms::OwnedPinnedHostMemory sourcePool;
   ms::OwnedPinnedHostMemory returnPool;
   const unsigned int mapped = CU_MEMHOSTALLOC_DEVICEMAP;
@@ -85,7 +88,7 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   ms::fillBlocks(pageablePool.data(), layout, ms::PoolSide::Host, kSeed);
   ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  const std::size_t words = layout.bytes / sizeof(std::uint32_t);
+  const std::size_t words = (layout.bytes + sizeof(Note)) / sizeof(std::uint32_t);
   ms::check(cuMemsetD32Async(devicePool.get(), ms::kSentinelWord, words, stream.get()),
             "cuMemsetD32Async");
 
@@ -100,8 +103,8 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
     srcs.push_back(reinterpret_cast<CUdeviceptr>(from) + layout.hostOffsets[block]);
     sizes.push_back(layout.blockBytes);
   }
-  const std::array<std::uint64_t, 3> note = {layout.count, layout.blockBytes, kSeed};
-  dsts.push_back(noteDst.get());
+  const Note note = {layout.count, layout.blockBytes, kSeed};
+  dsts.push_back(noteDst);
   srcs.push_back(reinterpret_cast<CUdeviceptr>(note.data()));
   sizes.push_back(sizeof(note));
 
@@ -122,10 +125,10 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
     ms::check(answer, "cuMemcpyBatchAsync");
 
   // 6. Check every byte: the pool and the note come back in one contiguous copy each.
-  std::array<std::uint64_t, 3> arrived = {};
+  Note arrived = {};
   ms::check(cuMemcpyDtoHAsync(back, devicePool.get(), layout.bytes, stream.get()),
             "cuMemcpyDtoHAsync");
-  ms::check(cuMemcpyDtoHAsync(arrived.data(), noteDst.get(), sizeof(note), stream.get()),
+  ms::check(cuMemcpyDtoHAsync(arrived.data(), noteDst, sizeof(note), stream.get()),
             "cuMemcpyDtoHAsync");
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
   const auto lesson = ms::checkBlocks(back, layout, ms::PoolSide::Device, kSeed);
@@ -144,7 +147,6 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
   ms::check(cuMemFreeHost(returnPool.release()), "cuMemFreeHost");
   ms::check(cuMemFreeHost(sourcePool.release()), "cuMemFreeHost");
-  ms::check(cuMemFree(noteDst.release()), "cuMemFree");
   ms::check(cuMemFree(devicePool.release()), "cuMemFree");
   ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   //! [core]
