@@ -22,7 +22,10 @@ short_run_args() {
   local help
   help="$("$1" --help)"
   grep -q -- "--iterations" <<<"$help" && args+=(--iterations "$2" --warmup 1)
-  grep -q -- "--size" <<<"$help" && args+=(--size "$3")
+  # "--size" as an option of its own, not the tail of memcpyBatch's --block-size.
+  grep -qE -- "^ *--size " <<<"$help" && args+=(--size "$3")
+  # memcpyBatch takes blocks, not a size: a few hundred small ones keep its runs short.
+  [ "$(basename "$1")" = memcpyBatch ] && args+=(--blocks 256 --block-size 16K)
   if [ "${4:-}" = loopback ] && [ "$(basename "$1")" = p2pMemMap ] &&
     [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then
     args+=(--loopback)
@@ -82,6 +85,7 @@ run_extra() {
 }
 run_extra vectorAddMMAP.stripes8 "$build/bin/vectorAddMMAP" --stripes 8
 run_extra p2pMemMap.loopback "$build/bin/p2pMemMap" --loopback
+run_extra memcpyBatch.sweep "$build/bin/memcpyBatch" --sweep
 echo "== bad input, as a new user would type it (each: one line, exit 1)"
 for bad in "--device 7" "--device=-1" "--device x" "--size 0" "--size 12Q" "--size 99999999G" \
   "--bogus" "--json /nonexistent/dir/f.json"; do
