@@ -29,10 +29,14 @@ double microseconds(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double, std::micro>(end - start).count();
 }
 
-/// The median and p99 of @p pairUs into @p variant, and a JSON object of it.
-ms::JsonObject summarize(pool_plan::VariantResult& variant, const std::vector<double>& pairUs) {
+/// The median and p99 of @p pairUs into @p variant.
+void summarize(pool_plan::VariantResult& variant, const std::vector<double>& pairUs) {
   variant.medianUs = pool_plan::quantile(pairUs, 0.5);
   variant.p99Us = pool_plan::quantile(pairUs, 0.99);
+}
+
+/// @p variant as a JSON object.
+ms::JsonObject toJson(const pool_plan::VariantResult& variant) {
   ms::JsonObject json;
   json.set("name", variant.name).set("medianUs", variant.medianUs).set("p99Us", variant.p99Us);
   if (variant.reservedHigh)
@@ -62,21 +66,19 @@ pool_plan::VariantResult allocFreeLoop(const std::vector<std::uint64_t>& sizes) 
       pairUs[first + k] += microseconds(start, Clock::now());
     }
   }
-  variant.medianUs = pool_plan::quantile(pairUs, 0.5);
-  variant.p99Us = pool_plan::quantile(pairUs, 0.99);
+  summarize(variant, pairUs);
   return variant;
 }
 
 /// The same loop from the pool at release threshold @p threshold, a stream synchronization
 /// ending each step (as a training step ends), the pool's counters read at the end.
 pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>& sizes,
-                                  std::uint64_t threshold, const std::string& name,
-                                  std::vector<double>& pairUs) {
+                                  std::uint64_t threshold, const std::string& name) {
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
   pa::setReleaseThreshold(run.pool, threshold);
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");
   pa::resetHighWater(run.pool);
-  pairUs.assign(sizes.size(), 0);
+  std::vector<double> pairUs(sizes.size());
   // [pool-loop]
   std::vector<ms::OwnedDeviceMemory> live(pool_plan::kTemporariesPerStep);
   for (std::size_t first = 0; first < sizes.size(); first += pool_plan::kTemporariesPerStep) {
@@ -98,6 +100,7 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>
   // [pool-loop]
   pool_plan::VariantResult variant;
   variant.name = name;
+  summarize(variant, pairUs);
   variant.reservedHigh = usage.reservedHigh;
   variant.usedHigh = usage.usedHigh;
   variant.reservedAfter = usage.reservedCurrent;
@@ -215,16 +218,15 @@ void measureAllocations(PoolRun& run, ms::Report& report) {
 
   std::vector<pool_plan::VariantResult> variants;
   variants.push_back(allocFreeLoop(sizes));
-  std::vector<double> pairUs;
   const std::string keepName = run.plan.keepThreshold == UINT64_MAX
                                    ? std::string("pool, threshold max")
                                    : "pool, threshold " + ms::formatBytes(run.plan.keepThreshold);
   ms::JsonArray json;
-  json.addRaw(summarize(variants.back(), {}).dump());
+  json.addRaw(toJson(variants.back()).dump());
   for (const std::uint64_t threshold : {run.plan.keepThreshold, std::uint64_t{0}}) {
     const std::string name = threshold == 0 ? "pool, threshold 0" : keepName;
-    variants.push_back(poolLoop(run, sizes, threshold, name, pairUs));
-    json.addRaw(summarize(variants.back(), pairUs).dump());
+    variants.push_back(poolLoop(run, sizes, threshold, name));
+    json.addRaw(toJson(variants.back()).dump());
     run.checks.expect(*variants.back().usedHigh >= liveHigh, name + ": used high-water mark",
                       "at least the live bytes' " + ms::formatBytes(liveHigh),
                       ms::formatBytes(*variants.back().usedHigh));
