@@ -150,9 +150,9 @@ std::string footprintTable(const std::vector<VariantResult>& variants, std::uint
 
 std::string reuseTable(const std::vector<ReuseResult>& rows) {
   std::ostringstream out;
-  out << "Reuse across streams (same address on stream 2?)          rule on   rule off\n";
+  out << "Reuse across streams (same address on stream 2?)                rule on   rule off\n";
   for (const ReuseResult& row : rows) {
-    out << "  " << std::left << std::setw(52) << (row.rule + ", " + row.scenario) << std::right
+    out << "  " << std::left << std::setw(60) << (row.rule + ", " + row.scenario) << std::right
         << std::setw(8) << (row.reusedWhenOn ? "yes" : "no") << std::setw(11)
         << (row.reusedWhenOff ? "yes" : "no") << '\n';
   }

@@ -205,7 +205,8 @@ void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out) {
   run.kernelBytes = ms::chooseBufferBytes(options.kernelBytes, kDefaultKernelBytes, freeBytes,
                                           kKernelBuffers, sizeof(float));
   run.kernelBytes = ms::fitHostMemory(options.kernelBytes, run.kernelBytes, 3, sizeof(float));
-  out << "Device " << run.ordinal << ": " << ms::deviceName(run.device) << '\n';
+  run.deviceName = ms::deviceName(run.device);
+  out << "Device " << run.ordinal << ": " << run.deviceName << '\n';
   out << "Mix: " << run.plan.allocations << " allocations of " << ms::formatBytes(run.plan.minBytes)
       << " to " << ms::formatBytes(run.plan.maxBytes) << ", " << pool_plan::kTemporariesPerStep
       << " live per step; kernel vectors " << ms::formatBytes(run.kernelBytes) << '\n';
@@ -239,7 +240,11 @@ void measureAllocations(PoolRun& run, ms::Report& report) {
   out << "Goal: the pool keeping its memory at least 100x faster per pair than cuMemAlloc: "
       << (speedUp >= 100 ? "met" : "not met") << " (" << std::fixed << std::setprecision(1)
       << speedUp << "x)\n";
+  const std::string keep = run.plan.keepThreshold == UINT64_MAX
+                               ? std::string("max")
+                               : std::to_string(run.plan.keepThreshold);
   report.json()
+      .set("keepThreshold", keep)
       .set("allocations", run.plan.allocations)
       .set("minBytes", run.plan.minBytes)
       .set("maxBytes", run.plan.maxBytes)
@@ -429,7 +434,10 @@ ms::Verdict verdictOf(const PoolRun& run, ms::Report& report) {
   ms::JsonArray failures;
   for (const std::string& failure : run.checks.failures())
     failures.add(failure);
-  report.json().set("device", run.ordinal).set("checks", static_cast<std::uint64_t>(run.checks.checks()));
-  report.json().set("failures", failures);
+  report.json()
+      .set("device", run.ordinal)
+      .set("deviceName", run.deviceName)
+      .set("checks", static_cast<std::uint64_t>(run.checks.checks()))
+      .set("failures", failures);
   return run.checks.passed() ? ms::Verdict::Pass : ms::Verdict::Fail;
 }

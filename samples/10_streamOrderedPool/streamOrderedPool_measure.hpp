@@ -30,6 +30,7 @@ struct PoolOptions {
 struct PoolRun {
   CUdevice device = 0;                 ///< The sample's device.
   int ordinal = 0;                     ///< Its ordinal (CUmemLocation::id).
+  std::string deviceName;              ///< Its name (sizeRun() asks for it).
   CUmemoryPool pool = nullptr;         ///< The explicit pool, current for the device.
   CUstream first = nullptr;            ///< Stream 1.
   CUstream second = nullptr;           ///< Stream 2 (the reuse rules).
