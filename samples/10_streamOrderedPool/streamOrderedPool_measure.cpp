@@ -46,58 +46,59 @@ ms::JsonObject toJson(const pool_plan::VariantResult& variant) {
   return json;
 }
 
-/// cuMemAlloc + cuMemFree over @p sizes, steps of kTemporariesPerStep: each call timed.
-pool_plan::VariantResult allocFreeLoop(const std::vector<std::uint64_t>& sizes) {
-  pool_plan::VariantResult variant;
-  variant.name = "cuMemAlloc + cuMemFree";
+/// The allocation loop over @p sizes, each call timed on the host: steps of
+/// kTemporariesPerStep allocations, all freed at the end of their step. With @p stream,
+/// cuMemAllocAsync and cuMemFreeAsync from the device's current pool, and a synchronization
+/// ending each step, as a training step ends; without, cuMemAlloc and cuMemFree.
+/// @return microseconds per allocate + free pair, one per size.
+std::vector<double> timedLoop(const std::vector<std::uint64_t>& sizes, CUstream stream) {
   std::vector<double> pairUs(sizes.size());
+  // [pool-loop]
   std::vector<ms::OwnedDeviceMemory> live(pool_plan::kTemporariesPerStep);
   for (std::size_t first = 0; first < sizes.size(); first += pool_plan::kTemporariesPerStep) {
     const std::size_t count = std::min<std::size_t>(pool_plan::kTemporariesPerStep,
                                                     sizes.size() - first);
     for (std::size_t k = 0; k < count; ++k) {
       const Clock::time_point start = Clock::now();
-      ms::check(cuMemAlloc(live[k].out(), sizes[first + k]), "cuMemAlloc");
+      if (stream != nullptr)
+        ms::check(cuMemAllocAsync(live[k].out(), sizes[first + k], stream), "cuMemAllocAsync");
+      else
+        ms::check(cuMemAlloc(live[k].out(), sizes[first + k]), "cuMemAlloc");
       pairUs[first + k] = microseconds(start, Clock::now());
     }
     for (std::size_t k = 0; k < count; ++k) {
       const Clock::time_point start = Clock::now();
-      ms::check(cuMemFree(live[k].release()), "cuMemFree");
+      if (stream != nullptr)
+        ms::check(cuMemFreeAsync(live[k].release(), stream), "cuMemFreeAsync");
+      else
+        ms::check(cuMemFree(live[k].release()), "cuMemFree");
       pairUs[first + k] += microseconds(start, Clock::now());
     }
+    if (stream != nullptr)  // where a pool at a low threshold gives its memory back
+      ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   }
-  summarize(variant, pairUs);
+  // [pool-loop]
+  return pairUs;
+}
+
+/// The loop on cuMemAlloc and cuMemFree.
+pool_plan::VariantResult allocFreeLoop(const std::vector<std::uint64_t>& sizes) {
+  pool_plan::VariantResult variant;
+  variant.name = "cuMemAlloc + cuMemFree";
+  summarize(variant, timedLoop(sizes, nullptr));
   return variant;
 }
 
-/// The same loop from the pool at release threshold @p threshold, a stream synchronization
-/// ending each step (as a training step ends), the pool's counters read at the end.
+/// The loop on the pool at release threshold @p threshold, started empty (trimmed, high-water
+/// marks reset); the pool's counters read at the end and checked.
 pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>& sizes,
                                   std::uint64_t threshold, const std::string& name) {
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
   pa::setReleaseThreshold(run.pool, threshold);
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");
   pa::resetHighWater(run.pool);
-  std::vector<double> pairUs(sizes.size());
-  // [pool-loop]
-  std::vector<ms::OwnedDeviceMemory> live(pool_plan::kTemporariesPerStep);
-  for (std::size_t first = 0; first < sizes.size(); first += pool_plan::kTemporariesPerStep) {
-    const std::size_t count = std::min<std::size_t>(pool_plan::kTemporariesPerStep,
-                                                    sizes.size() - first);
-    for (std::size_t k = 0; k < count; ++k) {
-      const Clock::time_point start = Clock::now();
-      ms::check(cuMemAllocAsync(live[k].out(), sizes[first + k], run.first), "cuMemAllocAsync");
-      pairUs[first + k] = microseconds(start, Clock::now());
-    }
-    for (std::size_t k = 0; k < count; ++k) {
-      const Clock::time_point start = Clock::now();
-      ms::check(cuMemFreeAsync(live[k].release(), run.first), "cuMemFreeAsync");
-      pairUs[first + k] += microseconds(start, Clock::now());
-    }
-    ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
-  }
+  const std::vector<double> pairUs = timedLoop(sizes, run.first);
   const pa::PoolUsage usage = pa::readPoolUsage(run.pool);
-  // [pool-loop]
   pool_plan::VariantResult variant;
   variant.name = name;
   summarize(variant, pairUs);
