@@ -92,8 +92,8 @@ std::string footprintTable(const std::vector<VariantResult>& variants, std::uint
 struct ReuseResult {
   std::string rule;      ///< e.g. "REUSE_FOLLOW_EVENT_DEPENDENCIES".
   std::string scenario;  ///< What orders stream 2 after stream 1's free.
-  bool reusedWhenOn = false;
-  bool reusedWhenOff = false;
+  bool reusedWhenOn = false;   ///< Stream 2 got stream 1's block with the rule on.
+  bool reusedWhenOff = false;  ///< Stream 2 got stream 1's block with the rule off.
 };
 
 /// The reuse table: "yes" / "no" per rule turned on and off.
