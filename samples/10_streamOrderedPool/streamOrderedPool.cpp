@@ -54,7 +54,8 @@ namespace {
 /// An explicit pool for the error paths: cuMemPoolCreate -> cuMemPoolDestroy.
 using OwnedPool = ms::DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
 
-/// Device memory as one type of it: the pool's pinned (not managed) memory.
+/// The type of memory the lesson's pools hold: plain device memory, which CUDA calls
+/// pinned as opposed to managed.
 constexpr CUmemAllocationType kPinned = CU_MEM_ALLOCATION_TYPE_PINNED;
 
 /// The lesson: the pool's calls in the order a program makes them.
@@ -80,8 +81,8 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   ms::check(cuDeviceGetAttribute(&pools, poolsSupported, run.device),
             "cuDeviceGetAttribute");
   if (pools == 0)
-    throw ms::WaivedError("device " + std::to_string(run.ordinal) +
-                          " has no memory pools (MEMORY_POOLS_SUPPORTED = 0)");
+    throw ms::WaivedError("device " + std::to_string(run.ordinal) + " has no memory pools "
+                          "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
 
   // 2. Create a context and two streams, and size the run to the device. Both streams
   // are non-blocking: neither waits for the legacy NULL stream other code may use.
