@@ -76,8 +76,8 @@ void probePeerAccess(PoolRun& run, memsamples::Report& report);
 
 /**
  * Step 8: a managed-memory pool and a host-location pool, where the driver has them: what each
- * call answered is printed; where a pool is made, 1 MiB of it is allocated, written, read back
- * (checked), freed and the pool destroyed. @throws CudaError after a pool was made.
+ * call answered is printed; where a pool is made, 1 MiB of it is allocated, written by the
+ * device, read by the CPU (checked), freed and the pool destroyed. @throws CudaError after a pool was made.
  */
 void probeOtherPools(PoolRun& run, memsamples::Report& report);
 
