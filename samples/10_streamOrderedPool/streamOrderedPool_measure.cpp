@@ -98,7 +98,21 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>
   pa::setReleaseThreshold(run.pool, threshold);
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");
   pa::resetHighWater(run.pool);
-  const std::vector<double> pairUs = timedLoop(sizes, run.first);
+  std::vector<double> pairUs;
+  try {
+    pairUs = timedLoop(sizes, run.first);
+  } catch (const ms::CudaError& error) {
+    if (error.result() != CUDA_ERROR_OUT_OF_MEMORY)
+      throw;
+    // The loop never holds more than one step's temporaries: a pool that runs out is not
+    // reusing what was freed (initcheck was seen to hold freed blocks back), or the GPU is full.
+    const pa::PoolUsage usage = pa::readPoolUsage(run.pool);
+    throw ms::CudaError(error.result(),
+                        std::string(error.what()) + "; " + name + " held " +
+                            ms::formatBytes(usage.reservedCurrent) + " reserved for at most " +
+                            ms::formatBytes(pool_plan::loopHighWater(sizes)) +
+                            " live: freed blocks were not reused, or the GPU is full");
+  }
   const pa::PoolUsage usage = pa::readPoolUsage(run.pool);
   pool_plan::VariantResult variant;
   variant.name = name;
