@@ -86,6 +86,7 @@ run_extra() {
 run_extra vectorAddMMAP.stripes8 "$build/bin/vectorAddMMAP" --stripes 8
 run_extra p2pMemMap.loopback "$build/bin/p2pMemMap" --loopback
 run_extra memcpyBatch.sweep "$build/bin/memcpyBatch" --sweep
+run_extra streamOrderedPool.threshold0 "$build/bin/streamOrderedPool" --threshold 0
 echo "== bad input, as a new user would type it (each: one line, exit 1)"
 for bad in "--device 7" "--device=-1" "--device x" "--size 0" "--size 12Q" "--size 99999999G" \
   "--bogus" "--json /nonexistent/dir/f.json"; do

@@ -177,5 +177,9 @@ MEMSAMPLES_WEAK(cuMemFreeAsync)
 MEMSAMPLES_WEAK(cuMemPoolGetAttribute)
 MEMSAMPLES_WEAK(cuMemPoolSetAttribute)
 MEMSAMPLES_WEAK(cuMemPoolTrimTo)
+MEMSAMPLES_WEAK(cuMemAllocAsync)
+MEMSAMPLES_WEAK(cuMemGetDefaultMemPool)
+MEMSAMPLES_WEAK(cuMemGetMemPool)
+MEMSAMPLES_WEAK(cuMemSetMemPool)
 
 #undef MEMSAMPLES_WEAK

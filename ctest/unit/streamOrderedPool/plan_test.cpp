@@ -1,0 +1,150 @@
+// 10_streamOrderedPool's CUDA-free logic: options, size mix, bookkeeping, quantiles, tables.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "memsamples.hpp"
+#include "pool_plan.hpp"
+
+namespace pp = pool_plan;
+namespace ms = memsamples;
+
+TEST(StreamOrderedPoolOptions, DefaultsGiveTenThousandAllocationsOfOneKiBTo64MiB) {
+  const pp::RunPlan plan = pp::checkOptions({}, {}, "max", 20);
+  EXPECT_EQ(plan.minBytes, 1024u);
+  EXPECT_EQ(plan.maxBytes, 64u << 20);
+  EXPECT_EQ(plan.keepThreshold, UINT64_MAX);
+  EXPECT_EQ(plan.allocations, 10000);
+}
+
+TEST(StreamOrderedPoolOptions, ThresholdIsMaxOrAByteSize) {
+  EXPECT_EQ(pp::parseThreshold("max"), UINT64_MAX);
+  EXPECT_EQ(pp::parseThreshold("0"), 0u);
+  EXPECT_EQ(pp::parseThreshold("32M"), 32u << 20);
+  EXPECT_THROW(pp::parseThreshold("lots"), ms::UsageError);
+  EXPECT_THROW(pp::parseThreshold(""), ms::UsageError);
+  EXPECT_THROW(pp::parseThreshold("-1"), ms::UsageError);
+}
+
+TEST(StreamOrderedPoolOptions, SizesOutOfOrderAreOneLineNamingBoth) {
+  try {
+    pp::checkOptions(std::uint64_t{64} << 20, std::uint64_t{1} << 20, "max", 1);
+    FAIL() << "no usage error";
+  } catch (const ms::UsageError& error) {
+    EXPECT_STREQ(error.what(),
+                 "--min-size 64.0 MiB is larger than --max-size 1.00 MiB: the sizes are out of "
+                 "order");
+  }
+}
+
+TEST(StreamOrderedPoolOptions, AMinimumAboveTheDefaultMaximumRaisesIt) {
+  const pp::RunPlan plan = pp::checkOptions(std::uint64_t{128} << 20, {}, "0", 1);
+  EXPECT_EQ(plan.maxBytes, plan.minBytes);
+  EXPECT_EQ(plan.keepThreshold, 0u);
+  EXPECT_EQ(plan.allocations, 500);
+}
+
+TEST(StreamOrderedPoolOptions, ZeroIterationsAreRefused) {
+  EXPECT_THROW(pp::checkOptions({}, {}, "max", 0), ms::UsageError);
+}
+
+TEST(StreamOrderedPoolSizing, LargestIsCutToAQuarterOfFreeMemoryPerStep) {
+  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 1ull << 40), 64u << 20);
+  // 256 MiB free: a quarter is 64 MiB, for 8 temporaries 8 MiB each.
+  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 256u << 20), 8u << 20);
+  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 0), 1024u);
+}
+
+TEST(StreamOrderedPoolMix, SizesStayInRangeAlignedAndReproducible) {
+  const auto sizes = pp::sizeMix(10000, 1024, 64u << 20, 7);
+  ASSERT_EQ(sizes.size(), 10000u);
+  EXPECT_EQ(sizes, pp::sizeMix(10000, 1024, 64u << 20, 7));
+  EXPECT_NE(sizes, pp::sizeMix(10000, 1024, 64u << 20, 8));
+  for (const std::uint64_t bytes : sizes) {
+    EXPECT_GE(bytes, 1024u);
+    EXPECT_LE(bytes, 64u << 20);
+    EXPECT_EQ(bytes % 256, 0u);
+  }
+}
+
+TEST(StreamOrderedPoolMix, SpreadIsLogUniform) {
+  // 16 doublings from 1 KiB to 64 MiB: each quarter of them gets about a quarter of the sizes.
+  const auto sizes = pp::sizeMix(10000, 1024, 64u << 20, 1);
+  const auto below = [&](std::uint64_t limit) {
+    return static_cast<double>(
+        std::count_if(sizes.begin(), sizes.end(), [&](std::uint64_t b) { return b < limit; }));
+  };
+  EXPECT_NEAR(below(16u << 10), 2500, 250);
+  EXPECT_NEAR(below(256u << 10), 5000, 250);
+  EXPECT_NEAR(below(4u << 20), 7500, 250);
+}
+
+TEST(StreamOrderedPoolMix, TinyAndSingleSizeRanges) {
+  for (const std::uint64_t bytes : pp::sizeMix(100, 1, 100, 3)) {
+    EXPECT_GE(bytes, 1u);
+    EXPECT_LE(bytes, 100u);
+  }
+  for (const std::uint64_t bytes : pp::sizeMix(10, 4096, 4096, 3))
+    EXPECT_EQ(bytes, 4096u);
+  EXPECT_TRUE(pp::sizeMix(0, 1, 2, 3).empty());
+}
+
+TEST(StreamOrderedPoolBookkeeping, HighWaterMarkFollowsLiveBytes) {
+  pp::LiveBytes live;
+  live.allocate(100);
+  live.allocate(50);
+  live.free(100);
+  live.allocate(20);
+  EXPECT_EQ(live.live(), 70u);
+  EXPECT_EQ(live.high(), 150u);
+  EXPECT_THROW(live.free(71), std::logic_error);
+}
+
+TEST(StreamOrderedPoolBookkeeping, LoopHighWaterIsTheLargestStep) {
+  std::vector<std::uint64_t> sizes(20, 1);
+  sizes[9] = 100;   // step 2 (allocations 8-15) holds 107
+  sizes[17] = 10;   // step 3 (16-19) holds 13
+  EXPECT_EQ(pp::loopHighWater(sizes), 107u);
+  EXPECT_EQ(pp::loopHighWater({}), 0u);
+}
+
+TEST(StreamOrderedPoolStatistics, NearestRankQuantiles) {
+  std::vector<double> values;
+  for (int i = 100; i >= 1; --i)
+    values.push_back(i);
+  EXPECT_DOUBLE_EQ(pp::quantile(values, 0.5), 50);
+  EXPECT_DOUBLE_EQ(pp::quantile(values, 0.99), 99);
+  EXPECT_DOUBLE_EQ(pp::quantile(values, 1.0), 100);
+  EXPECT_DOUBLE_EQ(pp::quantile({7}, 0.99), 7);
+  EXPECT_DOUBLE_EQ(pp::quantile({}, 0.5), 0);
+}
+
+TEST(StreamOrderedPoolReport, TablesNameEveryVariantAndTheSpeedUp) {
+  pp::VariantResult alloc;
+  alloc.name = "cuMemAlloc + cuMemFree";
+  alloc.medianUs = 100;
+  alloc.p99Us = 900;
+  pp::VariantResult keep;
+  keep.name = "pool, threshold max";
+  keep.medianUs = 0.5;
+  keep.p99Us = 2;
+  keep.reservedHigh = 256u << 20;
+  keep.usedHigh = 128u << 20;
+  keep.reservedAfter = 256u << 20;
+  const std::string latency = pp::latencyTable({alloc, keep});
+  EXPECT_NE(latency.find("cuMemAlloc + cuMemFree"), std::string::npos);
+  EXPECT_NE(latency.find("200.00x"), std::string::npos) << latency;
+  const std::string footprint = pp::footprintTable({alloc, keep}, 128u << 20);
+  EXPECT_NE(footprint.find("256 MiB"), std::string::npos) << footprint;
+  EXPECT_NE(footprint.find("2.00"), std::string::npos) << footprint;
+  EXPECT_NE(footprint.find("live bytes high-water mark of the loop: 128 MiB"), std::string::npos);
+  pp::ReuseResult row;
+  row.rule = "ALLOW_OPPORTUNISTIC";
+  row.scenario = "the free has completed";
+  row.reusedWhenOn = true;
+  const std::string reuse = pp::reuseTable({row});
+  EXPECT_NE(reuse.find("ALLOW_OPPORTUNISTIC, the free has completed"), std::string::npos);
+  EXPECT_NE(reuse.find("yes"), std::string::npos);
+  EXPECT_NE(reuse.find("no"), std::string::npos);
+}

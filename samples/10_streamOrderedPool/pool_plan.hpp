@@ -1,0 +1,102 @@
+/**
+ * @file pool_plan.hpp
+ * @brief The CUDA-free part of 10_streamOrderedPool, unit tested without a GPU: the options'
+ *        checks, the mix of allocation sizes, the live-bytes bookkeeping, the latency
+ *        statistics and the tables the sample prints.
+ */
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pool_plan {
+
+/// Allocations per `--iterations`: the default 20 gives the 10,000 allocations of the mix.
+constexpr int kAllocationsPerIteration = 500;
+/// Temporaries alive at once in one step of the loop, as a training or serving step has them.
+constexpr int kTemporariesPerStep = 8;
+
+/// What the command line asked for, checked: every mistake is a usage error before any device
+/// is asked anything.
+struct RunPlan {
+  std::uint64_t minBytes = 0;       ///< Smallest allocation of the mix (`--min-size`).
+  std::uint64_t maxBytes = 0;       ///< Largest allocation of the mix (`--max-size`).
+  std::uint64_t keepThreshold = 0;  ///< The "keep" release threshold (`--threshold`).
+  int allocations = 0;              ///< Allocations per variant of the loop.
+};
+
+/// `--threshold`: "max" (keep everything: UINT64_MAX) or a byte size (4096, 64M, 0...).
+/// @throws memsamples::UsageError naming `--threshold` for anything else.
+std::uint64_t parseThreshold(std::string_view text);
+
+/// Checks the options together: @p minBytes (default 1K) must not exceed @p maxBytes (default
+/// 64M); @p iterations (1 or more, as the parser checks) gives the allocations.
+/// @throws memsamples::UsageError with one line naming both sizes when they are out of order.
+RunPlan checkOptions(const std::optional<std::uint64_t>& minBytes,
+                     const std::optional<std::uint64_t>& maxBytes, std::string_view threshold,
+                     int iterations);
+
+/// The largest allocation after sizing: @p maxBytes, or less so that one step's temporaries
+/// (kTemporariesPerStep of the largest size) take at most a quarter of @p freeBytes; never
+/// below @p minBytes. Sizing only: no verdict depends on free memory.
+std::uint64_t fitLargest(std::uint64_t minBytes, std::uint64_t maxBytes, std::uint64_t freeBytes);
+
+/// @p count sizes in [@p minBytes, @p maxBytes], log-uniformly spread (as many 1-4 KiB
+/// temporaries as 16-64 MiB ones), each a multiple of 256 bytes where the range allows it,
+/// reproducible from @p seed on every machine.
+std::vector<std::uint64_t> sizeMix(int count, std::uint64_t minBytes, std::uint64_t maxBytes,
+                                   std::uint32_t seed);
+
+/// Live-bytes bookkeeping: what the program itself holds, whatever the allocator reserves.
+class LiveBytes {
+ public:
+  void allocate(std::uint64_t bytes);  ///< One more allocation of @p bytes is live.
+  /// One allocation of @p bytes is freed. @throws std::logic_error when more is freed than live.
+  void free(std::uint64_t bytes);
+  std::uint64_t live() const noexcept { return live_; }  ///< Bytes live now.
+  std::uint64_t high() const noexcept { return high_; }  ///< The high-water mark of live().
+
+ private:
+  std::uint64_t live_ = 0;
+  std::uint64_t high_ = 0;
+};
+
+/// The high-water mark of live bytes of the loop over @p sizes: steps of kTemporariesPerStep
+/// allocations, all freed at the end of their step.
+std::uint64_t loopHighWater(const std::vector<std::uint64_t>& sizes);
+
+/// The @p fraction quantile (0.5 = median, 0.99 = p99, nearest rank) of @p values; 0 for none.
+double quantile(std::vector<double> values, double fraction);
+
+/// One variant of the allocation loop, as the tables print it.
+struct VariantResult {
+  std::string name;                ///< "cuMemAlloc + cuMemFree", "pool, threshold max"...
+  double medianUs = 0;             ///< Median microseconds per allocate + free pair.
+  double p99Us = 0;                ///< 99th percentile, microseconds per pair.
+  std::optional<std::uint64_t> reservedHigh;  ///< RESERVED_MEM_HIGH (pools only).
+  std::optional<std::uint64_t> usedHigh;      ///< USED_MEM_HIGH (pools only).
+  std::optional<std::uint64_t> reservedAfter;  ///< RESERVED_MEM_CURRENT after the last sync.
+};
+
+/// The latency table: one line per variant, and the speed-up of each over the first.
+std::string latencyTable(const std::vector<VariantResult>& variants);
+
+/// The footprint table: each variant's reserved and used high-water marks against @p liveHigh,
+/// the program's own high-water mark of live bytes.
+std::string footprintTable(const std::vector<VariantResult>& variants, std::uint64_t liveHigh);
+
+/// One row of the reuse table: a rule, its scenario, and whether stream 2 got stream 1's block.
+struct ReuseResult {
+  std::string rule;      ///< e.g. "REUSE_FOLLOW_EVENT_DEPENDENCIES".
+  std::string scenario;  ///< What orders stream 2 after stream 1's free.
+  bool reusedWhenOn = false;   ///< Stream 2 got stream 1's block with the rule on.
+  bool reusedWhenOff = false;  ///< Stream 2 got stream 1's block with the rule off.
+};
+
+/// The reuse table: "yes" / "no" per rule turned on and off.
+std::string reuseTable(const std::vector<ReuseResult>& rows);
+
+}  // namespace pool_plan

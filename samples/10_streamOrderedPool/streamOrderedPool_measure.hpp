@@ -1,0 +1,93 @@
+/**
+ * @file streamOrderedPool_measure.hpp
+ * @brief What 10_streamOrderedPool measures and probes, one call per step: the allocation
+ *        loop's latency and footprint (cuMemAlloc against the pool at two release thresholds),
+ *        the reuse rules across streams, peer access, managed and host-location pools, and a
+ *        kernel on pool memory against the same kernel on cuMemAlloc memory.
+ */
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "memsamples.hpp"
+#include "pool_plan.hpp"
+#include "support/checklist.hpp"
+
+/// The options of the sample beyond Common's.
+struct PoolOptions {
+  std::optional<std::uint64_t> minBytes;     ///< `--min-size`: smallest allocation of the mix.
+  std::optional<std::uint64_t> maxBytes;     ///< `--max-size`: largest allocation of the mix.
+  std::optional<std::uint64_t> kernelBytes;  ///< `--size`: bytes per vector of step 9's kernel.
+  std::string threshold = "max";             ///< `--threshold`: the "keep" release threshold.
+};
+
+/// What the lesson hands each step: its device, pool and streams, the checked plan, and the
+/// checks every step adds to (the verdict counts them all).
+struct PoolRun {
+  CUdevice device = 0;                 ///< The sample's device.
+  int ordinal = 0;                     ///< Its ordinal (CUmemLocation::id).
+  std::string deviceName;              ///< Its name (sizeRun() asks for it).
+  CUmemoryPool pool = nullptr;         ///< The explicit pool, current for the device.
+  CUstream first = nullptr;            ///< Stream 1.
+  CUstream second = nullptr;           ///< Stream 2 (the reuse rules).
+  pool_plan::RunPlan plan;             ///< The allocation mix, sized (sizeRun()).
+  std::uint64_t kernelBytes = 0;       ///< Bytes per vector of step 9.
+  int iterations = 1;                  ///< `--iterations` (timed kernel launches).
+  int warmup = 0;                      ///< `--warmup`.
+  memsamples::Checklist checks;        ///< Every check of the run.
+};
+
+/**
+ * Sizes the run in the current context: the largest allocation of the mix is cut so that one
+ * step's temporaries take at most a quarter of the device's free memory, and the kernel's
+ * vectors (default 256 MiB each, four of them at once) fit in 80 % of it. Free memory is the
+ * whole device's (cuMemGetInfo) and serves sizing only. Prints the "Device N: name" and
+ * "Mix:" lines.
+ * @throws memsamples::UsageError when a `--size` does not fit; CudaError.
+ */
+void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out);
+
+/**
+ * Step 5: the allocation loop three times, cuMemAlloc + cuMemFree, then the pool with the
+ * release threshold at `--threshold` (default max: keep everything) and at 0, each pair timed
+ * on the host (median and p99), the pool's reserved and used high-water marks read after each
+ * phase. Checks: used high >= the loop's live high-water mark, nothing used after the last
+ * free, reserved >= used. Leaves the threshold at `--threshold`. @throws CudaError.
+ */
+void measureAllocations(PoolRun& run, memsamples::Report& report);
+
+/**
+ * Step 6: a block freed on stream 1, then allocated on stream 2 with each reuse rule alone on
+ * and then off, in the scenario the rule is about (an event, a finished free, nothing); prints
+ * whether stream 2 got the same address. Observations, no verdict. Restores all rules to on.
+ * @throws CudaError.
+ */
+void probeReuse(PoolRun& run, memsamples::Report& report);
+
+/**
+ * Step 7, the peer half: with a second GPU that can access this one, cuMemPoolSetAccess for it
+ * and the access read back (checked); with one GPU, "not run". @throws CudaError.
+ */
+void probePeerAccess(PoolRun& run, memsamples::Report& report);
+
+/**
+ * Step 8: a managed-memory pool and a host-location pool, where the driver has them: what each
+ * call answered is printed; where a pool is made, 1 MiB of it is allocated, written by the
+ * device, read by the CPU (checked), freed and the pool destroyed. @throws CudaError after a pool was made.
+ */
+void probeOtherPools(PoolRun& run, memsamples::Report& report);
+
+/**
+ * Step 9: VecAdd_kernel on three vectors from the pool, then on three from cuMemAlloc, timed
+ * with CUDA events (median of `--iterations` after `--warmup`), results checked both times;
+ * prints GB/s and the ratio pool / cuMemAlloc. @throws CudaError.
+ */
+void measureKernel(PoolRun& run, memsamples::Report& report);
+
+/// The verdict: PASS when every check of the run held; otherwise each failure is printed and
+/// the JSON gets "failures". Adds the device to the JSON.
+memsamples::Verdict verdictOf(const PoolRun& run, memsamples::Report& report);
