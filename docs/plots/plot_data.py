@@ -28,6 +28,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 except ImportError:  # the docs build checks this at configure time and says so
     print("plot_data.py: matplotlib is not installed (python3-matplotlib)", file=sys.stderr)
     sys.exit(3)
@@ -107,6 +108,20 @@ def log2_size_axis(axis, sizes):
     axis.minorticks_off()
 
 
+def plain_log(axis, which, subs=(1.0, 2.0, 5.0)):
+    """A log scale labelled 1, 2, 5, 10, 20 ... (or 1, 10, 100 ...) instead of powers of ten."""
+    scale = axis.yaxis if which == "y" else axis.xaxis
+    (axis.set_yscale if which == "y" else axis.set_xscale)("log")
+    scale.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    scale.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    scale.set_minor_formatter(ticker.NullFormatter())
+
+
+def legend_below(axis, columns=3, **extra):
+    axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=columns, fontsize=8,
+                frameon=False, **extra)
+
+
 def bar_labels(axis, bars, fmt="{:.1f}"):
     for bar in bars:
         width = bar.get_width()
@@ -153,7 +168,7 @@ def plot_02(data, figure):
     reference = [a + f for a, f in zip(median("cuMemAllocMs"), median("cuMemFreeMs"))]
     cost.plot(counts, reference, "--", color=COLORS[5], label="cuMemAlloc + cuMemFree")
     cost.set_xscale("log", base=2)
-    cost.set_yscale("log")
+    plain_log(cost, "y")
     cost.set_xticks(counts)
     cost.set_xticklabels([str(c) for c in counts])
     cost.minorticks_off()
@@ -195,7 +210,7 @@ def plot_03(data, figure):
     values = [field(run, key, "03") for _, key in rows]
     bars = kernels.barh([label for label, _ in rows], values,
                         color=[COLORS[3], COLORS[1], COLORS[0], COLORS[5]])
-    kernels.set_xscale("log")
+    plain_log(kernels, "x", subs=(1.0,))
     kernels.set_xlim(right=max(values) * 8)
     kernels.set_xlabel("GB/s, log scale")
     kernels.set_title(f"VecAdd on {size_label(run['bytesPerVector'])} managed vectors",
@@ -236,7 +251,7 @@ def plot_04(data, figure):
     axis.invert_yaxis()
     axis.set_xlabel("GB/s")
     axis.set_xlim(right=max(field(s, k, "04") for s in sources for _, k in columns) * 1.2)
-    axis.legend(fontsize=8, loc="lower right")
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return ("Host memory bound to the GPU's NUMA node (mbind before first touch, then "
             "registered; and cuMemCreate with a HOST_NUMA location) against cuMemHostAlloc, in "
             "both directions and for a kernel that reads and writes host memory in place.")
@@ -289,11 +304,13 @@ def plot_06(data, figure):
     sizes = sorted({r["bytes"] for r in rows})
     for axis, title in ((alloc, "allocate + synchronize"), (free, "free + synchronize")):
         log2_size_axis(axis, sizes)
-        axis.set_yscale("log")
+        plain_log(axis, "y")
         axis.set_xlabel("bytes per allocation")
         axis.set_ylabel("microseconds per allocation (median)")
         axis.set_title(title, fontsize=10)
-    alloc.legend(fontsize=7, loc="upper left")
+    handles, labels = alloc.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=3,
+                  fontsize=8, frameon=False)
     return ("Host time per allocation and per free, for each kind of resource the registry "
             "hands out, over allocation sizes (log scales): the device pool reuses memory, the "
             "others ask the driver each time.")
@@ -320,7 +337,7 @@ def plot_07(data, figure):
     kernel.set_xlabel("GB/s")
     kernel.set_title("The workers' VecAdd in the shared memory", fontsize=10)
     kernel.set_xlim(right=max(b.get_width() for b in bars) * 1.3)
-    kernel.legend(fontsize=8, loc="lower right")
+    legend_below(kernel, 1)
     bar_labels(kernel, bars)
     return ("Left: how long handing the memory to a worker process takes on each path. Right: "
             "once imported, the workers' kernel runs as fast in the shared memory as the "
