@@ -147,8 +147,11 @@ def plot_01(data, figure):
     axis.set_ylim(bottom=0)
     axis.legend(loc="lower right")
     return ("The kernel and the device-to-device copy over vector sizes, one run of vectorAddDrv "
-            "per size: small vectors are bound by launch and latency, large ones by memory "
-            "bandwidth, below the theoretical peak.")
+            "per size. The smallest vectors are bound by launch and latency; while the buffers "
+            "fit in the GPU's L2 cache (three for the kernel, two for the copy), both can beat "
+            "memory, so the early peak is the cache; from a few hundred MiB on, both settle at "
+            "memory bandwidth, below the theoretical peak, which is what the sample's default "
+            "1 GiB measures.")
 
 
 def plot_02(data, figure):
@@ -179,10 +182,12 @@ def plot_02(data, figure):
 
     runs = sorted(runs, key=lambda r: field(r, "stripes", "02"))
     stripes = [r["stripes"] for r in runs]
+    # The two lines lie on each other: the VMM one drawn wide and hollow, the other inside it.
     bandwidth.plot(stripes, [field(r, "vmmKernelGBps", "02") for r in runs], "o-",
-                   color=COLORS[0], label="kernel on the VMM range")
+                   color=COLORS[0], linewidth=4, markersize=11, markerfacecolor="white",
+                   alpha=0.6, label="kernel on the VMM range")
     bandwidth.plot(stripes, [field(r, "cuMemAllocKernelGBps", "02") for r in runs], "s--",
-                   color=COLORS[1], label="kernel on cuMemAlloc buffers")
+                   color=COLORS[1], markersize=4, label="kernel on cuMemAlloc buffers")
     bandwidth.plot(stripes, [field(r, "theoreticalPeakGBps", "02") for r in runs], ":",
                    color=COLORS[5], label="theoretical peak")
     bandwidth.set_xscale("log", base=2)
@@ -328,8 +333,9 @@ def plot_06(data, figure):
     figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=3,
                   fontsize=8, frameon=False)
     return ("Host time per allocation and per free, for each kind of resource the registry "
-            "hands out, over allocation sizes (log scales): the device pool reuses memory, the "
-            "others ask the driver each time.")
+            "hands out, over allocation sizes (log scales). A pool that keeps freed memory hands "
+            "it out again without the driver; the other kinds ask the driver each time, and "
+            "pinning host memory costs more the larger it is.")
 
 
 def plot_07(data, figure):
