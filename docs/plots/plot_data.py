@@ -238,6 +238,41 @@ def plot_03(data, figure):
             "getting a result back to the host; the pinned copy is the link's limit.")
 
 
+def plot_03_batch(data, figure):
+    run = passed_results(data)[-1]
+    rows = sorted(field(run, "batchVsSingle", "03"), key=lambda r: r["ranges"])
+    counts = [r["ranges"] for r in rows]
+    timing, discard = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
+    series = [("batchGpuMs", "one batch: GPU time", "o-", COLORS[0]),
+              ("singlesGpuMs", "K single calls: GPU time", "s--", COLORS[1]),
+              ("batchHostMs", "one batch: host busy", "o-", COLORS[2]),
+              ("singlesHostMs", "K single calls: host busy", "s--", COLORS[3])]
+    for key, label, style, color in series:
+        timing.plot(counts, [field(r, key, "03") for r in rows], style, color=color, label=label)
+    timing.set_xscale("log", base=2)
+    timing.set_xticks(counts)
+    timing.set_xticklabels([str(c) for c in counts])
+    timing.minorticks_off()
+    plain_log(timing, "y", subs=(1.0,))
+    timing.set_xlabel(f"K ranges of {size_label(field(run, 'batchRangeBytes', '03'))}")
+    timing.set_ylabel("ms, median")
+    timing.set_title("cuMemPrefetchBatchAsync vs K cuMemPrefetchAsync", fontsize=10)
+    legend_below(timing, 2)
+    values = [field(run, "prefetchLiveMs", "03"), field(run, "prefetchDiscardedMs", "03")]
+    bars = discard.barh(["live data", "after a discard"], values,
+                        color=[COLORS[1], COLORS[0]])
+    discard.invert_yaxis()
+    discard.set_xlim(right=max(values) * 1.3)
+    discard.set_xlabel("ms, median")
+    discard.set_title(f"Prefetch of C ({size_label(run['bytesPerVector'])}) host -> GPU",
+                      fontsize=10)
+    bar_labels(discard, bars, "{:.2f}")
+    figure.subplots_adjust(wspace=0.6)
+    return ("Left (log scales): one batch of K ranges against K single prefetches. The GPU "
+            "moves the same bytes either way; the host is busy far longer issuing single calls. "
+            "Right: a prefetch of discarded pages need not copy their contents.")
+
+
 def plot_04(data, figure):
     run = passed_results(data)[-1]
     sources = field(run, "sources", "04")
@@ -371,6 +406,7 @@ PLOTS = [
     ("01_vectorAddDrv", "01_vectorAddDrv.json", plot_01, (7.5, 4.2)),
     ("02_vectorAddMMAP", "02_vectorAddMMAP.json", plot_02, (11, 4.2)),
     ("03_managedAdvisePrefetch", "03_managedAdvisePrefetch.json", plot_03, (12, 3.4)),
+    ("03_managedAdvisePrefetch_batch", "03_managedAdvisePrefetch.json", plot_03_batch, (11, 3.6)),
     ("04_numaHostAlloc", "04_numaHostAlloc.json", plot_04, (8, 4)),
     # A run of refresh_data.sh on two or more GPUs, else the two-GPU run recorded in the README.
     ("05_p2pMemMap", ("05_p2pMemMap.json", "05_p2pMemMap_twoGpu.json"), plot_05, (10, 4)),
