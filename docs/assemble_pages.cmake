@@ -19,13 +19,43 @@
 # (Doxygen's \includedoc would avoid this step, but up to at least 1.9.4 it drops headings and
 # merges paragraphs of a markdown file.)
 #
-#   cmake -DMEMSAMPLES_ROOT=<repo> -DPAGES_DIR=<dir> -P assemble_pages.cmake
+# A line `<!-- plot: NAME -->` (in a README, right after the measured output it illustrates, or in
+# docs/samples/NN_name.md) becomes the plot docs/plots/plot_data.py drew from docs/data/, with the
+# caption it wrote (what the plot shows, and which data file from which machine): it is
+# `\image html NAME.svg "caption"`. Where this docs build draws no plots (PLOTS_DIR empty: no
+# matplotlib), the line becomes a sentence saying so.
+#
+#   cmake -DMEMSAMPLES_ROOT=<repo> -DPAGES_DIR=<dir> [-DPLOTS_DIR=<dir>] -P assemble_pages.cmake
 cmake_minimum_required(VERSION 3.25)
 foreach(var MEMSAMPLES_ROOT PAGES_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "assemble_pages.cmake: -D${var}=... is required")
   endif()
 endforeach()
+
+# In @p page_var, every `<!-- plot: NAME -->` line becomes the plot NAME with its caption.
+function(place_plots page_var)
+  set(page "${${page_var}}")
+  string(REGEX MATCHALL "\n<!-- plot: [A-Za-z0-9_]+ -->[ \t\r]*\n" markers "\n${page}\n")
+  foreach(marker IN LISTS markers)
+    string(REGEX REPLACE "^\n<!-- plot: ([A-Za-z0-9_]+) -->.*" "\\1" name "${marker}")
+    if(PLOTS_DIR AND EXISTS "${PLOTS_DIR}/${name}.svg")
+      file(READ "${PLOTS_DIR}/${name}.txt" caption)
+      string(STRIP "${caption}" caption)
+      string(REPLACE "\"" "'" caption "${caption}")
+      set(figure "\\image html ${name}.svg \"${caption}\"")
+    elseif(PLOTS_DIR)
+      message(FATAL_ERROR "assemble_pages.cmake: a page shows the plot ${name}, which "
+                          "docs/plots/plot_data.py did not draw in ${PLOTS_DIR}")
+    else()
+      string(CONCAT figure "<em>(The plot ${name} is left out of this build: configure found "
+                    "no Python with matplotlib.)</em>")
+    endif()
+    string(REGEX REPLACE "^\n(<!-- plot: [A-Za-z0-9_]+ -->)[^\n]*\n$" "\\1" line "${marker}")
+    string(REPLACE "${line}" "${figure}" page "${page}")
+  endforeach()
+  set(${page_var} "${page}" PARENT_SCOPE)
+endfunction()
 
 # In @p page_var (the README of the sample @p name, read from @p readme), every core copy becomes
 # a \snippet of the region it copies.
@@ -116,6 +146,7 @@ foreach(name IN LISTS names)
     file(READ "${code}" code_part)
     string(APPEND page "\n${code_part}")
   endif()
+  place_plots(page)
 
   # The course reads in order: every page ends with a link to the lessons before and after it.
   set(links "")
