@@ -93,6 +93,7 @@ using LinkMatrix = std::vector<std::vector<LinkAttributes>>;
  * are native; " !s" is added when cuDeviceCanAccessPeer and
  * CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED disagree.
  * @param topology the machine: canAccessPeer[accessor][owner] is cuDeviceCanAccessPeer.
+ * @param links the attributes of every ordered pair, links[owner][accessor] (see LinkMatrix).
  * @throws std::invalid_argument when @p links does not match @p topology's size.
  */
 std::string formatAccessMatrix(const DeviceTopology& topology, const LinkMatrix& links);
