@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Measures the data behind the course's plots on this machine's GPU and writes it to docs/data/:
 #
-#   docs/refresh_data.sh BUILD_DIR [--device N] [--out DIR]
+#   docs/refresh_data.sh BUILD_DIR [--device N] [--out DIR] [--only PROGRAM[,PROGRAM...]]
+#
+# --only runs just the named samples (e.g. --only memcpyBatch); the other data files stay as
+# they are. MEMSAMPLES_COMMIT, when set, is written as the commit (for a copy of the tree whose
+# git metadata is missing or stale).
 #
 # BUILD_DIR is a configured and built tree of this repository (its bin/ holds the samples).
 # Each sample runs with `--json FILE`, some of them several times over one of their own options
@@ -22,7 +26,7 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 BUILD_DIR [--device N] [--out DIR]" >&2
+  echo "usage: $0 BUILD_DIR [--device N] [--out DIR] [--only PROGRAM[,PROGRAM...]]" >&2
   exit 1
 }
 
@@ -31,10 +35,12 @@ build="$(cd "$1" && pwd)" || usage
 shift
 device=0
 out=""
+only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) [ $# -ge 2 ] || usage; device="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] || usage; out="$2"; shift 2 ;;
+    --only) [ $# -ge 2 ] || usage; only=",$2,"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -59,8 +65,9 @@ json_string() {
 
 # ---------------------------------------------------------------------------------- the provenance
 
-commit="$(git -C "$source_dir" rev-parse HEAD 2>/dev/null || echo unknown)"
-if [ "$commit" != unknown ] &&
+# MEMSAMPLES_COMMIT names the commit where the tree has no usable git metadata (a copy of it).
+commit="${MEMSAMPLES_COMMIT:-$(git -C "$source_dir" rev-parse HEAD 2>/dev/null || echo unknown)}"
+if [ -z "${MEMSAMPLES_COMMIT:-}" ] && [ "$commit" != unknown ] &&
    [ -n "$(git -C "$source_dir" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   commit="$commit-dirty"
 fi
@@ -173,6 +180,7 @@ write() {
 }
 
 have() {
+  if [ -n "$only" ] && [[ "$only" != *",$1,"* ]]; then return 1; fi
   if [ -x "$bin/$1" ]; then return 0; fi
   echo "== $1 is not built in $bin: its data file is left as it was"
   return 1
@@ -253,14 +261,16 @@ if have memMapIPC; then
   write 07_memMapIPC.json "$script: memMapIPC --device $device --json FILE"
 fi
 
-# 09 and 10, where this tree has them: their default run.
-for pair in 09_memcpyBatch:memcpyBatch 10_streamOrderedPool:streamOrderedPool; do
-  file="${pair%%:*}"
-  program="${pair#*:}"
-  if [ -x "$bin/$program" ]; then
-    run "$program"
-    write "$file.json" "$script: $program --device $device --json FILE"
-  fi
-done
+# 09: the ways at the default block size, and the sweep over block sizes (4 KiB ... 4 MiB).
+if have memcpyBatch; then
+  run memcpyBatch --sweep
+  write 09_memcpyBatch.json "$script: memcpyBatch --sweep --device $device --json FILE"
+fi
+
+# 10: the stream-ordered pool against cuMemAlloc, its default run.
+if have streamOrderedPool; then
+  run streamOrderedPool
+  write 10_streamOrderedPool.json "$script: streamOrderedPool --device $device --json FILE"
+fi
 
 echo "== done in $(($(date +%s) - started_all)) s; data in $out"

@@ -401,6 +401,84 @@ def plot_07(data, figure):
             "parent's kernel in its own.")
 
 
+def plot_09(data, figure):
+    run = passed_results(data)[-1]
+    ways, sweep = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
+    rows = [w for w in field(run, "ways", "09") if w.get("supported")]
+    names = [f"{field(w, 'direction', '09').split()[0]} -> {w['direction'].split()[-1]}: "
+             f"{w['name']}" for w in rows]
+    bars = ways.barh(names, [field(w, "gbps", "09") for w in rows],
+                     color=[COLORS[0] if w["direction"].startswith("Host") else COLORS[1]
+                            for w in rows])
+    ways.invert_yaxis()
+    ways.tick_params(axis="y", labelsize=7)
+    ways.set_xlabel("GB/s")
+    ways.set_xlim(right=max(b.get_width() for b in bars) * 1.25)
+    ways.set_title(f"{field(run, 'blocks', '09')} blocks of "
+                   f"{size_label(field(run, 'blockBytes', '09'))}", fontsize=10)
+    bar_labels(ways, bars)
+    points = sorted(field(run, "sweep", "09 (run with --sweep)"), key=lambda p: p["blockBytes"])
+    sizes = [p["blockBytes"] for p in points]
+    for index, (key, label) in enumerate((("loopGBps", "a loop of cuMemcpyHtoDAsync"),
+                                          ("batchGBps", "one cuMemcpyBatchAsync"),
+                                          ("contiguousGBps", "one contiguous copy"))):
+        sweep.plot(sizes, [field(p, key, "09 sweep") for p in points], marker="os^"[index],
+                   color=COLORS[index], label=label)
+    log2_size_axis(sweep, sizes)
+    sweep.set_xlabel("bytes per block (host to device, 256 MiB in all)")
+    sweep.set_ylabel("GB/s")
+    sweep.set_ylim(bottom=0)
+    sweep.set_title("The same bytes in blocks of every size", fontsize=10)
+    legend_below(sweep, 3)
+    return ("Left: every way of moving the scattered blocks, each checked, in both directions "
+            "(host to device in the first colour). Right: the sweep over block sizes; the "
+            "batch's advantage over the loop is largest for small blocks, and both approach "
+            "the contiguous copy once a block is a few MiB.")
+
+
+def plot_10(data, figure):
+    run = passed_results(data)[-1]
+    variants = field(run, "variants", "10")
+    latency, footprint = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
+    names = [field(v, "name", "10") for v in variants]
+    y = list(range(len(variants)))
+    median = latency.barh([i - 0.2 for i in y], [field(v, "medianUs", "10") for v in variants],
+                          height=0.4, color=COLORS[0], label="median")
+    p99 = latency.barh([i + 0.2 for i in y], [field(v, "p99Us", "10") for v in variants],
+                       height=0.4, color=COLORS[1], label="p99")
+    latency.set_yticks(y)
+    latency.set_yticklabels(names, fontsize=8)
+    latency.invert_yaxis()
+    latency.set_xscale("log")
+    latency.set_xlabel("microseconds per allocate + free pair (log scale)")
+    latency.set_title(f"{field(run, 'allocations', '10')} allocations of "
+                      f"{size_label(field(run, 'minBytes', '10'))} to "
+                      f"{size_label(field(run, 'maxBytes', '10'))}", fontsize=10)
+    bar_labels(latency, median, "{:.2f}")
+    bar_labels(latency, p99, "{:.2f}")
+    legend_below(latency, 2)
+    pools = [v for v in variants if "reservedHighBytes" in v]
+    mib = 1024.0 * 1024.0
+    x = list(range(len(pools)))
+    for offset, (key, label, color) in enumerate((
+            ("reservedHighBytes", "reserved, high-water", COLORS[2]),
+            ("usedHighBytes", "used, high-water", COLORS[3]),
+            ("reservedAfterSyncBytes", "reserved after a synchronize", COLORS[4]))):
+        footprint.bar([i + (offset - 1) * 0.27 for i in x], [v[key] / mib for v in pools],
+                      width=0.27, color=color, label=label)
+    footprint.axhline(field(run, "liveHighBytes", "10") / mib, color=COLORS[5], linestyle="--",
+                      label="live bytes, high-water")
+    footprint.set_xticks(x)
+    footprint.set_xticklabels([v["name"] for v in pools], fontsize=8)
+    footprint.set_ylabel("MiB")
+    footprint.set_title("The pool's footprint", fontsize=10)
+    legend_below(footprint, 2)
+    return ("Left: what one allocation and its free cost with cuMemAlloc and cuMemFree against "
+            "the stream-ordered pool, median and 99th percentile. Right: the pool reserves "
+            "little more than the loop ever had live; with a release threshold of 0 it gives "
+            "everything back at each synchronize, which the p99 on the left pays for.")
+
+
 # name, data file, function, figure size in inches
 PLOTS = [
     ("01_vectorAddDrv", "01_vectorAddDrv.json", plot_01, (7.5, 4.2)),
@@ -412,6 +490,8 @@ PLOTS = [
     ("05_p2pMemMap", ("05_p2pMemMap.json", "05_p2pMemMap_twoGpu.json"), plot_05, (10, 4)),
     ("06_perDeviceResource", "06_perDeviceResource.json", plot_06, (11, 4.4)),
     ("07_memMapIPC", "07_memMapIPC.json", plot_07, (11, 3)),
+    ("09_memcpyBatch", "09_memcpyBatch.json", plot_09, (12, 4.6)),
+    ("10_streamOrderedPool", "10_streamOrderedPool.json", plot_10, (12, 4)),
 ]
 
 
