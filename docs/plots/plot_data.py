@@ -449,7 +449,7 @@ def plot_10(data, figure):
     latency.set_yticks(y)
     latency.set_yticklabels(names, fontsize=8)
     latency.invert_yaxis()
-    latency.set_xscale("log")
+    plain_log(latency, "x")
     latency.set_xlabel("microseconds per allocate + free pair (log scale)")
     latency.set_title(f"{field(run, 'allocations', '10')} allocations of "
                       f"{size_label(field(run, 'minBytes', '10'))} to "
