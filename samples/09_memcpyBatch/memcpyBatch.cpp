@@ -116,7 +116,8 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
       ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL)};
   std::array<std::size_t, 3> attrsIdxs = {0, layout.count / 2, layout.count};
 
-  // A driver before CUDA 12.8 has no batch: its weak import is null (step 7 says so).
+  // A driver of this major version but an older minor one may lack the batch (older majors
+  // were waived at cuInit): its weak import is then null, and step 7 says so.
   const CUresult answer = cuMemcpyBatchAsync == nullptr
       ? CUDA_ERROR_NOT_SUPPORTED
       : cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(),

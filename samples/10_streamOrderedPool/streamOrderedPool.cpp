@@ -150,8 +150,8 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   run.checks.expect(static_cast<std::size_t>(good) == words, "step 4: the copy",
                     std::to_string(words) + " words", std::to_string(good));
 
-  // 5. Set the release threshold: how much freed memory the pool keeps at each
-  // synchronization instead of giving it back. Then the loop, measured three ways.
+  // 5. Set the release threshold (what the pool keeps at each synchronization). The loop then
+  // runs with cuMemAlloc, at this threshold and at 0, and leaves the pool at threshold 0.
   cuuint64_t keep = run.plan.keepThreshold;
   ms::check(cuMemPoolSetAttribute(run.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
             "cuMemPoolSetAttribute");
@@ -174,7 +174,7 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   // 9. Run a kernel on pool memory and on cuMemAlloc memory, and compare.
   measureKernel(run, report);
 
-  // 10. Tear down. Trimming gives back what the threshold kept: with nothing live, all.
+  // 10. Tear down. The trim gives back whatever the pool still holds: nothing is live, so all.
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
   ms::check(cuStreamSynchronize(run.second), "cuStreamSynchronize");
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");
