@@ -27,7 +27,8 @@
  *    pair names the endpoints of its owner and its accessor.
  * 5. **The reference**, once per accessor: the kernel on three **cuMemAlloc** buffers
  *    of its own memory (the classic path with owner == accessor, no peer access).
- * 6. **VMM path**, every pair (the core): **cuMemAddressReserve**, **cuMemCreate** on
+ * 6. **VMM path**, every pair (the core): **cuMemGetAllocationGranularity** of each
+ *    mapping device, **cuMemAddressReserve**, **cuMemCreate** on
  *    the owner, **cuMemMap**, **cuMemRelease**, one **cuMemSetAccess** for owner and
  *    accessor: the whole peer set-up; **cuMemGetAccess** reads it back;
  *    the accessor's kernel (**cuLaunchKernel**) adds in the owner's memory, timed and
@@ -95,7 +96,8 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   // 2. What each device is, and who can reach whose memory: Common's
   // queryDeviceTopology() asks cuDeviceGet and the VMM attribute (cuDeviceGetAttribute)
   // of every device, and cuDeviceCanAccessPeer(a, o) of every ordered pair, which
-  // answers "may device a map device o's memory?": rows of canAccessPeer are accessors.
+  // answers "may device a map device o's memory?": rows of canAccessPeer are accessors
+  // (the matrices this sample prints are the other way round: rows are owners).
   // 02 and 06 plan with the same call.
   const p2p::DeviceTopology topology = ms::queryDeviceTopology();
   // [machine]
@@ -169,9 +171,11 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
   if (pair.accessor != pair.owner)
     mappers.push_back(pair.accessor);
 
-  // Pinned memory on the owner. Sizes and alignment are multiples of the largest
+  // Device memory on the owner ("PINNED" here means resident on the device, not
+  // page-locked host memory). Sizes and alignment are multiples of the largest
   // minimum granularity of the mapping devices (powers of two: a multiple of each).
-  // Each mapping device gets read-write access: that is the whole peer set-up.
+  // `access` lists each mapping device with read-write rights, for cuMemSetAccess
+  // below: that one call is the whole peer set-up.
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -190,12 +194,13 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
     grant.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
   const std::size_t size = (run.bytes + granularity - 1) / granularity * granularity;
-  prop.location.id = pair.owner;
+  prop.location.id = pair.owner;  // where cuMemCreate puts the memory
 
   // A, B and C: addresses, memory, the memory mapped there, the handle released (the
   // mapping keeps the memory), access granted. Until cuMemSetAccess nobody may touch a
-  // range, not even the owner. Common's owners undo what was built if a call fails: the
-  // mappings, declared after the addresses, are undone before the addresses are freed.
+  // range, not even the owner. Common's owners (RAII guards, empty until a call fills
+  // them) undo what was built if a call fails: the mappings, declared after the
+  // addresses, are undone first. x.release() hands a handle out of its guard.
   ms::AddressRange a(size);
   ms::AddressRange b(size);
   ms::AddressRange c(size);
@@ -214,10 +219,12 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
               "cuMemSetAccess");
   }
 
-  // Declared after the ranges: on an error path no kernel runs as they are unmapped.
+  // Declared after the ranges, so destroyed first: on an error path it waits for both
+  // streams before anything is unmapped.
   const p2p::SynchronizeOnExit drain{{&accessor, &owner}};
 
-  // What each mapping device really got, asked of the driver (judged with the results).
+  // What each mapping device really got, asked of the driver: reportPaths() fails the
+  // run on anything but read-write.
   std::vector<p2p::RangeAccess> rights;
   for (ms::AddressRange* range : {&a, &b, &c}) {
     p2p::RangeAccess& seen = rights.emplace_back();
@@ -261,7 +268,8 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   ms::check(cuMemAlloc(b.out(), run.bytes), "cuMemAlloc");
   ms::check(cuMemAlloc(c.out(), run.bytes), "cuMemAlloc");
 
-  // Declared after the buffers: on an error path no kernel runs as they are freed.
+  // Declared after the buffers, so destroyed first: on an error path it waits for both
+  // streams before anything is freed.
   const p2p::SynchronizeOnExit drain{{&accessor, &owner}};
 
   // Peer access goes to the CURRENT context, for every allocation of the context named:
@@ -329,7 +337,8 @@ p2p::PathResult addOnAccessor(p2p::Run& run, const p2p::Endpoint& owner,
   ms::check(cuStreamSynchronize(ownerStream), "cuStreamSynchronize");
 
   // Exactly the kernel's parameter types, as in 01. The measurement calls the launch
-  // with the accessor's context current: its function, its stream.
+  // warmup + iterations + 1 times (timeThenRerun(), p2pMemMap_measure.cpp), with the
+  // accessor's context current: its function, its stream.
   unsigned long long count = run.count;
   void* args[] = {&a, &b, &c, &count};
   const auto launch = [&] {

@@ -47,7 +47,8 @@ struct PathResult {
   TimingStats kernel;               ///< The timed launches.
   double gbps = 0;                  ///< 3 x bytes / median launch time.
   std::vector<RangeAccess> access;  ///< VMM path only: cuMemGetAccess on A, B and C.
-  bool peerAccessEnabled = false;   ///< Classic path only: cuCtxEnablePeerAccess was used.
+  bool peerAccessEnabled = false;   ///< Classic path only: cuCtxEnablePeerAccess was asked for
+                                    ///< (true also when the driver refused it: "refused").
   bool peerAccessAdopted = false;   ///< ...and it was already enabled by other code (left on).
 };
 

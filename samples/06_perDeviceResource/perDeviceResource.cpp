@@ -64,7 +64,8 @@ struct Options {
 mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t bytes,
                                 int threads, std::vector<mr::MemoryResource*>& answers);
 
-/// The lesson: every registry call of the program, in the order a program makes them.
+/// The lesson: the registry calls in the order a program makes them. The threads of
+/// step 4 ask get in allocateFromThreads(), below; reportStep()'s checks ask it too.
 ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   // What the steps find, printed and checked as each step ends (perDeviceResource_measure.cpp).
   mr::RunRecord record(report);
@@ -96,13 +97,14 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   }
   mr::reportStep(2, record, devices);
 
-  // 3. Make one resource of each kind for this device, and one for every other device.
+  // 3. Make one resource of each kind for this device (the device kind is the registry's
+  // own pool) and, with 2+ GPUs, one per device for step 5.
   mr::Resources resources = mr::makeResources(devices, options.vmmStripes);
   mr::reportStep(3, record, devices, &resources);
 
   // 4. Each kind in turn for the current device: set returns the previous resource, the
-  // threads allocate through what get answers, reset returns the kind.
-  std::uint32_t seed = 606;
+  // threads allocate through what get answers, reset returns the one it removed.
+  std::uint32_t seed = 606;  // any value: each vector add gets inputs of its own
   for (mr::KindResource& entry : resources.kinds) {
     if (entry.resource == nullptr)
       continue;  // this machine lacks the kind: step 3 says why
@@ -116,8 +118,9 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   }
 
   // 5. A resource per device, one thread per device at once (none with one device).
-  // Each thread makes its device's context current: "current" differs per thread. A future
-  // of std::async waits for its thread when destroyed, so an error still waits for them all.
+  // Each thread makes its device's context current: "current" differs per thread.
+  // A std::async future waits for its thread when destroyed: if get() rethrows,
+  // every thread has still finished before anything is freed.
   std::vector<std::future<void>> workers;
   for (std::size_t d = 0; d < resources.perDevice.size(); ++d) {
     workers.push_back(std::async(std::launch::async, [&, d] {
@@ -179,7 +182,8 @@ mr::Vectors allocateFromThreads(const mr::DeviceSetup& setup, std::uint64_t byte
   answers.assign(threads, nullptr);
   for (int t = 0; t < threads; ++t) {
     workers.push_back(std::async(std::launch::async, [&, t] {
-      ms::ScopedContext scope(setup.context.get());  // this thread's current device
+      // cuCtxPushCurrent now, cuCtxPopCurrent at the end: this thread's current device.
+      ms::ScopedContext scope(setup.context.get());
       mr::MemoryResource* resource = mr::getCurrentDeviceResource();
       answers[t] = resource;
 

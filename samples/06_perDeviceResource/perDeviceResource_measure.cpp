@@ -344,7 +344,7 @@ void reportPerDeviceStep(std::ostream& out, JsonObject& json, Checks& checks,
     out << "\n[5] A different resource per device: skipped (this machine has one device)\n";
   else
     out << "\n[5] A different resource per device, one thread per device "
-           "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n";
+           "(setPerDeviceResource / getCurrentDeviceResource / resetPerDeviceResource)\n";
   for (std::size_t d = 0; d < perDevice.size(); ++d)
     if (!perDevice[d].whyNot.empty())
       out << "  device " << d << ": " << perDevice[d].whyNot << "; it keeps the device pool\n";

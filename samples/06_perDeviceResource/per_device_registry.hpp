@@ -176,7 +176,7 @@ class PerDeviceResourceRegistry {
 /// @name The process-wide registry and RMM's free functions
 /// One answer for the whole process is the feature, so this is the collection's one deliberate
 /// global. The program defines processResourceRegistry() once, with its driver's device count,
-/// initial resource and current device (06: perDeviceResource.cpp); devices are ordinals, as
+/// initial resource and current device (06: resources.cpp); devices are ordinals, as
 /// RMM's cuda_device_id.
 /// @{
 

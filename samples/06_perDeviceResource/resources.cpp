@@ -35,8 +35,10 @@ std::string onDevice(const std::string& what, int ordinal) {
 // stream or on cuDeviceSetMemPool. The pool tracks the allocations, so this resource does not.
 class DevicePoolResource final : public MemoryResource {
  public:
-  /// @p currentDevicePolicy: allocate and deallocate refuse while no context of @p device is
-  /// current (the registry's pools); without it, the same pool as the latency table times it.
+  /// @p currentDevicePolicy: allocate and deallocate refuse (std::logic_error) while a context
+  /// of another device is current, and with no context current cuCtxGetDevice's
+  /// CUDA_ERROR_INVALID_CONTEXT is thrown (CudaError): the registry's pools. Without it: the
+  /// same pool as the latency table times it.
   DevicePoolResource(CUdevice device, bool currentDevicePolicy)
       : device_(device), ordinal_(deviceOrdinal(device)), policy_(currentDevicePolicy) {
     if (deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0)
@@ -63,8 +65,8 @@ class DevicePoolResource final : public MemoryResource {
                              std::to_string(ordinal_) + " current");
   }
   void* doAllocate(std::size_t bytes, CUstream stream) override {
-    // A device without pools has none (pool_ is null): step 1 waives on it before any
-    // allocation, and step 5 before it uses its pool.
+    // A device without pools has none (pool_ is null): step 1 waives on the chosen device
+    // before any allocation, and step 3 (makeResources) on another before step 5 uses it.
     requireOwnDevice("allocate");
     CUdeviceptr address = 0;
     check(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream), "cuMemAllocFromPoolAsync");
@@ -495,7 +497,8 @@ Resources makeResources(const Devices& devices, int vmmStripes) {
                         entry.whyNot);
     if (entry.resource != nullptr)
       available.push_back(kind);
-    if (entry.resource != nullptr && kind != ResourceKind::Device)  // the pool needs a context
+    // The pool's policy needs a current context of its device: it is not tried without one.
+    if (entry.resource != nullptr && kind != ResourceKind::Device)
       entry.contextFree = usableWithoutCurrentContext(*entry.resource, 64 << 10);
     made.kinds.push_back(std::move(entry));
   }

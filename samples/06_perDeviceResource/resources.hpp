@@ -19,7 +19,8 @@
  *   deallocate, synchronize the stream before they free (memory_resource.hpp).
  * - **Context.** The device pool belongs to its device. By its own policy (RMM's, not a driver
  *   rule: the pool and a created stream already name the device) it is used while a context of that
- *   device is current and refuses (std::logic_error naming both devices) otherwise. The other kinds
+ *   device is current and refuses (std::logic_error naming both devices) while another device's
+ *   context is current; with none current, cuCtxGetDevice fails (CudaError). The other kinds
  *   belong to the context they were made for and push it around every driver call they make, so
  *   they work from any thread, whatever is current there; the context must outlive them.
  * - **Tracking.** The other kinds keep the RAII owner of each allocation (OwnedAllocations, at the

@@ -474,7 +474,7 @@ TEST(ReportStep, Step5PerDeviceAsTheReadmeShowsIt) {
   mr::reportStep(5, record, devices, &resources);
   EXPECT_EQ(out.str(),
             "\n[5] A different resource per device, one thread per device "
-            "(setCurrentDeviceResource / getCurrentDeviceResource / resetCurrentDeviceResource)\n"
+            "(setPerDeviceResource / getCurrentDeviceResource / resetPerDeviceResource)\n"
             "  device 1: pinned is not available (cannot map host memory); it keeps the device "
             "pool\n"
             "  device pool of device 1 used with device 0's context current -> std::logic_error: "
