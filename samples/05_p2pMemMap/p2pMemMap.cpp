@@ -207,12 +207,14 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
   std::vector<ms::Mapping> mappings;
   mappings.reserve(3);
   for (ms::AddressRange* range : {&a, &b, &c}) {
-    ms::check(cuMemAddressReserve(range->out(), size, granularity, 0, 0),
+    ms::check(cuMemAddressReserve(range->out(), size, granularity,
+                                  /*addr=*/0, /*flags=*/0),
               "cuMemAddressReserve");
     // The handle's owner releases it should the map fail; the good path releases it.
     ms::OwnedAllocationHandle memory;
-    ms::check(cuMemCreate(memory.out(), size, &prop, 0), "cuMemCreate");
-    ms::check(cuMemMap(range->get(), size, 0, memory.get(), 0), "cuMemMap");
+    ms::check(cuMemCreate(memory.out(), size, &prop, /*flags=*/0), "cuMemCreate");
+    ms::check(cuMemMap(range->get(), size, /*offset=*/0, memory.get(), /*flags=*/0),
+              "cuMemMap");
     mappings.emplace_back(size, range->get());
     ms::check(cuMemRelease(memory.release()), "cuMemRelease");
     ms::check(cuMemSetAccess(range->get(), size, access.data(), access.size()),

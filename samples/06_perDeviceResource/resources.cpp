@@ -24,6 +24,14 @@
 namespace memsamples::resource {
 namespace {
 
+// What each kind's memory can be used for (ResourceProperties: host, device, stream-ordered).
+constexpr ResourceProperties kDevicePoolMemory{false, true, true};
+constexpr ResourceProperties kHostAndDeviceMemory{true, true, false};
+constexpr ResourceProperties kDeviceOnlyMemory{false, true, false};
+// The flags of DevicePoolResource's and TrackedResource's constructors, by name.
+constexpr bool kWithCurrentDevicePolicy = true;
+constexpr bool kMappedHost = true;
+
 std::string onDevice(const std::string& what, int ordinal) {
   return what + " (device " + std::to_string(ordinal) + ")";
 }
@@ -80,7 +88,7 @@ class DevicePoolResource final : public MemoryResource {
     const auto* pool = dynamic_cast<const DevicePoolResource*>(&other);
     return pool != nullptr && pool_ != nullptr && pool->pool_ == pool_;
   }
-  ResourceProperties doProperties() const noexcept override { return {false, true, true}; }
+  ResourceProperties doProperties() const noexcept override { return kDevicePoolMemory; }
   std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
   std::string doName() const override { return onDevice("device pool", ordinal_); }
 
@@ -174,7 +182,7 @@ class TrackedResource : public MemoryResource {
 class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
  public:
   ManagedResource(CUcontext context, std::uint64_t budgetBytes)
-      : TrackedResource(context, "managed", {true, true, false}), budget_(budgetBytes) {}
+      : TrackedResource(context, "managed", kHostAndDeviceMemory), budget_(budgetBytes) {}
 
  private:
   void* doAllocate(std::size_t bytes, CUstream) override {
@@ -211,7 +219,7 @@ class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
 class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
  public:
   explicit PinnedHostResource(CUcontext context)
-      : TrackedResource(context, "pinned host", {true, true, false}, true) {}
+      : TrackedResource(context, "pinned host", kHostAndDeviceMemory, kMappedHost) {}
 
  private:
   // Freed by the base: the stream synchronized, then its owner's cuMemFreeHost. Its kernel
@@ -246,7 +254,7 @@ struct NumaAllocation {
 class NumaHostResource final : public TrackedResource<NumaAllocation> {
  public:
   NumaHostResource(CUcontext context, int node, std::function<void(const std::string&)> warn)
-      : TrackedResource(context, "numa host", {true, true, false}, true),
+      : TrackedResource(context, "numa host", kHostAndDeviceMemory, kMappedHost),
         node_(node),
         warn_(std::move(warn)) {
     name_ =
@@ -311,7 +319,7 @@ std::unique_ptr<MemoryResource> makeNumaResource(
 class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
  public:
   StripedVmmResource(CUcontext context, int stripes)
-      : TrackedResource(context, "vmm", {false, true, false}),
+      : TrackedResource(context, "vmm", kDeviceOnlyMemory),
         backing_(vmm::discoverBackingDevices(ordinal_, vmm::queryDeviceTopology())),
         stripes_(std::max(stripes, static_cast<int>(backing_.size()))),
         granularity_(vmm::stripedGranularity(backing_, {ordinal_})) {
@@ -363,7 +371,7 @@ PerDeviceResourceRegistry& processResourceRegistry() {
       [](int ordinal) {
         CUdevice device = 0;
         check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
-        return std::make_unique<DevicePoolResource>(device, true);
+        return std::make_unique<DevicePoolResource>(device, kWithCurrentDevicePolicy);
       },
       [] {
         CUdevice device = 0;  // a handle, not an ordinal: the registry counts ordinals
@@ -433,7 +441,7 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
     made.pool = pool->pool();
     // Timed without the current-device policy: one cuCtxGetDevice per call that the driver
     // does not need and the other kinds do not pay; same pool, same memory.
-    made.owned = std::make_unique<DevicePoolResource>(pool->device(), false);
+    made.owned = std::make_unique<DevicePoolResource>(pool->device(), !kWithCurrentDevicePolicy);
     made.timed = made.owned.get();
     made.detail = "default pool, release threshold " + formatBytes(threshold) +
                   " (the registry's initial resource)";

@@ -153,7 +153,8 @@ void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread);
 /// Why @p kind cannot run on @p device, or empty. Attribute queries only: nothing is made to fail.
 std::string unavailableReason(ResourceKind kind, CUdevice device);
 
-/// One resource of one kind for one device, or why there is none, and what the run found.
+/// Not a resource itself: one resource of one kind for one device (or why there is none), and
+/// what the run recorded about it.
 struct KindResource {
   ResourceKind kind = ResourceKind::Device;  ///< The kind.
   MemoryResource* resource = nullptr;        ///< The resource to use; null when unavailable.
