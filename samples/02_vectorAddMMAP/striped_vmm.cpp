@@ -42,12 +42,16 @@ struct Built {
 //
 //   base                                                             base + roundedBytes
 //   v                                                                                  v
-//   +-------------------+-------------------+-- ... --+--------------------------------+
-//   |     stripe 0      |     stripe 1      |         |           stripe N-1           |
-//   |   on backing[0]   | on backing[1 % D] |         |     on backing[(N-1) % D]      |
-//   +-------------------+-------------------+-- ... --+--------------------------------+
-//   |<- stripeBytes --->|<- stripeBytes --->|         |<--------- stripeBytes -------->|
-//   |<----------------------- requestedBytes ------------------------>|<-- padding -->|
+//   +----------------------+----------------------+-- ... --+----------------------+
+//   |       stripe 0       |       stripe 1       |         |     stripe N-1       |
+//   |    on backing[0]     |  on backing[1 % D]   |         | on backing[(N-1) % D]|
+//   +----------------------+----------------------+-- ... --+----------------------+
+//   |<--- stripeBytes ---->|<--- stripeBytes ---->|         |<--- stripeBytes ---->|
+//   |<------------------- requestedBytes ------------------->|<---- padding ----->|
+//
+// Every stripe has the same size. The padding is less than stripes x granularity and may
+// cover whole stripes (--size 4M --stripes 8: six of the eight 2 MiB stripes); it is
+// backed like the rest.
 //
 CUdeviceptr mapStripedRange(const StripeLayout& layout,
                             const std::vector<int>& mappingDevices) {
@@ -63,10 +67,13 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout,
         "cuMemAddressReserve");
 
   try {
+    // built.stripe is the loop's index, kept in `built` so that the rollback can name
+    // the stripe that failed.
     for (; built.stripe < layout.stripes.size(); ++built.stripe) {
       const Stripe& stripe = layout.stripes[built.stripe];
 
-      // Create physical memory on the stripe's device. It has no address yet.
+      // Create physical memory on the stripe's device ("PINNED": resident device
+      // memory, not page-locked host memory). It has no address yet.
       CUmemAllocationProp properties{};
       properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
       properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -107,9 +114,9 @@ CUdeviceptr mapStripedRange(const StripeLayout& layout,
 // kernel reads A and B and writes C through it (vectorAddMMAP.cpp, step 6), wherever
 // each stripe lives.
 
-// Free: one cuMemUnmap over the whole range (each stripe is a whole mapping, and its
-// memory goes with its only mapping), then the addresses. The second call is made even
-// if the first fails.
+// Free: one cuMemUnmap over the whole range (it may span several whole mappings, never
+// part of one: each stripe is a whole mapping, and its memory goes with its only
+// mapping), then the addresses. The second call is made even if the first fails.
 void unmapStripedRange(CUdeviceptr base, std::uint64_t roundedBytes) {
   const CUresult unmapped = cuMemUnmap(base, roundedBytes);
   const CUresult freed = cuMemAddressFree(base, roundedBytes);
@@ -136,12 +143,12 @@ std::string plural(std::size_t count, const char* one, const char* many) {
   for (std::size_t i = built.mapped; i-- > 0;)
     built.unmapResults[i] =
         cuMemUnmap(base + layout.stripes[i].offset, layout.stripes[i].bytes);
-  // A handle whose cuMemRelease failed during the build is tried once more: until a
-  // release succeeds, it keeps its memory alive even after the unmap.
+  // A handle created but not yet released (its cuMemMap or its cuMemRelease failed) is
+  // released here: until a release succeeds, it keeps its memory alive.
   const CUresult released = built.handleHeld ? cuMemRelease(built.handle) : CUDA_SUCCESS;
   const CUresult freed = cuMemAddressFree(base, layout.roundedBytes);
   try {
-    throw;
+    throw;  // the error mapStripedRange() caught, rethrown to read its type
   } catch (const CudaError& error) {
     std::size_t unmapped = 0;
     std::string problems;  // the undo calls that failed, in the order they were made

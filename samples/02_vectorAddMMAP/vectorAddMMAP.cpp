@@ -23,7 +23,7 @@
  *    **cuMemMap** and **cuMemRelease**, then one **cuMemSetAccess** for the mapping
  *    devices. A failure half-way undoes what was built and names the call and the
  *    stripe.
- * 5. **What the driver sees** from inside every stripe (checkDriverView()):
+ * 5. **What the driver sees** from inside every stripe of A (checkDriverView()):
  *    **cuPointerGetAttributes** must report the whole range and the stripe's own
  *    device, **cuMemGetAccess** read-write for every mapping device; anything else
  *    FAILs the run.
@@ -170,6 +170,7 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   ms::check(cuMemFreeHost(pinnedB.release()), "cuMemFreeHost");
   ms::check(cuMemFreeHost(pinnedA.release()), "cuMemFreeHost");
 
+  // The rounded size, not c.size(): release() empties the owner, size included.
   vmm::unmapStripedRange(c.release(), size.layout.roundedBytes);
   vmm::unmapStripedRange(b.release(), size.layout.roundedBytes);
   vmm::unmapStripedRange(a.release(), size.layout.roundedBytes);

@@ -101,6 +101,10 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
     (void)cuStreamSynchronize(run.stream);
     throw;
   }
+  // fetchAndCheck() waited for the stream: nothing uses the references any more.
+  ms::check(cuMemFree(refC.release()), "cuMemFree");
+  ms::check(cuMemFree(refB.release()), "cuMemFree");
+  ms::check(cuMemFree(refA.release()), "cuMemFree");
 
   const double moved = 3.0 * static_cast<double>(bytes);
   const double vmmGBps = ms::gigabytesPerSecond(moved, onVmm.medianMs);
@@ -215,7 +219,9 @@ std::vector<std::string> checkDriverView(const vmm::StripedVmmRange& range,
                          std::to_string(rangeSize) + " bytes; expected device " +
                          std::to_string(stripes[i].device) + " and the whole range");
     }
-    std::string access;  // per mapping device, read in this stripe: a peer's stripe has its own
+    // Per mapping device, read in this stripe: each stripe has its own entry, and one on
+    // a peer shows the rights granted there.
+    std::string access;
     for (const int mapper : mappingDevices) {
       CUmemLocation location{};
       location.type = CU_MEM_LOCATION_TYPE_DEVICE;

@@ -30,7 +30,8 @@ std::vector<std::string> checkDriverView(const memsamples::vmm::StripedVmmRange&
  * GB/s with the ratio and the theoretical peak; and the host time of building and freeing a
  * range of each of kCostStripeCounts stripes (median of 7) next to cuMemAlloc + cuMemFree. Both
  * results are checked again; the first wrong element of @p firstRun, else of those checks, is
- * printed. @return that check, else the VMM result's. @throws CudaError.
+ * printed. @return the first run's check when it found a wrong element, else the timed runs'
+ * (the VMM result's when it is wrong, else the cuMemAlloc reference's). @throws CudaError.
  */
 memsamples::VectorAddCheck measureAgainstCuMemAlloc(const memsamples::VectorAddLaunch& launch,
                                                     const memsamples::VectorAddCheck& firstRun,
