@@ -30,7 +30,8 @@
  *    prefetched, on cuMemAlloc memory and on advised host memory; prefetches against
  *    pinned and pageable copies, and results written in place over the link; one batch
  *    against single prefetches; the prefetch of live against discarded data.
- * 10. The teardown, each release checked: **cuStreamDestroy**, **cuMemFree** (C, B, A),
+ * 10. The teardown, each release checked: **cuStreamSynchronize**, **cuStreamDestroy**,
+ *     **cuMemFree** (C, B, A),
  *     then 01's **cuModuleUnload** and **cuCtxDestroy**. PASS when every element is
  *     exact and every attribute read back what the advice or the prefetch implies.
  */
@@ -75,7 +76,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   // is free. An over-subscribed GPU evicts managed pages and can stall every process on
   // it, so a --size that does not fit is refused here, before anything is allocated.
   const ManagedPlan plan = planRun(options, device, vecAdd, report);
-  std::size_t bytes = plan.sizes.vectorBytes;
+  std::size_t bytes = plan.sizes.vectorBytes;  // not const: step 8 takes its address
   // The element count as VecAdd_kernel's parameter type exactly, as in 01; its launch is
   // 01's too: blocks of 256 threads, enough of them to fill every SM.
   unsigned long long count = bytes / sizeof(float);
@@ -84,7 +85,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
 
   // A CUmemLocation says where pages should be: a device, by its ordinal, or the host
   // (whose id is ignored). After a prefetch, a range must name its destination as the
-  // last prefetch location (and nothing else: no advice).
+  // last prefetch location, and carry no advice: read-mostly 0, no preferred location,
+  // no accessed-by.
   const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};
   const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
   // The host NUMA node nearest the device (-1: none), for step 5's advice to a node.
@@ -93,6 +95,13 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   onGpu.lastPrefetch = gpu;
   mm::ExpectedRange onHost;
   onHost.lastPrefetch = host;
+
+  // Reading the core: checks.hostA, hostB and hostC are A, B and C's managed
+  // addresses as float*: the CPU reads and writes the managed memory itself. The CPU
+  // adds its share in step 7 while the kernel runs, which concurrent managed access
+  // allows (planRun() waived without it). expect() records a check; with a label alone
+  // it compares C with A + B on the host. The rows of step 5 are the advice table
+  // (managed_logic.cpp); the attributes of steps 4 and 5 are in managed_logic.hpp.
 
   //! [core]
   // 3. Three managed vectors, which any stream of any device may use (ATTACH_GLOBAL).

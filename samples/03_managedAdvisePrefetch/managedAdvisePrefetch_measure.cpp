@@ -353,7 +353,7 @@ void measureTransfers(Checks& r) {
                       }).medianMs);
   }
   // [pageable]
-  // Pageable: memory from new, every page touched before timing (a first touch would be timed
+  // Pageable: a std::vector's memory, every page touched before timing (a first touch would be timed
   // too). cuMemcpyDtoH returns when the copy is done, so the host clock times it.
   std::vector<unsigned char> pageable(r.bytes, 1);
   const double pageableDown = gbps(timeRounds(k.stream, warmup, iterations, {[&] {

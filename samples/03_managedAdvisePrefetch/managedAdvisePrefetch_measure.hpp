@@ -38,7 +38,7 @@ struct ManagedPlan {
   std::string deviceName;                       ///< For the JSON result.
   unsigned int grid = 0;                        ///< VecAdd_kernel blocks: every SM filled.
   unsigned int block = 256;                     ///< Threads per block.
-  int accessedBySlots = 2;                      ///< Devices + 1: room for every ACCESSED_BY.
+  int accessedBySlots = 2;                      ///< Devices + 1 (the host): room for every ACCESSED_BY.
 };
 
 /**

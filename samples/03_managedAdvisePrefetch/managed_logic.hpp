@@ -50,8 +50,11 @@ std::string describeSupport(const ManagedSupport& support);
 /// managed access on every device (prefetch to a GPU and cuMemPrefetchBatchAsync need it).
 std::string waiverReason(const ManagedSupport& support, int ordinal);
 
-/// True when the GPU reaches host memory coherently (host page tables or direct host access, as
-/// on Grace Hopper over NVLink-C2C): then a GPU access to a host page need not migrate it.
+/// True on a hardware-coherent machine (Grace Hopper over NVLink-C2C), where the two
+/// attributes go together: the GPU reaches pageable host memory through the host's page tables
+/// (PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES), and the host reaches managed memory on the GPU
+/// without migrating it (DIRECT_MANAGED_MEM_ACCESS_FROM_HOST). There a GPU access to a host page
+/// need not migrate it either.
 inline bool coherentHostAccess(const ManagedSupport& support) {
   return support.pageableUsesHostPageTables != 0 || support.directManagedAccessFromHost != 0;
 }
@@ -111,11 +114,6 @@ std::string describeLocation(const CUmemLocation& location);
 
 /// A legacy int location: "device 0", "CU_DEVICE_CPU (host)", "CU_DEVICE_INVALID (none or mixed)".
 std::string legacyLocationName(int value);
-
-/// @}
-/// @name Cutting buffers into ranges (support/byte_ranges.hpp)
-/// @{
-
 
 /// @}
 /// @name Batch prefetch
@@ -264,7 +262,7 @@ std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNu
 /// What cuPointerGetAttributes says about an address, and what it is asked.
 struct PointerAttributes {
   unsigned int memoryType = 0;    ///< CU_POINTER_ATTRIBUTE_MEMORY_TYPE (a CUmemorytype).
-  int isManaged = 0;              ///< CU_POINTER_ATTRIBUTE_IS_MANAGED.
+  int isManaged = 0;              ///< CU_POINTER_ATTRIBUTE_IS_MANAGED (a bool, read into a zeroed int).
   int deviceOrdinal = -1;         ///< CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL.
   CUdeviceptr rangeStart = 0;     ///< CU_POINTER_ATTRIBUTE_RANGE_START_ADDR.
   std::size_t rangeSize = 0;      ///< CU_POINTER_ATTRIBUTE_RANGE_SIZE.
@@ -308,11 +306,6 @@ std::string describePointerAttributes(const PointerAttributes& got, const Pointe
                                       CUdeviceptr insideAddress, CUcontext sampleContext);
 
 const char* memoryTypeName(unsigned int memoryType);  ///< "CU_MEMORYTYPE_DEVICE", ...
-
-/// @}
-/// @name Verdict bookkeeping (support/checklist.hpp)
-/// @{
-
 
 /// @}
 

@@ -66,7 +66,7 @@ void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
   access[0].location.id = deviceOrdinal;
   access[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   access[1].location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
-  access[1].location.id = node;
+  access[1].location.id = node;  // ignored by the driver; the node, for a reader
   access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   ms::check(cuMemSetAccess(reserved.get(), range.size, access, 2), "cuMemSetAccess");
 

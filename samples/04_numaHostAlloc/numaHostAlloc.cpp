@@ -40,6 +40,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <system_error>
@@ -112,6 +113,8 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     // refused by a container's seccomp filter (numa_binding.cpp).
     const mn::BindPlan plan =
         mn::planBinding(policy, topology.target, work.hostBytes, topology.nodes);
+    // bytes: what is bound, touched and registered; reserved (below): what mmap gets,
+    // bytes plus the alignment margin.
     const std::size_t bytes = plan.layout.mappedBytes;
 
     // 6. mmap only reserves addresses: no physical page exists until the first touch.
@@ -129,7 +132,9 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     const std::size_t align = plan.layout.alignment;
     char* const host = reinterpret_cast<char*>((first + align - 1) & ~(align - 1));
 
-    // Bound while no page exists, so nothing has to move. One bit per node.
+    // Bound while no page exists, so nothing has to move. One bit per node; the kernel
+    // reads maxNode - 1 bits. plan.mode is MPOL_BIND (strict) or MPOL_PREFERRED (soft),
+    // each with MPOL_F_STATIC_NODES.
     const unsigned long* const mask = plan.mask.words.data();
     int mbindError = 0;
     if (plan.callMbind && mbind(host, bytes, plan.mode, mask, plan.mask.maxNode, 0) != 0)
@@ -141,7 +146,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     const int dontForkError = madvise(host, bytes, MADV_DONTFORK) == 0 ? 0 : errno;
 
     // What each errno means: EPERM from mbind (a seccomp filter) is a warning, even
-    // with --strict, and the first touch then checks every page; another errno fails
+    // with --strict, and every page is checked after the first touch; another errno fails
     // a strict binding. Refused advice costs speed, not correctness: a warning.
     const mn::CallErrors errors{mbindError, hugePageError, dontForkError};
     const mn::BindOutcome binding = mn::settleBinding(plan, errors, warn);
@@ -171,7 +176,8 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     ms::check(cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP),
               "cuMemHostRegister");
     ms::OwnedHostRegistration registration(host);  // unregisters on an error path
-    const ms::DrainOnExit drain(work.stream.get());  // no copy runs as pages go
+    // On an error path: waits for the stream before the owners unregister and unmap.
+    const ms::DrainOnExit drain(work.stream.get());
     CUdeviceptr devicePointer = 0;
     ms::check(cuMemHostGetDevicePointer(&devicePointer, host, 0),
               "cuMemHostGetDevicePointer");

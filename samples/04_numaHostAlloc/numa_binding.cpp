@@ -461,9 +461,18 @@ PlacementReport reportPlacement(const BindPlan& plan, const BindOutcome& binding
       << '\n';
   if (binding.state != BindState::Bound)
     out << "  unbound: " << binding.unboundReason << '\n';
-  out << "  before first touch: " << placementOf(log.pages, log.beforeTouch).summary() << '\n';
+  // A look whose move_pages failed can only be made again now, with get_mempolicy, after the
+  // pages were touched and pinned: the look before the touch is then lost, and the one after
+  // it describes the pages as they are now.
+  if (log.beforeTouch.error != 0)
+    out << "  before first touch: not readable: move_pages failed ("
+        << errnoText(log.beforeTouch.error) << "); get_mempolicy could only be asked later\n";
+  else
+    out << "  before first touch: " << placementOf(log.pages, log.beforeTouch).summary() << '\n';
   const PagePlacement touched = placementOf(log.pages, log.touched);
-  out << "  placement after first touch: " << touched.summary() << '\n';
+  out << "  placement after first touch: " << touched.summary()
+      << (log.touched.error != 0 ? " (move_pages failed: asked after cuMemHostRegister)" : "")
+      << '\n';
   const std::string broken =
       plan.policy.strict ? strictBindingProblem(touched, plan.node, binding.state) : "";
   if (!broken.empty())

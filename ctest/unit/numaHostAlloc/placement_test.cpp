@@ -174,3 +174,23 @@ TEST(PlacementReport, StrictBindingsMustKeepTheirPromise) {
   // The same placement under a soft policy is only reported.
   EXPECT_TRUE(mn::reportPlacement(threePagePlan(mn::BindPolicy{}), blocked, log, pinnedOut).ok);
 }
+
+TEST(PlacementReport, AFailedMovePagesLeavesTheLookBeforeTheTouchUnread) {
+  // Where move_pages is refused, the fallback (get_mempolicy) can only ask after the pages were
+  // touched and pinned: the report must not pass that answer off as the look before the touch.
+  mn::BindOutcome bound;
+  bound.state = mn::BindState::Bound;
+  mn::PlacementLog log = threePageLog({}, {});
+  for (mn::PageNodes* look : {&log.beforeTouch, &log.touched, &log.pinned}) {
+    look->status.clear();
+    look->error = EPERM;
+  }
+  std::ostringstream out;
+  mn::reportPlacement(threePagePlan(mn::BindPolicy{}), bound, log, out);
+  EXPECT_NE(out.str().find("  before first touch: not readable: move_pages failed ("),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find(" (move_pages failed: asked after cuMemHostRegister)\n"),
+            std::string::npos)
+      << out.str();
+}
