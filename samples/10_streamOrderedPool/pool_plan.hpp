@@ -90,7 +90,7 @@ std::string footprintTable(const std::vector<VariantResult>& variants, std::uint
 
 /// One row of the reuse table: a rule, its scenario, and whether stream 2 got stream 1's block.
 struct ReuseResult {
-  std::string rule;      ///< e.g. "REUSE_FOLLOW_EVENT_DEPENDENCIES".
+  std::string rule;      ///< e.g. "FOLLOW_EVENT_DEPENDENCIES".
   std::string scenario;  ///< What orders stream 2 after stream 1's free.
   bool reusedWhenOn = false;   ///< Stream 2 got stream 1's block with the rule on.
   bool reusedWhenOff = false;  ///< Stream 2 got stream 1's block with the rule off.

@@ -54,8 +54,10 @@ namespace {
 /// An explicit pool for the error paths: cuMemPoolCreate -> cuMemPoolDestroy.
 using OwnedPool = ms::DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
 
-/// The type of memory the lesson's pools hold: plain device memory, which CUDA calls
-/// pinned as opposed to managed.
+/// The type of memory the lesson's pools hold: CU_MEM_ALLOCATION_TYPE_PINNED, memory
+/// that stays where it was placed, as opposed to managed memory, which migrates. At a
+/// device location, as here, that is the device's own memory, not page-locked host
+/// memory (which is also called pinned).
 constexpr CUmemAllocationType kPinned = CU_MEM_ALLOCATION_TYPE_PINNED;
 
 /// The lesson: the pool's calls in the order a program makes them.
@@ -88,6 +90,14 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   // are non-blocking: neither waits for the legacy NULL stream other code may use.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, run.device), "cuCtxCreate");
+
+  // Step 4's two blocks, declared before the streams: on an error the streams' owners
+  // die first and drain them, so no queued copy still uses a block when it is freed.
+  // The owner frees with cuMemFree, which only an error path reaches (cuMemFree does
+  // not wait for the stream); the good path gives each block to cuMemFreeAsync with
+  // release().
+  ms::OwnedDeviceMemory a;
+  ms::OwnedDeviceMemory b;
 
   ms::OwnedStream first;
   ms::OwnedStream second;
@@ -127,12 +137,11 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   ms::check(cuMemSetMemPool(&location, kPinned, pool.get()), "cuMemSetMemPool");
   run.pool = pool.get();
 
-  // 4. Allocate in stream order and use the memory. Both calls return at once: the
-  // memory is valid for work queued behind them on this stream, and so is each free.
+  // 4. Allocate into a and b (owners from step 2) and use the memory. Both calls
+  // return at once: the memory is valid for work queued behind them on this stream. A
+  // free takes effect when the stream reaches it: work queued before may still use it.
   const std::size_t words = run.plan.maxBytes / 4;  // whole 32-bit words
   const std::size_t bytes = words * 4;
-  ms::OwnedDeviceMemory a;
-  ms::OwnedDeviceMemory b;
   ms::check(cuMemAllocAsync(a.out(), bytes, run.first), "cuMemAllocAsync");
   ms::check(cuMemAllocFromPoolAsync(b.out(), bytes, run.pool, run.first),
             "cuMemAllocFromPoolAsync");
@@ -150,8 +159,9 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   run.checks.expect(static_cast<std::size_t>(good) == words, "step 4: the copy",
                     std::to_string(words) + " words", std::to_string(good));
 
-  // 5. Set the release threshold (what the pool keeps at each synchronization). The loop then
-  // runs with cuMemAlloc, at this threshold and at 0, and leaves the pool at threshold 0.
+  // 5. Set the release threshold: what the pool keeps at each synchronization. The loop
+  // sets it per phase (this value, then 0), then back to this value for steps 6 to 10:
+  // with the default max, step 9's vectors stay reserved until step 10's trim.
   cuuint64_t keep = run.plan.keepThreshold;
   ms::check(cuMemPoolSetAttribute(run.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
             "cuMemPoolSetAttribute");
@@ -174,7 +184,7 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   // 9. Run a kernel on pool memory and on cuMemAlloc memory, and compare.
   measureKernel(run, report);
 
-  // 10. Tear down. The trim gives back whatever the pool still holds: nothing is live, so all.
+  // 10. Tear down. The trim gives back all the pool holds, as nothing is live any more.
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
   ms::check(cuStreamSynchronize(run.second), "cuStreamSynchronize");
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");

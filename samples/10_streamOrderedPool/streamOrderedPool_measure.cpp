@@ -149,8 +149,12 @@ bool reuseTrial(PoolRun& run, int rule, bool on, CUevent event) {
     ms::check(cuEventRecord(event, run.first), "cuEventRecord");
     ms::check(cuStreamWaitEvent(run.second, event, 0), "cuStreamWaitEvent");
   } else if (rule == 1) {  // the free has completed when stream 2 asks
+    // A synchronization that sees a free complete makes its block reusable on any stream
+    // whatever the rules, so this shows that documented case, not ALLOW_OPPORTUNISTIC alone.
     ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
-  }  // rule 2: nothing orders stream 2 after the free; the driver may add a dependency
+  }
+  // Rule 2: nothing orders stream 2 after the free. The driver adds a dependency only when it
+  // cannot get more memory from the device, which 1 MiB on a nearly empty GPU never comes to.
   ms::OwnedDeviceMemory again;
   ms::check(cuMemAllocAsync(again.out(), kProbeBytes, run.second), "cuMemAllocAsync");
   const bool reused = again.get() == freed;
@@ -179,8 +183,9 @@ std::string usePool(PoolRun& run, OwnedPool& pool, const std::string& name) {
   result = cuMemsetD32Async(block.get(), 0xC0FFEEu, words, run.first);
   if (result != CUDA_SUCCESS)
     return "cuMemsetD32Async: " + answer(result);
-  // Both kinds of pool hand out memory the CPU reads directly (managed memory, or host
-  // memory that is the CPU's by default), so the CPU reads it once the device has written it.
+  // Both kinds of pool hand out memory the CPU reads directly: managed memory, or memory in
+  // host RAM, which a host-location pool makes accessible to the CPU by default (tryPool()
+  // gave the device access). So the CPU reads it once the device has written it.
   // A copy engine would not: cuMemcpyDtoHAsync refuses a host-location pool's pointer as its
   // source (CUDA_ERROR_INVALID_VALUE on the H200, driver 580).
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
@@ -200,7 +205,8 @@ void tryPool(PoolRun& run, CUmemPoolProps props, const std::string& name, ms::Re
   const CUresult created = cuMemPoolCreate(pool.out(), &props);
   std::string outcome = "cuMemPoolCreate: " + answer(created);
   if (created == CUDA_SUCCESS && props.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-    // A host-location pool is the CPU's by default: the device is given access first.
+    // A host-location pool's memory is accessible to the CPU by default, not to the
+    // device: the device is given access first.
     CUmemAccessDesc desc = {};
     desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     desc.location.id = run.ordinal;
@@ -383,6 +389,9 @@ void measureKernel(PoolRun& run, ms::Report& report) {
 
   // Three vectors from the pool and three from cuMemAlloc, the same inputs in both.
   std::vector<ms::OwnedDeviceMemory> memory(kKernelBuffers);
+  // Dies before the vector: on an error no kernel or copy still uses a buffer that is freed
+  // (cuMemFree does not wait for the stream on pool memory).
+  const ms::DrainOnExit drain(run.first);
   for (int i = 0; i < kKernelBuffers; ++i) {
     if (i < 3)
       ms::check(cuMemAllocFromPoolAsync(memory[i].out(), run.kernelBytes, run.pool, run.first),

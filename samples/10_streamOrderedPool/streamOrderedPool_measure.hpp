@@ -44,9 +44,9 @@ struct PoolRun {
 /**
  * Sizes the run in the current context: the largest allocation of the mix is cut so that one
  * step's temporaries take at most a quarter of the device's free memory, and the kernel's
- * vectors (default 256 MiB each, four of them at once) fit in 80 % of it. Free memory is the
- * whole device's (cuMemGetInfo) and serves sizing only. Prints the "Device N: name" and
- * "Mix:" lines.
+ * vectors (default 256 MiB each, six of them at once: three from the pool, three from
+ * cuMemAlloc) fit in 80 % of it. Free memory is the whole device's (cuMemGetInfo) and serves
+ * sizing only. Prints the "Device N: name" and "Mix:" lines.
  * @throws memsamples::UsageError when a `--size` does not fit; CudaError.
  */
 void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out);
@@ -62,8 +62,9 @@ void measureAllocations(PoolRun& run, memsamples::Report& report);
 
 /**
  * Step 6: a block freed on stream 1, then allocated on stream 2 with each reuse rule alone on
- * and then off, in the scenario the rule is about (an event, a finished free, nothing); prints
- * whether stream 2 got the same address. Observations, no verdict. Restores all rules to on.
+ * and then off, in a scenario for each rule (an event, a free that a synchronization saw
+ * complete, nothing); prints whether stream 2 got the same address. Observations, no verdict.
+ * Restores the rules the pool had before.
  * @throws CudaError.
  */
 void probeReuse(PoolRun& run, memsamples::Report& report);
