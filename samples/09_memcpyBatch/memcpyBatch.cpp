@@ -60,7 +60,7 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   std::ostream& out = report.out();
 
   //! [core]
-  // 1. Load the driver (one older than the toolkit waives the run), and pick a device.
+  // 1. Load the driver (waived below the toolkit's major version), and pick a device.
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(common.device);
 
@@ -69,19 +69,19 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
 
   // 3. Size the pools to free memory, and allocate them (mapped for step 7's kernels).
-  // The device pool has room for the note after its last slot.
   const ms::BlockLayout layout = sizeRun(device, options, out);
   ms::OwnedDeviceMemory devicePool;
   ms::check(cuMemAlloc(devicePool.out(), layout.bytes + sizeof(Note)), "cuMemAlloc");
-  const CUdeviceptr noteDst = devicePool.get() + layout.bytes;
+  const CUdeviceptr noteDst = devicePool.get() + layout.bytes;  // after the last slot
   ms::OwnedPinnedHostMemory sourcePool;
   ms::OwnedPinnedHostMemory returnPool;
   const unsigned int mapped = CU_MEMHOSTALLOC_DEVICEMAP;
   ms::check(cuMemHostAlloc(sourcePool.out(), layout.bytes, mapped), "cuMemHostAlloc");
   ms::check(cuMemHostAlloc(returnPool.out(), layout.bytes, mapped), "cuMemHostAlloc");
   std::vector<std::uint32_t> pageablePool(layout.bytes / sizeof(std::uint32_t));
+  Note arrived = {};  // step 6 copies the note back here: it must outlive the stream
 
-  // 4. Fill the pools, the device's with sentinels, on a stream (the batch refuses 0).
+  // 4. Fill the pools, the device's with sentinels, on a stream: the batch refuses stream 0.
   auto* source = static_cast<std::uint32_t*>(sourcePool.get());
   auto* back = static_cast<std::uint32_t*>(returnPool.get());
   ms::fillBlocks(source, layout, ms::PoolSide::Host, kSeed);
@@ -93,7 +93,8 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
             "cuMemsetD32Async");
 
   // 5. One batch: a destination, a source and a size per copy. Half the blocks come from
-  // the pinned pool, the rest from the pageable one, and last a note on the stack.
+  // the pinned pool, the rest from the pageable one (offsets are in bytes), and last, as
+  // copy number layout.count, a note on the stack.
   std::vector<CUdeviceptr> dsts;
   std::vector<CUdeviceptr> srcs;
   std::vector<std::size_t> sizes;
@@ -116,8 +117,8 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
       ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL)};
   std::array<std::size_t, 3> attrsIdxs = {0, layout.count / 2, layout.count};
 
-  // A driver of this major version but an older minor one may lack the batch (older majors
-  // were waived at cuInit): its weak import is then null, and step 7 says so.
+  // A driver of an older minor version may lack the batch: its weak import is then null,
+  // step 6 finds only sentinels, and step 7 says so and sets that check aside.
   const CUresult answer = cuMemcpyBatchAsync == nullptr
       ? CUDA_ERROR_NOT_SUPPORTED
       : cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(),
@@ -126,13 +127,12 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
     ms::check(answer, "cuMemcpyBatchAsync");
 
   // 6. Check every byte: the pool and the note come back in one contiguous copy each.
-  Note arrived = {};
   ms::check(cuMemcpyDtoHAsync(back, devicePool.get(), layout.bytes, stream.get()),
             "cuMemcpyDtoHAsync");
   ms::check(cuMemcpyDtoHAsync(arrived.data(), noteDst, sizeof(note), stream.get()),
             "cuMemcpyDtoHAsync");
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-  const auto lesson = ms::checkBlocks(back, layout, ms::PoolSide::Device, kSeed);
+  const auto lessonCheck = ms::checkBlocks(back, layout, ms::PoolSide::Device, kSeed);
 
   // 7. Measure every way against one contiguous copy of the same bytes, each checked.
   ms::BatchRun run;
@@ -141,10 +141,10 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   run.sourcePool = source;
   run.returnPool = back;
   run.pageablePool = pageablePool.data();
-  run.lessonPassed = lesson.passed() && arrived == note;
+  run.lessonPassed = lessonCheck.passed() && arrived == note;
   const ms::Verdict verdict = measureMemcpyBatch(run, layout, common, options, report);
 
-  // 8. Release everything in reverse order, each answer checked (the stream is idle).
+  // 8. Release everything in reverse order, each checked (step 6 drained the stream).
   ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
   ms::check(cuMemFreeHost(returnPool.release()), "cuMemFreeHost");
   ms::check(cuMemFreeHost(sourcePool.release()), "cuMemFreeHost");

@@ -32,7 +32,9 @@ struct Run : ms::BatchRun {
 /// One way of moving the blocks, as measured.
 struct Way {
   std::string name;
-  std::uint64_t copies = 0;    // driver calls' worth of copies one pass submits
+  // What "us/copy" divides by: the blocks (rows, boxes) of a loop or a batch, so per block;
+  // 1 where one call moves them all (a contiguous, 2D or 3D copy, a kernel), so per call.
+  std::uint64_t copies = 0;
   std::uint64_t bytes = 0;     // bytes one pass moves
   bool supported = true;       // false where the driver answered CUDA_ERROR_NOT_SUPPORTED
   bool passed = true;          // every word arrived (checked before timing)
@@ -142,7 +144,7 @@ struct Kernels {
   ms::OwnedDeviceMemory hostOffsets;    // byte offset of block i in the host pools
   ms::OwnedDeviceMemory deviceOffsets;  // byte offset of block i in the device pool
   long long spinCycles = 0;
-  unsigned int spinGrid = 1;
+  unsigned int smCount = 1;  // the device's SMs, from which both kernels' grids are sized
 };
 
 /// Loads the kernels and uploads the layout's offsets.
@@ -168,7 +170,7 @@ void prepareKernels(Kernels& kernels, const Run& run) {
   ms::check(cuMemcpyHtoDAsync(kernels.deviceOffsets.get(), device.data(), bytes, run.stream),
             "cuMemcpyHtoDAsync");
   ms::check(cuStreamSynchronize(run.stream), "cuStreamSynchronize");
-  kernels.spinGrid =
+  kernels.smCount =
       static_cast<unsigned int>(ms::deviceAttribute(run.device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
 }
 
@@ -179,7 +181,7 @@ CUresult launchBlockCopy(const Kernels& kernels, const Run& run, CUdeviceptr dst
   unsigned long long blockBytes = run.layout.blockBytes;
   void* params[] = {&dst, &src, &dstOffsets, &srcOffsets, &count, &blockBytes};
   const auto grid = static_cast<unsigned int>(
-      std::min<std::uint64_t>(count, static_cast<std::uint64_t>(kernels.spinGrid) * 16));
+      std::min<std::uint64_t>(count, static_cast<std::uint64_t>(kernels.smCount) * 16));
   return cuLaunchKernel(kernels.blockCopy, grid, 1, 1, kThreadsPerBlock, 1, 1, 0, run.stream,
                         params, nullptr);
 }
@@ -188,7 +190,7 @@ CUresult launchBlockCopy(const Kernels& kernels, const Run& run, CUdeviceptr dst
 void launchSpin(const Kernels& kernels, const Bench& bench) {
   long long cycles = kernels.spinCycles;
   void* params[] = {&cycles};
-  ms::check(cuLaunchKernel(kernels.spin, kernels.spinGrid * 2, 1, 1, 128, 1, 1, 0, bench.beside,
+  ms::check(cuLaunchKernel(kernels.spin, kernels.smCount * 2, 1, 1, 128, 1, 1, 0, bench.beside,
                            params, nullptr),
             "cuLaunchKernel");
 }
@@ -264,11 +266,11 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
       return ms::checkBlocks(run.returnPool, layout, side, ms::kBlockSeed);
     };
   };
-  const auto stream = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
-  const auto any = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_ANY);
+  const auto streamOrder = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+  const auto anyOrder = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_ANY);
   const auto overlap = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
                                           CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE);
-  const auto batchPass = [&run](ms::BatchPlan& plan) { return ::batchPass(plan, run); };
+  const auto batchOf = [&run](ms::BatchPlan& plan) { return batchPass(plan, run); };
   const auto spin = [&] { launchSpin(kernels, bench); };
 
   Way base;
@@ -288,8 +290,9 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   kernels.spinCycles = static_cast<long long>(3.0 * h2dContiguous.medianMs *
                                               (clockKHz > 0 ? clockKHz : 2000000));
 
-  ms::BatchPlan h2dStream = ms::planBlocks(layout, run.devicePool, sourceAddress, true, stream);
-  ms::BatchPlan h2dAny = ms::planBlocks(layout, run.devicePool, pageableAddress, true, any);
+  ms::BatchPlan h2dStream =
+      ms::planBlocks(layout, run.devicePool, sourceAddress, true, streamOrder);
+  ms::BatchPlan h2dAny = ms::planBlocks(layout, run.devicePool, pageableAddress, true, anyOrder);
   ms::BatchPlan h2dOverlap = ms::planBlocks(layout, run.devicePool, sourceAddress, true, overlap);
   std::vector<Way> h2d;
   way = base;
@@ -297,16 +300,16 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   h2d.push_back(measureWay(bench, way, poisonDevice, [&] { return copyLoop(layout, run, true); },
                            deviceHolds(ms::PoolSide::Device)));
   way.name = "cuMemcpyBatchAsync, STREAM, pinned";
-  h2d.push_back(measureWay(bench, way, poisonDevice, batchPass(h2dStream),
+  h2d.push_back(measureWay(bench, way, poisonDevice, batchOf(h2dStream),
                            deviceHolds(ms::PoolSide::Device)));
   way.name = "cuMemcpyBatchAsync, ANY, pageable source";
-  h2d.push_back(measureWay(bench, way, poisonDevice, batchPass(h2dAny),
+  h2d.push_back(measureWay(bench, way, poisonDevice, batchOf(h2dAny),
                            deviceHolds(ms::PoolSide::Device)));
   way.name = "cuMemcpyBatchAsync beside a kernel";
-  h2d.push_back(measureWay(bench, way, poisonDevice, batchPass(h2dStream),
+  h2d.push_back(measureWay(bench, way, poisonDevice, batchOf(h2dStream),
                            deviceHolds(ms::PoolSide::Device), spin));
   way.name = "  + PREFER_OVERLAP_WITH_COMPUTE";
-  h2d.push_back(measureWay(bench, way, poisonDevice, batchPass(h2dOverlap),
+  h2d.push_back(measureWay(bench, way, poisonDevice, batchOf(h2dOverlap),
                            deviceHolds(ms::PoolSide::Device), spin));
   way = one;
   way.name = "SM gather from mapped pinned memory";
@@ -322,7 +325,8 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   const Way d2hContiguous = measureWay(bench, way, poisonHost, [&] {
     return cuMemcpyDtoHAsync(run.returnPool, run.devicePool, bytes, run.stream);
   }, returnHolds(ms::PoolSide::Device));
-  ms::BatchPlan d2hStream = ms::planBlocks(layout, returnAddress, run.devicePool, false, stream);
+  ms::BatchPlan d2hStream =
+      ms::planBlocks(layout, returnAddress, run.devicePool, false, streamOrder);
   ms::BatchPlan d2hOverlap = ms::planBlocks(layout, returnAddress, run.devicePool, false, overlap);
   std::vector<Way> d2h;
   way = base;
@@ -330,13 +334,13 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   d2h.push_back(measureWay(bench, way, poisonHost, [&] { return copyLoop(layout, run, false); },
                            returnHolds(ms::PoolSide::Host)));
   way.name = "cuMemcpyBatchAsync, STREAM";
-  d2h.push_back(measureWay(bench, way, poisonHost, batchPass(d2hStream),
+  d2h.push_back(measureWay(bench, way, poisonHost, batchOf(d2hStream),
                            returnHolds(ms::PoolSide::Host)));
   way.name = "cuMemcpyBatchAsync beside a kernel";
-  d2h.push_back(measureWay(bench, way, poisonHost, batchPass(d2hStream),
+  d2h.push_back(measureWay(bench, way, poisonHost, batchOf(d2hStream),
                            returnHolds(ms::PoolSide::Host), spin));
   way.name = "  + PREFER_OVERLAP_WITH_COMPUTE";
-  d2h.push_back(measureWay(bench, way, poisonHost, batchPass(d2hOverlap),
+  d2h.push_back(measureWay(bench, way, poisonHost, batchOf(d2hOverlap),
                            returnHolds(ms::PoolSide::Host), spin));
   way = one;
   way.name = "SM scatter into mapped pinned memory";
@@ -361,7 +365,8 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
       passed = passed && w.passed;
     }
   }
-  // The goals of issue 23 on the H200, reported whatever they turn out to be.
+  // The sample's goals on the H200, reported whatever they turn out to be. h2d[0] is the loop
+  // and h2d[1] the batch from the pinned pool (STREAM), in the order they were measured above.
   if (h2d[1].supported) {
     out << std::setprecision(2) << "Batch / loop (host to device) = " << h2d[1].gbps() / h2d[0].gbps()
         << " (goal >= 2 at 64 KiB blocks); batch / contiguous = "
@@ -734,6 +739,7 @@ ms::Verdict measureMemcpyBatch(const ms::BatchRun& lesson, const ms::BlockLayout
     out << "cuMemcpyBatchAsync: not supported by this driver; the other ways are measured\n";
   else if (!lesson.lessonPassed)
     out << "The lesson's batch did not deliver every byte\n";
+  // Without the batch, the lesson's check saw only sentinels: that result is set aside.
   const bool lessonPassed =
       lesson.batchAnswer == CUDA_ERROR_NOT_SUPPORTED || lesson.lessonPassed;
 

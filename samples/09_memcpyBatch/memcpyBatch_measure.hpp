@@ -18,7 +18,7 @@ namespace memsamples {
 
 /// What the lesson made and hands to the measurements (all of it stays the lesson's).
 struct BatchRun {
-  CUdeviceptr devicePool = 0;             ///< layout.bytes of device memory.
+  CUdeviceptr devicePool = 0;             ///< The blocks' layout.bytes (a note follows them).
   std::uint32_t* sourcePool = nullptr;    ///< Pinned, mapped; every block in its host slot.
   std::uint32_t* returnPool = nullptr;    ///< Pinned, mapped; where device-to-host ways write.
   std::uint32_t* pageablePool = nullptr;  ///< Pageable (std::vector), filled as sourcePool.
