@@ -52,7 +52,7 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   std::ostream& out = report.out();
 
   //! [core]
-  // 1. Load the driver (one older than the toolkit waives the run), and pick a device.
+  // 1. Load the driver (an older CUDA major version waives the run), pick a device.
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(common.device);
   out << "Device " << ms::deviceOrdinal(device) << ": " << ms::deviceName(device) << '\n';

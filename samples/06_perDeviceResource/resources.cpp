@@ -579,7 +579,7 @@ Devices setUpDevices(const std::optional<long long>& device,
   constexpr std::uint64_t kDefaultVectorBytes = 64ull << 20;
   Devices devices;
   devices.kinds = parseResourceKinds(resources);  // a usage error comes before any driver call
-  checkDriverInit(cuInit(0));                     // a driver older than the toolkit waives the run
+  checkDriverInit(cuInit(0));  // a driver of an older CUDA major version waives the run
   const CUdevice handle = selectDevice(device);
   devices.chosen = deviceOrdinal(handle);
   devices.chosenName = deviceName(handle);

@@ -114,7 +114,7 @@ struct Devices {
 
 /**
  * Step 1: parses @p resources (a `--resources` value; empty: every kind) before any driver call,
- * cuInit (Common's checkDriverInit() waives a driver older than the toolkit), picks
+ * cuInit (Common's checkDriverInit() waives a driver of an older CUDA major version), picks
  * the device (Common's selectDevice()), waives when it has no memory
  * pools (its initial resource could not allocate), sets up every device (cuDeviceGetCount,
  * cuDeviceGet, in ordinal order: step 5 runs on all of them), sizes the vectors to the smallest
