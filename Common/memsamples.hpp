@@ -68,13 +68,13 @@ class CudaError : public std::runtime_error {
 /// before cuInit() and for values the driver does not know. Throws nothing.
 std::string describeResult(CUresult result);
 
-/// The text of a failed call: "cuMemAlloc failed at vectorAddDrv.cpp:97: <description>", with
+/// The text of a failed call: "cuMemAlloc failed at vectorAddDrv.cpp:82: <description>", with
 /// the folders stripped from @p file. Throws nothing.
 std::string formatCallFailure(std::string_view call, std::string_view file, int line,
                               std::string_view description);
 
 /// Throws CudaError unless @p result is CUDA_SUCCESS: `check(cuMemAlloc(&p, n), "cuMemAlloc");`
-/// throws "cuMemAlloc failed at vectorAddDrv.cpp:97: " and describeResult(). The compiler fills in
+/// throws "cuMemAlloc failed at vectorAddDrv.cpp:82: " and describeResult(). The compiler fills in
 /// @p file and @p line (the builtins behind C++20's std::source_location): no macro is needed.
 void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
            int line = __builtin_LINE());

@@ -86,8 +86,8 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
   const std::vector<int> reported = ordinalsToReport(common.device, count);
   reportDriver(driverVersion, count, out);
 
-  // Most answers are device attributes; the VMM granularity is asked for an allocation
-  // described as cuMemCreate would get it: pinned memory at a location.
+  // Most answers are device attributes; the VMM granularity is asked with the
+  // CUmemAllocationProp that cuMemCreate would be given: pinned memory at a location.
   const auto attribute = [](CUdevice device, CUdevice_attribute which) {
     int value = 0;
     ms::check(cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
@@ -115,7 +115,7 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     d.ordinal = ordinal;
 
     // 2. Identity: what the device is, and its PCI bus id, which names it in sysfs. The
-    // compute mode says who may create contexts on it: a query, so it needs none itself.
+    // compute mode says who may create contexts on it: a query needs no context.
     ms::check(cuDeviceTotalMem(&d.totalBytes, device), "cuDeviceTotalMem");
     ms::check(cuDeviceGetPCIBusId(d.pciBusId, sizeof d.pciBusId, device),
               "cuDeviceGetPCIBusId");
@@ -152,7 +152,7 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     }
     d.memoryPools = attribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
 
-    // 6. The bandwidth ceiling: memory clock x 2 (double data rate) x bus width.
+    // 6. The bandwidth ceiling: memory clock x 2 (double data rate) x bus width / 8.
     d.memoryClockKHz = attribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
     d.busWidthBits = attribute(device, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     d.peakGBps = ms::peakBandwidthGBps(d.memoryClockKHz, d.busWidthBits);
@@ -163,7 +163,7 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
   //! [core]
 
   //! [core-b]
-  // 7. Peer access between every two devices, whichever were reported above: may the
+  // 7. Peer access between every two devices, also with --device N: may the
   // accessor map the owner's memory, how good is the link, and are its atomics native?
   std::vector<PeerAnswer> peers;
   for (int accessor = 0; accessor < count; ++accessor) {
@@ -199,6 +199,7 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
       .set("deviceCount", count)
       .set("devices", jsonDevices)
       .set("peerAccess", jsonPeers);
+  // answersAgree() also checks the HOST_NUMA granularities, which the first clause covers.
   if (!agree) {
     out << "Inconsistent answers: VMM without a usable granularity, or concurrent "
            "managed access without managed memory\n";

@@ -3,13 +3,14 @@
  * @brief The baseline: C = A + B with the CUDA driver API, checked exactly and measured.
  *
  * Every other sample changes one thing about this program (where the memory comes from)
- * and keeps the rest, so read this one first. runVectorAdd() makes the driver calls in
- * the order a program must; its core region holds all of them, cuInit to cuCtxDestroy:
+ * and keeps the rest, so read this one first. runVectorAdd() makes the baseline's
+ * driver calls in the order a program must; its core region holds all of them, cuInit
+ * to cuCtxDestroy (the measurement's own calls are in vectorAddDrv_measure.cpp):
  *
  * 1. Load the driver, and pick a device: **cuInit**, then Common's selectDevice() asks
  *    cuDeviceGet for `--device N`, or for the one with the most SMs x clock.
- * 2. Create a context (**cuCtxCreate**): the device's address space and the owner of
- *    everything allocated below. It becomes current on this thread.
+ * 2. Create a context (**cuCtxCreate**): the owner of everything allocated, loaded and
+ *    created below on that device. It becomes current on this thread.
  * 3. Load the kernel from the fatbin: **cuModuleLoadData** takes the bytes of
  *    `vectorAdd_kernel.fatbin`, found next to the executable (SASS for each architecture
  *    it was built for, and PTX for the newest, which the driver compiles for newer
@@ -58,7 +59,7 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   out << "Device " << ms::deviceOrdinal(device) << ": " << ms::deviceName(device) << '\n';
 
   // 2. Create a context: current on this thread from now on, it owns all that follows.
-  ms::OwnedContext context;
+  ms::OwnedContext context;  // nullptr: no CUctxCreateParams (CUDA 13's cuCtxCreate_v4)
   ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
 
   // 3. Load the kernel from the fatbin that the build put next to this executable. The
@@ -111,7 +112,7 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   launch.count = count;
   // cuLaunchKernel copies each argument from its pointer with the size of the kernel's
   // parameter, so each value must have exactly that type: CUdeviceptr for `const float*`
-  // (both 64 bits), and n as unsigned long long: from an int it would read 8 bytes of 4.
+  // (both 64 bits), and n as unsigned long long: an int has 4 bytes, the driver reads 8.
   launch.a = a.get();
   launch.b = b.get();
   launch.c = c.get();
