@@ -19,7 +19,8 @@
 namespace memsamples::ipc {
 
 /// cuMemRelease: a physical allocation lives on while it is mapped, so releasing right after
-/// cuMemMap is the usual order. Common's (support/vmm_owners.hpp), as in 04, 05 and 08.
+/// cuMemMap is the usual order. Common's (support/vmm_owners.hpp), as in 04, 05 and 08. The
+/// parent here keeps its handles until the release (step 8): every job exports them again.
 using memsamples::OwnedAllocationHandle;
 /// cuMemPoolDestroy, for a created or an imported pool (after the allocations from it).
 using OwnedMemoryPool = DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
@@ -86,7 +87,7 @@ struct Buffers {
   }
 
   OwnedMemoryPool pool;             ///< cuMemPoolCreate, or cuMemPoolImportFromShareableHandle.
-  OwnedPoolMemory pooled[3];        ///< cuMemAllocFromPoolAsync, or cuMemPoolImportPointer.
+  OwnedPoolMemory pooled[3];        ///< Pointers: cuMemAllocFromPoolAsync, cuMemPoolImportPointer.
   OwnedDeviceMemory memory[3];      ///< cuMemAlloc (the parent's legacy path).
   OwnedIpcMapping opened[3];        ///< cuIpcOpenMemHandle (a worker's legacy path).
   OwnedAllocationHandle handle[3];  ///< cuMemCreate, or cuMemImportFromShareableHandle.

@@ -34,7 +34,7 @@ inline constexpr SharePath kSharePaths[] = {SharePath::VmmDescriptor, SharePath:
 /// "VMM + descriptor", "legacy IPC handle", "memory pool".
 const char* pathName(SharePath path);
 
-/// Message types; each names its payload struct. (6 and 7 are no longer used.)
+/// Message types; each names its payload struct. (No message has the numbers 6 and 7.)
 enum MessageType : std::uint32_t {
   kHello = 1,      ///< Parent -> worker, then worker -> parent, once each: Hello.
   kJob = 2,        ///< Parent -> worker: Job (+ descriptors). Import, compute the slice, keep.
@@ -56,6 +56,8 @@ struct Hello {
 
 /// One path's buffers A, B and C, and this worker's share of C = A + B. A job of one allocation
 /// (A alone) is a handoff, timed by the measurement: imported and mapped, nothing computed.
+/// `pooled` holds what cuMemPoolExportPointer wrote (64 bytes per allocation); a worker turns
+/// each into a pointer with cuMemPoolImportPointer (into Buffers::pooled, ipc_owners.hpp).
 struct Job {
   SharePath path = SharePath::VmmDescriptor;  ///< How the buffers are shared.
   std::uint32_t allocations = 3;              ///< A, B, C (1 in a handoff).
@@ -66,7 +68,7 @@ struct Job {
   std::int32_t ownerDevice = 0;               ///< The device the memory is on.
   CUipcEventHandle inputsWritten{};           ///< Recorded after A and B were written.
   CUipcMemHandle legacy[3]{};                 ///< LegacyIpc: cuIpcGetMemHandle of A, B, C.
-  CUmemPoolPtrExportData pooled[3]{};         ///< Pool: cuMemPoolExportPointer of A, B, C.
+  CUmemPoolPtrExportData pooled[3]{};         ///< Pool: export data of A, B, C, not pointers.
 
   /// Makes first and count worker @p worker's equal share of the elements among @p workers.
   void slice(std::size_t worker, std::size_t workers) {

@@ -84,7 +84,8 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   // The workers need contexts of their own beside the parent's: a device in
   // EXCLUSIVE_PROCESS compute mode allows one process at a time, so there it waives. The
   // last worker goes to another GPU that can import across, if there is one. Each worker
-  // learns its device, and answers once its context exists there.
+  // learns its device, and answers once its context exists there. `sharing` holds no
+  // memory: it names the parent's device (and its ordinal) and the last worker's device.
   const ipc::Sharing sharing = ipc::probeSharing(options.common.device, workers, out);
 
   // 3. The parent's context and stream; then the vectors' size and their host copies.
@@ -97,6 +98,16 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   // host copies, slices, proofs of release, timings and the report.
   ipc::Parent parent(workers, options.sizeBytes, stream.get(), options.common);
   const std::uint64_t bytes = parent.bytes;
+
+  // What the core asks of `parent`, beyond the sharing's own calls:
+  // - writeInputs() first waits for the stream, so that a pool's allocations exist, and
+  //   asks the driver about A, B and C (the first half of step 8's proof of release);
+  //   then it queues A and B from the host copies and fills C with NaN.
+  // - send() makes each descriptor close-on-exec, gives the job worker w's slice of C,
+  //   and passes both to Workers::send (worker_processes.cpp), which calls sendMessage
+  //   (ipc_channel.cpp): the descriptors travel as SCM_RIGHTS beside the job's bytes.
+  // - measure() times worker 0's kernel, then has every worker drop its imports (it
+  //   sends kRelease and waits for kReleased), then times handoffs of A with shareWith.
 
   // The interprocess event is recorded once A and B are written. The workers wait for it
   // on the GPU, with no round trip through the host. (It cannot record timing.)
@@ -137,6 +148,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
         ms::check(cuMemPoolCreate(shared.pool.out(), &poolProps), "cuMemPoolCreate");
       for (int i = 0; i < 3; ++i) {
         if (vmm) {
+          // Kept until step 8 (not released once mapped): every job exports the handle.
           ms::check(cuMemCreate(shared.handle[i].out(), size, &prop, 0), "cuMemCreate");
           ms::check(cuMemAddressReserve(&pointer[i], size, 0, 0, 0), "cuMemAddressReserve");
           shared.range[i].own(pointer[i], size);
@@ -152,7 +164,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
           pointer[i] = *made;
         }
       }
-      parent.writeInputs(shared.pointer);  // A and B, C as NaN; noted for step 8
+      parent.writeInputs(shared.pointer);  // waits, notes A-C for step 8, writes A, B
       ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
 
       // 5. Export the first `allocations` for worker w, and send its job (SCM_RIGHTS).
@@ -166,32 +178,32 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
           if (vmm)
             ms::check(cuMemExportToShareableHandle(&fd, shared.handle[i].get(), fdType, 0),
                       "cuMemExportToShareableHandle");
-          if (path == ipc::SharePath::LegacyIpc)
-            ms::check(cuIpcGetMemHandle(&job.legacy[i], pointer[i]), "cuIpcGetMemHandle");
           if (path == ipc::SharePath::Pool && i == 0)
             ms::check(cuMemPoolExportToShareableHandle(&fd, shared.pool.get(), fdType, 0),
                       "cuMemPoolExportToShareableHandle");
+          if (fd >= 0)
+            descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
+          if (path == ipc::SharePath::LegacyIpc)
+            ms::check(cuIpcGetMemHandle(&job.legacy[i], pointer[i]), "cuIpcGetMemHandle");
           if (path == ipc::SharePath::Pool)
             ms::check(cuMemPoolExportPointer(&job.pooled[i], pointer[i]), "cuMemPoolExportPointer");
-          if (fd >= 0)
-            descriptors.emplace_back(fd);
         }
-        parent.send(w, job, descriptors);  // with worker w's equal slice of C
-      };  // the parent's descriptors close here: the worker received its own copies
+        parent.send(w, job, descriptors);  // close-on-exec, w's slice, sendMessage()
+      };  // the parent's copies close here; the message in flight holds the files
       for (std::size_t w = 0; w < parent.workerCount; ++w)
         shareWith(w, 3);
 
-      // 6. Every worker imports, waits for the event and writes its slice; C is checked.
+      // 6. Wait until every worker has imported (step 5) and written its slice; check C.
       ipc::PathResult& result = parent.checkSlices(path, pointer[2]);
 
-      // 7. Measure the kernel on imported memory; drop the imports; time handoffs of A.
+      // 7. Time the kernel on imports; workers drop them (kRelease); time handoffs of A.
       parent.measure(result, shareWith);
 
       // 8. Release in reverse order of creation; the importers went first (step 7).
       for (int i = 2; i >= 0; --i) {
         if (vmm) {
-          ms::check(cuMemUnmap(shared.range[i].release(), size), "cuMemUnmap");
-          ms::check(cuMemAddressFree(pointer[i], size), "cuMemAddressFree");
+          ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
+          ms::check(cuMemAddressFree(shared.range[i].release(), size), "cuMemAddressFree");
           ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
         } else if (path == ipc::SharePath::LegacyIpc) {
           ms::check(cuMemFree(shared.memory[i].release()), "cuMemFree");

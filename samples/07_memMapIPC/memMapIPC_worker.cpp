@@ -19,9 +19,10 @@
  * - Step 6: it waits for the parent's event on the GPU (**cuIpcOpenEventHandle**,
  *   **cuStreamWaitEvent**), computes its slice (**cuLaunchKernel**) and says Done.
  * - Steps 7 and 8: it times the kernel (worker 0), and on the parent's word releases
- *   what it imported: **cuMemUnmap**, **cuMemRelease**, **cuMemAddressFree**; the owners
- *   close a legacy import and free pool imports before the imported pool. A handoff is a
- *   job of A alone, released again at once.
+ *   what it imported, each answer checked: **cuMemUnmap**, **cuMemRelease**,
+ *   **cuMemAddressFree**; **cuIpcCloseMemHandle**; **cuMemFreeAsync** of the pool's
+ *   allocations, then **cuMemPoolDestroy** of the imported pool. A handoff is a job of A
+ *   alone, released again at once.
  * - Step 9: told to quit, it exits with 0; the owners release its stream, module and
  *   context.
  *
@@ -92,8 +93,9 @@ int runWorker(const std::vector<std::string>& args) {
 
     ipc::send(socket.get(), ipc::kHello, hello);
 
-    // One job's imports at a time. An optional, so that dropping it runs the destructor
-    // in order (pool pointers, then the pool): on an error path only.
+    // One job's imports at a time, in an optional: a release empties its owners, then
+    // resets it. On an error, the unwinding destroys it, and its owners release what
+    // they still hold, in order: mappings and handles, then pool pointers, then the pool.
     std::optional<ipc::Buffers> imports;
     ipc::Job job;
     const CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, hello.device};
@@ -108,8 +110,9 @@ int runWorker(const std::vector<std::string>& args) {
         break;
 
       if (message.type == ipc::kJob) {
-        // Step 5, this side: never trust a job. A slice past the allocations' end would
-        // make the kernel write into memory of the parent's that is not this worker's.
+        // Step 5, this side: a job is checked first; its slice must lie within
+        // allocationBytes. cuMemMap holds a VMM import to the real size too; on the
+        // legacy and pool paths, allocationBytes is the parent's word.
         job = ipc::acceptJob(message);
         imports.emplace(stream.get());
         const std::size_t size = job.allocationBytes;
@@ -156,15 +159,16 @@ int runWorker(const std::vector<std::string>& args) {
                     "cuLaunchKernel");
           ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
         }
-        ipc::send(socket.get(), ipc::kDone, done);
+        ipc::send(socket.get(), ipc::kDone, done);  // the struct's bytes, by sendMessage
       } else if (message.type == ipc::kBench) {
         // Step 7, this side: the kernel over all of A, B and C (memMapIPC_measure.cpp).
         const CUdeviceptr(&pointers)[3] = imports->pointer;
         ipc::timeImportedKernel(socket.get(), message, vecAdd, pointers, job, stream.get());
       } else {
-        // Step 8, this side: release in reverse order, before the parent frees anything
-        // (the work on the stream is done first). The mapping goes before the handle; a
-        // legacy mapping is closed; pool memory is freed before its pool is destroyed.
+        // Step 8, this side: release, before the parent frees anything (the work on the
+        // stream is done first). The mapping goes first; then the handle and the address
+        // range, in either order (the parent frees its range first). A legacy mapping is
+        // closed; pool memory is freed before its pool is destroyed.
         ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
         for (std::uint32_t i = job.allocations; i-- > 0;) {
           if (job.path == ipc::SharePath::LegacyIpc) {
@@ -172,17 +176,18 @@ int runWorker(const std::vector<std::string>& args) {
           } else if (job.path == ipc::SharePath::Pool) {
             ms::check(cuMemFreeAsync(imports->pooled[i].release(), stream.get()), "cuMemFreeAsync");
           } else {
-            const CUdeviceptr pointer = imports->range[i].release();
+            const CUdeviceptr pointer = imports->range[i].get();  // owned until freed
             ms::check(cuMemUnmap(pointer, job.allocationBytes), "cuMemUnmap");
             ms::check(cuMemRelease(imports->handle[i].release()), "cuMemRelease");
-            ms::check(cuMemAddressFree(pointer, job.allocationBytes), "cuMemAddressFree");
+            ms::check(cuMemAddressFree(imports->range[i].release(), job.allocationBytes),
+                      "cuMemAddressFree");
           }
         }
         ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
         if (job.path == ipc::SharePath::Pool)
           ms::check(cuMemPoolDestroy(imports->pool.release()), "cuMemPoolDestroy");
         imports.reset();
-        ipc::sendMessage(socket.get(), ipc::kReleased, nullptr, 0);
+        ipc::sendMessage(socket.get(), ipc::kReleased, nullptr, 0);  // no payload
       }
     }
     //! [core-b]
@@ -231,7 +236,9 @@ void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& messa
   }
 
   // Each allocation of the pool comes as 64 bytes of export data, useless without the pool.
-  ipc::Job copy = job;  // cuMemPoolImportPointer takes a non-const pointer
+  // cuMemPoolImportPointer takes the export data through a non-const pointer, and `job`
+  // is const here: a copy of the job (of which only pooled[i] is used) provides one.
+  ipc::Job copy = job;
   CUdeviceptr* const imported = imports.pooled[i].out();
   ms::check(cuMemPoolImportPointer(imported, imports.pool.get(), &copy.pooled[i]),
             "cuMemPoolImportPointer");
