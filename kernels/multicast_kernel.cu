@@ -83,9 +83,12 @@ __device__ __forceinline__ void multimemStore(float4* mc, float4 v) {
  *    through the two proxies.
  * 4. `ld.acquire.sys` of the local copy until it reaches @p target: every GPU has released, and
  *    what they wrote before is taken to be visible here, as NVIDIA's documented multicast barrier
- *    takes it (see the file comment); a second alias fence orders those acquire loads before the
- *    block's next accesses through the multicast address.
- * 5. `__syncthreads()`: the other threads wait for thread 0, and inherit its acquire.
+ *    takes it (see the file comment).
+ * 5. A second `fence.proxy.alias`: the acquire loads went through the unicast address, the
+ *    block's next accesses go through the multicast one; this fence orders them.
+ * 6. `__syncthreads()`: the other threads wait for thread 0, and inherit its acquire and its
+ *    fence (the fence lies on the path from the other GPUs' writes to their accesses, which is
+ *    where the PTX model asks for one), so they need no proxy fence of their own.
  */
 // [barrier]
 __device__ void teamBarrier(unsigned int* counterMc, const unsigned int* counterUc,
@@ -145,8 +148,12 @@ extern "C" __global__ void Multimem_broadcast_kernel(float4* mc, const float4* _
  *
  * The first barrier: each GPU's stream finished its earlier work (what wrote its inputs) before
  * its kernel started, and the barrier waits until every GPU's kernel has started, so no GPU sums
- * a copy that another GPU's stream is still writing. The second: every GPU has stored its share
- * to every copy, so when this kernel ends here, this GPU's copy is complete.
+ * a copy that another GPU's stream is still writing. That rests on stream order and on the same
+ * hand-off between GPUs as every barrier here (see the file comment). In this sample it is a
+ * second guard: the host waits for every upload and every zeroing of the data
+ * (cuStreamSynchronize in Team::uploadInputs() and zeroData()) before it launches, and the timed
+ * repetitions are chained with events. The second barrier: every GPU has stored its share to
+ * every copy, so when this kernel ends here, this GPU's copy is complete.
  * Every block of the grid must be resident at once (block b waits for block b of the other GPUs):
  * the host launches it with cuLaunchCooperativeKernel.
  */

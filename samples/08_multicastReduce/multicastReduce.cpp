@@ -33,11 +33,11 @@
  * 8. The teardown, each step for every member before the next, each answer checked:
  *    **cuMulticastUnbind**, **cuMemUnmap**, **cuMemRelease**, **cuMemAddressFree**.
  *
- * A result of a multicast call that describes the system rather than the sample (no
- * multicast resources left, the fabric's software not running, not permitted or not
- * supported here) waives the run naming the call: checkOrWaive(). The kernels' team
- * barrier follows the pattern NVIDIA documents for multicast objects; the README says
- * what the PTX memory model does and does not promise about it.
+ * A result of a multicast call, or of either cuMemMap, that describes the system rather
+ * than the sample (no multicast resources left, the fabric's software not running, not
+ * permitted or not supported here) waives the run naming the call: checkOrWaive(). The
+ * kernels' team barrier follows the pattern NVIDIA documents for multicast objects; the
+ * README says what the PTX memory model does and does not promise about it.
  */
 
 #include <cstddef>
@@ -66,13 +66,17 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
   mc::Team team(choice, options, report);
   const std::size_t n = team.members.size();
 
-  mc::TeamMemory& memory = team.memory;  // the error paths' owners, filled by the core
+  // The owners in `memory` (multicast_owners.hpp) take what the core makes, one call at
+  // a time (own(), or bound() for a binding), and release it only if an exception leaves
+  // early. On the good path the core empties each owner with release(), which returns
+  // what the releasing call needs (for a binding, its device), and makes that call.
+  mc::TeamMemory& memory = team.memory;
 
   //! [core]
   // 3. The multicast object: granularity, size, then every member added before any bind.
   CUmulticastObjectProp prop = {};  // handleTypes 0: one process, nothing to export
   prop.numDevices = static_cast<unsigned int>(n);
-  prop.size = team.layout.dataBytes;
+  prop.size = team.layout.dataBytes;  // for now: the final size depends on the answers
   std::size_t minimum = 0;
   std::size_t recommended = 0;
   mc::checkOrWaive(cuMulticastGetGranularity(&minimum, &prop, CU_MULTICAST_GRANULARITY_MINIMUM),
@@ -80,8 +84,8 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
   mc::checkOrWaive(cuMulticastGetGranularity(&recommended, &prop,
                                              CU_MULTICAST_GRANULARITY_RECOMMENDED),
                    "cuMulticastGetGranularity");
-  const std::size_t bytes = team.roundToGranularity(minimum, recommended);
-  prop.size = bytes;  // data and barrier counters, a multiple of both granularities
+  const std::size_t bytes = team.roundToGranularity(minimum, recommended);  // prints it
+  prop.size = bytes;  // data + counters, rounded up; now in team.layout with the offsets
   mc::checkOrWaive(cuMulticastCreate(memory.object.out(), &prop), "cuMulticastCreate");
   for (const mc::Member& member : team.members)
     mc::checkOrWaive(cuMulticastAddDevice(memory.object.get(), member.device),
@@ -93,26 +97,26 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
     mc::OwnedAllocationHandle& copy = memory.copies.emplace_back();
     ms::check(cuMemCreate(copy.out(), bytes, &member.allocation, 0), "cuMemCreate");
     mc::checkOrWaive(cuMulticastBindMem(memory.object.get(), 0, copy.get(), 0, bytes, 0),
-                     "cuMulticastBindMem");
+                     "cuMulticastBindMem");  // at offset 0 of object and copy; flags 0
     memory.bindings.emplace_back().bound(memory.object.get(), member.device, bytes);
     // The unicast mapping: this copy alone, for every member (checks, peer loads).
     ms::check(cuMemAddressReserve(&member.unicast, bytes, team.layout.granularity, 0, 0),
-              "cuMemAddressReserve");
+              "cuMemAddressReserve");  // 0, 0: no fixed address, no flags
     memory.ranges.emplace_back().own(member.unicast, bytes);
     mc::checkOrWaive(cuMemMap(member.unicast, bytes, 0, copy.get(), 0), "cuMemMap");
     memory.mappings.emplace_back().own(member.unicast, bytes);
     ms::check(cuMemSetAccess(member.unicast, bytes, team.everyMember.data(), n), "cuMemSetAccess");
-    // The multicast mapping: the object itself, mapped like memory, for this GPU.
+    // The multicast mapping: the object, mapped like memory; member.access: this GPU.
     ms::check(cuMemAddressReserve(&member.multicast, bytes, team.layout.granularity, 0, 0),
-              "cuMemAddressReserve");
+              "cuMemAddressReserve");  // 0, 0: no fixed address, no flags
     memory.ranges.emplace_back().own(member.multicast, bytes);
     mc::checkOrWaive(cuMemMap(member.multicast, bytes, 0, memory.object.get(), 0), "cuMemMap");
     memory.mappings.emplace_back().own(member.multicast, bytes);
     ms::check(cuMemSetAccess(member.multicast, bytes, &member.access, 1), "cuMemSetAccess");
   }
 
-  // 5. Broadcast: the root stores the source through its multicast address, once. The
-  // root's context is current: the team keeps it so.
+  // 5. Broadcast: the root stores the source through its multicast address, once. Team
+  // keeps the root's context pushed while it lives, so that context is current here.
   const mc::Member& root = team.members[team.root];
   CUdeviceptr target = root.multicast;
   CUdeviceptr source = team.source;
@@ -120,12 +124,12 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
   void* broadcastArgs[] = {&target, &source, &vectors};
   ms::check(cuLaunchKernel(root.kernels.broadcast, team.grid, 1, 1, team.block, 1, 1, 0,
                            root.stream, broadcastArgs, nullptr),
-            "cuLaunchKernel");
+            "cuLaunchKernel");  // grid and block in x, y, z; 0 bytes of shared memory
   ms::check(cuStreamSynchronize(root.stream), "cuStreamSynchronize");
   const mc::Mismatch broadcast = team.checkCopies(mc::Expect::broadcastSource);
 
   // 6. All-reduce: member g sums its share across the team into every copy.
-  unsigned int allReducesSoFar = 0;  // the barriers' targets follow it
+  unsigned int allReducesSoFar = 0;  // run k's barriers wait for n(2k+1), n(2k+2)
   const mc::MemberWork multicastAllReduce = [&](std::size_t g) {
     const mc::Member& self = team.members[g];
     CUdeviceptr data = self.multicast;
@@ -134,12 +138,12 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
     CUdeviceptr countersMc = self.multicast + team.layout.counterOffset;  // all copies
     CUdeviceptr countersUc = self.unicast + team.layout.counterOffset;    // this copy
     unsigned int teamSize = static_cast<unsigned int>(n);
-    unsigned int earlierRuns = allReducesSoFar;
+    unsigned int earlierRuns = allReducesSoFar;  // each run adds 2n to every counter
     void* args[] = {&data, &first, &count, &countersMc, &countersUc, &teamSize, &earlierRuns};
     ms::check(cuLaunchCooperativeKernel(self.kernels.allReduce, team.grid, 1, 1,
                                         team.block, 1, 1, 0, self.stream, args),
-              "cuLaunchCooperativeKernel");
-    allReducesSoFar += g + 1 == n ? 1 : 0;  // once every member has launched it
+              "cuLaunchCooperativeKernel");  // the same grid, block and shared memory
+    allReducesSoFar += g + 1 == n ? 1 : 0;   // called for g = 0..n-1 in order, once each
   };
   team.prepareAllReduce();             // counters at zero, member g's inputs in its copy
   team.runOnTeam(multicastAllReduce);  // launches on every GPU, then waits for all
@@ -151,7 +155,7 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
   // 8. The teardown, each step for every member before the next (every stream is idle).
   for (mc::MulticastBinding& binding : memory.bindings)
     ms::check(cuMulticastUnbind(memory.object.get(), binding.release(), 0, bytes),
-              "cuMulticastUnbind");
+              "cuMulticastUnbind");  // release(): the device; offset 0, size as bound
   for (mc::Mapping& mapping : memory.mappings)
     ms::check(cuMemUnmap(mapping.release(), bytes), "cuMemUnmap");
   for (mc::OwnedAllocationHandle& copy : memory.copies)

@@ -46,15 +46,17 @@ class MulticastBinding {
     if (object_ != 0)
       (void)cuMulticastUnbind(object_, device_, 0, bytes_);
   }
-  /// Notes that cuMulticastBindMem bound @p device's memory to @p object at offset 0, @p bytes
-  /// long.
+  /// Takes ownership of the binding that cuMulticastBindMem has just made: @p device's memory
+  /// bound to @p object at offset 0, @p bytes long. From now on the destructor unbinds it, unless
+  /// release() is called first.
   void bound(CUmemGenericAllocationHandle object, CUdevice device, std::size_t bytes) noexcept {
     object_ = object;
     device_ = device;
     bytes_ = bytes;
   }
-  /// Gives the binding up, for the good path's checked cuMulticastUnbind: the device whose
-  /// memory is bound.
+  /// Gives up ownership without unbinding, for the good path, where the lesson calls
+  /// cuMulticastUnbind itself and checks it. Returns the device whose memory is bound: with the
+  /// object, offset 0 and the size, that is what cuMulticastUnbind needs to name the binding.
   CUdevice release() noexcept {
     object_ = 0;
     return device_;
@@ -80,11 +82,11 @@ struct TeamMemory {
     mappings.reserve(2 * members);
     bindings.reserve(members);
   }
-  std::vector<AddressRange> ranges;           ///< 4. cuMemAddressFree of every range
-  OwnedAllocationHandle object;               ///< 3. cuMemRelease of the multicast object
-  std::vector<OwnedAllocationHandle> copies;  ///< 3. cuMemRelease of each GPU's memory
-  std::vector<Mapping> mappings;              ///< 2. cuMemUnmap of every mapping
-  std::vector<MulticastBinding> bindings;     ///< 1. cuMulticastUnbind of each GPU's memory
+  std::vector<AddressRange> ranges;           ///< Teardown 4: cuMemAddressFree of every range
+  OwnedAllocationHandle object;               ///< Teardown 3: cuMemRelease of the object
+  std::vector<OwnedAllocationHandle> copies;  ///< Teardown 3: cuMemRelease of each GPU's memory
+  std::vector<Mapping> mappings;              ///< Teardown 2: cuMemUnmap of every mapping
+  std::vector<MulticastBinding> bindings;     ///< Teardown 1: cuMulticastUnbind of each copy
 };
 
 }  // namespace memsamples::multicast

@@ -127,12 +127,15 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
 ///     | data: dataBytes  | (pad) | barrier counters |          padding           |
 ///
 /// allocationBytes is a multiple of the granularity: it is the multicast object's size, the
-/// size of every GPU's cuMemCreate allocation and of both mappings.
+/// size of every GPU's cuMemCreate allocation and of both mappings. The granularity is the unit
+/// the size is rounded to and the mappings' alignment: the multicast granularity chosen (the
+/// recommended or the minimum one, allocationGranularity()) made a multiple of every member's
+/// cuMemCreate granularity, their least common multiple.
 struct BufferLayout {
   std::size_t dataBytes = 0;        ///< The all-reduced bytes (--size).
   std::size_t counterOffset = 0;    ///< Where the barrier counters start (128-byte aligned).
   std::size_t counterBytes = 0;     ///< kMaxBlocks counters of 4 bytes.
-  std::size_t granularity = 0;      ///< The multicast granularity used.
+  std::size_t granularity = 0;      ///< The unit the size is rounded to (see above).
   std::size_t allocationBytes = 0;  ///< Everything, rounded up to granularity.
 };
 

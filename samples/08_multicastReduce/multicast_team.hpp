@@ -53,9 +53,9 @@ inline constexpr unsigned int kBlockSize = 512;
 TeamChoice findTeam(const Options& options);
 
 /**
- * check() for the multicast calls whose failure can describe the system rather than the
- * sample: a @p result that systemWaiver() maps is a WaivedError naming @p call; any other
- * failure is a CudaError, as check() throws it.
+ * check() for the calls whose failure can describe the system rather than the sample (in the
+ * core: the multicast calls and both cuMemMap calls): a @p result that systemWaiver() maps is a
+ * WaivedError naming @p call; any other failure is a CudaError, as check() throws it.
  */
 void checkOrWaive(CUresult result, const char* call, const char* file = __builtin_FILE(),
                   int line = __builtin_LINE());
@@ -75,9 +75,11 @@ struct Member {
   CUcontext context = nullptr;  ///< Its primary context (retained by the Team).
   CUstream stream = nullptr;    ///< A stream of that context.
   Kernels kernels;              ///< The kernels, loaded in that context.
-  /// Pinned memory on this GPU, what cuMemCreate is asked for.
+  /// What cuMemCreate is asked for: device memory on this GPU. CU_MEM_ALLOCATION_TYPE_PINNED
+  /// means that it stays where it is made (it does not migrate), not page-locked host memory.
   CUmemAllocationProp allocation = {};
-  /// Read-write for this GPU alone, what its multicast mapping grants (cuMemSetAccess).
+  /// Read-write for this GPU alone, what its multicast mapping grants (cuMemSetAccess); the
+  /// unicast mappings grant everyMember instead.
   CUmemAccessDesc access = {};
   CUdeviceptr unicast = 0;    ///< Its copy, through a mapping every member may use (the core).
   CUdeviceptr multicast = 0;  ///< The multicast mapping, for this GPU's kernels (the core).
@@ -142,7 +144,10 @@ class Team {
   /**
    * The size of the multicast object and of every copy and mapping, from the granularities
    * cuMulticastGetGranularity gave (planLayout(): the data and the barrier counters, rounded up
-   * to a multiple of the multicast and of the allocation granularity). Sets `layout`, prints it.
+   * to a multiple of the recommended multicast granularity, or of the minimum one for a buffer
+   * smaller than that, and of every member's allocation granularity). Also sets `layout` (the
+   * granularity used, where the counters start) and prints one line with the size per GPU and
+   * the granularities.
    */
   std::size_t roundToGranularity(std::size_t minimum, std::size_t recommended);
 
