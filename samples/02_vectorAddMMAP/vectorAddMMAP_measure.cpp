@@ -79,12 +79,11 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
   ms::check(cuMemAlloc(refA.out(), bytes), "cuMemAlloc");
   ms::check(cuMemAlloc(refB.out(), bytes), "cuMemAlloc");
   ms::check(cuMemAlloc(refC.out(), bytes), "cuMemAlloc");
-  ms::check(cuMemcpyDtoDAsync(refA.get(), run.a, bytes, run.stream), "cuMemcpyDtoDAsync");
-  ms::check(cuMemcpyDtoDAsync(refB.get(), run.b, bytes, run.stream), "cuMemcpyDtoDAsync");
-
   ms::TimingStats onVmm{}, onMemAlloc{};
   ms::VectorAddCheck vmmCheck, referenceCheck;
   try {
+    ms::check(cuMemcpyDtoDAsync(refA.get(), run.a, bytes, run.stream), "cuMemcpyDtoDAsync");
+    ms::check(cuMemcpyDtoDAsync(refB.get(), run.b, bytes, run.stream), "cuMemcpyDtoDAsync");
     for (int round = 0; round < kBandwidthRounds; ++round) {
       const ms::TimingStats vmmRound = timeKernel(run, run.a, run.b, run.c, options);
       const ms::TimingStats allocRound =
@@ -97,7 +96,8 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
     vmmCheck = fetchAndCheck(run, run.c, hostA, hostB, hostC);
     referenceCheck = fetchAndCheck(run, refC.get(), hostA, hostB, hostC);
   } catch (...) {
-    // Launches may still be queued on the references: they finish before the buffers go.
+    // Copies and launches may still be queued on the references: they finish before the
+    // buffers go.
     (void)cuStreamSynchronize(run.stream);
     throw;
   }
