@@ -74,7 +74,7 @@ void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
   use(range);
 
   // Unmapping frees the memory (the mapping held the last reference); then the
-  // addresses go. Were the unmap to fail, `reserved` would still free the addresses.
+  // addresses go. Were the unmap to fail, `reserved` would still try to free them.
   ms::check(cuMemUnmap(mapping.release(), range.size), "cuMemUnmap");
   ms::check(cuMemAddressFree(reserved.release(), range.size), "cuMemAddressFree");
   //! [core-b]
