@@ -75,7 +75,7 @@ std::string formatCallFailure(std::string_view call, std::string_view file, int 
 
 /// Throws CudaError unless @p result is CUDA_SUCCESS: `check(cuMemAlloc(&p, n), "cuMemAlloc");`
 /// throws "cuMemAlloc failed at vectorAddDrv.cpp:82: " and describeResult(). The compiler fills in
-/// @p file and @p line (the builtins behind C++20's std::source_location): no macro is needed.
+/// @p file and @p line (GCC's and Clang's builtins, as default arguments): no macro is needed.
 void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
            int line = __builtin_LINE());
 
@@ -144,7 +144,7 @@ using OwnedHostRegistration = DriverHandle<void*, cuMemHostUnregister>;
 
 /// A DriverHandle of one context that calls @p Release with that context current (pushed, then
 /// popped), whichever is current when it dies: some releases act on the current context, and
-/// while an error unwinds that is often another device's. Movable, not copyable; nothing throws.
+/// while an error unwinds that is often another device's. Only move-constructible; nothing throws.
 template <typename Handle, CUresult (*Release)(Handle)>
 class InContext {
  public:
@@ -199,7 +199,7 @@ class DrainOnExit {
 
 /// A device's primary context (the one the whole process shares, the runtime API included),
 /// retained while this object lives (cuDevicePrimaryCtxRetain, needs cuInit(); released with
-/// cuDevicePrimaryCtxRelease): a second device without a new context, not made current.
+/// cuDevicePrimaryCtxRelease): a context for a second device, not created, not made current.
 class PrimaryContext {
  public:
   explicit PrimaryContext(CUdevice device);  ///< @throws CudaError, WaivedError (compute mode)
@@ -323,9 +323,9 @@ CUdevice selectDevice(const std::optional<long long>& requested,
                       DeviceUse use = DeviceUse::OneProcess);
 
 void requireEntryPoint(bool present, const char* name);  ///< The check behind the one below.
-/// Before the first call of an entry point newer than some drivers of the toolkit's major version:
-/// `requireEntryPoint(cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync");` waives (WaivedError
-/// naming it and both CUDA versions) where its weak import is null. Needs cuInit(). CudaError.
+/// Before the first call of an entry point added in a later minor release of the toolkit's major
+/// version: `requireEntryPoint(cuFoo, "cuFoo");` waives (WaivedError naming it and both CUDA
+/// versions) where its weak import is null. Needs cuInit(). CudaError.
 template <typename Function>
 void requireEntryPoint(Function* entryPoint, const char* name) {
   requireEntryPoint(entryPoint != nullptr, name);
@@ -370,9 +370,9 @@ TimingStats timeOnStream(CUstream stream, int warmup, int iterations,
 /// is not positive. Throws nothing.
 double gigabytesPerSecond(double bytes, double milliseconds);
 
-/// The blocks that give each of @p items a slot at @p itemsPerBlock a block: the rounded-up
-/// quotient in [1, 2^31 - 1] (a grid-stride loop covers the rest). @throws std::invalid_argument
-/// when @p itemsPerBlock is 0.
+/// The blocks for @p items at @p itemsPerBlock a block: the quotient rounded up, clamped to
+/// [1, 2^31 - 1] (a grid-stride loop covers the rest). @throws std::invalid_argument when
+/// @p itemsPerBlock is 0.
 unsigned int blocksToCover(std::uint64_t items, std::uint64_t itemsPerBlock);
 
 /// A grid that fills @p device for a grid-stride kernel: the blocks of @p threadsPerBlock that
@@ -384,9 +384,9 @@ std::string formatBytes(std::uint64_t bytes);
 
 /// The bytes per buffer for @p buffers buffers in @p freeBytes of memory that messages call
 /// @p where: the @p requested `--size`, or else @p defaultBytes cut to 80 % of @p freeBytes shared,
-/// rounded down to 2 MiB (over-subscribing managed memory can hang a shared GPU). @throws
-/// UsageError when @p requested is no multiple of @p elementBytes or too big; std::runtime_error
-/// when not even one element fits.
+/// rounded down to 2 MiB (a managed over-subscription can stall every process on a shared GPU).
+/// @throws UsageError when @p requested is no multiple of @p elementBytes or too big;
+/// std::runtime_error when that share is below one element (less than 2 MiB per buffer).
 std::uint64_t chooseBufferBytes(const std::optional<std::uint64_t>& requested,
                                 std::uint64_t defaultBytes, std::uint64_t freeBytes, int buffers,
                                 std::uint64_t elementBytes, std::string_view where = "the device");
