@@ -28,8 +28,7 @@ namespace {
 constexpr ResourceProperties kDevicePoolMemory{false, true, true};
 constexpr ResourceProperties kHostAndDeviceMemory{true, true, false};
 constexpr ResourceProperties kDeviceOnlyMemory{false, true, false};
-// The flags of DevicePoolResource's and TrackedResource's constructors, by name.
-constexpr bool kWithCurrentDevicePolicy = true;
+// TrackedResource's flag for host memory mapped for the device, by name.
 constexpr bool kMappedHost = true;
 
 std::string onDevice(const std::string& what, int ordinal) {
@@ -43,12 +42,15 @@ std::string onDevice(const std::string& what, int ordinal) {
 // stream or on cuDeviceSetMemPool. The pool tracks the allocations, so this resource does not.
 class DevicePoolResource final : public MemoryResource {
  public:
-  /// @p currentDevicePolicy: allocate and deallocate refuse (std::logic_error) while a context
-  /// of another device is current, and with no context current cuCtxGetDevice's
-  /// CUDA_ERROR_INVALID_CONTEXT is thrown (CudaError): the registry's pools. Without it: the
+  /// Whether the resource checks, before each call, that a context of its device is current.
+  enum class Policy { RequireCurrentDevice, None };
+
+  /// Policy::RequireCurrentDevice: allocate and deallocate refuse (std::logic_error) while a
+  /// context of another device is current, and with no context current cuCtxGetDevice's
+  /// CUDA_ERROR_INVALID_CONTEXT is thrown (CudaError): the registry's pools. Policy::None: the
   /// same pool as the latency table times it.
-  DevicePoolResource(CUdevice device, bool currentDevicePolicy)
-      : device_(device), ordinal_(deviceOrdinal(device)), policy_(currentDevicePolicy) {
+  DevicePoolResource(CUdevice device, Policy policy)
+      : device_(device), ordinal_(deviceOrdinal(device)), policy_(policy) {
     if (deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0)
       check(cuDeviceGetDefaultMemPool(&pool_, device), "cuDeviceGetDefaultMemPool");
   }
@@ -61,7 +63,7 @@ class DevicePoolResource final : public MemoryResource {
   // pool registered for one device is not used from another device's code by mistake. The
   // CUdevice handles are compared: the ordinal is only looked up for the message.
   void requireOwnDevice(const char* operation) const {
-    if (!policy_)
+    if (policy_ == Policy::None)
       return;
     CUdevice current = 0;
     check(cuCtxGetDevice(&current), "cuCtxGetDevice");
@@ -94,7 +96,7 @@ class DevicePoolResource final : public MemoryResource {
 
   CUdevice device_;
   int ordinal_;
-  bool policy_;
+  Policy policy_;
   CUmemoryPool pool_ = nullptr;
 };
 
@@ -371,7 +373,8 @@ PerDeviceResourceRegistry& processResourceRegistry() {
       [](int ordinal) {
         CUdevice device = 0;
         check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
-        return std::make_unique<DevicePoolResource>(device, kWithCurrentDevicePolicy);
+        return std::make_unique<DevicePoolResource>(
+            device, DevicePoolResource::Policy::RequireCurrentDevice);
       },
       [] {
         CUdevice device = 0;  // a handle, not an ordinal: the registry counts ordinals
@@ -441,7 +444,8 @@ KindResource makeKindResource(ResourceKind kind, CUcontext context, MemoryResour
     made.pool = pool->pool();
     // Timed without the current-device policy: one cuCtxGetDevice per call that the driver
     // does not need and the other kinds do not pay; same pool, same memory.
-    made.owned = std::make_unique<DevicePoolResource>(pool->device(), !kWithCurrentDevicePolicy);
+    made.owned = std::make_unique<DevicePoolResource>(pool->device(),
+                                                      DevicePoolResource::Policy::None);
     made.timed = made.owned.get();
     made.detail = "default pool, release threshold " + formatBytes(threshold) +
                   " (the registry's initial resource)";
