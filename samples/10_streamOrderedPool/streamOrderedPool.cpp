@@ -162,9 +162,9 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   run.checks.expect(static_cast<std::size_t>(good) == words, "step 4: the copy",
                     std::to_string(words) + " words", std::to_string(good));
 
-  // 5. Set the release threshold: what the pool keeps at each synchronization. The loop
-  // sets it per phase (this value, then 0), then back to this value for steps 6 to 10:
-  // with the default max, step 9's vectors stay reserved until step 10's trim.
+  // 5. Set the release threshold: what the pool keeps at each synchronization. Two loops
+  // (the same sizes every step, a mix) run on cuMemAlloc and on the pool at this value and
+  // at 0; steps 6 to 10 run at this value (at max, step 9's vectors stay until the trim).
   cuuint64_t keep = run.plan.keepThreshold;
   ms::check(cuMemPoolSetAttribute(run.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
             "cuMemPoolSetAttribute");
@@ -188,23 +188,16 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   measureKernel(run, report);
 
   // 10. Tear down. With nothing live, the trim gives back what the pool can safely
-  // release; cuda.h lets it keep the rest, so what remains is reported, not required to be 0.
+  // release; cuda.h lets it keep the rest, so reportTrim() says what remains.
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
   ms::check(cuStreamSynchronize(run.second), "cuStreamSynchronize");
 
-  // The counters are cuuint64_t (uint64_t here), read straight into the report's fields.
+  cuuint64_t reservedBefore = 0;
   const CUmemPool_attribute reservedNow = CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
-  const CUmemPool_attribute usedNow = CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
-  pool_verdict::Trim trim;
-  ms::check(cuMemPoolGetAttribute(run.pool, reservedNow, &trim.reservedBefore),
+  ms::check(cuMemPoolGetAttribute(run.pool, reservedNow, &reservedBefore),
             "cuMemPoolGetAttribute");
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");
-
-  ms::check(cuMemPoolGetAttribute(run.pool, reservedNow, &trim.reservedAfter),
-            "cuMemPoolGetAttribute");
-  ms::check(cuMemPoolGetAttribute(run.pool, usedNow, &trim.usedAfter),
-            "cuMemPoolGetAttribute");
-  reportTrim(run, trim, report);
+  reportTrim(run, reservedBefore, report);
 
   ms::check(cuMemSetMemPool(&location, kPinned, defaultPool), "cuMemSetMemPool");
   ms::check(cuMemPoolDestroy(pool.release()), "cuMemPoolDestroy");

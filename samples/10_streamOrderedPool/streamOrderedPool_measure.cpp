@@ -434,7 +434,12 @@ void measureKernel(PoolRun& run, ms::Report& report) {
   ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
 }
 
-void reportTrim(PoolRun& run, const pool_verdict::Trim& trim, ms::Report& report) {
+void reportTrim(PoolRun& run, std::uint64_t reservedBefore, ms::Report& report) {
+  const pa::PoolUsage usage = pa::readPoolUsage(run.pool);
+  pool_verdict::Trim trim;
+  trim.reservedBefore = reservedBefore;
+  trim.reservedAfter = usage.reservedCurrent;
+  trim.usedAfter = usage.usedCurrent;
   pool_verdict::checkTrim(run.checks, trim);
   report.out() << pool_verdict::trimLine(trim) << '\n';
   report.json()

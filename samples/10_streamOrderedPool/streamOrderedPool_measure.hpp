@@ -88,9 +88,10 @@ void probePeerAccess(PoolRun& run, memsamples::Report& report);
  */
 void measureKernel(PoolRun& run, memsamples::Report& report);
 
-/// Step 10's report: what the pool held before and after cuMemPoolTrimTo(pool, 0), printed,
-/// written to the JSON and checked for what cuda.h promises (pool_verdict::checkTrim()).
-void reportTrim(PoolRun& run, const pool_verdict::Trim& trim, memsamples::Report& report);
+/// Step 10's report, after cuMemPoolTrimTo(pool, 0): the pool's counters read, what it held
+/// before (@p reservedBefore) and after printed, written to the JSON and checked for what
+/// cuda.h promises (pool_verdict::checkTrim()). @throws CudaError.
+void reportTrim(PoolRun& run, std::uint64_t reservedBefore, memsamples::Report& report);
 
 /// The verdict: PASS when every check of the run held; otherwise each failure is printed and
 /// the JSON gets "failures" (pool_verdict::verdict()). Adds the device to the JSON.
