@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <iomanip>
 #include <ostream>
 #include <string>
@@ -24,7 +23,6 @@ constexpr std::uint32_t kMixSeed = 2024;   // the same mix on every machine
 constexpr std::uint64_t kProbeBytes = 1ull << 20;  // step 6's block
 constexpr int kRounds = 3;                 // interleaved kernel timing rounds
 
-using OwnedPool = ms::DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
 using Clock = std::chrono::steady_clock;
 
 double microseconds(Clock::time_point start, Clock::time_point end) {
