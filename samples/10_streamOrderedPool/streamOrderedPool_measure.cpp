@@ -95,7 +95,8 @@ template <typename Step>
 void warmUp(const std::vector<std::uint64_t>& sizes, int warmupSteps, Step step) {
   const std::size_t perStep = pool_plan::kTemporariesPerStep;
   std::vector<double> untimed(perStep);
-  const std::size_t steps = std::min<std::size_t>(warmupSteps, (sizes.size() + perStep - 1) / perStep);
+  const std::size_t stepsInLoop = (sizes.size() + perStep - 1) / perStep;
+  const std::size_t steps = std::min<std::size_t>(std::max(warmupSteps, 0), stepsInLoop);
   for (std::size_t s = 0; s < steps; ++s) {
     const std::size_t first = s * perStep;
     step(&sizes[first], std::min(perStep, sizes.size() - first), untimed.data());
