@@ -181,7 +181,7 @@ using PictureCheck = std::function<std::string(const std::string& path)>;
 /// - A picture link `![alt](relative/path.svg)`, on a line of its own between the title and the
 ///   first `## ` heading, stands within the first kPictureLineLimit lines; the path is relative
 ///   (no URL, no leading /) and ends .svg, and @p picture finds it.
-/// - The first `## ` headings are pageHeadings(), in that order.
+/// - The first `## ` headings are pageHeadings(), in that order (each one missing is named).
 /// - `## Flow` has 1 to kFlowStepLimit numbered steps (flowSteps()).
 /// - `## The core` holds a `<!-- core: FILE -->` line.
 /// - `## Run it` holds a ```sh block and exactly one ```text block of at most

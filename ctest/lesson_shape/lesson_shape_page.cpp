@@ -232,6 +232,10 @@ std::vector<std::string> pageProblems(const std::string& readme, const std::stri
                        "`## Try this`, then `## Going deeper`), but " + found);
     break;
   }
+  for (const std::string& heading : layer) {
+    if (findHeading(headings, heading) == std::string::npos)
+      problems.push_back("README.md: has no `" + heading + "` heading");
+  }
 
   const FlowSteps flow = flowSteps(readme);
   if (flow.found && flow.steps.empty())

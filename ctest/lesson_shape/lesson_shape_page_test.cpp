@@ -154,8 +154,9 @@ TEST(Page, TheFirstLayerHeadingsInOrder) {
 
   // No Going deeper: the old `## Details`.
   problems = problemsOf(replaced(goodPage(), "## Going deeper\n", "## Details\n"));
-  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  ASSERT_EQ(problems.size(), 2u) << joined(problems);
   EXPECT_NE(problems[0].find("heading number 5 must be `## Going deeper`"), std::string::npos);
+  EXPECT_EQ(problems[1], "README.md: has no `## Going deeper` heading");
 
   // No headings at all.
   problems = problemsOf("# 02_demo — x\n");
