@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws the course's plots from the measured data in docs/data/ (docs/refresh_data.sh wrote it).
 
-    plot_data.py --data DIR --out DIR [--pages ROOT] [--require-all]
+    plot_data.py --data DIR --out DIR [--pages ROOT] [--require-all] [--compare DIR]
 
 Every plot below reads one data file, draws one SVG, NN_name.svg, and writes its caption next to
 it, NN_name.txt: what the plot shows, then the data file and where it came from (device, driver,
@@ -12,6 +12,14 @@ and named on stderr. Nothing in a plot is typed here: every number comes from a 
 ROOT/docs/samples/*.md must name a plot that was drawn; each one that does not is named and the
 exit status is 1. (assemble_pages.cmake puts each drawn plot on its page in place of that line.)
 --require-all: exit 1 unless every plot was drawn (the plotting tests run on fixtures).
+--compare DIR: exit 1 unless DIR holds exactly the files drawn, byte for byte (the committed
+plots, docs/images/plots: the docs.plots.committed test keeps them in step with docs/data).
+
+The committed plots are drawn with
+    python3 docs/plots/plot_data.py --data docs/data --out docs/images/plots
+and a README shows one as ![what it shows](../../docs/images/plots/NAME.svg). The SVG is the
+same bytes on every run (a fixed svg.hashsalt, no date, no creator); another matplotlib version
+may lay it out differently.
 
 Needs matplotlib (Debian: python3-matplotlib); without it the exit status is 3 and the docs build
 leaves the plots out.
@@ -529,12 +537,42 @@ def referenced_plots(root):
     return found
 
 
+REFRESH = "python3 docs/plots/plot_data.py --data docs/data --out docs/images/plots"
+
+
+def compare(out, committed, drawn):
+    """What differs between the plots drawn in @p out and those committed in @p committed."""
+    problems = []
+    expected = sorted(f"{name}{ext}" for name in drawn for ext in (".svg", ".txt"))
+    present = sorted(entry for entry in os.listdir(committed)
+                     if entry.endswith((".svg", ".txt"))) if os.path.isdir(committed) else []
+    how = (f"drawn here with matplotlib {matplotlib.__version__}; to refresh the committed plots "
+           f"from docs/data, run from the repository root: {REFRESH} (then commit them)")
+    for entry in expected:
+        path = os.path.join(committed, entry)
+        if entry not in present:
+            problems.append(f"{path} is missing: {entry} is drawn from the data ({how})")
+            continue
+        with open(os.path.join(out, entry), "rb") as new, open(path, "rb") as old:
+            if new.read() != old.read():
+                problems.append(f"{path} differs from {os.path.join(out, entry)}, {how}")
+    for entry in present:
+        if entry not in expected:
+            problems.append(f"{os.path.join(committed, entry)} is committed, but no plot draws it "
+                            f"from the data any more (delete it, or restore its data)")
+    if not problems:
+        print(f"plot_data.py: the {len(expected)} committed files in {committed} are the ones "
+              f"drawn from the data, byte for byte")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--pages")
     parser.add_argument("--require-all", action="store_true")
+    parser.add_argument("--compare")
     options = parser.parse_args()
     os.makedirs(options.out, exist_ok=True)
     drawn, problems = [], []
@@ -571,6 +609,8 @@ def main():
             if name not in drawn:
                 problems.append(f"{os.path.relpath(page, options.pages)} shows the plot {name}, "
                                 f"which was not drawn (no such plot, or its data is missing)")
+    if options.compare:
+        problems += compare(options.out, options.compare, drawn)
     for problem in problems:
         print("plot_data.py: " + problem, file=sys.stderr)
     print(f"plot_data.py: drew {len(drawn)} plots in {options.out}: {', '.join(drawn) or 'none'}")
