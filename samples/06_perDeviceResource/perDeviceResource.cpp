@@ -91,72 +91,58 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 
   mr::RunRecord record(report);  // what the steps find, reported in step 6
   record.threads = options.threads;
+  std::uint32_t seed = 606;  // any value: each vector add gets inputs of its own
 
   //! [core]
-  // 2. Ask the registry: a device starts on its initial resource, made on first use. Per
-  // device and for the current device the answer is the same; an id that does not exist is
-  // a clear error here (RMM leaves it undefined).
+  // 2. Ask the registry: a device starts on its initial resource, made on first use; an id
+  // that does not exist is a clear error here (RMM leaves it undefined).
   record.initial = mr::getCurrentDeviceResource();
   record.perDeviceAnswer = mr::getPerDeviceResource(devices.chosen);
-
   try {
     mr::getPerDeviceResource(devices.count);  // ids are 0 .. count - 1
   } catch (const std::out_of_range& error) {
     record.outOfRange = error.what();
   }
 
-  // 3. Make one resource of each kind for this device (the device kind is the registry's
-  // own pool) and, with 2+ GPUs used, one per device for step 5.
+  // 3. One resource of each kind for this device; with 2+ GPUs used, one per device.
   mr::Resources resources = mr::makeResources(devices, options.vmmStripes);
 
-  // 4. Each kind in turn for the current device. set returns the previous resource. Every
-  // thread makes the context current, asks get, and allocates through the answer: its share
-  // of A, B and C, and scratch buffers that it uses and frees at once.
-  std::uint32_t seed = 606;  // any value: each vector add gets inputs of its own
+  // 4. Each kind in turn: set returns the previous resource; every thread makes the context
+  // current, asks get, allocates through the answer, uses and frees; reset returns the kind.
   for (mr::KindResource& entry : resources.kinds) {
     if (entry.resource == nullptr)
       continue;  // waived in step 3, with the reason
-
     entry.previous = mr::setCurrentDeviceResource(entry.resource);
-    entry.answers.assign(options.threads, nullptr);
-    mr::Vectors vectors;  // A, B and C; the threads end before it does
 
+    mr::Vectors vectors;  // A, B and C, shared out between the threads
+    entry.answers.assign(options.threads, nullptr);
     onThreads(options.threads, [&](int t) {
-      ms::ScopedContext current(setup.context.get());  // pushed now, popped at the end
+      ms::ScopedContext current(setup.context.get());
       mr::MemoryResource* resource = mr::getCurrentDeviceResource();
       entry.answers[t] = resource;
-
       for (int v = t; v < 3; v += options.threads)
         vectors[v] = mr::ResourceAllocation(*resource, devices.bytes, stream);
 
-      for (int i = 0; i < mr::kScratchPerThread; ++i) {
+      for (int i = 0; i < mr::kScratchPerThread; ++i) {  // short-lived buffers
         mr::ResourceAllocation scratch(*resource, mr::kScratchBytes, stream);
         mr::fillBuffer(scratch, static_cast<unsigned char>(t + i), stream);
         scratch.release();
       }
     });
 
-    // C = A + B on the kind's memory, checked exactly; A, B and C are freed. Then reset
-    // returns the kind and the device is back on its initial resource.
-    entry.verified = mr::addAndVerify(setup, vectors, ++seed);
+    entry.verified = mr::addAndVerify(setup, vectors, ++seed);  // C = A + B; frees A, B, C
     entry.removed = mr::resetCurrentDeviceResource();
   }
 
-  // 5. A resource per device, one thread per device at once (none with one device used).
-  // Each thread makes its own device's context current: "current" differs per thread.
+  // 5. A resource per device, one thread per device at once: "current" differs per thread.
   onThreads(resources.perDevice.size(), [&](int d) {
     mr::KindResource& entry = resources.perDevice[d];
     const mr::DeviceSetup& mine = *devices.setups[d];
     ms::ScopedContext current(mine.context.get());
 
     entry.previous = mr::setPerDeviceResource(mine.ordinal, entry.resource);
-    mr::MemoryResource* resource = mr::getCurrentDeviceResource();
-    entry.answers = {resource};
-
-    const CUstream own = mine.stream.get();
-    mr::Vectors vectors{mr::ResourceAllocation(*resource, devices.bytes, own),
-                        mr::ResourceAllocation(*resource, devices.bytes, own),
-                        mr::ResourceAllocation(*resource, devices.bytes, own)};
+    entry.answers = {mr::getCurrentDeviceResource()};
+    mr::Vectors vectors = mr::allocateVectors(*entry.answers[0], mine);
     entry.verified = mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
     entry.removed = mr::resetPerDeviceResource(mine.ordinal);
   });

@@ -44,7 +44,6 @@ namespace memsamples::resource {
 /// The registry's checks (defined at the end of this file): every bad input is refused here.
 struct RegistryChecks;
 
-//! [core-b]
 /// One memory resource per device. Neither copyable nor movable: threads hold references to it.
 class PerDeviceResourceRegistry {
  public:
@@ -53,36 +52,28 @@ class PerDeviceResourceRegistry {
   /// Names the calling thread's current device.
   using CurrentDeviceQuery = std::function<int()>;
 
-  /// Devices 0 .. deviceCount - 1, each starting on what makeInitial makes for it.
+  /// Devices 0 .. @p deviceCount - 1, each starting on what @p makeInitial makes for it.
+  /// @throws std::invalid_argument for a negative count or an empty function.
   PerDeviceResourceRegistry(int deviceCount, InitialResourceFactory makeInitial,
                             CurrentDeviceQuery currentDevice);
+  PerDeviceResourceRegistry(const PerDeviceResourceRegistry&) = delete;
+  PerDeviceResourceRegistry& operator=(const PerDeviceResourceRegistry&) = delete;
 
-  /// Device d's resource: the one set for it, else its initial resource. Never null.
-  MemoryResource* get(int device) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Slot& slot = slotOf(device);
-    return slot.current != nullptr ? slot.current : initialOf(device, slot);
-  }
-
-  /// Makes resource device d's (nullptr: its initial one); returns the previous one.
-  MemoryResource* set(int device, MemoryResource* resource) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Slot& slot = slotOf(device, resource);
-    MemoryResource* initial = initialOf(device, slot);
-    MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
-
-    slot.current = resource == initial ? nullptr : resource;  // null stands for the initial one
-    return previous;
-  }
-
-  /// Puts device d's initial resource back; returns the previous one.
-  MemoryResource* reset(int device) { return set(device, nullptr); }
-
-  /// Device d's initial resource, made now if it was never needed.
-  MemoryResource* initial(int device) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return initialOf(device, slotOf(device));
-  }
+  /// Device @p device's resource: the one set for it, else its initial resource. Never null.
+  /// @throws std::out_of_range for a bad id; what the factory throws (nothing is stored then, and
+  ///         the next call tries again); std::runtime_error for a factory that returns null.
+  MemoryResource* get(int device);
+  /// Makes @p resource device @p device's (nullptr: its initial one) and returns the previous
+  /// one, never null. The caller keeps @p resource alive while it is registered.
+  /// @throws std::out_of_range; std::invalid_argument for a resource of another device; what
+  ///         get() throws. Nothing changes when it throws.
+  MemoryResource* set(int device, MemoryResource* resource);
+  /// Puts device @p device's initial resource back and returns the previous one.
+  /// @throws what set() throws.
+  MemoryResource* reset(int device);
+  /// Device @p device's initial resource, made now if it was never needed (RMM has no such
+  /// call: the sample's checks ask it). @throws what get() throws.
+  MemoryResource* initial(int device);
 
   /// get() of the calling thread's current device.
   MemoryResource* getCurrent() { return get(currentDevice()); }
@@ -90,34 +81,51 @@ class PerDeviceResourceRegistry {
   MemoryResource* setCurrent(MemoryResource* resource) { return set(currentDevice(), resource); }
   /// reset() of the calling thread's current device.
   MemoryResource* resetCurrent() { return reset(currentDevice()); }
-
-  /// The calling thread's current device.
+  /// The calling thread's current device. @throws std::out_of_range naming it as the current
+  /// device when it is not one of this registry's; what the query throws.
   int currentDevice() const;
   /// The number of devices.
   int deviceCount() const noexcept { return static_cast<int>(slots_.size()); }
 
+  //! [core-b]
  private:
+  // A device's slot: what was set for it (null: its initial one), and that initial resource.
   struct Slot {
-    std::unique_ptr<MemoryResource> initial;  // made on first use, owned here
-    MemoryResource* current = nullptr;        // what was set; null means the initial one
+    MemoryResource* current = nullptr;
+    std::unique_ptr<MemoryResource> initial;
   };
 
-  // The slot of a valid device id, for a resource of that device (RegistryChecks refuses others).
-  Slot& slotOf(int device, const MemoryResource* resource = nullptr);
+  std::mutex mutex_;         // one lock for every slot
+  std::vector<Slot> slots_;  // one per device, never resized
+  const InitialResourceFactory makeInitial_;
+  const CurrentDeviceQuery currentDevice_;
 
-  // Called with the lock held: makes the initial resource the first time.
+  // Made the first time the device is asked about, under the lock, and owned here.
   MemoryResource* initialOf(int device, Slot& slot) {
     if (slot.initial == nullptr)
       slot.initial = checkedInitial(makeInitial_(device), device);
     return slot.initial.get();
   }
-  std::unique_ptr<MemoryResource> checkedInitial(std::unique_ptr<MemoryResource> made, int device);
-
-  std::mutex mutex_;
-  std::vector<Slot> slots_;  // one per device, never resized
-  const InitialResourceFactory makeInitial_;
-  const CurrentDeviceQuery currentDevice_;
+  Slot& slotOf(int device, const MemoryResource* resource = nullptr);  // RegistryChecks
+  std::unique_ptr<MemoryResource> checkedInitial(std::unique_ptr<MemoryResource>, int device);
 };
+
+inline MemoryResource* PerDeviceResourceRegistry::get(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Slot& slot = slotOf(device);
+  return slot.current != nullptr ? slot.current : initialOf(device, slot);
+}
+
+inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource* resource) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Slot& slot = slotOf(device, resource);
+  MemoryResource* initial = initialOf(device, slot);
+  MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
+  slot.current = resource == initial ? nullptr : resource;
+  return previous;
+}
+
+inline MemoryResource* PerDeviceResourceRegistry::reset(int device) { return set(device, nullptr); }
 //! [core-b]
 
 /// @name The process-wide registry and RMM's free functions
@@ -236,6 +244,11 @@ inline PerDeviceResourceRegistry::Slot& PerDeviceResourceRegistry::slotOf(
   RegistryChecks::deviceId(device, deviceCount(), "device ");
   RegistryChecks::owner(resource, device, "resource");
   return slots_[static_cast<std::size_t>(device)];
+}
+
+inline MemoryResource* PerDeviceResourceRegistry::initial(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return initialOf(device, slotOf(device));
 }
 
 inline std::unique_ptr<MemoryResource> PerDeviceResourceRegistry::checkedInitial(

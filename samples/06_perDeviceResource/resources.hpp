@@ -171,6 +171,15 @@ inline constexpr int kScratchPerThread = 8;
 /// The size of one scratch buffer (64 KiB).
 inline constexpr std::size_t kScratchBytes = 64 << 10;
 
+/// A, B and C of @p setup's vector size from @p resource, on @p setup's stream (step 5).
+/// @throws what the resource throws; nothing stays allocated then.
+inline Vectors allocateVectors(MemoryResource& resource, const DeviceSetup& setup) {
+  const CUstream stream = setup.stream.get();
+  return {ResourceAllocation(resource, setup.vectorBytes, stream),
+          ResourceAllocation(resource, setup.vectorBytes, stream),
+          ResourceAllocation(resource, setup.vectorBytes, stream)};
+}
+
 /// Step 4's use of a short-lived buffer: fills @p buffer with @p value, by the CPU where its
 /// memory is host-accessible, else with cuMemsetD8Async on @p stream. A stream-ordered free
 /// queued on @p stream afterwards follows the fill; the other kinds synchronize the stream

@@ -25,8 +25,8 @@ constexpr std::uint64_t kMiB = 1ull << 20;
 constexpr std::uint64_t kGiB = 1ull << 30;
 constexpr std::uint64_t kDefault = 64 * kMiB;  // the sample's default vector size
 
-mr::OtherDevice other(int ordinal, std::uint64_t freeBytes,
-                      int mode = CU_COMPUTEMODE_DEFAULT, bool named = false) {
+mr::OtherDevice other(int ordinal, std::uint64_t freeBytes, int mode = CU_COMPUTEMODE_DEFAULT,
+                      bool named = false) {
   mr::OtherDevice device;
   device.ordinal = ordinal;
   device.computeMode = mode;
@@ -59,8 +59,9 @@ TEST(ChooseDevices, EveryHealthyGpuTakesPartAndTheChosenOneSizesTheVectors) {
 // sized its vectors for device 3's 100 MiB.
 TEST(ChooseDevices, UnnamedGpusThatForbidOrLackMemoryAreLeftOutWithTheReason) {
   mr::OtherDevice held = other(2, 0, CU_COMPUTEMODE_EXCLUSIVE_PROCESS);
-  held.contextRefused = "cuCtxCreate: CUDA_ERROR_DEVICE_UNAVAILABLE (CUDA-capable device(s) is/are "
-                        "busy or unavailable)";
+  held.contextRefused =
+      "cuCtxCreate: CUDA_ERROR_DEVICE_UNAVAILABLE (CUDA-capable device(s) is/are "
+      "busy or unavailable)";
   const mr::DeviceChoice choice = mr::chooseDevices(
       {0, 80 * kGiB},
       {other(1, 0, CU_COMPUTEMODE_PROHIBITED), held, other(3, 100 * kMiB), other(4, 80 * kGiB)},
@@ -104,9 +105,9 @@ TEST(ChooseDevices, TheMemoryRuleIsTheShareChooseBufferBytesLeavesADevice) {
 }
 
 TEST(ChooseDevices, ANamedGpuIsUsedAndSizesTheVectorsEvenWhenItIsSmall) {
-  const mr::DeviceChoice choice = mr::chooseDevices(
-      {0, 80 * kGiB}, {other(1, 100 * kMiB, CU_COMPUTEMODE_DEFAULT, true)}, std::nullopt,
-      kDefault, 4);
+  const mr::DeviceChoice choice =
+      mr::chooseDevices({0, 80 * kGiB}, {other(1, 100 * kMiB, CU_COMPUTEMODE_DEFAULT, true)},
+                        std::nullopt, kDefault, 4);
   EXPECT_EQ(choice.used, (std::vector<int>{0, 1}));
   EXPECT_TRUE(choice.leftOut.empty());
   EXPECT_EQ(choice.sizedFor.device, 1);
@@ -115,9 +116,8 @@ TEST(ChooseDevices, ANamedGpuIsUsedAndSizesTheVectorsEvenWhenItIsSmall) {
 
 TEST(ChooseDevices, ANamedGpuThatCannotBeUsedWaivesTheRunNamingIt) {
   EXPECT_EQ(messageOf<memsamples::WaivedError>([] {
-              mr::chooseDevices({0, 80 * kGiB},
-                                {other(1, 0, CU_COMPUTEMODE_PROHIBITED, true)}, std::nullopt,
-                                kDefault, 4);
+              mr::chooseDevices({0, 80 * kGiB}, {other(1, 0, CU_COMPUTEMODE_PROHIBITED, true)},
+                                std::nullopt, kDefault, 4);
             }),
             "device 1 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED): no context can "
             "be created; --devices names it");
@@ -128,8 +128,7 @@ TEST(ChooseDevices, ANamedGpuThatCannotBeUsedWaivesTheRunNamingIt) {
 }
 
 TEST(ChooseDevices, ASizeThatDoesNotFitTheChosenDeviceIsStillAUsageError) {
-  EXPECT_THROW(mr::chooseDevices({0, 1 * kGiB}, {}, 1 * kGiB, kDefault, 4),
-               memsamples::UsageError);
+  EXPECT_THROW(mr::chooseDevices({0, 1 * kGiB}, {}, 1 * kGiB, kDefault, 4), memsamples::UsageError);
 }
 
 // Issue 36: the kinds a device cannot make are named with the reason; only an answer of 0 waives.
@@ -161,9 +160,9 @@ TEST(KindUnavailableReason, AFailingAttributeQueryIsNotWaived) {
                                 "cuDeviceGetAttribute failed: CUDA_ERROR_INVALID_DEVICE");
   };
   for (const mr::ResourceKind kind : mr::allResourceKinds()) {
-    EXPECT_EQ(messageOf<memsamples::CudaError>(
-                  [&] { mr::kindUnavailableReason(kind, failing, true); }),
-              "cuDeviceGetAttribute failed: CUDA_ERROR_INVALID_DEVICE")
+    EXPECT_EQ(
+        messageOf<memsamples::CudaError>([&] { mr::kindUnavailableReason(kind, failing, true); }),
+        "cuDeviceGetAttribute failed: CUDA_ERROR_INVALID_DEVICE")
         << mr::kindName(kind);
   }
 }
