@@ -124,6 +124,18 @@ std::string kindUnavailableReason(ResourceKind kind, const AttributeQuery& attri
   return "";
 }
 
+void checkNamedDevices(const std::vector<int>& named, int deviceCount) {
+  for (const int ordinal : named) {
+    if (ordinal >= 0 && ordinal < deviceCount)
+      continue;
+    const std::string valid =
+        deviceCount == 1 ? "valid: 0" : "valid: 0.." + std::to_string(deviceCount - 1);
+    throw UsageError("--devices: device " + std::to_string(ordinal) +
+                     " does not exist: this machine has " + std::to_string(deviceCount) +
+                     (deviceCount == 1 ? " CUDA device (" : " CUDA devices (") + valid + ")");
+  }
+}
+
 std::string contextForbidden(const OtherDevice& device) {
   return computeModeProblem(device.ordinal, device.computeMode, DeviceUse::OneProcess);
 }

@@ -125,6 +125,10 @@ struct DeviceChoice {
   DeviceFreeMemory sizedFor;           ///< The device whose free memory sized the vectors.
 };
 
+/// Checks a `--devices` list against the @p deviceCount devices of this machine.
+/// @throws UsageError naming the first ordinal that does not exist and the valid ones.
+void checkNamedDevices(const std::vector<int>& named, int deviceCount);
+
 /// Why @p device must not get a context at all (its compute mode: computeModeProblem() of
 /// Common), or empty. Asked before cuCtxCreate.
 std::string contextForbidden(const OtherDevice& device);

@@ -16,7 +16,6 @@
 
 #include "memsamples.hpp"
 #include "run_plan.hpp"
-#include "support/devices.hpp"
 #include "striped_vmm.hpp"
 #if PER_DEVICE_RESOURCE_HAS_NUMA
 #include "numa_binding.hpp"
@@ -589,8 +588,7 @@ Devices setUpDevices(const std::optional<long long>& device, const std::vector<i
   devices.chosen = deviceOrdinal(handle);
   devices.chosenName = deviceName(handle);
   check(cuDeviceGetCount(&devices.count), "cuDeviceGetCount");
-  for (const int ordinal : named)
-    validateDeviceOrdinal(ordinal, devices.count);  // --devices 7 on a 2-GPU machine: usage error
+  checkNamedDevices(named, devices.count);  // --devices 7 on a 2-GPU machine: a usage error
   report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " (" << devices.count
                << (devices.count == 1 ? " device" : " devices") << " in this machine)\n";
   if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())

@@ -131,6 +131,15 @@ TEST(ChooseDevices, ASizeThatDoesNotFitTheChosenDeviceIsStillAUsageError) {
   EXPECT_THROW(mr::chooseDevices({0, 1 * kGiB}, {}, 1 * kGiB, kDefault, 4), memsamples::UsageError);
 }
 
+TEST(CheckNamedDevices, AGpuThatDoesNotExistIsAUsageErrorNamingTheValidOnes) {
+  EXPECT_NO_THROW(mr::checkNamedDevices({0, 1}, 2));
+  EXPECT_NO_THROW(mr::checkNamedDevices({}, 1));
+  EXPECT_EQ(messageOf<memsamples::UsageError>([] { mr::checkNamedDevices({1, 2}, 2); }),
+            "--devices: device 2 does not exist: this machine has 2 CUDA devices (valid: 0..1)");
+  EXPECT_EQ(messageOf<memsamples::UsageError>([] { mr::checkNamedDevices({-1}, 1); }),
+            "--devices: device -1 does not exist: this machine has 1 CUDA device (valid: 0)");
+}
+
 // Issue 36: the kinds a device cannot make are named with the reason; only an answer of 0 waives.
 TEST(KindUnavailableReason, AnAttributeThatAnswersZeroNamesWhatTheDeviceLacks) {
   const auto all = [](CUdevice_attribute) { return 1; };
