@@ -238,7 +238,7 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
   std::string notes;
   for (const KindResource& entry : resources) {
     if (entry.resource == nullptr)
-      continue;  // left out in step 3
+      continue;  // waived in step 3
     const KindRow& kind = kKindRows[static_cast<std::size_t>(entry.kind)];
     notes += kind.note;
     const auto measureAll = [&](const std::string& label) {

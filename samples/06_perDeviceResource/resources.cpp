@@ -632,6 +632,9 @@ Devices setUpDevices(const std::optional<long long>& device, const std::vector<i
   // Which GPUs take part and how large the vectors are; the others are released again now.
   const DeviceChoice choice =
       chooseDevices(chosenFree, others, requestedBytes, kDefaultVectorBytes, sizeof(float));
+  std::sort(made.begin(), made.end(), [](const auto& a, const auto& b) {
+    return a->ordinal < b->ordinal;  // the devices used, in ordinal order
+  });
   for (std::unique_ptr<DeviceSetup>& setup : made) {
     if (std::find(choice.used.begin(), choice.used.end(), setup->ordinal) == choice.used.end()) {
       releaseDevice(*setup);
