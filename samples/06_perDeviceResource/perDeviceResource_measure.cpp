@@ -1,5 +1,5 @@
-// reportStep(): the lines, JSON records and checks of steps 1-6, and the latency table of step 6
-// (perDeviceResource_measure.hpp says how the latency is measured).
+// reportRun() and reportStep(): the lines, JSON records and checks of steps 1-6, and the latency
+// table of step 6 (perDeviceResource_measure.hpp says how the latency is measured).
 #include "perDeviceResource_measure.hpp"
 
 #include <algorithm>
@@ -238,7 +238,7 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
   std::string notes;
   for (const KindResource& entry : resources) {
     if (entry.resource == nullptr)
-      continue;  // left out in step 3
+      continue;  // waived in step 3
     const KindRow& kind = kKindRows[static_cast<std::size_t>(entry.kind)];
     notes += kind.note;
     const auto measureAll = [&](const std::string& label) {
@@ -340,24 +340,30 @@ void reportPerDeviceStep(std::ostream& out, JsonObject& json, Checks& checks,
   json.set("kinds", kinds);
 
   const std::vector<KindResource>& perDevice = resources.perDevice;
+  // perDevice[d] belongs to the d-th device used; its ordinal is what people read.
+  const auto ordinalOf = [&devices](std::size_t d) {
+    return d < devices.used.size() ? devices.used[d] : static_cast<int>(d);
+  };
   if (perDevice.empty())
-    out << "\n[5] A different resource per device: skipped (this machine has one device)\n";
+    out << "\n[5] A different resource per device: skipped ("
+        << (devices.count > 1 ? "one device is used" : "this machine has one device") << ")\n";
   else
     out << "\n[5] A different resource per device, one thread per device "
            "(setPerDeviceResource / getCurrentDeviceResource / resetPerDeviceResource)\n";
   for (std::size_t d = 0; d < perDevice.size(); ++d)
     if (!perDevice[d].whyNot.empty())
-      out << "  device " << d << ": " << perDevice[d].whyNot << "; it keeps the device pool\n";
+      out << "  device " << ordinalOf(d) << ": " << perDevice[d].whyNot
+          << "; it keeps the device pool\n";
   if (!perDevice.empty()) {
     checks.expect(!resources.refusal.empty(), "another device's pool must refuse to allocate here");
-    out << "  device pool of device " << (devices.chosen + 1) % devices.count
-        << " used with device " << devices.chosen
+    out << "  device pool of device " << devices.nextUsedDevice() << " used with device "
+        << devices.chosen
         << "'s context current -> std::logic_error: " << resources.refusal << '\n';
   }
   PerDeviceResourceRegistry& registry = processResourceRegistry();
   for (std::size_t d = 0; d < perDevice.size(); ++d)
-    expectRules(checks, perDevice[d], "device " + std::to_string(d) + ": ");
-  for (int d = 0; d < devices.count; ++d)
+    expectRules(checks, perDevice[d], "device " + std::to_string(ordinalOf(d)) + ": ");
+  for (const int d : devices.used)
     checks.expect(registry.get(d) == registry.initial(d),
                   "device " + std::to_string(d) + " must end on its initial resource");
 
@@ -365,14 +371,52 @@ void reportPerDeviceStep(std::ostream& out, JsonObject& json, Checks& checks,
   for (std::size_t d = 0; d < perDevice.size(); ++d) {
     const std::string result =
         perDevice[d].resource->name() + ": " + verdictOf(perDevice[d].verified, "exact");
-    out << "  device " << d << ": " << result << '\n';
+    out << "  device " << ordinalOf(d) << ": " << result << '\n';
     records.addRaw(JsonObject()
-                       .set("device", static_cast<int>(d))
+                       .set("device", ordinalOf(d))
                        .set("kind", kindName(perDevice[d].kind))
                        .set("result", result)
                        .dump());
   }
   json.set("perDevice", records);
+}
+
+// "0, 1": the ordinals of the devices used.
+std::string joinedOrdinals(const std::vector<int>& ordinals) {
+  std::string text;
+  for (const int ordinal : ordinals)
+    text += (text.empty() ? "" : ", ") + std::to_string(ordinal);
+  return text;
+}
+
+JsonArray devicesUsedJson(const Devices& devices) {
+  JsonArray used;
+  for (const int ordinal : devices.used)
+    used.add(ordinal);
+  return used;
+}
+
+JsonArray leftOutJson(const Devices& devices) {
+  JsonArray leftOut;
+  for (const LeftOutDevice& left : devices.leftOut)
+    leftOut.addRaw(JsonObject().set("device", left.ordinal).set("reason", left.reason).dump());
+  return leftOut;
+}
+
+// Step 6: every kind this run could not make, named with the reason, so that a PASS without it
+// says so (step 3 printed the same); the JSON `waivedKinds`.
+void reportWaivedKinds(const std::vector<KindResource>& kinds, std::ostream& out,
+                       JsonObject& json) {
+  JsonArray waived;
+  for (const KindResource& kind : kinds) {
+    if (kind.resource != nullptr)
+      continue;
+    out << "\nWaived kind: " << kindName(kind.kind) << " (" << kind.whyNot
+        << "); the run goes on without it\n";
+    waived.addRaw(
+        JsonObject().set("kind", kindName(kind.kind)).set("reason", kind.whyNot).dump());
+  }
+  json.set("waivedKinds", waived);
 }
 
 }  // namespace
@@ -389,18 +433,22 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       out << "Vectors: " << devices.bytes / sizeof(float) << " floats ("
           << formatBytes(devices.bytes) << ") each, allocated by " << record.threads
           << " host threads";
-      if (devices.count > 1)
-        out << "; sized for the smallest free memory of the " << devices.count << " devices used ("
-            << formatBytes(devices.smallest.freeBytes) << " on device " << devices.smallest.device
-            << ")";
+      if (devices.used.size() > 1)
+        out << "; " << devices.used.size() << " devices used (" << joinedOrdinals(devices.used)
+            << "), sized for device " << devices.smallest.device << "'s free memory ("
+            << formatBytes(devices.smallest.freeBytes) << ")";
       out << '\n';
+      for (const LeftOutDevice& left : devices.leftOut)
+        out << "Left out: " << left.reason << " (name it with --devices to use it)\n";
       json.set("device", ordinal)
           .set("deviceName", devices.chosenName)
           .set("deviceCount", devices.count)
           .set("bytesPerVector", devices.bytes)
           .set("sizedForDevice", devices.smallest.device)
           .set("sizedForFreeBytes", devices.smallest.freeBytes)
-          .set("threads", record.threads);
+          .set("threads", record.threads)
+          .set("devicesUsed", devicesUsedJson(devices))
+          .set("devicesLeftOut", leftOutJson(devices));
       break;
     case 2:  // the first answers, and an id that does not exist
       out << "\n[2] The process-wide registry (" << devices.count
@@ -424,7 +472,7 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       for (const KindResource& made : resources->kinds) {
         out << format("  %-8s", kindName(made.kind));
         if (made.resource == nullptr)
-          out << "left out: " << made.whyNot << '\n';
+          out << "waived: " << made.whyNot << '\n';
         else
           out << format("%-36s%-26s", made.resource->name().c_str(),
                         describeProperties(made.resource->properties()).c_str())
@@ -453,13 +501,24 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       break;
     default:  // 6: the latency of each kind on this device, every row measured the same way
       if (!record.skipLatency)
-        reportLatency(resources->kinds, ordinal,
-                      devices.setups[static_cast<std::size_t>(ordinal)]->stream.get(),
+        reportLatency(resources->kinds, ordinal, devices.chosenSetup().stream.get(),
                       record.latency, out, json);
+      reportWaivedKinds(resources->kinds, out, json);
       resources->warnings->print(out);
       return checks.report(out, json);
   }
   return Verdict::Pass;
+}
+
+Verdict reportRun(RunRecord& record, const Devices& devices, const Resources& resources) {
+  reportStep(1, record, devices);
+  reportStep(2, record, devices);
+  reportStep(3, record, devices, &resources);
+  for (const KindResource& kind : resources.kinds)
+    if (kind.resource != nullptr)
+      reportStep(4, record, devices, &resources, &kind);
+  reportStep(5, record, devices, &resources);
+  return reportStep(6, record, devices, &resources);
 }
 
 }  // namespace memsamples::resource

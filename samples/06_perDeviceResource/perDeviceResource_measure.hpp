@@ -1,8 +1,8 @@
 /**
  * @file perDeviceResource_measure.hpp
- * @brief What 06_perDeviceResource measures and reports beside its lesson: reportStep(), one call
- *        per step, which prints each step's lines and JSON and checks its answers; and the
- *        allocate / free latency table of every resource kind (step 6).
+ * @brief What 06_perDeviceResource measures and reports beside its lesson: reportRun(), which
+ *        prints each step's lines and JSON and checks its answers (reportStep(), one call per
+ *        step), and the allocate / free latency table of every resource kind (step 6).
  *
  * **How the latency is measured**, the same way for every kind so that the rows compare: per
  * batch, the N allocate calls back to back, then one cuStreamSynchronize; then the N deallocate
@@ -144,8 +144,7 @@ struct RunRecord {
 };
 
 /**
- * Prints step @p step's lines as the step ends (so that a run that fails part-way still shows
- * the steps before), adds its JSON and records its checks against RMM's rules: 1 the vectors;
+ * Prints step @p step's lines, adds its JSON and records its checks against RMM's rules: 1 the vectors;
  * 2 the registry's first answers; 3 the resources (and step 4's heading); 4 one kind, @p kind
  * (set returned the initial resource, every thread got the one set, C is exact, reset returned
  * it); 5 the resource per device and every device back on its initial one; 6 the latency table,
@@ -154,6 +153,10 @@ struct RunRecord {
  */
 Verdict reportStep(int step, RunRecord& record, const Devices& devices,
                    const Resources* resources = nullptr, const KindResource* kind = nullptr);
+
+/// Step 6 of the lesson: reportStep() of steps 1 to 5 in order (step 4 once per kind that was
+/// made), then of step 6. @return step 6's verdict. @throws CudaError.
+Verdict reportRun(RunRecord& record, const Devices& devices, const Resources& resources);
 
 /// @}
 

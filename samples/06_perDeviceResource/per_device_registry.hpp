@@ -1,28 +1,31 @@
 /**
  * @file per_device_registry.hpp
  * @brief Which memory resource each device uses: RMM's per-device resource registry
- *        (rmm/mr/per_device_resource.hpp), get / set / reset per device and for the current
- *        device, thread-safe, in one header.
+ *        (rmm/mr/per_device_resource.hpp) on the driver API. A mutex, one slot per device, and
+ *        get / set / reset per device and for the current device. The core-b region below is
+ *        the whole registry.
  *
- * The rules, RMM's, each stated again at its function:
- * - Every device starts on its **initial** resource, made the first time it is needed (once per
- *   device) and owned by the registry. In 06 it is the device's default memory pool.
- * - **set** makes a resource the device's and returns the previous one; set(nullptr) and
- *   **reset** put the initial one back and return the previous one.
- * - The **current device** is what the query given to the constructor answers; in 06 it is
- *   cuCtxGetDevice, the device of the calling thread's current context.
- * - **Thread-safe**: one mutex guards every slot, the initial resources' creation included, so
- *   concurrent calls leave a valid state; their order is the order they take the lock in.
- * - The registry **does not own** what is set: a resource must outlive its registration (reset
- *   the device, or set back what set() returned, before destroying the resource).
+ * The rules are RMM's:
+ * - Every device starts on its **initial** resource. The registry makes it the first time the
+ *   device is asked about, once, and owns it. In 06 it is the device's default memory pool.
+ * - **set** makes a resource the device's and returns the previous one. set(nullptr) and
+ *   **reset** put the initial one back, and also return the previous one.
+ * - The **current device** is what the query given to the constructor answers. In 06 that query
+ *   is cuCtxGetDevice: the device of the calling thread's current context.
+ * - **Thread-safe**: one mutex guards every slot, the making of initial resources included. Calls
+ *   made at the same time leave a valid state, in the order they take the lock.
+ * - The registry **does not own** what is set: a resource must outlive its registration (reset the
+ *   device, or set back what set() returned, before destroying the resource).
  *
- * Where RMM leaves behaviour undefined, this registry throws instead: a device id outside
- * [0, deviceCount()) gets std::out_of_range naming the id and the count, and a resource that
- * belongs to another device (MemoryResource::ownerDevice()) gets std::invalid_argument naming
- * both devices; nothing changes then.
+ * Where RMM leaves behaviour undefined, this registry throws instead, and nothing changes: a
+ * device id outside [0, deviceCount()) gets std::out_of_range naming the id and the count, and a
+ * resource that belongs to another device (MemoryResource::ownerDevice()) gets
+ * std::invalid_argument naming both devices. Those checks live in one helper, RegistryChecks, at
+ * the end of this file, out of the way of a first read.
  *
- * CUDA-free: the count, the initial resource and the current device come from the constructor,
- * so the unit tests run it with CPU-only resources under ThreadSanitizer.
+ * No driver call here: the device count, the initial resource and the current device come from
+ * the constructor, so the unit tests run the registry with CPU-only resources under
+ * ThreadSanitizer.
  */
 #pragma once
 
@@ -38,146 +41,98 @@
 
 namespace memsamples::resource {
 
+/// The registry's checks (defined at the end of this file): every bad input is refused here.
+struct RegistryChecks;
+
 /// One memory resource per device. Neither copyable nor movable: threads hold references to it.
 class PerDeviceResourceRegistry {
  public:
-  /// Makes device d's initial resource, a resource of device d; called at most once per device,
-  /// under the registry's lock (so it must not call the registry).
+  /// Makes device d's initial resource. Called once per device, under the lock.
   using InitialResourceFactory = std::function<std::unique_ptr<MemoryResource>(int device)>;
-  /// Names the calling thread's current device; may throw.
+  /// Names the calling thread's current device.
   using CurrentDeviceQuery = std::function<int()>;
 
-  /// Devices 0 .. @p deviceCount - 1 (none for 0). @throws std::invalid_argument for a negative
-  /// count or an empty function.
+  /// Devices 0 .. @p deviceCount - 1, each starting on what @p makeInitial makes for it.
+  /// @throws std::invalid_argument for a negative count or an empty function.
   PerDeviceResourceRegistry(int deviceCount, InitialResourceFactory makeInitial,
-                            CurrentDeviceQuery currentDevice)
-      : slots_(deviceCount > 0 ? static_cast<std::size_t>(deviceCount) : 0),
-        makeInitial_(std::move(makeInitial)),
-        currentDevice_(std::move(currentDevice)) {
-    if (deviceCount < 0)
-      throw error<std::invalid_argument>("the device count must not be negative (got " +
-                                         std::to_string(deviceCount) + ")");
-    if (!makeInitial_)
-      throw error<std::invalid_argument>("an initial-resource factory is required");
-    if (!currentDevice_)
-      throw error<std::invalid_argument>("a current-device query is required");
-  }
+                            CurrentDeviceQuery currentDevice);
   PerDeviceResourceRegistry(const PerDeviceResourceRegistry&) = delete;
   PerDeviceResourceRegistry& operator=(const PerDeviceResourceRegistry&) = delete;
 
+  /// Device @p device's resource: the one set for it, else its initial resource. Never null.
+  /// @throws std::out_of_range for a bad id; what the factory throws (nothing is stored then, and
+  ///         the next call tries again); std::runtime_error for a factory that returns null.
+  MemoryResource* get(int device);
+  /// Makes @p resource device @p device's (nullptr: its initial one) and returns the previous
+  /// one, never null. The caller keeps @p resource alive while it is registered.
+  /// @throws std::out_of_range; std::invalid_argument for a resource of another device; what
+  ///         get() throws. Nothing changes when it throws.
+  MemoryResource* set(int device, MemoryResource* resource);
+  /// Puts device @p device's initial resource back and returns the previous one.
+  /// @throws what set() throws.
+  MemoryResource* reset(int device);
+  /// Device @p device's initial resource, made now if it was never needed (RMM has no such
+  /// call: the sample's checks ask it). @throws what get() throws.
+  MemoryResource* initial(int device);
+
+  /// get() of the calling thread's current device.
+  MemoryResource* getCurrent() { return get(currentDevice()); }
+  /// set() of the calling thread's current device.
+  MemoryResource* setCurrent(MemoryResource* resource) { return set(currentDevice(), resource); }
+  /// reset() of the calling thread's current device.
+  MemoryResource* resetCurrent() { return reset(currentDevice()); }
+  /// The calling thread's current device. @throws std::out_of_range naming it as the current
+  /// device when it is not one of this registry's; what the query throws.
+  int currentDevice() const;
   /// The number of devices.
   int deviceCount() const noexcept { return static_cast<int>(slots_.size()); }
 
-  // [get-set]
-  /// Device @p device's resource: the one set, else its initial one. Never null.
-  /// @throws std::out_of_range for a bad id; what the factory throws (nothing is stored then and
-  ///         the next call tries again); std::runtime_error for a factory that returns null.
-  MemoryResource* get(int device) {
-    Slot& slot = slotOf(device);
-    std::lock_guard<std::mutex> lock(mutex_);
-    return slot.current != nullptr ? slot.current : initialLocked(device, slot);
-  }
-
-  /// Makes @p resource device @p device's resource (nullptr: its initial one) and returns the
-  /// previous one, never null. The caller keeps @p resource alive while it is registered.
-  /// @throws std::out_of_range; std::invalid_argument for a resource of another device; what
-  ///         get() throws. Nothing changes when it throws.
-  MemoryResource* set(int device, MemoryResource* resource) {
-    Slot& slot = slotOf(device);
-    if (resource != nullptr)
-      requireOwner(*resource, device, "resource");
-    std::lock_guard<std::mutex> lock(mutex_);
-    MemoryResource* initial = initialLocked(device, slot);
-    MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
-    slot.current = resource == initial ? nullptr : resource;
-    return previous;
-  }
-
-  // [get-set]
-  /// Puts device @p device's initial resource back and returns the previous one.
-  /// @throws what set() throws.
-  MemoryResource* reset(int device) { return set(device, nullptr); }
-
-  /// Device @p device's initial resource (made now if needed). @throws what get() throws.
-  MemoryResource* initial(int device) {
-    Slot& slot = slotOf(device);
-    std::lock_guard<std::mutex> lock(mutex_);
-    return initialLocked(device, slot);
-  }
-
-  /// The calling thread's current device. @throws std::out_of_range naming it as the current
-  /// device when it is not one of this registry's; what the query throws.
-  int currentDevice() const {
-    const int device = currentDevice_();
-    requireDevice(device, "the current device ");
-    return device;
-  }
-  /// get() of the current device.
-  MemoryResource* getCurrent() { return get(currentDevice()); }
-  /// set() of the current device.
-  MemoryResource* setCurrent(MemoryResource* resource) { return set(currentDevice(), resource); }
-  /// reset() of the current device.
-  MemoryResource* resetCurrent() { return reset(currentDevice()); }
-
+  //! [core-b]
  private:
+  // A device's slot: what was set for it (null: its initial one), and that initial resource.
   struct Slot {
-    std::unique_ptr<MemoryResource> initial;  // made on first use, owned here
-    MemoryResource* current = nullptr;        // what was set; null means the initial one
+    MemoryResource* current = nullptr;
+    std::unique_ptr<MemoryResource> initial;
   };
 
-  template <typename Error>
-  static Error error(const std::string& text) {
-    return Error("per-device resource registry: " + text);
-  }
-  // Throws std::out_of_range when @p device is not one of this registry's ids.
-  void requireDevice(int device, const char* what) const {
-    if (device >= 0 && device < deviceCount())
-      return;
-    std::string range = "this registry has no devices";
-    if (deviceCount() == 1)
-      range = "this registry has 1 device: id 0";
-    else if (deviceCount() > 1)
-      range = "this registry has " + std::to_string(deviceCount()) + " devices: ids 0.." +
-              std::to_string(deviceCount() - 1);
-    throw error<std::out_of_range>(what + std::to_string(device) + " is out of range (" + range +
-                                   ")");
-  }
-  // The slots are made once and never resized; their contents are used under the lock only.
-  Slot& slotOf(int device) {
-    requireDevice(device, "device ");
-    return slots_[static_cast<std::size_t>(device)];
-  }
-  static void requireOwner(const MemoryResource& resource, int device, const char* what) {
-    const std::optional<int> owner = resource.ownerDevice();
-    if (owner && *owner != device)
-      throw error<std::invalid_argument>(std::string(what) + " '" + resource.name() +
-                                         "' belongs to device " + std::to_string(*owner) +
-                                         ", not to device " + std::to_string(device));
-  }
-  MemoryResource* initialLocked(int device, Slot& slot) {
-    if (!slot.initial) {
-      std::unique_ptr<MemoryResource> made = makeInitial_(device);
-      if (!made)
-        throw error<std::runtime_error>(
-            "the initial-resource factory returned no resource for device " +
-            std::to_string(device));
-      requireOwner(*made, device, "the initial resource");
-      slot.initial = std::move(made);
-    }
-    return slot.initial.get();
-  }
-
+  std::mutex mutex_;         // one lock for every slot
   std::vector<Slot> slots_;  // one per device, never resized
   const InitialResourceFactory makeInitial_;
   const CurrentDeviceQuery currentDevice_;
-  std::mutex mutex_;
+
+  // Made the first time the device is asked about, under the lock, and owned here.
+  MemoryResource* initialOf(int device, Slot& slot) {
+    if (slot.initial == nullptr)
+      slot.initial = checkedInitial(makeInitial_(device), device);
+    return slot.initial.get();
+  }
+  Slot& slotOf(int device, const MemoryResource* resource = nullptr);  // RegistryChecks
+  std::unique_ptr<MemoryResource> checkedInitial(std::unique_ptr<MemoryResource>, int device);
 };
+
+inline MemoryResource* PerDeviceResourceRegistry::get(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Slot& slot = slotOf(device);
+  return slot.current != nullptr ? slot.current : initialOf(device, slot);
+}
+
+inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource* resource) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Slot& slot = slotOf(device, resource);
+  MemoryResource* initial = initialOf(device, slot);
+  MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
+  slot.current = resource == initial ? nullptr : resource;
+  return previous;
+}
+
+inline MemoryResource* PerDeviceResourceRegistry::reset(int device) { return set(device, nullptr); }
+//! [core-b]
 
 /// @name The process-wide registry and RMM's free functions
 /// One answer for the whole process is the feature, so this is the collection's one deliberate
 /// global. The program defines processResourceRegistry() once, with its driver's device count,
-/// initial resource and current device (06: resources.cpp); devices are ordinals, as
-/// RMM's cuda_device_id.
+/// initial resource and current device (06: resources.cpp); devices are ordinals, as RMM's
+/// cuda_device_id.
 /// @{
 
 /// The process-wide registry, defined by the program.
@@ -208,5 +163,99 @@ inline MemoryResource* resetCurrentDeviceResource() {
 }
 
 /// @}
+
+/**
+ * Every check of the registry, in one place; each throws before anything changes:
+ * - the constructor's arguments: std::invalid_argument for a negative count or an empty function;
+ * - a device id outside [0, count): std::out_of_range naming the id ("device 2", or "the current
+ *   device 5") and the ids that exist;
+ * - a resource of another device (set, or what the factory made): std::invalid_argument naming
+ *   both devices; a factory that made nothing: std::runtime_error.
+ */
+struct RegistryChecks {
+  /// The constructor's arguments.
+  static void arguments(int deviceCount, bool hasFactory, bool hasQuery) {
+    if (deviceCount < 0)
+      throw error<std::invalid_argument>("the device count must not be negative (got " +
+                                         std::to_string(deviceCount) + ")");
+    if (!hasFactory)
+      throw error<std::invalid_argument>("an initial-resource factory is required");
+    if (!hasQuery)
+      throw error<std::invalid_argument>("a current-device query is required");
+  }
+
+  /// @p device is one of @p count ids; @p role says what it is in the message.
+  static void deviceId(int device, int count, const char* role) {
+    if (device >= 0 && device < count)
+      return;
+    std::string range = "this registry has no devices";
+    if (count == 1)
+      range = "this registry has 1 device: id 0";
+    else if (count > 1)
+      range = "this registry has " + std::to_string(count) + " devices: ids 0.." +
+              std::to_string(count - 1);
+    throw error<std::out_of_range>(role + std::to_string(device) + " is out of range (" + range +
+                                   ")");
+  }
+
+  /// @p resource (none: nothing to check) belongs to @p device or to no device.
+  static void owner(const MemoryResource* resource, int device, const char* role) {
+    const std::optional<int> owner =
+        resource != nullptr ? resource->ownerDevice() : std::optional<int>();
+    if (owner && *owner != device)
+      throw error<std::invalid_argument>(std::string(role) + " '" + resource->name() +
+                                         "' belongs to device " + std::to_string(*owner) +
+                                         ", not to device " + std::to_string(device));
+  }
+
+  /// The factory made a resource.
+  static void made(const MemoryResource* resource, int device) {
+    if (resource == nullptr)
+      throw error<std::runtime_error>(
+          "the initial-resource factory returned no resource for device " +
+          std::to_string(device));
+  }
+
+  /// An exception of type Error whose message names the registry.
+  template <typename Error>
+  static Error error(const std::string& text) {
+    return Error("per-device resource registry: " + text);
+  }
+};
+
+inline PerDeviceResourceRegistry::PerDeviceResourceRegistry(int deviceCount,
+                                                            InitialResourceFactory makeInitial,
+                                                            CurrentDeviceQuery currentDevice)
+    : slots_(deviceCount > 0 ? static_cast<std::size_t>(deviceCount) : 0),
+      makeInitial_(std::move(makeInitial)),
+      currentDevice_(std::move(currentDevice)) {
+  RegistryChecks::arguments(deviceCount, static_cast<bool>(makeInitial_),
+                            static_cast<bool>(currentDevice_));
+}
+
+inline int PerDeviceResourceRegistry::currentDevice() const {
+  const int device = currentDevice_();  // what it throws goes to the caller
+  RegistryChecks::deviceId(device, deviceCount(), "the current device ");
+  return device;
+}
+
+inline PerDeviceResourceRegistry::Slot& PerDeviceResourceRegistry::slotOf(
+    int device, const MemoryResource* resource) {
+  RegistryChecks::deviceId(device, deviceCount(), "device ");
+  RegistryChecks::owner(resource, device, "resource");
+  return slots_[static_cast<std::size_t>(device)];
+}
+
+inline MemoryResource* PerDeviceResourceRegistry::initial(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return initialOf(device, slotOf(device));
+}
+
+inline std::unique_ptr<MemoryResource> PerDeviceResourceRegistry::checkedInitial(
+    std::unique_ptr<MemoryResource> made, int device) {
+  RegistryChecks::made(made.get(), device);
+  RegistryChecks::owner(made.get(), device, "the initial resource");
+  return made;
+}
 
 }  // namespace memsamples::resource

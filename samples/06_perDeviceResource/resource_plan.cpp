@@ -12,6 +12,7 @@
 
 #include "memsamples.hpp"
 #include "support/cli.hpp"
+#include "support/devices.hpp"
 #include "support/text_format.hpp"
 
 namespace memsamples::resource {
@@ -86,6 +87,109 @@ std::string describeSizedFor(const DeviceFreeMemory& smallest, std::size_t devic
     return "the device";
   return "device " + std::to_string(smallest.device) + " (the least free memory of the " +
          std::to_string(devicesUsed) + " devices used)";
+}
+
+std::string kindUnavailableReason(ResourceKind kind, const AttributeQuery& attribute,
+                                  bool numaBuilt) {
+  if (kind == ResourceKind::Numa && !numaBuilt)
+    return "this build has no NUMA support: libnuma was not found at configure time "
+           "(apt-get install libnuma-dev and configure again)";
+  // What each kind needs, in the order it is asked. The threads and the CPU checks touch managed
+  // memory while other work may run: concurrent managed access, too.
+  struct Need {
+    ResourceKind kind;
+    CUdevice_attribute attribute;
+    const char* lacking;
+  };
+  static const Need kNeeds[] = {
+      {ResourceKind::Device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+       "no stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)"},
+      {ResourceKind::Managed, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
+       "no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)"},
+      {ResourceKind::Managed, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+       "no concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)"},
+      {ResourceKind::Pinned, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+       "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)"},
+      {ResourceKind::Numa, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+       "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)"},
+      {ResourceKind::Numa, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED,
+       "no cuMemHostRegister (CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 0)"},
+      {ResourceKind::Vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+       "no virtual memory management "
+       "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)"},
+  };
+  for (const Need& need : kNeeds)
+    if (need.kind == kind && attribute(need.attribute) == 0)
+      return need.lacking;
+  return "";
+}
+
+void checkNamedDevices(const std::vector<int>& named, int deviceCount) {
+  for (const int ordinal : named) {
+    if (ordinal >= 0 && ordinal < deviceCount)
+      continue;
+    const std::string valid =
+        deviceCount == 1 ? "valid: 0" : "valid: 0.." + std::to_string(deviceCount - 1);
+    throw UsageError("--devices: device " + std::to_string(ordinal) +
+                     " does not exist: this machine has " + std::to_string(deviceCount) +
+                     (deviceCount == 1 ? " CUDA device (" : " CUDA devices (") + valid + ")");
+  }
+}
+
+std::string contextForbidden(const OtherDevice& device) {
+  return computeModeProblem(device.ordinal, device.computeMode, DeviceUse::OneProcess);
+}
+
+DeviceChoice chooseDevices(const DeviceFreeMemory& chosen, const std::vector<OtherDevice>& others,
+                           const std::optional<std::uint64_t>& requested,
+                           std::uint64_t defaultBytes, std::uint64_t elementBytes) {
+  constexpr int kVectors = 3;  // A, B and C on every device used
+  DeviceChoice choice;
+  std::vector<DeviceFreeMemory> sizing = {chosen};  // the devices whose memory sizes the vectors
+  std::vector<const OtherDevice*> unnamed;           // usable so far, not named
+
+  for (const OtherDevice& other : others) {
+    std::string why = contextForbidden(other);
+    if (why.empty() && !other.contextRefused.empty()) {
+      why = "device " + std::to_string(other.ordinal) + " refused a context (" +
+            other.contextRefused + ")";
+      if (other.computeMode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
+        why += ": it is in compute mode " + computeModeName(other.computeMode) +
+               " and another process holds it";
+    }
+    if (other.named && !why.empty())
+      throw WaivedError(why + "; --devices names it");
+    if (!why.empty())
+      choice.leftOut.push_back({other.ordinal, why});
+    else if (other.named)
+      sizing.push_back({other.ordinal, other.freeBytes});
+    else
+      unnamed.push_back(&other);
+  }
+
+  choice.sizedFor = smallestFreeMemory(sizing);
+  choice.bytes = chooseBufferBytes(requested, defaultBytes, choice.sizedFor.freeBytes, kVectors,
+                                   elementBytes, describeSizedFor(choice.sizedFor, sizing.size()));
+  for (const DeviceFreeMemory& device : sizing)
+    choice.used.push_back(device.device);
+
+  // An unnamed device takes part only where the vectors fit in the share chooseBufferBytes()
+  // leaves a device (80 % of its free memory): it must not shrink the run.
+  for (const OtherDevice* other : unnamed) {
+    const std::uint64_t share = other->freeBytes / 10 * 8;
+    if (choice.bytes <= share / kVectors) {
+      choice.used.push_back(other->ordinal);
+      continue;
+    }
+    choice.leftOut.push_back(
+        {other->ordinal, "device " + std::to_string(other->ordinal) + " has only " +
+                             formatBytes(other->freeBytes) + " free, too little for " +
+                             std::to_string(kVectors) + " vectors of " + formatBytes(choice.bytes)});
+  }
+  std::sort(choice.used.begin(), choice.used.end());
+  std::sort(choice.leftOut.begin(), choice.leftOut.end(),
+            [](const LeftOutDevice& a, const LeftOutDevice& b) { return a.ordinal < b.ordinal; });
+  return choice;
 }
 
 namespace {

@@ -386,39 +386,10 @@ PerDeviceResourceRegistry& processResourceRegistry() {
 // [process-registry]
 
 std::string unavailableReason(ResourceKind kind, CUdevice device) {
-#if !PER_DEVICE_RESOURCE_HAS_NUMA
-  if (kind == ResourceKind::Numa)
-    return "this build has no NUMA support: libnuma was not found at configure time "
-           "(apt-get install libnuma-dev and configure again)";
-#endif
-  // What each kind needs, in the order it is asked. The threads and the CPU checks touch managed
-  // memory while other work may run: concurrent managed access, too.
-  struct Need {
-    ResourceKind kind;
-    CUdevice_attribute attribute;
-    const char* lacking;
+  const auto attribute = [device](CUdevice_attribute which) {
+    return deviceAttribute(device, which);  // a failed query throws: it never waives a kind
   };
-  static const Need kNeeds[] = {
-      {ResourceKind::Device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
-       "no stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)"},
-      {ResourceKind::Managed, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
-       "no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)"},
-      {ResourceKind::Managed, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-       "no concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)"},
-      {ResourceKind::Pinned, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
-       "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)"},
-      {ResourceKind::Numa, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
-       "cannot map host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0)"},
-      {ResourceKind::Numa, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED,
-       "no cuMemHostRegister (CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 0)"},
-      {ResourceKind::Vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-       "no virtual memory management "
-       "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)"},
-  };
-  for (const Need& need : kNeeds)
-    if (need.kind == kind && deviceAttribute(device, need.attribute) == 0)
-      return need.lacking;
-  return "";
+  return kindUnavailableReason(kind, attribute, PER_DEVICE_RESOURCE_HAS_NUMA != 0);
 }
 
 namespace {
@@ -496,7 +467,7 @@ bool usableWithoutCurrentContext(MemoryResource& resource, std::size_t bytes) {
 
 Resources makeResources(const Devices& devices, int vmmStripes) {
   PerDeviceResourceRegistry& registry = processResourceRegistry();
-  const DeviceSetup& setup = *devices.setups[static_cast<std::size_t>(devices.chosen)];
+  const DeviceSetup& setup = devices.chosenSetup();
   Resources made;
   made.warnings = std::make_unique<WarningLog>();
   std::vector<ResourceKind> available;
@@ -514,22 +485,25 @@ Resources makeResources(const Devices& devices, int vmmStripes) {
       entry.contextFree = usableWithoutCurrentContext(*entry.resource, 64 << 10);
     made.kinds.push_back(std::move(entry));
   }
-  if (devices.count < 2 || available.empty())
+  if (devices.setups.size() < 2 || available.empty())
     return made;
 
-  // Step 5's resources: device d gets the kind assignKindsToDevices() gives it, made in its own
-  // context; where that kind is missing, the device keeps its pool and whyNot says why.
-  const std::vector<ResourceKind> assignment = assignKindsToDevices(available, devices.count);
-  for (int d = 0; d < devices.count; ++d) {
-    const CUcontext context = devices.setups[static_cast<std::size_t>(d)]->context.get();
-    MemoryResource& pool = *registry.initial(d);
-    KindResource entry = makeKindResource(assignment[d], context, pool, vmmStripes, *made.warnings);
+  // Step 5's resources: the i-th device used gets the kind assignKindsToDevices() gives it, made
+  // in its own context; where that kind is missing, the device keeps its pool and whyNot says why.
+  const std::vector<ResourceKind> assignment =
+      assignKindsToDevices(available, static_cast<int>(devices.setups.size()));
+  for (std::size_t i = 0; i < devices.setups.size(); ++i) {
+    const DeviceSetup& each = *devices.setups[i];
+    MemoryResource& pool = *registry.initial(each.ordinal);
+    KindResource entry =
+        makeKindResource(assignment[i], each.context.get(), pool, vmmStripes, *made.warnings);
     if (entry.resource == nullptr) {
       const std::string missing =
-          std::string(kindName(assignment[d])) + " is not available (" + entry.whyNot + ")";
-      entry = makeKindResource(ResourceKind::Device, context, pool, vmmStripes, *made.warnings);
+          std::string(kindName(assignment[i])) + " is waived (" + entry.whyNot + ")";
+      entry = makeKindResource(ResourceKind::Device, each.context.get(), pool, vmmStripes,
+                               *made.warnings);
       if (entry.resource == nullptr)
-        throw WaivedError("device " + std::to_string(d) + " has " + entry.whyNot);
+        throw WaivedError("device " + std::to_string(each.ordinal) + " has " + entry.whyNot);
       entry.whyNot = missing;
     }
     made.perDevice.push_back(std::move(entry));
@@ -538,7 +512,7 @@ Resources makeResources(const Devices& devices, int vmmStripes) {
   // [refuse-other-device]
   // Another device's pool, used while this device's context is current, refuses before any
   // driver call fails: cuCtxGetDevice answers, and the pool compares that device with its own.
-  const int other = (devices.chosen + 1) % devices.count;
+  const int other = devices.nextUsedDevice();
   ScopedContext scope(setup.context.get());
   try {
     ResourceAllocation wrong(*registry.initial(other), 64 << 10, setup.stream.get());
@@ -551,10 +525,36 @@ Resources makeResources(const Devices& devices, int vmmStripes) {
 
 // ------------------------------------------------- every device, as in 01, and the vector add
 
-DeviceSetup::DeviceSetup(CUdevice handle) : device(handle), ordinal(deviceOrdinal(handle)) {
-  check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+namespace {
+
+// cuCtxCreate, and the new context popped again at once (it is pushed where it is used). Returns
+// the driver's answer, so that the caller can tell a busy device from a failure.
+CUresult createContext(OwnedContext& context, CUdevice device) {
+  const CUresult result = cuCtxCreate(context.out(), nullptr, 0, device);
+  if (result != CUDA_SUCCESS)
+    return result;
   CUcontext created = nullptr;
   check(cuCtxPopCurrent(&created), "cuCtxPopCurrent");
+  return CUDA_SUCCESS;
+}
+
+// The answers of cuCtxCreate that say the device is busy rather than broken: another process
+// holds it (EXCLUSIVE_PROCESS), or its memory is used up. Only an unnamed GPU beside the chosen
+// one is left out for them; every other failure fails the run.
+bool isBusyDevice(CUresult result) {
+  return result == CUDA_ERROR_DEVICE_UNAVAILABLE || result == CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+// cuMemGetInfo in @p setup's context.
+std::uint64_t freeMemoryOf(const DeviceSetup& setup) {
+  ScopedContext scope(setup.context.get());
+  return currentFreeMemory();
+}
+
+}  // namespace
+
+DeviceSetup::DeviceSetup(CUdevice handle, OwnedContext created)
+    : device(handle), ordinal(deviceOrdinal(handle)), context(std::move(created)) {
   ScopedContext scope(context.get());
   const std::vector<char> fatbin = readBinaryFile(locateFatbin("vectorAdd_kernel.fatbin"));
   check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
@@ -577,7 +577,7 @@ DeviceSetup::~DeviceSetup() {
   }
 }
 
-Devices setUpDevices(const std::optional<long long>& device,
+Devices setUpDevices(const std::optional<long long>& device, const std::vector<int>& named,
                      const std::optional<std::uint64_t>& requestedBytes,
                      const std::string& resources, Report& report) {
   constexpr std::uint64_t kDefaultVectorBytes = 64ull << 20;
@@ -588,26 +588,65 @@ Devices setUpDevices(const std::optional<long long>& device,
   devices.chosen = deviceOrdinal(handle);
   devices.chosenName = deviceName(handle);
   check(cuDeviceGetCount(&devices.count), "cuDeviceGetCount");
+  checkNamedDevices(named, devices.count);  // --devices 7 on a 2-GPU machine: a usage error
   report.out() << "Device " << devices.chosen << ": " << devices.chosenName << " (" << devices.count
                << (devices.count == 1 ? " device" : " devices") << " in this machine)\n";
   if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())
     throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
                       ": its initial resource cannot allocate");
 
-  std::vector<DeviceFreeMemory> freeMemory;
+  // The chosen device; then every other GPU that may take part (the named ones, or else all),
+  // with what decides whether it does: its compute mode, its answer to cuCtxCreate, its memory.
+  std::vector<std::unique_ptr<DeviceSetup>> made;
+  OwnedContext chosenContext;
+  check(createContext(chosenContext, handle), "cuCtxCreate");
+  made.push_back(std::make_unique<DeviceSetup>(handle, std::move(chosenContext)));
+  const DeviceFreeMemory chosenFree{devices.chosen, freeMemoryOf(*made.back())};
+
+  std::vector<OtherDevice> others;
   for (int d = 0; d < devices.count; ++d) {
+    const bool isNamed = std::find(named.begin(), named.end(), d) != named.end();
+    if (d == devices.chosen || (!named.empty() && !isNamed))
+      continue;
     CUdevice each = 0;
     check(cuDeviceGet(&each, d), "cuDeviceGet");
-    devices.setups.push_back(std::make_unique<DeviceSetup>(each));
-    ScopedContext scope(devices.setups.back()->context.get());  // cuMemGetInfo asks it
-    freeMemory.push_back({d, currentFreeMemory()});
+    OtherDevice other;
+    other.ordinal = d;
+    other.computeMode = deviceAttribute(each, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+    other.named = isNamed;
+    if (contextForbidden(other).empty()) {  // a PROHIBITED device is not even asked
+      OwnedContext context;
+      const CUresult result = createContext(context, each);
+      if (result == CUDA_SUCCESS) {
+        made.push_back(std::make_unique<DeviceSetup>(each, std::move(context)));
+        other.freeBytes = freeMemoryOf(*made.back());
+      } else if (isBusyDevice(result) && !isNamed) {
+        other.contextRefused = "cuCtxCreate: " + describeResult(result);
+      } else {
+        check(result, "cuCtxCreate");  // a named device, or a real failure: it is reported
+      }
+    }
+    others.push_back(other);
   }
-  devices.smallest = smallestFreeMemory(freeMemory);  // one size for all
-  const std::uint64_t deviceBytes =
-      chooseBufferBytes(requestedBytes, kDefaultVectorBytes, devices.smallest.freeBytes, 3,
-                        sizeof(float), describeSizedFor(devices.smallest, devices.setups.size()));
+
+  // Which GPUs take part and how large the vectors are; the others are released again now.
+  const DeviceChoice choice =
+      chooseDevices(chosenFree, others, requestedBytes, kDefaultVectorBytes, sizeof(float));
+  std::sort(made.begin(), made.end(), [](const auto& a, const auto& b) {
+    return a->ordinal < b->ordinal;  // the devices used, in ordinal order
+  });
+  for (std::unique_ptr<DeviceSetup>& setup : made) {
+    if (std::find(choice.used.begin(), choice.used.end(), setup->ordinal) == choice.used.end()) {
+      releaseDevice(*setup);
+      continue;
+    }
+    devices.used.push_back(setup->ordinal);
+    devices.setups.push_back(std::move(setup));
+  }
+  devices.leftOut = choice.leftOut;
+  devices.smallest = choice.sizedFor;
   devices.bytes = fitHostMemory(  // each device's staging is 3 pinned vectors
-      requestedBytes, deviceBytes, 3 * devices.count, sizeof(float));
+      requestedBytes, choice.bytes, 3 * static_cast<int>(devices.setups.size()), sizeof(float));
   for (const auto& each : devices.setups) {
     ScopedContext scope(each->context.get());
     check(cuMemHostAlloc(each->staging.out(), 3 * devices.bytes, 0), "cuMemHostAlloc");
@@ -616,17 +655,29 @@ Devices setUpDevices(const std::optional<long long>& device,
   return devices;
 }
 
-void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread) {
-  for (int i = 0; i < kScratchPerThread; ++i) {
-    ResourceAllocation scratch(resource, kScratchBytes, setup.stream.get());
-    const auto value = static_cast<unsigned char>(thread + i);
-    if (resource.properties().hostAccessible)
-      std::memset(scratch.get(), value, scratch.size());
-    else
-      check(cuMemsetD8Async(scratch.kernelAddress(), value, scratch.size(), setup.stream.get()),
-            "cuMemsetD8Async");
-    scratch.release();
+void releaseDevice(DeviceSetup& setup) {
+  {
+    ScopedContext scope(setup.context.get());
+    check(cuStreamSynchronize(setup.stream.get()), "cuStreamSynchronize");
+    check(cuStreamDestroy(setup.stream.get()), "cuStreamDestroy");
+    setup.stream.release();
+    if (setup.staging.get() != nullptr) {  // a GPU left out in step 1 has none
+      check(cuMemFreeHost(setup.staging.get()), "cuMemFreeHost");
+      setup.staging.release();
+    }
+    check(cuModuleUnload(setup.module.get()), "cuModuleUnload");
+    setup.module.release();
   }
+  check(cuCtxDestroy(setup.context.get()), "cuCtxDestroy");
+  setup.context.release();
+}
+
+void fillBuffer(const ResourceAllocation& buffer, unsigned char value, CUstream stream) {
+  if (buffer.resource()->properties().hostAccessible)
+    std::memset(buffer.get(), value, buffer.size());
+  else
+    check(cuMemsetD8Async(buffer.kernelAddress(), value, buffer.size(), stream),
+          "cuMemsetD8Async");
 }
 
 // [kernel-addresses]

@@ -28,7 +28,7 @@
  *   with the resource.
  *
  * Also here: what the lesson sets up on every device (DeviceSetup, as in 01_vectorAddDrv) and the
- * vector add it runs on memory of any resource (addAndVerify(), useScratch()).
+ * vector add it runs on memory of any resource (addAndVerify(), fillBuffer()).
  */
 // clang-format on
 #pragma once
@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,11 +65,12 @@ namespace memsamples::resource {
  * (cuCtxCreate), the kernel (cuModuleLoadData, cuModuleGetFunction), a stream, and pinned host
  * copies of A, B and C for the kinds whose memory the CPU cannot touch. cuCtxCreate makes the
  * context current; it is popped at once and pushed (ScopedContext) wherever it is used. What was
- * made in it is released in it, the context itself last.
+ * made in it is released in it, the context itself last (releaseDevice()).
  */
 struct DeviceSetup {
-  /// Makes everything but the staging copies. @throws CudaError; what the fatbin lookup throws.
-  explicit DeviceSetup(CUdevice handle);
+  /// Takes over @p created, a context of @p handle made by createContext(), and makes everything
+  /// but the staging copies in it. @throws CudaError; what the fatbin lookup throws.
+  DeviceSetup(CUdevice handle, OwnedContext created);
   /// With the context pushed: waits for and destroys the stream, then releases the staging
   /// copies and the module.
   ~DeviceSetup();
@@ -101,30 +103,56 @@ inline std::size_t currentFreeMemory() {
   return freeBytes;
 }
 
-/// Every device set up, and the vectors' size.
+/// Every device the run uses set up, the GPUs left out, and the vectors' size.
 struct Devices {
-  std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< Device d's, in ordinal order.
+  std::vector<std::unique_ptr<DeviceSetup>> setups;  ///< The devices used, in ordinal order.
+  std::vector<int> used;               ///< Their ordinals, in the same order.
+  std::vector<LeftOutDevice> leftOut;  ///< GPUs of this machine left out, and why.
   int chosen = 0;             ///< The device the run is about (`--device`, or the fastest).
   std::string chosenName;     ///< Its name.
   std::uint64_t bytes = 0;    ///< Bytes per vector, the same on every device.
   DeviceFreeMemory smallest;  ///< The device whose free memory sized the vectors.
-  int count = 0;              ///< The number of devices (of setups).
+  int count = 0;              ///< The number of devices of this machine (the registry's).
   ResourceKindList kinds;     ///< The kinds to make (`--resources`, parsed before cuInit).
+
+  /// The chosen device's setup. @throws std::logic_error when it has none.
+  const DeviceSetup& chosenSetup() const {
+    for (const std::unique_ptr<DeviceSetup>& setup : setups)
+      if (setup->ordinal == chosen)
+        return *setup;
+    throw std::logic_error("the chosen device " + std::to_string(chosen) + " was not set up");
+  }
+  /// The device used after the chosen one (wrapping around): whose pool step 3 tries here.
+  int nextUsedDevice() const {
+    const auto at = std::find(used.begin(), used.end(), chosen);
+    if (at == used.end() || used.size() < 2)
+      return chosen;
+    return std::next(at) == used.end() ? used.front() : *std::next(at);
+  }
 };
 
 /**
  * Step 1: parses @p resources (a `--resources` value; empty: every kind) before any driver call,
  * cuInit (Common's checkDriverInit() waives a driver of an older CUDA major version), picks
- * the device (Common's selectDevice()), waives when it has no memory
- * pools (its initial resource could not allocate), sets up every device (cuDeviceGetCount,
- * cuDeviceGet, in ordinal order: step 5 runs on all of them), sizes the vectors to the smallest
- * free memory (every device allocates vectors of the same size) and to host memory (each device
- * stages 3 pinned vectors), allocates the staging copies, and reports the "Device" line.
- * @throws WaivedError; UsageError for a size that does not fit; CudaError.
+ * the device (Common's selectDevice()), waives when it has no memory pools (its initial resource
+ * could not allocate), and sets it up. Then every other GPU that may take part in step 5
+ * (@p named, `--devices`, or else all of them): a GPU whose compute mode forbids a context gets
+ * none, one that refuses cuCtxCreate as busy is noted, and chooseDevices() decides which are
+ * used and how large the vectors are (they fit the chosen and the named devices, and the host
+ * memory their pinned staging takes); the others are left out with the reason and released
+ * (releaseDevice()). Allocates the staging copies and reports the "Device" line.
+ * @throws WaivedError; UsageError for a size that does not fit or a device that does not exist;
+ *         CudaError.
  */
-Devices setUpDevices(const std::optional<long long>& device,
+Devices setUpDevices(const std::optional<long long>& device, const std::vector<int>& named,
                      const std::optional<std::uint64_t>& requestedBytes,
                      const std::string& resources, Report& report);
+
+/// Releases @p setup as 01 does, each answer checked, with its context pushed: the stream once
+/// idle (cuStreamSynchronize, cuStreamDestroy), the staging (cuMemFreeHost), the module
+/// (cuModuleUnload); then its context (cuCtxDestroy). Each owner lets go only after its call
+/// succeeded, so a failure leaves the rest to the owners. @throws CudaError.
+void releaseDevice(DeviceSetup& setup);
 
 /// A, B and C of the vector add, in that order, each one allocation of a resource.
 using Vectors = std::array<ResourceAllocation, 3>;
@@ -143,14 +171,24 @@ inline constexpr int kScratchPerThread = 8;
 /// The size of one scratch buffer (64 KiB).
 inline constexpr std::size_t kScratchBytes = 64 << 10;
 
-/// Step 4's short-lived allocations of thread @p thread: kScratchPerThread buffers of
-/// kScratchBytes from @p resource, each filled (by the CPU where the memory is host-accessible,
-/// else cuMemsetD8Async on the stream) and freed at once: a stream-ordered free follows the fill
-/// in the stream; the other kinds synchronize the stream first. @throws CudaError; what the
-/// resource throws.
-void useScratch(MemoryResource& resource, const DeviceSetup& setup, int thread);
+/// A, B and C of @p setup's vector size from @p resource, on @p setup's stream (step 5).
+/// @throws what the resource throws; nothing stays allocated then.
+inline Vectors allocateVectors(MemoryResource& resource, const DeviceSetup& setup) {
+  const CUstream stream = setup.stream.get();
+  return {ResourceAllocation(resource, setup.vectorBytes, stream),
+          ResourceAllocation(resource, setup.vectorBytes, stream),
+          ResourceAllocation(resource, setup.vectorBytes, stream)};
+}
 
-/// Why @p kind cannot run on @p device, or empty. Attribute queries only: nothing is made to fail.
+/// Step 4's use of a short-lived buffer: fills @p buffer with @p value, by the CPU where its
+/// memory is host-accessible, else with cuMemsetD8Async on @p stream. A stream-ordered free
+/// queued on @p stream afterwards follows the fill; the other kinds synchronize the stream
+/// before they free. @throws CudaError.
+void fillBuffer(const ResourceAllocation& buffer, unsigned char value, CUstream stream);
+
+/// Why @p kind cannot run on @p device, or empty: kindUnavailableReason() with this build's NUMA
+/// support and @p device's attributes. Attribute queries only: nothing is made to fail, and a
+/// failing query throws (CudaError) instead of waiving the kind.
 std::string unavailableReason(ResourceKind kind, CUdevice device);
 
 /// Not a resource itself: one resource of one kind for one device (or why there is none), and
@@ -223,7 +261,7 @@ struct Resources {
 
   std::unique_ptr<WarningLog> warnings;  ///< Declared first: the kinds warn into it.
   std::vector<KindResource> kinds;       ///< One per kind asked for, in the order of the kinds.
-  std::vector<KindResource> perDevice;   ///< Device d's resource (empty with one device).
+  std::vector<KindResource> perDevice;   ///< Per device used, in order (empty with one device).
   std::string refusal;  ///< What another device's pool said when used here (2+ devices).
 };
 

@@ -299,6 +299,8 @@ mr::Devices devicesOf(int count, std::uint64_t bytes, mr::DeviceFreeMemory small
   devices.chosen = chosen;
   devices.chosenName = "NVIDIA H200";
   devices.count = count;
+  for (int d = 0; d < count; ++d)
+    devices.used.push_back(d);  // every device of the machine takes part
   devices.bytes = bytes;
   devices.smallest = smallest;
   return devices;
@@ -328,14 +330,36 @@ TEST(ReportStep, Step1TheVectorsAsTheReadmeShowsThem) {
   EXPECT_EQ(report.json().dump(),
             "{\"device\": 0, \"deviceName\": \"NVIDIA H200\", \"deviceCount\": 1, "
             "\"bytesPerVector\": 67108864, \"sizedForDevice\": 0, \"sizedForFreeBytes\": "
-            "150323855360, \"threads\": 4}");
+            "150323855360, \"threads\": 4, \"devicesUsed\": [0], \"devicesLeftOut\": []}");
   memsamples::Report second(&two);
   mr::RunRecord eight(second);
   eight.threads = 8;
   mr::reportStep(1, eight, devicesOf(2, 4096, {0, 1ull << 30}, 1));
   EXPECT_EQ(two.str(),
-            "Vectors: 1024 floats (4.00 KiB) each, allocated by 8 host threads; sized for the "
-            "smallest free memory of the 2 devices used (1.00 GiB on device 0)\n");
+            "Vectors: 1024 floats (4.00 KiB) each, allocated by 8 host threads; 2 devices used "
+            "(0, 1), sized for device 0's free memory (1.00 GiB)\n");
+}
+
+// Issue 33 R1: a GPU left out in step 1 is named with the reason, on screen and in the JSON.
+TEST(ReportStep, Step1NamesEveryGpuLeftOut) {
+  std::ostringstream out;
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  mr::Devices devices = devicesOf(3, 4096, {0, 1ull << 30});
+  devices.used = {0, 2};
+  devices.leftOut = {{1, "device 1 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED): "
+                         "no context can be created"}};
+  mr::reportStep(1, record, devices);
+  EXPECT_EQ(out.str(),
+            "Vectors: 1024 floats (4.00 KiB) each, allocated by 4 host threads; 2 devices used "
+            "(0, 2), sized for device 0's free memory (1.00 GiB)\n"
+            "Left out: device 1 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED): no "
+            "context can be created (name it with --devices to use it)\n");
+  const std::string json = report.json().dump();
+  EXPECT_NE(json.find("\"devicesUsed\": [0, 2], \"devicesLeftOut\": [{\"device\": 1, "
+                      "\"reason\": \"device 1 is in compute mode PROHIBITED"),
+            std::string::npos)
+      << json;
 }
 
 TEST(ReportStep, Step2TheFirstAnswersAndTheirChecks) {
@@ -386,7 +410,7 @@ TEST(ReportStep, Step3TheResourcesAndTheHeadingOfStep4) {
             "\n[3] Resources of device 0\n"
             "  pinned  pinned host (device 0)              host+device               "
             "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)\n"
-            "  numa    left out: this build has no NUMA support\n"
+            "  numa    waived: this build has no NUMA support\n"
             "\n[4] Each resource in turn on device 0: 4 threads allocate A, B, C and 8 x 64.0 KiB "
             "scratch each via getCurrentDeviceResource()\n");
 }
@@ -456,7 +480,14 @@ TEST(ReportStep, Step5OnOneDeviceIsSkippedAndRecordsEveryKindInOrder) {
             "pool (device 0)\", \"properties\": \"device, stream-ordered\", \"detail\": \"d\", "
             "\"mismatches\": 0}, {\"kind\": \"numa\", \"available\": false, \"reason\": \"no "
             "libnuma\"}], \"perDevice\": []}");
-  EXPECT_EQ(verdictLines(record, devices, resources), "\nChecks: 1 of 1 passed\n");
+  // Issue 36: the kind this machine could not make is named with the reason at the verdict.
+  EXPECT_EQ(verdictLines(record, devices, resources),
+            "\nWaived kind: numa (no libnuma); the run goes on without it\n"
+            "\nChecks: 1 of 1 passed\n");
+  EXPECT_NE(report.json().dump().find(
+                "\"waivedKinds\": [{\"kind\": \"numa\", \"reason\": \"no libnuma\"}]"),
+            std::string::npos)
+      << report.json().dump();
 }
 
 TEST(ReportStep, Step5PerDeviceAsTheReadmeShowsIt) {
@@ -504,10 +535,64 @@ TEST(ReportStep, Step6PrintsTheWarningsThenTheVerdict) {
   record.checks.expect(true, "fine");
   EXPECT_EQ(verdictLines(record, devicesOf(1, 4096, {0, 1ull << 30}), resources),
             "Warning: mbind failed: memory stays unbound\n\nChecks: 1 of 1 passed\n");
-  EXPECT_EQ(report.json().dump(), "{\"checks\": 1, \"failedChecks\": 0}");
+  EXPECT_EQ(report.json().dump(), "{\"waivedKinds\": [], \"checks\": 1, \"failedChecks\": 0}");
   record.checks.expect(false, "reset must return the resource it removed");
   EXPECT_EQ(mr::reportStep(6, record, devicesOf(1, 4096, {0, 1ull << 30}), &resources),
             memsamples::Verdict::Fail);
+}
+
+// Step 6 of the lesson reports steps 1 to 5 in order (step 4 once per kind that was made, none
+// for a waived kind), then the verdict of every check they recorded.
+TEST(ReportRun, EveryStepInOrderThenTheVerdict) {
+  std::ostringstream out;
+  memsamples::Report report(&out);
+  mr::RunRecord record(report);
+  record.skipLatency = true;
+  const mr::Devices devices = devicesOf(1, 4096, {0, 1ull << 30});
+  record.initial = mr::getCurrentDeviceResource();
+  record.perDeviceAnswer = record.initial;
+  record.outOfRange = "device 2 is out of range";
+  mr::Resources resources;
+  resources.warnings = std::make_unique<mr::WarningLog>();
+  resources.kinds.push_back(
+      kindResource(mr::ResourceKind::Pinned, "pinned host (device 0)", {true, true, false}));
+  mr::KindResource missing;
+  missing.kind = mr::ResourceKind::Vmm;
+  missing.whyNot = "no virtual memory management";
+  resources.kinds.push_back(std::move(missing));
+  mr::KindResource& pinned = resources.kinds.front();
+  pinned.previous = mr::getPerDeviceResource(0);
+  pinned.answers = {pinned.resource};
+  pinned.removed = pinned.resource;
+
+  EXPECT_EQ(mr::reportRun(record, devices, resources), memsamples::Verdict::Pass);
+  const std::string text = out.str();
+  std::size_t at = 0;
+  for (const std::string expected :
+       {"Vectors: 1024 floats", "\n[2] The process-wide registry", "\n[3] Resources of device 0",
+        "  vmm     waived: no virtual memory management", "\n[4] Each resource in turn",
+        "  pinned  C = A + B on pinned host (device 0): all 1024 elements exact",
+        "\n[5] A different resource per device: skipped",
+        "\nWaived kind: vmm (no virtual memory management)", "\nChecks: 8 of 8 passed\n"}) {
+    const std::size_t found = text.find(expected, at);
+    ASSERT_NE(found, std::string::npos) << expected << "\nafter " << at << " in:\n" << text;
+    at = found + expected.size();
+  }
+  EXPECT_EQ(text.find("  vmm     C = A + B"), std::string::npos) << text;
+
+  // A rule broken in step 4 is a failed verdict.
+  std::ostringstream second;
+  memsamples::Report secondReport(&second);
+  mr::RunRecord broken(secondReport);
+  broken.skipLatency = true;
+  broken.initial = record.initial;
+  broken.perDeviceAnswer = record.initial;
+  broken.outOfRange = record.outOfRange;
+  pinned.removed = nullptr;
+  EXPECT_EQ(mr::reportRun(broken, devices, resources), memsamples::Verdict::Fail);
+  EXPECT_NE(second.str().find("FAILED: pinned: reset must return the resource it removed"),
+            std::string::npos)
+      << second.str();
 }
 
 TEST(Checks, CountEveryCheckAndListTheFailedOnes) {
