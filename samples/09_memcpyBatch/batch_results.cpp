@@ -6,6 +6,7 @@
 
 namespace memsamples {
 
+// [cta-search]
 CtaSearch::CtaSearch(unsigned int maxCtas, double goalGBps)
     : max_(std::max(maxCtas, 1u)), goal_(goalGBps) {}
 
@@ -35,6 +36,8 @@ void CtaSearch::record(unsigned int ctas, double gbps) {
   }
 }
 
+// [cta-search]
+
 BestWay bestWay(const SweepRow& row) {
   BestWay best{"loop", row.loop};
   if (row.batch > best.share)
@@ -45,6 +48,7 @@ BestWay bestWay(const SweepRow& row) {
   return best;
 }
 
+// [catch-up]
 std::optional<std::uint64_t> batchCatchesUp(const std::vector<SweepRow>& rows) {
   // From the largest block size down, as long as the batch keeps up with the SMs.
   std::optional<std::uint64_t> from;
@@ -55,6 +59,7 @@ std::optional<std::uint64_t> batchCatchesUp(const std::vector<SweepRow>& rows) {
   }
   return from;
 }
+// [catch-up]
 
 std::optional<SweepRow> weakestRow(const std::vector<SweepRow>& rows) {
   std::optional<SweepRow> weakest;
