@@ -925,9 +925,10 @@ ms::BlockLayout sizeRun(CUdevice device, const ms::BatchOptions& options, std::o
   // host memory this process may take (MemAvailable, cgroup limits) for the three host pools.
   const std::uint64_t deviceBudget = freeBytes / 10 * 8;
   const std::uint64_t hostBudget = host.availableBytes / 10 * 8 / kHostPools;
-  const std::uint64_t wanted = options.blockCount() * options.blockSize();
+  // The tighter of the two is the limit, and messages name it.
+  const bool deviceTighter = deviceBudget <= hostBudget;
   const std::string limitedBy =
-      deviceBudget < wanted ? std::string("the device's free memory") : host.limitedBy;
+      deviceTighter ? std::string("the device's free memory") : host.limitedBy;
   const ms::BlockCount blocks =
       ms::fitBlockCount(options, std::min(deviceBudget, hostBudget), limitedBy);
 
