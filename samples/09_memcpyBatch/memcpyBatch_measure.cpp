@@ -475,12 +475,27 @@ void measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   report.json().set("ways", json);
 
   // What the lesson teaches at this block size: the batch against the loop and the link, and
-  // what the SMs cost to beat it. h2d[0] is the loop and h2d[1] the batch from the pinned pool.
+  // what the SMs cost to beat it. In the order measured above, h2d holds the loop, the batch
+  // from the pinned pool, the pageable batch, the two beside a kernel, then the SMs; d2h the
+  // same without the pageable batch.
+  const Way& h2dLoop = h2d[0];
+  const Way& h2dBatch = h2d[1];
+  const Way& h2dSms = h2d[5];
+  const Way& d2hLoop = d2h[0];
+  const Way& d2hBatch = d2h[1];
+  const Way& d2hSms = d2h[4];
+  const ms::BestWay h2dBest = ms::bestWay({layout.blockBytes, h2dContiguous.gbps(),
+                                           h2dLoop.gbps(), h2dBatch.gbps(), h2dSms.gbps()});
+  const ms::BestWay d2hBest = ms::bestWay({layout.blockBytes, d2hContiguous.gbps(),
+                                           d2hLoop.gbps(), d2hBatch.gbps(), d2hSms.gbps()});
   const unsigned int allSms = kernels.allSms(layout);
-  out << std::fixed << std::setprecision(2) << "Batch / loop (host to device) = "
-      << h2d[1].gbps() / h2d[0].gbps() << "; batch / contiguous = "
-      << h2d[1].gbps() / h2dContiguous.gbps() << " host to device, "
-      << d2h[1].gbps() / d2hContiguous.gbps() << " device to host\n"
+  out << std::fixed << std::setprecision(2) << "Batch / loop = " << h2dBatch.gbps() / h2dLoop.gbps()
+      << " host to device, " << d2hBatch.gbps() / d2hLoop.gbps() << " device to host; batch / "
+      << "contiguous = " << h2dBatch.gbps() / h2dContiguous.gbps() << ", "
+      << d2hBatch.gbps() / d2hContiguous.gbps() << '\n'
+      << "Best way / contiguous (goal >= " << ms::kLinkShare << "): " << h2dBest.name << ' '
+      << h2dBest.share << " host to device, " << d2hBest.name << ' ' << d2hBest.share
+      << " device to host\n"
       << "SMs: the fewest CTAs (of " << kCopyThreads << " threads) for 0.9 of the contiguous "
       << "copy: " << ctaText(gatherCtas, allSms) << " host to device, "
       << ctaText(scatterCtas, allSms) << " device to host\n";
@@ -489,7 +504,15 @@ void measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
     fewest.set("hostToDevice", static_cast<std::uint64_t>(*gatherCtas));
   if (scatterCtas)
     fewest.set("deviceToHost", static_cast<std::uint64_t>(*scatterCtas));
-  report.json().set("fewestCtas", fewest).set("allSmCtas", static_cast<std::uint64_t>(allSms));
+  ms::JsonObject best;
+  best.set("hostToDevice", h2dBest.name)
+      .set("hostToDeviceOverContiguous", h2dBest.share)
+      .set("deviceToHost", d2hBest.name)
+      .set("deviceToHostOverContiguous", d2hBest.share);
+  report.json()
+      .set("fewestCtas", fewest)
+      .set("allSmCtas", static_cast<std::uint64_t>(allSms))
+      .set("bestWay", best);
 }
 
 /// A check result from a count of wrong words among @p words.
