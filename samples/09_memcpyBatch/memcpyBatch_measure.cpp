@@ -764,8 +764,7 @@ void measureShapes(Bench& bench, ms::Report& report) {
   report.json().set("memsetsPassed", wrong.empty());
 }
 
-
-/// One direction of the sweep: its rows so far, and the fewest CTAs at each.
+/// One direction of the sweep, and its rows so far (one per block size).
 struct SweepSide {
   bool hostToDevice = true;
   std::vector<ms::SweepRow> rows;
