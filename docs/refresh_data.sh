@@ -261,10 +261,11 @@ if have memMapIPC; then
   write 07_memMapIPC.json "$script: memMapIPC --device $device --json FILE"
 fi
 
-# 09: the ways at the default block size, and the sweep over block sizes (4 KiB ... 4 MiB).
+# 09: the ways at the default block size, and the sweep over block sizes (4 KiB ... 1 MiB, both
+# directions, the SM rows and the crossover) over 256 MiB, as the H100 probe in SPEC moved.
 if have memcpyBatch; then
-  run memcpyBatch --sweep
-  write 09_memcpyBatch.json "$script: memcpyBatch --sweep --device $device --json FILE"
+  run memcpyBatch --sweep --blocks 4096
+  write 09_memcpyBatch.json "$script: memcpyBatch --sweep --blocks 4096 --device $device --json FILE"
 fi
 
 # 10: the stream-ordered pool against cuMemAlloc, its default run (a few seconds): the same-size

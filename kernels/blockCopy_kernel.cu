@@ -6,18 +6,56 @@
  * BlockCopy_kernel moves `count` blocks of `blockBytes`: block i from src + srcOffsets[i] to
  * dst + dstOffsets[i]. One side is mapped pinned host memory (cuMemHostGetDevicePointer), so every
  * load or store of that side crosses PCIe: the SMs do the copy engine's work, and with thousands
- * of small blocks they pay no per-copy cost, only the link's. Each thread block takes whole blocks
- * (grid-stride over blocks), its threads stride over the block's 16-byte words, so consecutive
- * threads touch consecutive addresses. A block size that is not a multiple of 16, or an unaligned
- * base, takes the 4-byte loop instead.
+ * of small blocks they pay no per-copy cost, only the link's. Each CTA takes one block at a time
+ * (grid-stride over blocks); its threads stride over the block's 16-byte words, so consecutive
+ * threads touch consecutive addresses, and each thread issues kLoadsInFlight loads before it
+ * stores any of them: a read of host memory takes microseconds, and only loads in flight hide
+ * that. How many CTAs it takes to keep the link busy is what 09 measures (its CTA search). A
+ * block size that is not a multiple of 16, or an unaligned base, takes the 4-byte loop instead.
  *
  * Spin_kernel only waits, clock by clock, for `cycles` cycles on every SM it occupies: stand-in
  * compute for CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE.
  */
 #include <cstdint>
 
+namespace {
+
+/// Loads each thread has in flight before it stores: four 16-byte words, 64 bytes a thread.
+constexpr unsigned int kLoadsInFlight = 4;
+
+/// Copies @p words 16-byte words from @p from to @p to with the threads of this CTA.
+__device__ void copyWide(uint4* __restrict__ to, const uint4* __restrict__ from,
+                         unsigned long long words) {
+  const unsigned long long stride = blockDim.x;
+  for (unsigned long long first = threadIdx.x; first < words; first += kLoadsInFlight * stride) {
+    // All loads first, then all stores: the loads overlap instead of waiting one by one.
+    uint4 held[kLoadsInFlight];
+#pragma unroll
+    for (unsigned int k = 0; k < kLoadsInFlight; ++k) {
+      const unsigned long long w = first + k * stride;
+      if (w < words)
+        held[k] = from[w];
+    }
+#pragma unroll
+    for (unsigned int k = 0; k < kLoadsInFlight; ++k) {
+      const unsigned long long w = first + k * stride;
+      if (w < words)
+        to[w] = held[k];
+    }
+  }
+}
+
+/// Copies @p words 4-byte words from @p from to @p to with the threads of this CTA.
+__device__ void copyNarrow(unsigned int* __restrict__ to, const unsigned int* __restrict__ from,
+                           unsigned long long words) {
+  for (unsigned long long w = threadIdx.x; w < words; w += blockDim.x)
+    to[w] = from[w];
+}
+
+}  // namespace
+
 /// Copies block i from src + srcOffsets[i] to dst + dstOffsets[i] for i < count, blockBytes each
-/// (a multiple of 4); launch with any grid.
+/// (a multiple of 4); launch with any grid (09 uses CTAs of 512 threads).
 extern "C" __global__ void BlockCopy_kernel(unsigned char* __restrict__ dst,
                                             const unsigned char* __restrict__ src,
                                             const unsigned long long* __restrict__ dstOffsets,
@@ -31,15 +69,11 @@ extern "C" __global__ void BlockCopy_kernel(unsigned char* __restrict__ dst,
     const unsigned char* from = src + srcOffsets[i];
     unsigned char* to = dst + dstOffsets[i];
     if (wide) {
-      const uint4* from4 = reinterpret_cast<const uint4*>(from);
-      uint4* to4 = reinterpret_cast<uint4*>(to);
-      for (unsigned long long w = threadIdx.x; w < blockBytes / 16; w += blockDim.x)
-        to4[w] = from4[w];
+      copyWide(reinterpret_cast<uint4*>(to), reinterpret_cast<const uint4*>(from),
+               blockBytes / 16);
     } else {
-      const unsigned int* from1 = reinterpret_cast<const unsigned int*>(from);
-      unsigned int* to1 = reinterpret_cast<unsigned int*>(to);
-      for (unsigned long long w = threadIdx.x; w < blockBytes / 4; w += blockDim.x)
-        to1[w] = from1[w];
+      copyNarrow(reinterpret_cast<unsigned int*>(to), reinterpret_cast<const unsigned int*>(from),
+                 blockBytes / 4);
     }
   }
 }

@@ -411,10 +411,10 @@ def plot_07(data, figure):
 
 def plot_09(data, figure):
     run = passed_results(data)[-1]
-    ways, sweep = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
-    rows = [w for w in field(run, "ways", "09") if w.get("supported")]
+    ways = figure.add_subplot(1, 3, 1)
+    rows = field(run, "ways", "09")
     names = [f"{field(w, 'direction', '09').split()[0]} -> {w['direction'].split()[-1]}: "
-             f"{w['name']}" for w in rows]
+             f"{field(w, 'name', '09')}" for w in rows]
     bars = ways.barh(names, [field(w, "gbps", "09") for w in rows],
                      color=[COLORS[0] if w["direction"].startswith("Host") else COLORS[1]
                             for w in rows])
@@ -425,23 +425,41 @@ def plot_09(data, figure):
     ways.set_title(f"{field(run, 'blocks', '09')} blocks of "
                    f"{size_label(field(run, 'blockBytes', '09'))}", fontsize=10)
     bar_labels(ways, bars)
-    points = sorted(field(run, "sweep", "09 (run with --sweep)"), key=lambda p: p["blockBytes"])
-    sizes = [p["blockBytes"] for p in points]
-    for index, (key, label) in enumerate((("loopGBps", "a loop of cuMemcpyHtoDAsync"),
-                                          ("batchGBps", "one cuMemcpyBatchAsync"),
-                                          ("contiguousGBps", "one contiguous copy"))):
-        sweep.plot(sizes, [field(p, key, "09 sweep") for p in points], marker="os^"[index],
-                   color=COLORS[index], label=label)
-    log2_size_axis(sweep, sizes)
-    sweep.set_xlabel("bytes per block (host to device, 256 MiB in all)")
-    sweep.set_ylabel("GB/s")
-    sweep.set_ylim(bottom=0)
-    sweep.set_title("The same bytes in blocks of every size", fontsize=10)
-    legend_below(sweep, 3)
+    # The sweep: each way as a share of the contiguous copy, one panel per direction, with the
+    # goal (0.9) and the block size where the batch catches up with the SMs.
+    points = field(run, "sweep", "09 (run with --sweep)")
+    crossover = field(run, "crossover", "09 (run with --sweep)")
+    for index, (direction, key, sm_label) in enumerate((
+            ("Host to device", "hostToDevice", "SM gather, every SM"),
+            ("Device to host", "deviceToHost", "SM scatter, every SM"))):
+        axis = figure.add_subplot(1, 3, 2 + index)
+        side = sorted((p for p in points if field(p, "direction", "09 sweep") == direction),
+                      key=lambda p: p["blockBytes"])
+        if not side:
+            raise DataError(f"09 sweep: no {direction} points")
+        sizes = [p["blockBytes"] for p in side]
+        for way, (name, label) in enumerate((("loopGBps", "a loop of copies"),
+                                             ("batchGBps", "one cuMemcpyBatchAsync"),
+                                             ("smGBps", sm_label))):
+            axis.plot(sizes, [field(p, name, "09 sweep") / field(p, "contiguousGBps", "09 sweep")
+                              for p in side],
+                      marker="os^"[way], color=COLORS[way], label=label)
+        axis.axhline(0.9, color=COLORS[3], linestyle="--", linewidth=1, label="0.9 (the goal)")
+        catches_up = field(crossover, key, "09 crossover").get("batchCatchesUpAtBytes")
+        if catches_up is not None:
+            axis.axvline(catches_up, color=COLORS[5], linestyle=":", linewidth=1.5,
+                         label=f"the batch catches up: {size_label(catches_up)}")
+        log2_size_axis(axis, sizes)
+        axis.set_xlabel("bytes per block")
+        axis.set_ylabel("share of one contiguous copy")
+        axis.set_ylim(0, 1.1)
+        axis.set_title(direction, fontsize=10)
+        legend_below(axis, 2)
     return ("Left: every way of moving the scattered blocks, each checked, in both directions "
-            "(host to device in the first colour). Right: the sweep over block sizes; the "
-            "batch's advantage over the loop is largest for small blocks, and both approach "
-            "the contiguous copy once a block is a few MiB.")
+            "(host to device in the first colour). Middle and right: the sweep over block "
+            "sizes as shares of one contiguous copy of the same bytes; the batch climbs with "
+            "the block size while the SMs copy near the link at every size, and the dotted line "
+            "marks where the batch catches up with them on this machine.")
 
 
 def plot_10(data, figure):
@@ -515,7 +533,7 @@ PLOTS = [
     ("05_p2pMemMap", ("05_p2pMemMap.json", "05_p2pMemMap_twoGpu.json"), plot_05, (10, 4)),
     ("06_perDeviceResource", "06_perDeviceResource.json", plot_06, (11, 4.4)),
     ("07_memMapIPC", "07_memMapIPC.json", plot_07, (11, 3)),
-    ("09_memcpyBatch", "09_memcpyBatch.json", plot_09, (12, 4.6)),
+    ("09_memcpyBatch", "09_memcpyBatch.json", plot_09, (16, 4.8)),
     ("10_streamOrderedPool", "10_streamOrderedPool.json", plot_10, (12, 4.6)),
 ]
 

@@ -1,6 +1,7 @@
 // 09_memcpyBatch's CUDA-free parts (see batch_plan.hpp).
 #include "batch_plan.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -26,17 +27,22 @@ std::string sizeText(std::uint64_t bytes) {
 }  // namespace
 
 void addBatchOptions(CommandLine& commandLine, BatchOptions& options) {
-  // At least 2: the lesson's batch sends half the blocks from each host pool.
-  commandLine.addInteger("blocks", "how many blocks are copied, at least 2 (default 4096)",
-                         options.blocks, 2, 1ll << 24);
+  // At least 2: the lesson's batch sends half the blocks from each host pool. Unnamed, the
+  // count stays 0 and the default is cut to fit where it must (fitBlockCount()).
+  commandLine.addInteger("blocks",
+                         "how many blocks are copied, 2 to 65536 (default 1024, fewer where "
+                         "they do not fit)",
+                         options.blocks, 2, static_cast<long long>(kMaxBlocks));
   // 0 is accepted here and refused by validateOptions(), with the message of the sample's own.
   commandLine.addSize("block-size", "bytes per block, a multiple of 4 (default 64K)",
                       options.blockBytes, 0);
-  commandLine.addFlag("sweep", "also time the loop and the batch at every block size",
+  commandLine.addFlag("sweep",
+                      "also time the loop, the batch and the SMs at every block size, both "
+                      "directions",
                       options.sweep);
   commandLine.addSize("sweep-min", "smallest block size of --sweep (default 4K)",
                       options.sweepMin, 0);
-  commandLine.addSize("sweep-max", "largest block size of --sweep (default 4M)", options.sweepMax,
+  commandLine.addSize("sweep-max", "largest block size of --sweep (default 1M)", options.sweepMax,
                       0);
 }
 
@@ -47,9 +53,9 @@ void validateOptions(const BatchOptions& options) {
   if (block % kBlockElementBytes != 0)
     throw UsageError("--block-size " + std::to_string(block) + " is not a multiple of " +
                      std::to_string(kBlockElementBytes) + " bytes (one element)");
-  const auto blocks = static_cast<std::uint64_t>(options.blocks);
-  if (options.blocks < 1 || block > kMaxTotalBytes / blocks)
-    throw UsageError("--blocks " + std::to_string(options.blocks) + " x --block-size " +
+  const std::uint64_t blocks = options.blockCount();
+  if (blocks < 1 || block > kMaxTotalBytes / blocks)
+    throw UsageError("--blocks " + std::to_string(blocks) + " x --block-size " +
                      sizeText(block) + " is more than this sample takes: at most 1T in all");
   if (!options.sweep)
     return;
@@ -64,6 +70,31 @@ void validateOptions(const BatchOptions& options) {
   if (from > to)
     throw UsageError("--sweep-min " + sizeText(from) + " is larger than --sweep-max " +
                      sizeText(to));
+}
+
+BlockCount fitBlockCount(const BatchOptions& options, std::uint64_t poolBudget,
+                         const std::string& limitedBy) {
+  const std::uint64_t blockBytes = options.blockSize();
+  const std::uint64_t wanted = options.blockCount();
+  const std::uint64_t fits = poolBudget / blockBytes;
+  if (wanted <= fits)
+    return {wanted, false};
+
+  // A named count is the experiment: never changed behind the user's back.
+  if (options.blocksNamed()) {
+    throw UsageError("--blocks " + std::to_string(wanted) + " x --block-size " +
+                     formatBytes(blockBytes) + " = " + formatBytes(wanted * blockBytes) +
+                     " does not fit " + limitedBy + ": at most " + formatBytes(poolBudget) +
+                     " in all");
+  }
+
+  // The default count is only a starting point: a shared GPU or a small container gets fewer.
+  if (fits < kMinFittedBlocks) {
+    throw WaivedError("only " + formatBytes(poolBudget) + " per pool fits " + limitedBy +
+                      ", fewer than " + std::to_string(kMinFittedBlocks) + " blocks of " +
+                      formatBytes(blockBytes) + "; name a smaller --blocks or --block-size");
+  }
+  return {fits, true};
 }
 
 namespace {
@@ -249,6 +280,18 @@ std::vector<std::uint64_t> sweepSizes(std::uint64_t from, std::uint64_t to,
   if (to <= totalBytes)
     sizes.push_back(to);
   return sizes;
+}
+
+std::vector<SweepPoint> sweepPoints(std::uint64_t from, std::uint64_t to,
+                                    std::uint64_t poolBytes) {
+  std::vector<SweepPoint> points;
+  for (const std::uint64_t blockBytes : sweepSizes(from, to, poolBytes)) {
+    // The same cap as --blocks: a tiny block size moves less than the pool, never more copies.
+    const std::uint64_t count = std::min(poolBytes / blockBytes, kMaxBlocks);
+    if (count >= 2)
+      points.push_back({blockBytes, count});
+  }
+  return points;
 }
 
 std::uint64_t boxMismatches(const std::uint32_t* got, const std::uint32_t* source,

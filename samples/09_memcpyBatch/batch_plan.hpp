@@ -30,20 +30,36 @@ inline constexpr std::uint64_t kBlockElementBytes = 4;
 /// The most bytes the sample moves in one pass (blocks x block size): 1 TiB, more than any GPU.
 inline constexpr std::uint64_t kMaxTotalBytes = 1ull << 40;
 
+/// The most blocks of one pass, named or swept: a loop of 65,536 copies already takes about
+/// 0.2 s a pass, so more would turn a measurement into minutes.
+inline constexpr std::uint64_t kMaxBlocks = 1ull << 16;
+
+/// Blocks of the default run: 1,024 x 64 KiB = 64 MiB, enough for every ratio, in seconds.
+inline constexpr std::uint64_t kDefaultBlocks = 1024;
+
+/// The fewest blocks a default run is cut to where 1,024 do not fit; below, it waives.
+inline constexpr std::uint64_t kMinFittedBlocks = 64;
+
 /// The command line of 09_memcpyBatch.
 struct BatchOptions {
-  long long blocks = 4096;                    ///< `--blocks`: how many blocks are copied.
+  long long blocks = 0;                       ///< `--blocks`; 0 when not named.
   std::optional<std::uint64_t> blockBytes;    ///< `--block-size` (default 64 KiB).
   bool sweep = false;                         ///< `--sweep`: also time every block size.
   std::optional<std::uint64_t> sweepMin;      ///< `--sweep-min` (default 4 KiB).
-  std::optional<std::uint64_t> sweepMax;      ///< `--sweep-max` (default 4 MiB).
+  std::optional<std::uint64_t> sweepMax;      ///< `--sweep-max` (default 1 MiB).
 
+  /// Whether `--blocks` was named (a named count is never cut to fit).
+  bool blocksNamed() const noexcept { return blocks != 0; }
+  /// The block count asked for: `--blocks`, or kDefaultBlocks.
+  std::uint64_t blockCount() const noexcept {
+    return blocksNamed() ? static_cast<std::uint64_t>(blocks) : kDefaultBlocks;
+  }
   /// The block size: `--block-size`, or 64 KiB.
   std::uint64_t blockSize() const noexcept { return blockBytes.value_or(64 * 1024); }
   /// The sweep's smallest block size: `--sweep-min`, or 4 KiB.
   std::uint64_t sweepFrom() const noexcept { return sweepMin.value_or(4 * 1024); }
-  /// The sweep's largest block size: `--sweep-max`, or 4 MiB.
-  std::uint64_t sweepTo() const noexcept { return sweepMax.value_or(4 * 1024 * 1024); }
+  /// The sweep's largest block size: `--sweep-max`, or 1 MiB.
+  std::uint64_t sweepTo() const noexcept { return sweepMax.value_or(1024 * 1024); }
 };
 
 /// Registers `--blocks`, `--block-size`, `--sweep`, `--sweep-min` and `--sweep-max` into
@@ -54,6 +70,22 @@ void addBatchOptions(CommandLine& commandLine, BatchOptions& options);
 /// blocks x block size over kMaxTotalBytes, sweep bounds not whole words or out of order.
 /// @throws UsageError naming the options.
 void validateOptions(const BatchOptions& options);
+
+/// How many blocks this machine takes, and whether that is fewer than asked for.
+struct BlockCount {
+  std::uint64_t count = 0;  ///< Blocks of the run.
+  bool cut = false;         ///< The default count did not fit and was cut to this.
+};
+
+/**
+ * The blocks of the run in @p poolBudget bytes per pool (what fits, limited by @p limitedBy,
+ * e.g. "the device's free memory"): the count asked for where it fits; else an unnamed count
+ * cut to what fits, down to kMinFittedBlocks.
+ * @throws UsageError when a named `--blocks` does not fit; WaivedError, with the reason, when
+ *         not even kMinFittedBlocks blocks of the default count fit.
+ */
+BlockCount fitBlockCount(const BatchOptions& options, std::uint64_t poolBudget,
+                         const std::string& limitedBy);
 
 /**
  * Where block i lives: at slot hostSlot(i) of the host pool and deviceSlot(i) of the device
@@ -134,8 +166,8 @@ BatchPlan planBlocks(const BlockLayout& layout, CUdeviceptr dstBase, CUdeviceptr
 /// at least one copy, attrsIdxs[0] = 0, strictly increasing, last < count, numAttrs <= count.
 std::string planProblem(const BatchPlan& plan);
 
-/// cuMemcpyBatchAsync(@p plan, @p stream), the driver's answer returned unchecked (the caller
-/// tells CUDA_ERROR_NOT_SUPPORTED from a failure). @throws std::logic_error for a malformed plan.
+/// cuMemcpyBatchAsync(@p plan, @p stream), the driver's answer returned for the caller to
+/// check. @throws std::logic_error for a malformed plan.
 CUresult enqueueBatch(BatchPlan& plan, CUstream stream);
 
 /// The smallest block size of a sweep at which the batch gains less than @p threshold over the
@@ -149,6 +181,18 @@ std::optional<std::uint64_t> batchStopsMattering(const std::vector<std::uint64_t
 /// most @p totalBytes. @throws std::invalid_argument when from is 0.
 std::vector<std::uint64_t> sweepSizes(std::uint64_t from, std::uint64_t to,
                                       std::uint64_t totalBytes);
+
+/// One block size of a sweep, and how many blocks of it are copied.
+struct SweepPoint {
+  std::uint64_t blockBytes = 0;  ///< Bytes per block.
+  std::uint64_t count = 0;       ///< Blocks: the pool's bytes in blocks, at most kMaxBlocks.
+};
+
+/// The points of a sweep from @p from to @p to over a pool of @p poolBytes: each sweepSizes()
+/// size with the pool cut into blocks of it, never more than kMaxBlocks (the same cap as
+/// `--blocks`), and at least 2 (sizes over half the pool are left out).
+std::vector<SweepPoint> sweepPoints(std::uint64_t from, std::uint64_t to,
+                                    std::uint64_t poolBytes);
 
 /// A dense volume of 32-bit words: rows of `width` words, layers of `height` rows.
 struct Volume {

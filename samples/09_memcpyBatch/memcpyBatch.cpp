@@ -11,10 +11,12 @@
  * in one call, with a promise per group of copies about when their sources may be read.
  * runMemcpyBatch() makes the calls in order:
  *
- * 1. Load the driver, and pick a device: **cuInit**, then Common's selectDevice().
+ * 1. Load the driver, make sure it has the batch calls (**cuInit**, Common's
+ *    requireEntryPoint()), and pick a device (Common's selectDevice()).
  * 2. Create a context (**cuCtxCreate**): it owns everything below.
- * 3. Size and allocate the pools: a device pool with room for a note from the stack after
- *    its last slot (**cuMemAlloc**), a pinned host pool the blocks come from and one they
+ * 3. Size and allocate the pools (1,024 blocks of 64 KiB by default, fewer where they do
+ *    not fit): a device pool with room for a note from the stack after its last slot
+ *    (**cuMemAlloc**), a pinned host pool the blocks come from and one they
  *    come back to (**cuMemHostAlloc**, mapped for step 7's kernels), and a pageable copy
  *    of the source pool (`std::vector`).
  * 4. Fill the pools: every block's data into its scattered slot of the host pools, and
@@ -22,15 +24,15 @@
  *    (**cuStreamCreate**: the batch refuses the legacy NULL stream).
  * 5. One batch, three promises: **cuMemcpyBatchAsync** copies half the blocks from the
  *    pinned pool (read in stream order), the other half from the pageable copy (read at
- *    any time), and the note from the stack (read before the call returns). Where the
- *    driver has no batch, step 7 says so and measures the rest.
+ *    any time), and the note from the stack (read before the call returns).
  * 6. Check every byte: the whole device pool and the note come back
  *    (**cuMemcpyDtoHAsync**, **cuStreamSynchronize**), and every block must be in its
  *    slot.
  * 7. Measure every way in both directions next to one contiguous copy of the same bytes
  *    (memcpyBatch_measure.cpp): the loop, the batch, the pageable batch, the batch
- *    beside a kernel, the SM gather; then the 2D/3D shapes and the memsets, each
- *    checked; with `--sweep`, every block size.
+ *    beside a kernel, the SM gather and scatter and the fewest CTAs that keep up with
+ *    the link; then the 2D/3D shapes and the memsets, each checked; with `--sweep`,
+ *    every block size, and where the batch catches up with the SMs.
  * 8. Release everything in reverse order of creation, each answer checked:
  *    **cuStreamDestroy**, **cuMemFreeHost**, **cuMemFree**, **cuCtxDestroy**.
  */
@@ -60,15 +62,18 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   std::ostream& out = report.out();
 
   //! [core]
-  // 1. Load the driver (waived below the toolkit's major version), and pick a device.
+  // 1. Load the driver (waived below the toolkit's major version), make sure it has the
+  // batch calls (CUDA 13.0's _v2 entry points), and pick a device.
   ms::checkDriverInit(cuInit(0));
+  ms::requireEntryPoint(cuMemcpyBatchAsync, "cuMemcpyBatchAsync_v2");
+  ms::requireEntryPoint(cuMemcpy3DBatchAsync, "cuMemcpy3DBatchAsync_v2");
   const CUdevice device = ms::selectDevice(common.device);
 
   // 2. Create a context: current on this thread from now on, it owns all that follows.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
 
-  // 3. Size the pools to free memory, and allocate them (mapped for step 7's kernels).
+  // 3. Size the pools to what fits, and allocate them (mapped for step 7's kernels).
   const ms::BlockLayout layout = sizeRun(device, options, out);
   ms::OwnedDeviceMemory devicePool;
   ms::check(cuMemAlloc(devicePool.out(), layout.bytes + sizeof(Note)), "cuMemAlloc");
@@ -117,14 +122,10 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
       ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL)};
   std::array<std::size_t, 3> attrsIdxs = {0, layout.count / 2, layout.count};
 
-  // A driver of an older minor version may lack the batch: its weak import is then null,
-  // step 6 finds only sentinels, and step 7 says so and sets that check aside.
-  const CUresult answer = cuMemcpyBatchAsync == nullptr
-      ? CUDA_ERROR_NOT_SUPPORTED
-      : cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(),
-                           attrs.data(), attrsIdxs.data(), attrs.size(), stream.get());
-  if (answer != CUDA_ERROR_NOT_SUPPORTED)
-    ms::check(answer, "cuMemcpyBatchAsync");
+  // Every answer is checked: no refusal of the batch is a reason to carry on.
+  ms::check(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(),
+                               attrs.data(), attrsIdxs.data(), attrs.size(), stream.get()),
+            "cuMemcpyBatchAsync");
 
   // 6. Check every byte: the pool and the note come back in one contiguous copy each.
   ms::check(cuMemcpyDtoHAsync(back, devicePool.get(), layout.bytes, stream.get()),
@@ -132,16 +133,15 @@ ms::Verdict runMemcpyBatch(const ms::CommonOptions& common,
   ms::check(cuMemcpyDtoHAsync(arrived.data(), noteDst, sizeof(note), stream.get()),
             "cuMemcpyDtoHAsync");
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-  const auto lessonCheck = ms::checkBlocks(back, layout, ms::PoolSide::Device, kSeed);
+  ms::BatchRun run;
+  run.lessonBlocks = ms::checkBlocks(back, layout, ms::PoolSide::Device, kSeed);
+  run.noteArrived = arrived == note;
 
   // 7. Measure every way against one contiguous copy of the same bytes, each checked.
-  ms::BatchRun run;
-  run.batchAnswer = answer;
   run.devicePool = devicePool.get();
   run.sourcePool = source;
   run.returnPool = back;
   run.pageablePool = pageablePool.data();
-  run.lessonPassed = lessonCheck.passed() && arrived == note;
   const ms::Verdict verdict = measureMemcpyBatch(run, layout, common, options, report);
 
   // 8. Release everything in reverse order, each checked (step 6 drained the stream).
@@ -166,7 +166,8 @@ int main(int argc, char** argv) {
       "memcpyBatch",
       "Copies thousands of scattered blocks between pinned host memory and the device: "
       "a loop of copies, one cuMemcpyBatchAsync, an SM gather and one contiguous copy, "
-      "every byte verified; then 2D/3D copies and memsets.");
+      "every byte verified; then 2D/3D copies and memsets. --sweep finds the block size "
+      "where the batch catches up with the SMs.");
   commandLine.addCommonOptions(common);
   ms::addBatchOptions(commandLine, options);
   return ms::runSample(commandLine, common, argc, argv, [&](ms::Report& report) {

@@ -12,14 +12,23 @@
 #include <string>
 #include <vector>
 
+#include "batch_results.hpp"
+#include "support/host_memory.hpp"
 #include "support/timing.hpp"
 
 namespace ms = memsamples;
 
 namespace {
 
-constexpr int kHostPools = 3;         // the pinned source and return pools, the pageable copy
-constexpr int kThreadsPerBlock = 256;  // the block-copy kernel's threads per CUDA block
+constexpr int kHostPools = 3;  // the pinned source and return pools, the pageable copy
+// BlockCopy_kernel's CTAs: 512 threads, each with four 16-byte loads in flight. On an H100
+// 32 such CTAs gather 4 KiB blocks at 0.92 of the link (SPEC's probe).
+constexpr unsigned int kCopyThreads = 512;
+// CTAs per SM of the "every SM" grid: 2 x 512 threads, half of what an SM holds.
+constexpr unsigned int kCtasPerSm = 2;
+// Timed passes of each grid the CTA search tries (after one warm-up): enough for a median,
+// few enough to keep the search quick. The grid it finds is then measured as a way.
+constexpr int kSearchIterations = 3;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// The lesson's pools, with the device, the layout and the measurements' own stream.
@@ -36,7 +45,7 @@ struct Way {
   // 1 where one call moves them all (a contiguous, 2D or 3D copy, a kernel), so per call.
   std::uint64_t copies = 0;
   std::uint64_t bytes = 0;     // bytes one pass moves
-  bool supported = true;       // false where the driver answered CUDA_ERROR_NOT_SUPPORTED
+  unsigned int ctas = 0;       // the SM copy's grid; 0 for the other ways
   bool passed = true;          // every word arrived (checked before timing)
   std::string problem;         // the first wrong word, when not
   double medianMs = kNaN;      // CUDA-event time of one pass, median
@@ -44,80 +53,89 @@ struct Way {
   double gbps() const { return ms::gigabytesPerSecond(static_cast<double>(bytes), medianMs); }
 };
 
-/// What every measurement needs: the run, the options, two events and a second stream.
+/// What every measurement needs: the run, the options, two events, a second stream, and the
+/// run's checks (each way's check is recorded there, named with `context` first).
 struct Bench {
   const Run& run;
   const ms::CommonOptions& common;
   CUevent start = nullptr;
   CUevent stop = nullptr;
   CUstream beside = nullptr;  // where the spin kernel runs next to a copy
+  ms::RunChecks& checks;
+  std::string context;        // e.g. "host to device: ", before each check's name
 };
 
 /// The work of one pass: enqueues it on the run's stream and returns the driver's answer.
 using Pass = std::function<CUresult()>;
 
+/// The median CUDA-event time of one pass and the host's submit time per copy.
+struct Timing {
+  double medianMs = kNaN;
+  double submitUs = kNaN;
+};
+
+/// Times @p pass: @p warmup untimed passes, then @p iterations each between two events on the
+/// run's stream; @p before runs ahead of each pass (the spin kernel). Every answer is checked.
+Timing timePasses(const Bench& bench, const Pass& pass, const std::function<void()>& before,
+                  int warmup, int iterations, std::uint64_t copies, const std::string& name) {
+  const CUstream stream = bench.run.stream;
+  std::vector<double> timesMs;
+  std::vector<double> submitUs;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    if (before)
+      before();
+    ms::check(cuEventRecord(bench.start, stream), "cuEventRecord");
+    const auto submitStart = std::chrono::steady_clock::now();
+    ms::check(pass(), name.c_str());
+    const auto submitEnd = std::chrono::steady_clock::now();
+    ms::check(cuEventRecord(bench.stop, stream), "cuEventRecord");
+    ms::check(cuCtxSynchronize(), "cuCtxSynchronize");
+    float elapsedMs = 0;
+    ms::check(cuEventElapsedTime(&elapsedMs, bench.start, bench.stop), "cuEventElapsedTime");
+    if (i < warmup)
+      continue;
+    timesMs.push_back(elapsedMs);
+    const std::chrono::duration<double, std::micro> submit = submitEnd - submitStart;
+    submitUs.push_back(submit.count() / static_cast<double>(copies));
+  }
+  return {ms::summarizeTimings(timesMs).medianMs, ms::summarizeTimings(submitUs).medianMs};
+}
+
 /**
- * Runs @p pass once and checks it (@p poison before, @p verify after), then times it: warmup,
- * then iterations each between two events; @p before runs ahead of each pass (the spin kernel).
- * A CUDA_ERROR_NOT_SUPPORTED answer marks the way unsupported; any other failure throws.
+ * Runs @p pass once and checks it (@p poison before, @p verify after), recording the check in
+ * the bench's checks, then times it (timePasses(), `--warmup` and `--iterations`); @p before
+ * runs ahead of each pass (the spin kernel). Every answer of the driver is checked.
  */
 // [measure-way]
 Way measureWay(Bench& bench, Way way, const std::function<void()>& poison, const Pass& pass,
                const std::function<ms::PatternCheck()>& verify,
                const std::function<void()>& before = {}) {
-  const CUstream stream = bench.run.stream;
   poison();
   if (before)
     before();
-  const CUresult first = pass();
-  if (first == CUDA_ERROR_NOT_SUPPORTED) {
-    way.supported = false;
-    ms::check(cuCtxSynchronize(), "cuCtxSynchronize");
-    return way;
-  }
-  ms::check(first, way.name.c_str());
+  ms::check(pass(), way.name.c_str());
   ms::check(cuCtxSynchronize(), "cuCtxSynchronize");
   const ms::PatternCheck check = verify();
   way.passed = check.passed();
   if (!way.passed)
     way.problem = check.expected == check.actual ? std::to_string(check.mismatches) + " wrong words"
                                                  : ms::describePatternCheck(check);
+  bench.checks.expect(way.passed, bench.context + way.name, way.problem);
 
-  std::vector<double> timesMs;
-  std::vector<double> submitUs;
-  for (int i = 0; i < bench.common.warmup + bench.common.iterations; ++i) {
-    if (before)
-      before();
-    ms::check(cuEventRecord(bench.start, stream), "cuEventRecord");
-    const auto submitStart = std::chrono::steady_clock::now();
-    ms::check(pass(), way.name.c_str());
-    const auto submitEnd = std::chrono::steady_clock::now();
-    ms::check(cuEventRecord(bench.stop, stream), "cuEventRecord");
-    ms::check(cuCtxSynchronize(), "cuCtxSynchronize");
-    float elapsedMs = 0;
-    ms::check(cuEventElapsedTime(&elapsedMs, bench.start, bench.stop), "cuEventElapsedTime");
-    if (i < bench.common.warmup)
-      continue;
-    timesMs.push_back(elapsedMs);
-    const std::chrono::duration<double, std::micro> submit = submitEnd - submitStart;
-    submitUs.push_back(submit.count() / static_cast<double>(way.copies));
-  }
-  way.medianMs = ms::summarizeTimings(timesMs).medianMs;
-  way.submitUs = ms::summarizeTimings(submitUs).medianMs;
+  const Timing timing = timePasses(bench, pass, before, bench.common.warmup,
+                                   bench.common.iterations, way.copies, way.name);
+  way.medianMs = timing.medianMs;
+  way.submitUs = timing.submitUs;
   return way;
 }
 // [measure-way]
 
 /// A way's line: GB/s, the ratio to @p reference, submit time, and whether it checked out.
 void printWay(std::ostream& out, const Way& way, const Way& reference) {
-  out << "  " << std::left << std::setw(44) << way.name << std::right;
-  if (!way.supported) {
-    out << "not supported by this driver (CUDA_ERROR_NOT_SUPPORTED)\n";
-    return;
-  }
-  out << std::fixed << std::setprecision(1) << std::setw(8) << way.gbps() << " GB/s  "
-      << std::setprecision(2) << std::setw(5) << way.gbps() / reference.gbps() << "x  "
-      << std::setw(7) << way.submitUs << " us/copy  " << (way.passed ? "ok" : "WRONG") << '\n';
+  out << "  " << std::left << std::setw(44) << way.name << std::right << std::fixed
+      << std::setprecision(1) << std::setw(8) << way.gbps() << " GB/s  " << std::setprecision(2)
+      << std::setw(5) << way.gbps() / reference.gbps() << "x  " << std::setw(7) << way.submitUs
+      << " us/copy  " << (way.passed ? "ok" : "WRONG") << '\n';
   if (!way.passed)
     out << "    " << way.problem << '\n';
 }
@@ -125,14 +143,15 @@ void printWay(std::ostream& out, const Way& way, const Way& reference) {
 /// The way as a JSON object.
 ms::JsonObject wayJson(const Way& way, const Way& reference) {
   ms::JsonObject json;
-  json.set("name", way.name).set("supported", way.supported).set("copies", way.copies);
-  if (way.supported) {
-    json.set("passed", way.passed)
-        .set("medianMs", way.medianMs)
-        .set("gbps", way.gbps())
-        .set("overContiguous", way.gbps() / reference.gbps())
-        .set("submitUsPerCopy", way.submitUs);
-  }
+  json.set("name", way.name)
+      .set("copies", way.copies)
+      .set("passed", way.passed)
+      .set("medianMs", way.medianMs)
+      .set("gbps", way.gbps())
+      .set("overContiguous", way.gbps() / reference.gbps())
+      .set("submitUsPerCopy", way.submitUs);
+  if (way.ctas > 0)
+    json.set("ctas", static_cast<std::uint64_t>(way.ctas));
   return json;
 }
 
@@ -145,16 +164,32 @@ struct Kernels {
   ms::OwnedDeviceMemory deviceOffsets;  // byte offset of block i in the device pool
   long long spinCycles = 0;
   unsigned int smCount = 1;  // the device's SMs, from which both kernels' grids are sized
+
+  /// The SM copy's grid on every SM: kCtasPerSm a SM, but never more CTAs than blocks.
+  unsigned int allSms(const ms::BlockLayout& layout) const {
+    return static_cast<unsigned int>(
+        std::min<std::uint64_t>(layout.count, static_cast<std::uint64_t>(smCount) * kCtasPerSm));
+  }
 };
 
-/// Loads the kernels and uploads the layout's offsets.
-void prepareKernels(Kernels& kernels, const Run& run) {
+/// Loads the kernels and makes room for the offsets of @p maxBlocks blocks (the largest layout
+/// of the run, the sweep's included).
+void prepareKernels(Kernels& kernels, const Run& run, std::uint64_t maxBlocks) {
   const std::vector<char> fatbin = ms::readBinaryFile(ms::locateFatbin("blockCopy_kernel.fatbin"));
   ms::check(cuModuleLoadData(kernels.module.out(), fatbin.data()), "cuModuleLoadData");
   ms::check(cuModuleGetFunction(&kernels.blockCopy, kernels.module.get(), "BlockCopy_kernel"),
             "cuModuleGetFunction");
   ms::check(cuModuleGetFunction(&kernels.spin, kernels.module.get(), "Spin_kernel"),
             "cuModuleGetFunction");
+  const std::size_t bytes = maxBlocks * sizeof(unsigned long long);
+  ms::check(cuMemAlloc(kernels.hostOffsets.out(), bytes), "cuMemAlloc");
+  ms::check(cuMemAlloc(kernels.deviceOffsets.out(), bytes), "cuMemAlloc");
+  kernels.smCount = static_cast<unsigned int>(
+      ms::deviceAttribute(run.device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+}
+
+/// Uploads the offsets of the run's layout, for the kernels.
+void uploadOffsets(const Kernels& kernels, const Run& run) {
   const ms::BlockLayout& layout = run.layout;
   std::vector<unsigned long long> host(layout.count);
   std::vector<unsigned long long> device(layout.count);
@@ -163,27 +198,28 @@ void prepareKernels(Kernels& kernels, const Run& run) {
     device[block] = layout.deviceOffset(block);
   }
   const std::size_t bytes = layout.count * sizeof(unsigned long long);
-  ms::check(cuMemAlloc(kernels.hostOffsets.out(), bytes), "cuMemAlloc");
-  ms::check(cuMemAlloc(kernels.deviceOffsets.out(), bytes), "cuMemAlloc");
   ms::check(cuMemcpyHtoDAsync(kernels.hostOffsets.get(), host.data(), bytes, run.stream),
             "cuMemcpyHtoDAsync");
   ms::check(cuMemcpyHtoDAsync(kernels.deviceOffsets.get(), device.data(), bytes, run.stream),
             "cuMemcpyHtoDAsync");
   ms::check(cuStreamSynchronize(run.stream), "cuStreamSynchronize");
-  kernels.smCount =
-      static_cast<unsigned int>(ms::deviceAttribute(run.device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
 }
 
-/// Enqueues the block-copy kernel: block i from src + srcOffsets[i] to dst + dstOffsets[i].
-CUresult launchBlockCopy(const Kernels& kernels, const Run& run, CUdeviceptr dst,
-                         CUdeviceptr src, CUdeviceptr dstOffsets, CUdeviceptr srcOffsets) {
+/// One direction of the SM copy: block i from src + srcOffsets[i] to dst + dstOffsets[i].
+struct SmCopy {
+  CUdeviceptr dst = 0;
+  CUdeviceptr src = 0;
+  CUdeviceptr dstOffsets = 0;
+  CUdeviceptr srcOffsets = 0;
+};
+
+/// Enqueues the block-copy kernel for @p copy on @p ctas CTAs.
+CUresult launchBlockCopy(const Kernels& kernels, const Run& run, SmCopy copy, unsigned int ctas) {
   unsigned long long count = run.layout.count;
   unsigned long long blockBytes = run.layout.blockBytes;
-  void* params[] = {&dst, &src, &dstOffsets, &srcOffsets, &count, &blockBytes};
-  const auto grid = static_cast<unsigned int>(
-      std::min<std::uint64_t>(count, static_cast<std::uint64_t>(kernels.smCount) * 16));
-  return cuLaunchKernel(kernels.blockCopy, grid, 1, 1, kThreadsPerBlock, 1, 1, 0, run.stream,
-                        params, nullptr);
+  void* params[] = {&copy.dst, &copy.src, &copy.dstOffsets, &copy.srcOffsets, &count, &blockBytes};
+  return cuLaunchKernel(kernels.blockCopy, ctas, 1, 1, kCopyThreads, 1, 1, 0, run.stream, params,
+                        nullptr);
 }
 
 /// Starts the spin kernel on the second stream: every SM busy for about three contiguous copies.
@@ -193,6 +229,24 @@ void launchSpin(const Kernels& kernels, const Bench& bench) {
   ms::check(cuLaunchKernel(kernels.spin, kernels.smCount * 2, 1, 1, 128, 1, 1, 0, bench.beside,
                            params, nullptr),
             "cuLaunchKernel");
+}
+
+/**
+ * The fewest CTAs of @p copy that reach kLinkShare of @p contiguous (CtaSearch), each grid
+ * timed with few passes and not checked: the grid found is measured and checked as a way.
+ */
+std::optional<unsigned int> fewestCtas(const Bench& bench, const Kernels& kernels,
+                                       const SmCopy& copy, const Way& contiguous) {
+  const Run& run = bench.run;
+  ms::CtaSearch search(kernels.allSms(run.layout), ms::kLinkShare * contiguous.gbps());
+  while (const std::optional<unsigned int> ctas = search.next()) {
+    const Pass pass = [&] { return launchBlockCopy(kernels, run, copy, *ctas); };
+    const Timing timing =
+        timePasses(bench, pass, {}, 1, kSearchIterations, 1, "cuLaunchKernel (BlockCopy_kernel)");
+    search.record(*ctas, ms::gigabytesPerSecond(static_cast<double>(run.layout.totalBytes()),
+                                                timing.medianMs));
+  }
+  return search.fewest();
 }
 
 /// The loop: one cuMemcpy*Async per block (the usual code).
@@ -219,6 +273,12 @@ void poisonDevicePool(const Run& run) {
             "cuMemsetD32Async");
 }
 
+/// Sentinels over the whole return pool, before a device-to-host way.
+void poisonReturnPool(const Run& run) {
+  std::fill(run.returnPool, run.returnPool + run.layout.totalBytes() / sizeof(std::uint32_t),
+            ms::kSentinelWord);
+}
+
 /// The check of a host-to-device way: the device pool comes back in one contiguous copy, and
 /// every block must be in its slot of @p side.
 std::function<ms::PatternCheck()> devicePoolHolds(const Run& run, ms::PoolSide side) {
@@ -231,41 +291,94 @@ std::function<ms::PatternCheck()> devicePoolHolds(const Run& run, ms::PoolSide s
   };
 }
 
-/// A batch pass: cuMemcpyBatchAsync of @p plan, or CUDA_ERROR_NOT_SUPPORTED where the driver
-/// has no such entry point (older than CUDA 12.8).
-Pass batchPass(ms::BatchPlan& plan, const Run& run) {
-  return [&plan, &run] {
-    return cuMemcpyBatchAsync != nullptr ? ms::enqueueBatch(plan, run.stream)
-                                         : CUDA_ERROR_NOT_SUPPORTED;
+/// The check of a device-to-host way: every block in its slot of @p side of the return pool.
+std::function<ms::PatternCheck()> returnPoolHolds(const Run& run, ms::PoolSide side) {
+  return [&run, side] {
+    return ms::checkBlocks(run.returnPool, run.layout, side, ms::kBlockSeed);
   };
 }
 
+/// A batch pass: cuMemcpyBatchAsync of @p plan (step 1 made sure the driver has it).
+Pass batchPass(ms::BatchPlan& plan, const Run& run) {
+  return [&plan, &run] { return ms::enqueueBatch(plan, run.stream); };
+}
+
+/// The mapped (device) addresses of the two pinned host pools, for the kernels.
+struct MappedPools {
+  CUdeviceptr source = 0;
+  CUdeviceptr back = 0;
+};
+
+MappedPools mappedPools(const Run& run) {
+  MappedPools mapped;
+  ms::check(cuMemHostGetDevicePointer(&mapped.source, run.sourcePool, 0),
+            "cuMemHostGetDevicePointer");
+  ms::check(cuMemHostGetDevicePointer(&mapped.back, run.returnPool, 0),
+            "cuMemHostGetDevicePointer");
+  return mapped;
+}
+
+/// The SM gather (host to device) and scatter (device to host) of the run's layout.
+SmCopy gatherCopy(const Kernels& kernels, const Run& run, const MappedPools& mapped) {
+  return {run.devicePool, mapped.source, kernels.deviceOffsets.get(), kernels.hostOffsets.get()};
+}
+
+SmCopy scatterCopy(const Kernels& kernels, const Run& run, const MappedPools& mapped) {
+  return {mapped.back, run.devicePool, kernels.hostOffsets.get(), kernels.deviceOffsets.get()};
+}
+
+/**
+ * The SM copy's ways of one direction, appended to @p ways: on every SM, then on the fewest CTAs
+ * that reach 0.9 of @p contiguous (when some grid does), each measured and checked as a way.
+ * @return the fewest CTAs, or nullopt.
+ */
+std::optional<unsigned int> measureSm(Bench& bench, const Kernels& kernels, const SmCopy& copy,
+                                      const Way& contiguous, const std::string& name,
+                                      const std::function<void()>& poison,
+                                      const std::function<ms::PatternCheck()>& verify,
+                                      std::vector<Way>& ways) {
+  const Run& run = bench.run;
+  Way way;
+  way.bytes = run.layout.totalBytes();
+  way.copies = 1;
+  way.ctas = kernels.allSms(run.layout);
+  way.name = name + ", " + std::to_string(way.ctas) + " CTAs";
+  ways.push_back(measureWay(bench, way, poison, [&] {
+    return launchBlockCopy(kernels, run, copy, way.ctas);
+  }, verify));
+
+  const std::optional<unsigned int> fewest = fewestCtas(bench, kernels, copy, contiguous);
+  if (fewest && *fewest != way.ctas) {
+    way.ctas = *fewest;
+    way.name = name + ", " + std::to_string(way.ctas) + " CTAs (fewest for 0.9)";
+    ways.push_back(measureWay(bench, way, poison, [&] {
+      return launchBlockCopy(kernels, run, copy, way.ctas);
+    }, verify));
+  }
+  return fewest;
+}
+
+/// What the SMs cost: "the fewest CTAs for 0.9 of the contiguous copy: 33 of 264", or that no
+/// grid reached it.
+std::string ctaText(const std::optional<unsigned int>& fewest, unsigned int allSms) {
+  return fewest ? std::to_string(*fewest) + " of " + std::to_string(allSms) + " CTAs"
+                : "none of up to " + std::to_string(allSms) + " CTAs";
+}
+
 /// Host-to-device ways, then device-to-host ways, printed and added to the JSON.
-bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
+void measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   const Run& run = bench.run;
   const ms::BlockLayout& layout = run.layout;
   const std::uint64_t bytes = layout.totalBytes();
-  const std::uint64_t words = bytes / sizeof(std::uint32_t);
   const auto sourceAddress = reinterpret_cast<CUdeviceptr>(run.sourcePool);
   const auto returnAddress = reinterpret_cast<CUdeviceptr>(run.returnPool);
   const auto pageableAddress = reinterpret_cast<CUdeviceptr>(run.pageablePool);
-  CUdeviceptr mappedSource = 0;
-  CUdeviceptr mappedReturn = 0;
-  ms::check(cuMemHostGetDevicePointer(&mappedSource, run.sourcePool, 0),
-            "cuMemHostGetDevicePointer");
-  ms::check(cuMemHostGetDevicePointer(&mappedReturn, run.returnPool, 0),
-            "cuMemHostGetDevicePointer");
+  const MappedPools mapped = mappedPools(run);
 
   const auto poisonDevice = [&run] { poisonDevicePool(run); };
-  const auto poisonHost = [&] {
-    std::fill(run.returnPool, run.returnPool + words, ms::kSentinelWord);
-  };
+  const auto poisonHost = [&run] { poisonReturnPool(run); };
   const auto deviceHolds = [&run](ms::PoolSide side) { return devicePoolHolds(run, side); };
-  const auto returnHolds = [&](ms::PoolSide side) {
-    return [&run, &layout, side] {
-      return ms::checkBlocks(run.returnPool, layout, side, ms::kBlockSeed);
-    };
-  };
+  const auto returnHolds = [&run](ms::PoolSide side) { return returnPoolHolds(run, side); };
   const auto streamOrder = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
   const auto anyOrder = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_ANY);
   const auto overlap = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
@@ -280,6 +393,7 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   one.copies = 1;
 
   // Host to device.
+  bench.context = "host to device: ";
   Way way = one;
   way.name = "contiguous cuMemcpyHtoDAsync (reference)";
   const Way h2dContiguous = measureWay(bench, way, poisonDevice, [&] {
@@ -311,15 +425,13 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   way.name = "  + PREFER_OVERLAP_WITH_COMPUTE";
   h2d.push_back(measureWay(bench, way, poisonDevice, batchOf(h2dOverlap),
                            deviceHolds(ms::PoolSide::Device), spin));
-  way = one;
-  way.name = "SM gather from mapped pinned memory";
-  h2d.push_back(measureWay(bench, way, poisonDevice, [&] {
-    return launchBlockCopy(kernels, run, run.devicePool, mappedSource,
-                           kernels.deviceOffsets.get(), kernels.hostOffsets.get());
-  }, deviceHolds(ms::PoolSide::Device)));
+  const std::optional<unsigned int> gatherCtas =
+      measureSm(bench, kernels, gatherCopy(kernels, run, mapped), h2dContiguous, "SM gather",
+                poisonDevice, deviceHolds(ms::PoolSide::Device), h2d);
 
-  // Device to host: the device pool holds every block in its slot again (the loop puts them).
-  ms::check(copyLoop(layout, run, true), "cuMemcpyHtoDAsync");
+  // Device to host. The device pool holds every block in its slot: the last way put them there,
+  // and its check proved it.
+  bench.context = "device to host: ";
   way = one;
   way.name = "contiguous cuMemcpyDtoHAsync (reference)";
   const Way d2hContiguous = measureWay(bench, way, poisonHost, [&] {
@@ -342,15 +454,11 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
   way.name = "  + PREFER_OVERLAP_WITH_COMPUTE";
   d2h.push_back(measureWay(bench, way, poisonHost, batchOf(d2hOverlap),
                            returnHolds(ms::PoolSide::Host), spin));
-  way = one;
-  way.name = "SM scatter into mapped pinned memory";
-  d2h.push_back(measureWay(bench, way, poisonHost, [&] {
-    return launchBlockCopy(kernels, run, mappedReturn, run.devicePool,
-                           kernels.hostOffsets.get(), kernels.deviceOffsets.get());
-  }, returnHolds(ms::PoolSide::Host)));
+  const std::optional<unsigned int> scatterCtas =
+      measureSm(bench, kernels, scatterCopy(kernels, run, mapped), d2hContiguous, "SM scatter",
+                poisonHost, returnHolds(ms::PoolSide::Host), d2h);
 
   std::ostream& out = report.out();
-  bool passed = h2dContiguous.passed && d2hContiguous.passed;
   ms::JsonArray json;
   for (const auto& [title, reference, ways] :
        {std::tuple{"Host to device", &h2dContiguous, &h2d},
@@ -362,18 +470,49 @@ bool measureWays(Bench& bench, Kernels& kernels, ms::Report& report) {
     for (const Way& w : *ways) {
       printWay(out, w, *reference);
       json.addRaw(wayJson(w, *reference).set("direction", title).dump());
-      passed = passed && w.passed;
     }
   }
-  // The sample's goals on the H200, reported whatever they turn out to be. h2d[0] is the loop
-  // and h2d[1] the batch from the pinned pool (STREAM), in the order they were measured above.
-  if (h2d[1].supported) {
-    out << std::setprecision(2) << "Batch / loop (host to device) = " << h2d[1].gbps() / h2d[0].gbps()
-        << " (goal >= 2 at 64 KiB blocks); batch / contiguous = "
-        << h2d[1].gbps() / h2dContiguous.gbps() << " (goal >= 0.9)\n";
-  }
   report.json().set("ways", json);
-  return passed;
+
+  // What the lesson teaches at this block size: the batch against the loop and the link, and
+  // what the SMs cost to beat it. In the order measured above, h2d holds the loop, the batch
+  // from the pinned pool, the pageable batch, the two beside a kernel, then the SMs; d2h the
+  // same without the pageable batch.
+  const Way& h2dLoop = h2d[0];
+  const Way& h2dBatch = h2d[1];
+  const Way& h2dSms = h2d[5];
+  const Way& d2hLoop = d2h[0];
+  const Way& d2hBatch = d2h[1];
+  const Way& d2hSms = d2h[4];
+  const ms::BestWay h2dBest = ms::bestWay({layout.blockBytes, h2dContiguous.gbps(),
+                                           h2dLoop.gbps(), h2dBatch.gbps(), h2dSms.gbps()});
+  const ms::BestWay d2hBest = ms::bestWay({layout.blockBytes, d2hContiguous.gbps(),
+                                           d2hLoop.gbps(), d2hBatch.gbps(), d2hSms.gbps()});
+  const unsigned int allSms = kernels.allSms(layout);
+  out << std::fixed << std::setprecision(2) << "Batch / loop = " << h2dBatch.gbps() / h2dLoop.gbps()
+      << " host to device, " << d2hBatch.gbps() / d2hLoop.gbps() << " device to host; batch / "
+      << "contiguous = " << h2dBatch.gbps() / h2dContiguous.gbps() << ", "
+      << d2hBatch.gbps() / d2hContiguous.gbps() << '\n'
+      << "Best way / contiguous (goal >= " << ms::kLinkShare << "): " << h2dBest.name << ' '
+      << h2dBest.share << " host to device, " << d2hBest.name << ' ' << d2hBest.share
+      << " device to host\n"
+      << "SMs: the fewest CTAs (of " << kCopyThreads << " threads) for 0.9 of the contiguous "
+      << "copy: " << ctaText(gatherCtas, allSms) << " host to device, "
+      << ctaText(scatterCtas, allSms) << " device to host\n";
+  ms::JsonObject fewest;
+  if (gatherCtas)
+    fewest.set("hostToDevice", static_cast<std::uint64_t>(*gatherCtas));
+  if (scatterCtas)
+    fewest.set("deviceToHost", static_cast<std::uint64_t>(*scatterCtas));
+  ms::JsonObject best;
+  best.set("hostToDevice", h2dBest.name)
+      .set("hostToDeviceOverContiguous", h2dBest.share)
+      .set("deviceToHost", d2hBest.name)
+      .set("deviceToHostOverContiguous", d2hBest.share);
+  report.json()
+      .set("fewestCtas", fewest)
+      .set("allSmCtas", static_cast<std::uint64_t>(allSms))
+      .set("bestWay", best);
 }
 
 /// A check result from a count of wrong words among @p words.
@@ -402,10 +541,10 @@ std::uint32_t* pinned(ms::OwnedPinnedHostMemory& owner, std::size_t bytes) {
  * per row; a sub-box of a volume by cuMemcpy3DAsync, four boxes by one cuMemcpy3DBatchAsync;
  * and every memset form (D8/D16/D32, their Async and 2D forms) on the same memory.
  */
-bool measureShapes(Bench& bench, ms::Report& report) {
+void measureShapes(Bench& bench, ms::Report& report) {
   const CUstream stream = bench.run.stream;
   std::ostream& out = report.out();
-  bool passed = true;
+  bench.context = "shapes: ";
 
   // A matrix of 2048 rows of 1000 words: 4000 bytes a row, which the driver pads to its pitch.
   const ms::Volume matrix{1000, 2048, 1};
@@ -554,9 +693,7 @@ bool measureShapes(Bench& bench, ms::Report& report) {
   way.copies = ops.size();
   way.name = "3D, 4 sub-boxes, one cuMemcpy3DBatchAsync";
   const Way batch3D = measureWay(bench, way, poisonVolume, [&] {
-    return cuMemcpy3DBatchAsync == nullptr
-               ? CUDA_ERROR_NOT_SUPPORTED
-               : cuMemcpy3DBatchAsync(ops.size(), ops.data(), 0, stream);
+    return cuMemcpy3DBatchAsync(ops.size(), ops.data(), 0, stream);
   }, boxesArrived(boxes));
   // [batch-3d]
 
@@ -568,7 +705,6 @@ bool measureShapes(Bench& bench, ms::Report& report) {
   ms::JsonArray json;
   for (const Way* w : {&rect2D, &rows, &box3D, &batch3D}) {
     json.addRaw(wayJson(*w, w == &rows ? rect2D : w == &batch3D ? box3D : *w).dump());
-    passed = passed && w->passed;
   }
   report.json().set("shapes", json);
 
@@ -620,82 +756,179 @@ bool measureShapes(Bench& bench, ms::Report& report) {
                                   : wordsOtherThan(backVolume, volume.words(), memset.word);
     if (bad > 0)
       wrong += std::string(" ") + memset.name;
+    bench.checks.expect(bad == 0, std::string("memset ") + memset.name,
+                        std::to_string(bad) + " words hold something else");
   }
   out << "Memsets: " << memsets.size() << " forms (D8/D16/D32, Async, 2D), each read back: "
       << (wrong.empty() ? "ok" : "WRONG:" + wrong) << '\n';
   report.json().set("memsetsPassed", wrong.empty());
-  return passed && wrong.empty();
+}
+
+/// One direction of the sweep, and its rows so far (one per block size).
+struct SweepSide {
+  bool hostToDevice = true;
+  std::vector<ms::SweepRow> rows;
+};
+
+/**
+ * One block size in one direction of the sweep, each way checked before it is timed: the
+ * contiguous copy, the loop, the batch (STREAM), the SM copy on every SM and on the fewest
+ * CTAs that reach 0.9 of the contiguous copy. Prints the line, adds the row to @p side and the
+ * point to @p json.
+ */
+void sweepPoint(Bench& bench, const Kernels& kernels, const MappedPools& mapped, SweepSide& side,
+                ms::JsonArray& json, std::ostream& out) {
+  const Run& run = bench.run;
+  const ms::BlockLayout& layout = run.layout;
+  const bool h2d = side.hostToDevice;
+  const std::uint64_t bytes = layout.totalBytes();
+  // Host to device the device pool is poisoned and read back; device to host the return pool.
+  // The contiguous copy keeps the source's layout, every other way moves blocks to their slots.
+  const std::function<void()> poison = [&run, h2d] {
+    h2d ? poisonDevicePool(run) : poisonReturnPool(run);
+  };
+  const auto holds = [&run, h2d](ms::PoolSide slots) {
+    return h2d ? devicePoolHolds(run, slots) : returnPoolHolds(run, slots);
+  };
+  const ms::PoolSide contiguousSlots = h2d ? ms::PoolSide::Host : ms::PoolSide::Device;
+  const ms::PoolSide scatteredSlots = h2d ? ms::PoolSide::Device : ms::PoolSide::Host;
+  bench.context = std::string(h2d ? "sweep, host to device, " : "sweep, device to host, ") +
+                  ms::formatBytes(layout.blockBytes) + ": ";
+
+  Way way;
+  way.bytes = bytes;
+  way.copies = 1;
+  way.name = h2d ? "contiguous cuMemcpyHtoDAsync" : "contiguous cuMemcpyDtoHAsync";
+  const Way contiguous = measureWay(bench, way, poison, [&run, h2d, bytes] {
+    return h2d ? cuMemcpyHtoDAsync(run.devicePool, run.sourcePool, bytes, run.stream)
+               : cuMemcpyDtoHAsync(run.returnPool, run.devicePool, bytes, run.stream);
+  }, holds(contiguousSlots));
+
+  way.copies = layout.count;
+  way.name = h2d ? "loop of cuMemcpyHtoDAsync" : "loop of cuMemcpyDtoHAsync";
+  const Way loop = measureWay(bench, way, poison,
+                              [&run, h2d] { return copyLoop(run.layout, run, h2d); },
+                              holds(scatteredSlots));
+
+  const auto host = reinterpret_cast<CUdeviceptr>(h2d ? run.sourcePool : run.returnPool);
+  ms::BatchPlan plan = ms::planBlocks(layout, h2d ? run.devicePool : host,
+                                      h2d ? host : run.devicePool, h2d,
+                                      ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM));
+  way.name = "cuMemcpyBatchAsync";
+  const Way batch = measureWay(bench, way, poison, batchPass(plan, run), holds(scatteredSlots));
+
+  // The SM copy last: host to device it leaves every block in its device slot, where the
+  // device-to-host ways read them.
+  std::vector<Way> sm;
+  const std::optional<unsigned int> fewest =
+      measureSm(bench, kernels, h2d ? gatherCopy(kernels, run, mapped)
+                                    : scatterCopy(kernels, run, mapped),
+                contiguous, h2d ? "SM gather" : "SM scatter", poison, holds(scatteredSlots), sm);
+
+  const ms::SweepRow row{layout.blockBytes, contiguous.gbps(), loop.gbps(), batch.gbps(),
+                         sm.front().gbps()};
+  side.rows.push_back(row);
+  const ms::BestWay best = ms::bestWay(row);
+  bool passed = contiguous.passed && loop.passed && batch.passed;
+  for (const Way& w : sm)
+    passed = passed && w.passed;
+  const unsigned int allSms = kernels.allSms(layout);
+  const std::string ctas = fewest ? std::to_string(*fewest) + " of " + std::to_string(allSms)
+                                  : "- of " + std::to_string(allSms);
+  out << std::fixed << std::setprecision(1) << "  " << std::left << std::setw(6)
+      << (h2d ? "H2D" : "D2H") << std::right << std::setw(10) << ms::formatBytes(layout.blockBytes)
+      << std::setw(8) << layout.count << std::setw(11) << contiguous.gbps()
+      << std::setprecision(2) << std::setw(7) << loop.gbps() / contiguous.gbps() << 'x'
+      << std::setw(7) << batch.gbps() / contiguous.gbps() << 'x' << std::setw(7)
+      << row.sm / contiguous.gbps() << 'x' << std::setw(12) << ctas << "   " << best.name << ' '
+      << best.share << 'x' << (passed ? "" : "  WRONG") << '\n';
+
+  ms::JsonObject point;
+  point.set("direction", h2d ? "Host to device" : "Device to host")
+      .set("blockBytes", layout.blockBytes)
+      .set("blocks", layout.count)
+      .set("contiguousGBps", contiguous.gbps())
+      .set("loopGBps", loop.gbps())
+      .set("batchGBps", batch.gbps())
+      .set("smGBps", row.sm)
+      .set("smCtas", static_cast<std::uint64_t>(allSms))
+      .set("best", best.name)
+      .set("bestOverContiguous", best.share)
+      .set("passed", passed);
+  if (fewest)
+    point.set("fewestCtas", static_cast<std::uint64_t>(*fewest));
+  json.addRaw(point.dump());
+}
+
+/// A direction's findings: where the batch catches up with the SMs and stops gaining over the
+/// loop, and whether the best way reaches 0.9 of the contiguous copy at every block size.
+ms::JsonObject sweepFindings(const SweepSide& side, std::ostream& out) {
+  std::vector<std::uint64_t> sizes;
+  std::vector<double> loop;
+  std::vector<double> batch;
+  for (const ms::SweepRow& row : side.rows) {
+    sizes.push_back(row.blockBytes);
+    loop.push_back(row.loop);
+    batch.push_back(row.batch);
+  }
+  const std::optional<std::uint64_t> catchesUp = ms::batchCatchesUp(side.rows);
+  const std::optional<std::uint64_t> stops = ms::batchStopsMattering(sizes, loop, batch);
+  const std::optional<ms::SweepRow> weakest = ms::weakestRow(side.rows);
+  const auto from = [](const std::optional<std::uint64_t>& bytes) {
+    return bytes ? "from " + ms::formatBytes(*bytes) + " blocks on" : std::string("at no size swept");
+  };
+  const char* title = side.hostToDevice ? "Host to device" : "Device to host";
+  out << title << ": the batch catches up with the SMs (" << std::setprecision(2)
+      << ms::kCatchUpShare << " of their rate) " << from(catchesUp)
+      << "; it gains less than 1.1x over the loop " << from(stops) << '\n';
+
+  ms::JsonObject json;
+  if (catchesUp)
+    json.set("batchCatchesUpAtBytes", *catchesUp);
+  if (stops)
+    json.set("batchStopsMatteringAtBytes", *stops);
+  if (weakest) {
+    const ms::BestWay best = ms::bestWay(*weakest);
+    const bool met = best.share >= ms::kLinkShare;
+    out << title << ": the best way reaches " << ms::kLinkShare
+        << " of the contiguous copy at every block size (the goal): " << (met ? "met" : "not met")
+        << ", lowest " << best.share << "x (" << best.name << " at "
+        << ms::formatBytes(weakest->blockBytes) << ")\n";
+    json.set("lowestBestOverContiguous", best.share)
+        .set("lowestBestAtBytes", weakest->blockBytes)
+        .set("goalMet", met);
+  }
+  return json;
 }
 
 /**
- * The sweep, host to device: at each block size from `--sweep-min` to `--sweep-max` (doubling,
- * within the pool) the loop, the batch and the contiguous copy of the same bytes, each checked.
- * The source pool is refilled for each size's layout.
+ * The sweep: at each of @p points (block sizes from `--sweep-min` to `--sweep-max`, the pool cut
+ * into at most kMaxBlocks blocks) both directions, every way checked (sweepPoint()), then where
+ * the batch catches up with the SMs in each. The source pool is refilled for each size's layout.
  */
-bool measureSweep(Bench& bench, const ms::BatchOptions& options, ms::Report& report) {
+void measureSweep(Bench& bench, const Kernels& kernels, const std::vector<ms::SweepPoint>& points,
+                  ms::Report& report) {
   Run run = bench.run;
-  Bench sweep{run, bench.common, bench.start, bench.stop, bench.beside};
-  const std::uint64_t poolBytes = bench.run.layout.totalBytes();
-  const auto attributes = ms::copyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+  Bench sweep{run, bench.common, bench.start, bench.stop, bench.beside, bench.checks, {}};
+  const MappedPools mapped = mappedPools(run);
   std::ostream& out = report.out();
-  out << "Sweep, host to device, " << ms::formatBytes(poolBytes) << " in all:\n"
-      << "  block size    blocks   loop GB/s  batch GB/s  contiguous  batch/loop  batch/contig\n";
-  std::vector<std::uint64_t> sizes;
-  std::vector<double> loopGBps;
-  std::vector<double> batchGBps;
+  out << "Sweep, up to " << ms::formatBytes(bench.run.layout.totalBytes())
+      << " at each block size (x = ratio to the contiguous copy; SMs: every SM):\n"
+      << "  dir   block size  blocks  contiguous   loop   batch     SMs  CTAs for 0.9   best\n";
+  SweepSide h2d{true, {}};
+  SweepSide d2h{false, {}};
   ms::JsonArray json;
-  bool passed = true;
-  for (const std::uint64_t blockBytes :
-       ms::sweepSizes(options.sweepFrom(), options.sweepTo(), poolBytes)) {
-    run.layout = ms::makeLayout(std::max<std::uint64_t>(poolBytes / blockBytes, 2), blockBytes);
-    if (run.layout.totalBytes() > poolBytes)
-      continue;  // a block size over half the pool: no two blocks fit
+  for (const ms::SweepPoint& point : points) {
+    run.layout = ms::makeLayout(point.count, point.blockBytes, /*listOffsets=*/false);
     ms::fillBlocks(run.sourcePool, run.layout, ms::PoolSide::Host, ms::kBlockSeed);
-    Way way;
-    way.bytes = run.layout.totalBytes();
-    way.copies = 1;
-    way.name = "contiguous";
-    const Way contiguous = measureWay(sweep, way, [&run] { poisonDevicePool(run); }, [&run] {
-      return cuMemcpyHtoDAsync(run.devicePool, run.sourcePool, run.layout.totalBytes(),
-                               run.stream);
-    }, devicePoolHolds(run, ms::PoolSide::Host));
-    way.copies = run.layout.count;
-    way.name = "loop of cuMemcpyHtoDAsync";
-    const Way loop = measureWay(sweep, way, [&run] { poisonDevicePool(run); },
-                                [&run] { return copyLoop(run.layout, run, true); },
-                                devicePoolHolds(run, ms::PoolSide::Device));
-    ms::BatchPlan plan = ms::planBlocks(run.layout, run.devicePool,
-                                        reinterpret_cast<CUdeviceptr>(run.sourcePool), true,
-                                        attributes);
-    way.name = "cuMemcpyBatchAsync";
-    const Way batch = measureWay(sweep, way, [&run] { poisonDevicePool(run); },
-                                 batchPass(plan, run), devicePoolHolds(run, ms::PoolSide::Device));
-    passed = passed && contiguous.passed && loop.passed && batch.passed;
-    sizes.push_back(blockBytes);
-    loopGBps.push_back(loop.gbps());
-    batchGBps.push_back(batch.gbps());
-    out << std::fixed << std::setprecision(1) << "  " << std::setw(10)
-        << ms::formatBytes(blockBytes) << std::setw(10) << run.layout.count << std::setw(12)
-        << loop.gbps() << std::setw(12) << batch.gbps() << std::setw(12) << contiguous.gbps()
-        << std::setprecision(2) << std::setw(12) << batch.gbps() / loop.gbps() << std::setw(14)
-        << batch.gbps() / contiguous.gbps()
-        << (loop.passed && batch.passed && contiguous.passed ? "" : "  WRONG") << '\n';
-    ms::JsonObject point;
-    point.set("blockBytes", blockBytes)
-        .set("blocks", run.layout.count)
-        .set("loopGBps", loop.gbps())
-        .set("batchGBps", batch.gbps())
-        .set("contiguousGBps", contiguous.gbps())
-        .set("batchSupported", batch.supported);
-    json.addRaw(point.dump());
+    uploadOffsets(kernels, run);
+    sweepPoint(sweep, kernels, mapped, h2d, json, out);
+    sweepPoint(sweep, kernels, mapped, d2h, json, out);
   }
-  const std::optional<std::uint64_t> stops = ms::batchStopsMattering(sizes, loopGBps, batchGBps);
-  out << "The batch gains less than 1.1x over the loop from "
-      << (stops ? ms::formatBytes(*stops) + " blocks on" : std::string("no size swept")) << '\n';
-  report.json().set("sweep", json);
-  if (stops)
-    report.json().set("batchStopsMatteringAtBytes", *stops);
-  return passed;
+  ms::JsonObject findings;
+  findings.set("hostToDevice", sweepFindings(h2d, out))
+      .set("deviceToHost", sweepFindings(d2h, out));
+  report.json().set("sweep", json).set("crossover", findings);
 }
 
 }  // namespace
@@ -704,29 +937,29 @@ bool measureSweep(Bench& bench, const ms::BatchOptions& options, ms::Report& rep
 ms::BlockLayout sizeRun(CUdevice device, const ms::BatchOptions& options, std::ostream& out) {
   out << "Device " << ms::deviceOrdinal(device) << ": " << ms::deviceName(device) << '\n';
   // One device pool; two pinned host pools and a pageable one. The command line already
-  // refused what no machine holds; this refuses what this one does not.
-  const std::uint64_t blockBytes = options.blockSize();
-  const auto blocks = static_cast<std::uint64_t>(options.blocks);
-  const std::uint64_t wanted = blocks * blockBytes;
+  // refused what no machine holds; this fits the run to what this one has now.
   std::size_t freeBytes = 0;
   std::size_t totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  // Common's rule, asked what fits at most: 80 % of free device memory, and the host memory
-  // this process may take (MemAvailable, cgroup limits) for the three host pools.
-  const std::uint64_t deviceFits = ms::chooseBufferBytes(std::nullopt, wanted, freeBytes, 1,
-                                                         ms::kBlockElementBytes);
-  const std::uint64_t fits =
-      ms::fitHostMemory(std::nullopt, deviceFits, kHostPools, ms::kBlockElementBytes);
-  if (fits < wanted) {
-    const char* where = deviceFits < wanted ? "the device's free memory" : "host memory";
-    throw ms::UsageError("--blocks " + std::to_string(blocks) + " x --block-size " +
-                         ms::formatBytes(blockBytes) + " = " + ms::formatBytes(wanted) +
-                         " does not fit " + where + ": at most " + ms::formatBytes(fits) +
-                         " in all");
-  }
-  const ms::BlockLayout layout = ms::makeLayout(blocks, blockBytes);
-  out << "Blocks: " << blocks << " x " << ms::formatBytes(blockBytes) << " = "
-      << ms::formatBytes(layout.totalBytes()) << ", scattered over both pools\n";
+  const ms::HostMemory host = ms::hostMemoryAvailable();
+
+  // Common's rule: at most 80 % of free device memory for the device pool, and 80 % of the
+  // host memory this process may take (MemAvailable, cgroup limits) for the three host pools.
+  const std::uint64_t deviceBudget = freeBytes / 10 * 8;
+  const std::uint64_t hostBudget = host.availableBytes / 10 * 8 / kHostPools;
+  // The tighter of the two is the limit, and messages name it.
+  const bool deviceTighter = deviceBudget <= hostBudget;
+  const std::string limitedBy =
+      deviceTighter ? std::string("the device's free memory") : host.limitedBy;
+  const ms::BlockCount blocks =
+      ms::fitBlockCount(options, std::min(deviceBudget, hostBudget), limitedBy);
+
+  const ms::BlockLayout layout = ms::makeLayout(blocks.count, options.blockSize());
+  out << "Blocks: " << blocks.count << " x " << ms::formatBytes(layout.blockBytes) << " = "
+      << ms::formatBytes(layout.totalBytes()) << ", scattered over both pools";
+  if (blocks.cut)
+    out << " (cut from " << ms::kDefaultBlocks << " to fit " << limitedBy << ")";
+  out << '\n';
   return layout;
 }
 // [sizing]
@@ -734,14 +967,18 @@ ms::BlockLayout sizeRun(CUdevice device, const ms::BatchOptions& options, std::o
 ms::Verdict measureMemcpyBatch(const ms::BatchRun& lesson, const ms::BlockLayout& layout,
                                const ms::CommonOptions& common, const ms::BatchOptions& options,
                                ms::Report& report) {
-  std::ostream& out = report.out();
-  if (lesson.batchAnswer == CUDA_ERROR_NOT_SUPPORTED)
-    out << "cuMemcpyBatchAsync: not supported by this driver; the other ways are measured\n";
-  else if (!lesson.lessonPassed)
-    out << "The lesson's batch did not deliver every byte\n";
-  // Without the batch, the lesson's check saw only sentinels: that result is set aside.
-  const bool lessonPassed =
-      lesson.batchAnswer == CUDA_ERROR_NOT_SUPPORTED || lesson.lessonPassed;
+  // The lesson's batch is the first check; every way, shape, memset and sweep point follows.
+  ms::RunChecks checks;
+  checks.expectWords(lesson.lessonBlocks, "the lesson's batch: every block in its slot");
+  checks.expect(lesson.noteArrived, "the lesson's batch: the note from the stack");
+
+  // The sweep's points, known first: the kernels' offsets need room for the largest of them.
+  std::vector<ms::SweepPoint> points;
+  if (options.sweep)
+    points = ms::sweepPoints(options.sweepFrom(), options.sweepTo(), layout.totalBytes());
+  std::uint64_t maxBlocks = layout.count;
+  for (const ms::SweepPoint& point : points)
+    maxBlocks = std::max(maxBlocks, point.count);
 
   // A stream of the measurements' own, and a second one for the kernel that runs beside,
   // declared after the kernels' memory: on an error path they drain before it is freed.
@@ -760,13 +997,14 @@ ms::Verdict measureMemcpyBatch(const ms::BatchRun& lesson, const ms::BlockLayout
   ms::OwnedEvent stop;
   ms::check(cuEventCreate(start.out(), CU_EVENT_DEFAULT), "cuEventCreate");
   ms::check(cuEventCreate(stop.out(), CU_EVENT_DEFAULT), "cuEventCreate");
-  Bench bench{run, common, start.get(), stop.get(), beside.get()};
-  prepareKernels(kernels, run);
+  Bench bench{run, common, start.get(), stop.get(), beside.get(), checks, {}};
+  prepareKernels(kernels, run, maxBlocks);
+  uploadOffsets(kernels, run);
 
-  bool passed = measureWays(bench, kernels, report) && lessonPassed;
-  passed = measureShapes(bench, report) && passed;
+  measureWays(bench, kernels, report);
+  measureShapes(bench, report);
   if (options.sweep)
-    passed = measureSweep(bench, options, report) && passed;
+    measureSweep(bench, kernels, points, report);
 
   report.json()
       .set("device", ms::deviceOrdinal(run.device))
@@ -775,8 +1013,7 @@ ms::Verdict measureMemcpyBatch(const ms::BatchRun& lesson, const ms::BlockLayout
       .set("blockBytes", layout.blockBytes)
       .set("iterations", common.iterations)
       .set("warmup", common.warmup)
-      .set("lessonBatchSupported", lesson.batchAnswer != CUDA_ERROR_NOT_SUPPORTED)
-      .set("lessonPassed", lessonPassed);
+      .set("lessonPassed", lesson.lessonBlocks.passed() && lesson.noteArrived);
   ms::check(cuCtxSynchronize(), "cuCtxSynchronize");
-  return passed ? ms::Verdict::Pass : ms::Verdict::Fail;
+  return checks.report(report.out(), report.json());
 }

@@ -39,6 +39,18 @@ TEST(MemcpyBatchLayout, SlotsArePermutationsAndScattered) {
   EXPECT_THROW(ms::makeLayout(0, 64), std::invalid_argument);
 }
 
+// Issue 36: the device permutation is shifted by half the pool, so block 0 (which every
+// stride maps to slot 0) does not sit at the same slot on both sides.
+TEST(MemcpyBatchLayout, DeviceSlotsAreShiftedByHalfThePool) {
+  for (std::uint64_t count : {2ull, 3ull, 7ull, 64ull, 999ull, 1024ull, 4096ull}) {
+    const ms::BlockLayout layout = ms::makeLayout(count, 64);
+    EXPECT_EQ(layout.hostSlot(0), 0u) << count;
+    EXPECT_EQ(layout.deviceSlot(0), count / 2) << count;
+    EXPECT_NE(layout.deviceSlot(0), layout.hostSlot(0)) << count;
+    EXPECT_EQ(layout.deviceSlot(1), (layout.deviceStride + count / 2) % count) << count;
+  }
+}
+
 TEST(MemcpyBatchLayout, OffsetsAreSlotsTimesBlockBytes) {
   const ms::BlockLayout layout = ms::makeLayout(100, 4100);
   EXPECT_EQ(layout.totalBytes(), 410000u);
