@@ -65,13 +65,13 @@ struct Job {
   /// VMM: the granularity the parent sized its allocations with, which the importer passes as
   /// the alignment of its address range (cuMemAddressReserve). 0 on the other paths.
   std::uint64_t granularity = 0;
-  std::uint64_t elements = 0;                 ///< Floats per vector.
-  std::uint64_t first = 0;                    ///< This worker's slice: its first element,
-  std::uint64_t count = 0;                    ///< and how many.
-  std::int32_t ownerDevice = 0;               ///< The device the memory is on.
-  CUipcEventHandle inputsWritten{};           ///< Recorded after A and B were written.
-  CUipcMemHandle legacy[3]{};                 ///< LegacyIpc: cuIpcGetMemHandle of A, B, C.
-  CUmemPoolPtrExportData pooled[3]{};         ///< Pool: export data of A, B, C, not pointers.
+  std::uint64_t elements = 0;          ///< Floats per vector.
+  std::uint64_t first = 0;             ///< This worker's slice: its first element,
+  std::uint64_t count = 0;             ///< and how many.
+  std::int32_t ownerDevice = 0;        ///< The device the memory is on.
+  CUipcEventHandle inputsWritten{};    ///< Recorded after A and B were written.
+  CUipcMemHandle legacy[3]{};          ///< LegacyIpc: cuIpcGetMemHandle of A, B, C.
+  CUmemPoolPtrExportData pooled[3]{};  ///< Pool: export data of A, B, C, not pointers.
 
   /// Makes first and count worker @p worker's equal share of the elements among @p workers.
   void slice(std::size_t worker, std::size_t workers) {
@@ -103,7 +103,8 @@ struct Done {
  * parent's memory. Refused: an unknown path, other than 1 to 3 allocations, descriptors that do
  * not match the path (VMM: one per allocation, pool: one, legacy: none), a VMM job whose
  * granularity is 0 or does not divide allocationBytes (the importer aligns its range with it),
- * more floats than the allocations hold (`elements > allocationBytes / 4`), a slice that starts past the end
+ * more floats than the allocations hold (`elements > allocationBytes / 4`), a slice that starts
+ * past the end
  * (`first > elements`) or runs past it (`count > elements - first`). Every test is written so
  * that no sum or product can wrap around.
  */

@@ -74,10 +74,10 @@ constexpr CUmemAllocationHandleType kFdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESC
 /// What each way of sharing is given: the parent's device and stream, its workers, and the
 /// chores the three ways share (an ipc::Parent, memMapIPC_measure.cpp).
 struct Run {
-  int device;            ///< The parent's device ordinal: where A, B and C live.
-  CUstream stream;       ///< The parent's stream.
-  ipc::Workers& workers; ///< The worker processes, one socket each.
-  ipc::Parent& parent;   ///< writeInputs, job, send, checkSlices, measure, confirmRelease.
+  int device;             ///< The parent's device ordinal: where A, B and C live.
+  CUstream stream;        ///< The parent's stream.
+  ipc::Workers& workers;  ///< The worker processes, one socket each.
+  ipc::Parent& parent;    ///< writeInputs, job, send, checkSlices, measure, confirmRelease.
 };
 
 // What each way asks of `run.parent` (memMapIPC_measure.cpp), beyond the sharing's own calls:

@@ -135,7 +135,8 @@ Sharing probeSharing(const std::optional<long long>& requested, Workers& workers
   const std::string missing = missingSharingSupport(sharing.device);
   if (!missing.empty())
     throw WaivedError("device " + std::to_string(sharing.ordinal) + " " + missing);
-  const PeerChoice peer = choosePeer(sharing.ordinal, peerCandidates(sharing.device), workers.size());
+  const std::vector<PeerCandidate> others = peerCandidates(sharing.device);
+  const PeerChoice peer = choosePeer(sharing.ordinal, others, workers.size());
   if (crossGpu && peer.ordinal < 0)
     throw WaivedError("the cross-GPU import (--cross-gpu) cannot run: " + peer.whyNot);
   sharing.lastDevice = peer.ordinal >= 0 ? peer.ordinal : sharing.ordinal;
@@ -256,8 +257,8 @@ std::string Parent::afterError() noexcept {
     for (const std::string& problem : askAfter(stream_, evidence_))
       text += "After the error, this path's memory is NOT released: " + problem + "\n";
     if (text.empty()) {
-      text = "After the error, this path's memory is released (proved: the driver knows none of "
-             "its addresses in this process)\n";
+      text = "After the error, this path's memory is released (proved: the driver finds none of "
+             "its addresses mapped in this process)\n";
     }
   }
   return text + freeMemoryLine(freeBefore_, freeNow()) + "\n";
@@ -317,7 +318,8 @@ Verdict Parent::finish(std::ostream& out, JsonObject& json) {
       << "memory, " << referenceGBps << " GB/s (expected ratio about 1 on one GPU)\n"
       << "  handoff: export + send + import + map of one allocation, host clock (CLOCK_MONOTONIC "
       << "in both processes), median; the pool path includes importing the pool itself\n"
-      << "  released: the driver no longer knows any of the path's addresses in this process\n";
+      << "  released: the driver no longer finds any of the path's addresses mapped in this "
+      << "process\n";
   for (std::size_t i = 0; i < workerEndings.size(); ++i) {
     out << "Worker " << i << ": " << workerEndings[i] << '\n';
     pass &= workerEndings[i] == "exited with status 0";

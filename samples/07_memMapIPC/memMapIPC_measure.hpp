@@ -75,8 +75,8 @@ struct PathResult {
   std::vector<std::string> releaseProblems;  ///< What confirmRelease() found; none: released.
 };
 
-/// The lesson's step 5 for one worker: exports the first @p allocations of A, B and C into a job
-/// for worker @p worker and sends it.
+/// One way's export and send for one worker (the `shareWith` of each way in memMapIPC.cpp):
+/// exports the first @p allocations of A, B and C into a job for worker @p worker and sends it.
 using ShareWith = std::function<void(std::size_t worker, std::uint32_t allocations)>;
 
 /**

@@ -57,11 +57,11 @@ constexpr std::chrono::minutes kParentSilence{10};
 /// What the three ways share in a worker: its socket, device, stream and kernel, and the use
 /// of one job's imports.
 struct Worker {
-  int socket = -1;           ///< Its end of the socket pair.
-  int device = 0;            ///< The device its context is on.
-  CUstream stream = nullptr; ///< Its stream.
+  int socket = -1;            ///< Its end of the socket pair.
+  int device = 0;             ///< The device its context is on.
+  CUstream stream = nullptr;  ///< Its stream.
   CUfunction vecAdd = nullptr;
-  bool toldToQuit = false;   ///< The parent said quit while a job's imports were held.
+  bool toldToQuit = false;  ///< The parent said quit while a job's imports were held.
 
   /// Uses A, B and C of @p job at @p pointers (core-b, below the three ways). @return true once
   /// the parent says release, with the stream's work done; false when it says quit instead.

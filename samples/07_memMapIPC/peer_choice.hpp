@@ -17,10 +17,10 @@ namespace memsamples::ipc {
 
 /// What the driver says about one other device, for the last worker.
 struct PeerCandidate {
-  int ordinal = 0;          ///< Its ordinal.
-  bool canAccess = false;   ///< cuDeviceCanAccessPeer(it, the parent's device).
-  bool vmm = false;         ///< CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED.
-  int computeMode = 0;      ///< CU_DEVICE_ATTRIBUTE_COMPUTE_MODE (a CUcomputemode).
+  int ordinal = 0;         ///< Its ordinal.
+  bool canAccess = false;  ///< cuDeviceCanAccessPeer(it, the parent's device).
+  bool vmm = false;        ///< CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED.
+  int computeMode = 0;     ///< CU_DEVICE_ATTRIBUTE_COMPUTE_MODE (a CUcomputemode).
 };
 
 /// The last worker's device: another one (ordinal >= 0), or none and why.

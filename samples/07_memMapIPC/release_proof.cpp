@@ -22,8 +22,8 @@ AddressAnswer askDriverAbout(CUdeviceptr pointer) noexcept {
 std::vector<std::string> releaseProblems(const ReleaseEvidence& evidence) {
   // Known: answered, mapped, and within the range the driver names (where it names one).
   const auto knows = [](const AddressAnswer& answer, CUdeviceptr pointer) {
-    const bool inRange = answer.size == 0 ||
-                         (answer.base <= pointer && pointer - answer.base < answer.size);
+    const bool inRange =
+        answer.size == 0 || (answer.base <= pointer && pointer - answer.base < answer.size);
     return answer.result == CUDA_SUCCESS && answer.mapped != 0 && inRange;
   };
   std::vector<std::string> problems;

@@ -34,9 +34,9 @@ namespace memsamples::ipc {
 /// which is what an attribute the driver leaves unanswered keeps.
 struct AddressAnswer {
   CUresult result = CUDA_ERROR_NOT_FOUND;  ///< Its answer (not asked yet: NOT_FOUND).
-  int mapped = 0;                          ///< CU_POINTER_ATTRIBUTE_MAPPED (a bool, in a zeroed int).
-  CUdeviceptr base = 0;                    ///< CU_POINTER_ATTRIBUTE_RANGE_START_ADDR.
-  std::size_t size = 0;                    ///< CU_POINTER_ATTRIBUTE_RANGE_SIZE (0: not answered).
+  int mapped = 0;        ///< CU_POINTER_ATTRIBUTE_MAPPED (a bool, in a zeroed int).
+  CUdeviceptr base = 0;  ///< CU_POINTER_ATTRIBUTE_RANGE_START_ADDR.
+  std::size_t size = 0;  ///< CU_POINTER_ATTRIBUTE_RANGE_SIZE (0: not answered).
 };
 
 /// Asks cuPointerGetAttributes about @p pointer: MAPPED, RANGE_START_ADDR and RANGE_SIZE, each

@@ -38,8 +38,7 @@ TEST(PeerChoice, ASecondGpuInComputeModeProhibitedIsLeftOutWithTheReason) {
 }
 
 TEST(PeerChoice, ASecondGpuInComputeModeExclusiveProcessIsLeftOutWithTheReason) {
-  const ipc::PeerChoice choice =
-      ipc::choosePeer(1, {peer(0, CU_COMPUTEMODE_EXCLUSIVE_PROCESS)}, 3);
+  const ipc::PeerChoice choice = ipc::choosePeer(1, {peer(0, CU_COMPUTEMODE_EXCLUSIVE_PROCESS)}, 3);
   EXPECT_EQ(choice.ordinal, -1);
   EXPECT_EQ(choice.whyNot.rfind("device 0 is in compute mode EXCLUSIVE_PROCESS "
                                 "(CU_COMPUTEMODE_EXCLUSIVE_PROCESS): one process at a time",

@@ -64,16 +64,19 @@ TEST(ReleaseProof, GoneWhenTheDriverNoLongerFindsAnyOfTheAddressesMapped) {
 TEST(ReleaseProof, AnAllocationStillFoundIsNotReleased) {
   const std::vector<std::string> problems = ipc::releaseProblems(threeAllocations(found()));
   ASSERT_EQ(problems.size(), 3u);
-  EXPECT_EQ(problems[0], "allocation 0 (0x7f0000200000): cuPointerGetAttributes still finds it "
-                         "mapped after the release");
-  EXPECT_EQ(problems[2], "allocation 2 (0x7f0000600000): cuPointerGetAttributes still finds it "
-                         "mapped after the release");
+  EXPECT_EQ(problems[0],
+            "allocation 0 (0x7f0000200000): cuPointerGetAttributes still finds it "
+            "mapped after the release");
+  EXPECT_EQ(problems[2],
+            "allocation 2 (0x7f0000600000): cuPointerGetAttributes still finds it "
+            "mapped after the release");
   // One of three left behind is named alone.
   ipc::ReleaseEvidence one = threeAllocations(unmapped());
   one.allocations[1].after = found(kBase + kSize - 4096, 2 * kSize);  // a range around it
   ASSERT_EQ(ipc::releaseProblems(one).size(), 1u);
-  EXPECT_EQ(ipc::releaseProblems(one)[0], "allocation 1 (0x7f0000400000): cuPointerGetAttributes "
-                                          "still finds it mapped after the release");
+  EXPECT_EQ(ipc::releaseProblems(one)[0],
+            "allocation 1 (0x7f0000400000): cuPointerGetAttributes "
+            "still finds it mapped after the release");
   // Mapped, with no range answered: still known.
   ipc::ReleaseEvidence noRange = threeAllocations(unmapped());
   noRange.allocations[2].after = found(0, 0);
@@ -96,7 +99,7 @@ TEST(ReleaseProof, ADriverThatCannotAnswerProvesNothing) {
 TEST(ReleaseProof, AnAllocationNotSeenBeforeCannotBeProvedGone) {
   ipc::ReleaseEvidence evidence = threeAllocations(unmapped());
   evidence.allocations[0].before = answered(CUDA_ERROR_NOT_FOUND);
-  evidence.allocations[1].before = unmapped();          // answered, but not mapped
+  evidence.allocations[1].before = unmapped();        // answered, but not mapped
   evidence.allocations[2].before = found(kBase, 16);  // a range that does not hold it
   const std::vector<std::string> problems = ipc::releaseProblems(evidence);
   ASSERT_EQ(problems.size(), 3u);
