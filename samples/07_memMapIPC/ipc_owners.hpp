@@ -65,7 +65,7 @@ inline void grantPoolAccess(CUmemoryPool pool, int device) {
 
 /**
  * A, B and C of one path, as the parent made them or as a worker imported them: one kind of
- * owner per way of making them, of which a path uses one (the pool path two). Members are
+ * owner per way of making them, of which a way of sharing uses one (the pool way two). Members are
  * destroyed in reverse order of declaration: mappings and handles, then legacy memory, then pool
  * allocations, and the pool last, after everything allocated from it. Before any of them, when
  * an error unwinds, the parent's workers are killed (freeing memory that another process still

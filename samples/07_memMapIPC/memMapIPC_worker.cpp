@@ -137,7 +137,8 @@ void serveLegacy(Worker& worker, const ipc::Job& job) {
 }
 
 /// The pool way, this side: the pool comes as a descriptor and becomes a pool of this
-/// process; each allocation comes as export data and becomes a pointer into it.
+/// process; each allocation comes as export data and becomes a pointer into it. (`job` is a
+/// copy: cuMemPoolImportPointer takes the export data through a non-const pointer.)
 void servePool(Worker& worker, ipc::Job job, std::vector<ipc::OwnedFd>& descriptors) {
   // Receive: `job` came checked (acceptJob), with the pool's descriptor.
   ipc::Buffers imports(worker.stream);
