@@ -20,7 +20,7 @@ namespace memsamples::ipc {
 
 /// cuMemRelease: a physical allocation lives on while it is mapped, so releasing right after
 /// cuMemMap is the usual order. Common's (support/vmm_owners.hpp), as in 04, 05 and 08. The
-/// parent here keeps its handles until the release (step 8): every job exports them again.
+/// parent here keeps its handles until the release: every job exports them again.
 using memsamples::OwnedAllocationHandle;
 /// cuMemPoolDestroy, for a created or an imported pool (after the allocations from it).
 using OwnedMemoryPool = DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
