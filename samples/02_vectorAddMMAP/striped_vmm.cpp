@@ -145,12 +145,12 @@ std::vector<int> backingAndMapping(const std::vector<int>& backingDevices,
   return devices;
 }
 
-// What one undo did: the answers of its calls, and what was recorded when it began.
+/// What one undo did: the answers of its calls, and what was recorded when it began.
 struct Rollback::Undone {
-  std::size_t mapped = 0;     // stripes it tried to unmap: [0, mapped)
-  bool held = false;          // whether it released a handle
-  CUresult released = CUDA_SUCCESS;
-  CUresult freed = CUDA_SUCCESS;
+  std::size_t mapped = 0;             ///< Stripes it tried to unmap: [0, mapped).
+  bool held = false;                  ///< Whether it released a handle.
+  CUresult released = CUDA_SUCCESS;   ///< cuMemRelease's answer, when it released a handle.
+  CUresult freed = CUDA_SUCCESS;      ///< cuMemAddressFree's answer.
 };
 
 Rollback::Rollback(const StripeLayout& layout)
