@@ -1,13 +1,13 @@
 /**
  * @file managedAdvisePrefetch.cpp
- * @brief Managed memory with the CUDA driver API: advice, range and pointer attributes,
- *        prefetch, batch prefetch and discard, each checked, and what each costs.
+ * @brief Managed memory with the CUDA driver API: advice and its read-back, prefetch, batch
+ *        prefetch and discard, each checked, and what each costs.
  *
  * Managed memory (cuMemAllocManaged) is one address, valid on the host and on every
  * GPU. Its pages live in one place at a time and move on demand: the first access from
  * the "wrong" processor faults, the driver migrates the page and the access is
  * replayed. Convenient, and slow. This sample keeps 01_vectorAddDrv's C = A + B and
- * shows, in order, the calls that make managed memory fast. Steps 3 to 10 are the core:
+ * shows, in order, the calls that make managed memory fast. Steps 3 to 9 are the core:
  * the region between the two core markers, which the README shows.
  *
  * 1. **cuInit** and a device, as in 01.
@@ -15,25 +15,24 @@
  *    what the device supports of managed memory (WAIVED without concurrent managed
  *    access on every device), and the sizes of the run, never more than is free.
  * 3. **cuMemAllocManaged** A, B and C, and a stream (**cuStreamCreate**).
- * 4. **cuPointerGetAttributes** on A, at its start and from inside it.
- * 5. **cuMemAdvise** on A: SET_READ_MOSTLY, SET_PREFERRED_LOCATION and SET_ACCESSED_BY,
- *    each read back with **cuMemRangeGetAttribute**; all eight range attributes in one
- *    **cuMemRangeGetAttributes** call; then each advice's UNSET_.
- * 6. **cuMemPrefetchAsync** A, B and C to the GPU (skipped with --no-prefetch),
- *    **cuLaunchKernel**, C back to the host, between two **cuEventRecord** calls.
- * 7. **cuMemPrefetchBatchAsync**: chunks 0-5 of A, B and C to the GPU and chunks 6-9 to
+ * 4. **cuMemAdvise** on A: SET_READ_MOSTLY, SET_PREFERRED_LOCATION and SET_ACCESSED_BY,
+ *    each read back with **cuMemRangeGetAttribute**; then each advice's UNSET_.
+ * 5. **cuMemPrefetchAsync** A, B and C to the GPU (skipped with --no-prefetch),
+ *    **cuLaunchKernel**, C back to the host; two **cuEventRecord** calls time it.
+ * 6. **cuMemPrefetchBatchAsync**: chunks 0-5 of A, B and C to the GPU and chunks 6-9 to
  *    the host, in one call; the GPU adds its share while the CPU adds the rest.
- * 8. **cuMemDiscardBatchAsync**: C's contents are dead, so the prefetch after it need
+ * 7. **cuMemDiscardBatchAsync**: C's contents are dead, so the prefetch after it need
  *    not copy them.
- * 9. More advice read back, then what each technique costs
- *    (managedAdvisePrefetch_measure.cpp): the kernel under demand paging, prefetched, on
- *    cuMemAlloc memory and on advised host memory; prefetches against pinned and pageable
- *    copies, and results written in place over the link; one batch against single
- *    prefetches; the prefetch of live against discarded data.
- * 10. The teardown, each release checked: **cuStreamSynchronize**, **cuStreamDestroy**,
- *     **cuMemFree** (C, B, A),
- *     then 01's **cuModuleUnload** and **cuCtxDestroy**. PASS when every element is
- *     exact and every attribute read back what the advice or the prefetch implies.
+ * 8. More checks and what each technique costs (managedAdvisePrefetch_measure.cpp):
+ *    **cuPointerGetAttributes** on A, the advice table (the host, a host NUMA node, halves
+ *    of A); the kernel under demand paging, prefetched, on cuMemAlloc memory and on
+ *    advised host memory; prefetches against pinned and pageable copies, and results
+ *    written in place over the link; one batch against single prefetches; the prefetch
+ *    of live against discarded data.
+ * 9. The teardown, each release checked: **cuStreamSynchronize**, **cuStreamDestroy**,
+ *    **cuMemFree** (C, B, A), then 01's **cuModuleUnload** and **cuCtxDestroy**. PASS
+ *    when every element is exact and every attribute read back what the advice or the
+ *    prefetch implies.
  */
 #include <array>
 #include <string>
@@ -76,7 +75,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   // is free. An over-subscribed GPU evicts managed pages and can stall every process on
   // it, so a --size that does not fit is refused here, before anything is allocated.
   const ManagedPlan plan = planRun(options, device, vecAdd, report);
-  std::size_t bytes = plan.sizes.vectorBytes;  // not const: step 8 takes its address
+  std::size_t bytes = plan.sizes.vectorBytes;  // not const: step 7 takes its address
   // The element count as VecAdd_kernel's parameter type exactly, as in 01; its launch is
   // 01's too: blocks of 256 threads, enough of them to fill every SM.
   unsigned long long count = bytes / sizeof(float);
@@ -89,51 +88,37 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
 
   // What a range's eight attributes must read back: {read-mostly, preferred location,
-  // accessed-by, last prefetch location}. A prefetched range names where it went last.
+  // accessed-by, last prefetch location}. A prefetched range names where it went last; with
+  // --no-prefetch nothing moves A in step 5 but demand paging, which records nothing.
   const mm::ExpectedRange noAdvice;  // read-mostly 0, and no location anywhere
-  const mm::ExpectedRange advised = {true, gpu, {plan.ordinal}, std::nullopt};
   const mm::ExpectedRange onGpu = mm::prefetchedTo(gpu);
   const mm::ExpectedRange onHost = mm::prefetchedTo(host);
-  // With --no-prefetch step 6 never prefetches A: demand paging moves it, and records nothing.
-  const mm::ExpectedRange aAfterStep6 = options.noPrefetch ? noAdvice : onGpu;
+  const mm::ExpectedRange aAfterStep5 = options.noPrefetch ? noAdvice : onGpu;
 
   // Reading the core: checks.hostA, hostB and hostC are A, B and C's managed addresses as
-  // float*: the CPU reads and writes the managed memory itself. The CPU adds its share in
-  // step 7 while the kernel runs, which concurrent managed access allows (planRun() waived
-  // without it). expect(checks, what, said, expected) records one check: an answer against
-  // what it must be (the rules: judge() in managed_logic.cpp). readBack() asks a range for
-  // its eight attributes, one call each and in one call; checks.sum() compares C with A + B.
+  // float*: the CPU reads and writes the managed memory itself, also while the kernel runs
+  // (step 6), which concurrent managed access allows. expect(checks, what, said, expected)
+  // records one check, an answer against what it must be (the rules: judge() in
+  // managed_logic.cpp); readBack() asks a range for all eight of its attributes, and
+  // checks.sum() compares C with A + B.
 
   //! [core]
-  // 3. Three managed vectors, which any stream of any device may use (ATTACH_GLOBAL).
+  // 3. Three managed vectors, valid on the host and on every GPU, and a created stream:
+  //    cuMemPrefetchBatchAsync refuses the NULL stream.
   OwnedManagedMemory a;
   OwnedManagedMemory b;
   OwnedManagedMemory c;
   ms::check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(b.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(c.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
-  std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};  // kernel arguments, batches
-  ms::OwnedStream stream;  // created: cuMemPrefetchBatchAsync refuses the NULL stream
+  ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
-  Checks checks(report, options, plan, vecAdd, s, abc);  // records every check below
+  std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};  // kernel arguments, the batch
+  Checks checks(report, options, plan, vecAdd, s, abc);
 
-  // 4. What is this address? Eight answers from one call, about A's first byte and about
-  //    its middle: both name the same managed allocation.
-  mm::PointerAttributeQuery start;
-  mm::PointerAttributeQuery middle;
-  const CUdeviceptr inside = a.get() + bytes / 2;
-  ms::check(cuPointerGetAttributes(8, start.asked, start.answers, a.get()),
-            "cuPointerGetAttributes");
-  ms::check(cuPointerGetAttributes(8, middle.asked, middle.answers, inside),
-            "cuPointerGetAttributes");
-  expect(checks, "cuPointerGetAttributes on A", mm::PointerAnswers{start.said, middle.said, inside},
-         mm::ManagedRange{a.get(), bytes, plan.ordinal});
-
-  // 5. Advice says how A will be used. It moves no data, so each advice is read back with
-  //    cuMemRangeGetAttribute, which answers for the whole range.
-  //    Read-mostly: each processor that reads a page gets its own read-only copy (the
-  //    location is ignored).
+  // 4. Advice says how A will be used and moves no data, so each one is read back.
+  //    Read-mostly: a processor that reads a page gets its own copy.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
   int readMostly = 0;
   ms::check(cuMemRangeGetAttribute(&readMostly, sizeof(readMostly),
@@ -141,10 +126,9 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
             "cuMemRangeGetAttribute");
   expect(checks, "READ_MOSTLY after SET_READ_MOSTLY", readMostly, 1);
 
-  //    Preferred location: where the pages go when they migrate, and where they stay.
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu),
-            "cuMemAdvise");
-  CUmemLocation preferred = {};
+  //    Preferred location: where the pages go when they migrate, and stay.
+  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu), "cuMemAdvise");
+  CUmemLocation preferred = {};  // read as its type and its id
   ms::check(cuMemRangeGetAttribute(&preferred.type, sizeof(preferred.type),
                                    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, a.get(), bytes),
             "cuMemRangeGetAttribute");
@@ -153,36 +137,29 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
             "cuMemRangeGetAttribute");
   expect(checks, "PREFERRED_LOCATION after SET_PREFERRED_LOCATION", preferred, gpu);
 
-  //    Accessed-by: the GPU maps the pages wherever they are, so its accesses do not
-  //    fault. The answer has one slot per processor, unused slots CU_DEVICE_INVALID.
+  //    Accessed-by: the GPU maps the pages wherever they are, and reads them without faults.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu), "cuMemAdvise");
-  std::vector<int> accessedBy(plan.accessedBySlots, CU_DEVICE_INVALID);
+  std::vector<int> accessedBy(plan.accessedBySlots, CU_DEVICE_INVALID);  // a slot per processor
   ms::check(cuMemRangeGetAttribute(accessedBy.data(), accessedBy.size() * sizeof(int),
                                    CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, a.get(), bytes),
             "cuMemRangeGetAttribute");
   expect(checks, "ACCESSED_BY after SET_ACCESSED_BY", accessedBy, std::vector<int>{plan.ordinal});
 
-  //    All eight range attributes in one call; then every SET_ taken back by its UNSET_.
-  mm::RangeAttributeQuery all(plan.accessedBySlots);  // the arrays: what, where, how big
-  ms::check(cuMemRangeGetAttributes(all.data.data(), all.sizes.data(), all.asked.data(),
-                                    all.asked.size(), a.get(), bytes),
-            "cuMemRangeGetAttributes");
-  expect(checks, "A with the three pieces of advice", all.said, advised);
+  //    Every SET_ has its UNSET_; after them A reads back as it was allocated.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, gpu),
             "cuMemAdvise");
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu), "cuMemAdvise");
   expect(checks, "A after the three UNSET_ calls", readBack(checks, a.get(), bytes), noAdvice);
 
-  // 6. The CPU writes the inputs, so their pages start in host memory. Three prefetches
-  //    move A, B and C to the GPU ahead of the kernel, in its stream (--no-prefetch leaves
-  //    that to demand paging: each first access faults). Then C comes back to the host.
+  // 5. The CPU writes the inputs, so their pages start on the host. Prefetches move A, B
+  //    and C to the GPU before the kernel needs them (--no-prefetch: the kernel's faults
+  //    move them, demand paging); then C comes back. The two events time the GPU's part.
   ms::fillVectorAddInputs(checks.hostA, checks.hostB, count, 2024);
-  ms::check(cuEventRecord(checks.stepStart.get(), s), "cuEventRecord");  // times this step
+  ms::check(cuEventRecord(checks.stepStart.get(), s), "cuEventRecord");
   if (!options.noPrefetch) {
-    ms::check(cuMemPrefetchAsync(a.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
-    ms::check(cuMemPrefetchAsync(b.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
-    ms::check(cuMemPrefetchAsync(c.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
+    for (const CUdeviceptr vector : abc)
+      ms::check(cuMemPrefetchAsync(vector, bytes, gpu, 0, s), "cuMemPrefetchAsync");
   }
   void* params[] = {&abc[0], &abc[1], &abc[2], &count};
   ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
@@ -190,31 +167,30 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::check(cuEventRecord(checks.stepEnd.get(), s), "cuEventRecord");
   ms::check(cuMemPrefetchAsync(c.get(), bytes, host, 0, s), "cuMemPrefetchAsync");
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
-  expect(checks, "A after step 6", readBack(checks, a.get(), bytes), aAfterStep6);
-  expect(checks, "C after its prefetch back to the host", readBack(checks, c.get(), bytes), onHost);
+  expect(checks, "A after step 5", readBack(checks, a.get(), bytes), aAfterStep5);
+  expect(checks, "C after its prefetch to the host", readBack(checks, c.get(), bytes), onHost);
   expect(checks, "C read on the host after the round trip", checks.sum(), kExact);
 
-  // 7. New inputs; one call sends chunks 0-5 of A, B, C to the GPU, 6-9 to the host.
+  // 6. New inputs; one call sends chunks 0-5 of A, B, C to the GPU and 6-9 to the host. The
+  //    first host range is chunk 6 of A: the GPU adds what is before it, the CPU the rest.
   ms::fillVectorAddInputs(checks.hostA, checks.hostB, count, 7);
   mm::PrefetchBatch batch = mm::chunkBatch(abc, bytes, gpu, host, s);  // checked arrays
   ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
                                     batch.locations.data(), batch.locationStarts.data(),
                                     batch.locations.size(), 0, s),
             "cuMemPrefetchBatchAsync");
-  // The first host range is chunk 6 of A: the GPU adds what is before it, the CPU the rest.
   unsigned long long gpuShare = (batch.dptrs[batch.locationStarts[1]] - a.get()) / sizeof(float);
-  void* gpuParams[] = {&abc[0], &abc[1], &abc[2], &gpuShare};
-  ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, gpuParams, nullptr),
+  void* shareParams[] = {&abc[0], &abc[1], &abc[2], &gpuShare};
+  ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, shareParams, nullptr),
             "cuLaunchKernel");
   for (unsigned long long i = gpuShare; i < count; ++i)
     checks.hostC[i] = checks.hostA[i] + checks.hostB[i];
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
   expect(checks, "each range after the batch", readBack(checks, batch), batch);
-  expect(checks, "all of C (its chunks in two places)", readBack(checks, c.get(), bytes),
-         noAdvice);
+  expect(checks, "all of C (chunks in two places)", readBack(checks, c.get(), bytes), noAdvice);
   expect(checks, "C from the GPU's share and the CPU's", checks.sum(), kExact);
 
-  // 8. C's contents are dead: the driver may drop its pages instead of migrating them.
+  // 7. C's contents are dead: the driver may drop its pages instead of migrating them.
   checkDiscard(checks, cuMemDiscardBatchAsync(&abc[2], &bytes, 1, 0, s));
   ms::check(cuMemPrefetchAsync(c.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
   ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
@@ -223,20 +199,20 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   expect(checks, "C after discard + prefetch", readBack(checks, c.get(), bytes), onGpu);
   expect(checks, "C written by the GPU after the discard", checks.sum(), kExact);
 
-  // 9. More advice read back (the host, a host NUMA node, halves of A), what each
-  //    technique costs on these buffers, and the summary of every check.
+  // 8. More checks, what each technique costs on these buffers, the summary of every check.
   const ms::Verdict verdict = measureCosts(checks);
 
-  // 10. The teardown, each release checked (on an error path the owners do the same).
+  // 9. The teardown, each release checked (on an error path the owners do the same).
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
   ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
   ms::check(cuMemFree(c.release()), "cuMemFree");
   ms::check(cuMemFree(b.release()), "cuMemFree");
   ms::check(cuMemFree(a.release()), "cuMemFree");
-  ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
-  ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   //! [core]
 
+  // 01's teardown: the module and the context.
+  ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
+  ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   return verdict;
 }
 
@@ -260,10 +236,10 @@ int main(int argc, char** argv) {
                       "16,256,4096 ranges (about 30 s on an H100; the default run takes seconds)",
                       options.full);
   commandLine.addFlag("no-prefetch",
-                      "step 6 without its prefetches: the kernel's faults move the pages "
-                      "(demand paging); watch step 6's time",
+                      "step 5 without its prefetches: the kernel's faults move the pages "
+                      "(demand paging); watch step 5's time",
                       options.noPrefetch);
-  commandLine.addFlag("verbose", "print every check of steps 4-9 and the measurements' details",
+  commandLine.addFlag("verbose", "print every check of steps 3-8 and the measurements' details",
                       options.verbose);
   commandLine.addSize("range-size",
                       "bytes per range of the batch benchmark, whole pages up to 2M "

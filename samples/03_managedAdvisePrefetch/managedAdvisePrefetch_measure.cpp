@@ -24,7 +24,7 @@ namespace {
 constexpr std::uint32_t kPoison = 0xFFFFFFFFu;       // a NaN: never equal to A + B
 constexpr unsigned char kSpanPattern = 0x5A;
 
-/// One line of step 9b: a rate against its reference on the same buffers, the ratio and what to
+/// One line of step 8b: a rate against its reference on the same buffers, the ratio and what to
 /// make of it ("  host -> GPU  prefetch  48.5 GB/s / pinned copy  55.4 GB/s = 0.876 (...)").
 /// @return the ratio.
 double printRates(std::ostream& out, const char* what, double gbps, const char* reference,
@@ -190,8 +190,8 @@ std::vector<mm::RangeAttributes> readBack(Checks& r, const mm::PrefetchBatch& ba
 void checkDiscard(Checks& r, CUresult discarded) {
   r.discardSupported = discarded != CUDA_ERROR_NOT_SUPPORTED;
   if (!r.discardSupported) {
-    r.report.out() << "[8] cuMemDiscardBatchAsync is not supported by this driver ("
-                   << ms::describeResult(discarded) << "): step 8 goes on without it\n";
+    r.report.out() << "[7] cuMemDiscardBatchAsync is not supported by this driver ("
+                   << ms::describeResult(discarded) << "): step 7 goes on without it\n";
     return;
   }
   ms::check(discarded, "cuMemDiscardBatchAsync");
@@ -201,39 +201,33 @@ void checkDiscard(Checks& r, CUresult discarded) {
 
 namespace {
 
-/// The report of steps 4-8: their checks, and step 6's GPU time between its two events.
-void reportSteps(Checks& r) {
-  std::ostream& out = r.report.out();
-  float stepMs = 0;
-  ms::check(cuEventElapsedTime(&stepMs, r.stepStart.get(), r.stepEnd.get()), "cuEventElapsedTime");
-  // Released here, while the context lives: the core destroys the context before Checks dies.
-  ms::check(cuEventDestroy(r.stepStart.get()), "cuEventDestroy");
-  r.stepStart.release();
-  ms::check(cuEventDestroy(r.stepEnd.get()), "cuEventDestroy");
-  r.stepEnd.release();
-  out << format("[4-8] %zu checks of pointer, advice and prefetch read-backs and of C, %zu failed%s\n",
-                r.list.checks(), r.list.failures().size(),
-                r.options.verbose ? "" : " (--verbose prints each)");
-  if (r.options.noPrefetch) {
-    out << format("[6] the kernel alone, its pages moved by demand paging (--no-prefetch): %.2f ms "
-                  "of GPU time\n", stepMs);
-  } else {
-    out << format("[6] prefetch A, B and C to the GPU, then the kernel: %.2f ms of GPU time\n",
-                  stepMs);
+/// cuPointerGetAttributes on A, at its first byte and in its middle: eight answers from one
+/// call each, which name the same managed allocation of the sample's device.
+void checkPointerAttributes(Checks& r) {
+  const CUdeviceptr a = r.vecAdd.a;
+  const CUdeviceptr inside = a + r.bytes / 2;
+  mm::PointerAttributeQuery start;
+  mm::PointerAttributeQuery middle;
+  ms::check(cuPointerGetAttributes(8, start.asked, start.answers, a), "cuPointerGetAttributes");
+  ms::check(cuPointerGetAttributes(8, middle.asked, middle.answers, inside),
+            "cuPointerGetAttributes");
+  expect(r, "cuPointerGetAttributes on A", mm::PointerAnswers{start.said, middle.said, inside},
+         mm::ManagedRange{a, r.bytes, r.plan.ordinal});
+  if (r.options.verbose) {
+    CUcontext context = nullptr;
+    ms::check(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+    r.report.out() << mm::describePointerAttributes(start.said, middle.said, inside, context);
   }
-  r.report.json().set("step6Ms", static_cast<double>(stepMs)).set("noPrefetch", r.options.noPrefetch);
 }
 
 /// The advice table (mm::adviceSteps) on A: the host, a host NUMA node and halves of A, which
-/// step 5 leaves out, each advice read back. A is first prefetched whole to the GPU, so every
+/// step 4 leaves out, each advice read back. A is first prefetched whole to the GPU, so every
 /// read-back names the GPU as the last prefetch location.
 void checkAdviceTable(Checks& r) {
   std::ostream& out = r.report.out();
   const CUdeviceptr a = r.vecAdd.a;
   prefetch(a, r.bytes, r.gpu, r.vecAdd.stream);
   ms::check(cuStreamSynchronize(r.vecAdd.stream), "cuStreamSynchronize");
-  const std::size_t checksBefore = r.list.checks();
-  const std::size_t failuresBefore = r.list.failures().size();
   const int node = r.plan.support.hostNumaId;
   for (const mm::AdviceStep& row : mm::adviceSteps(r.bytes, r.plan.ordinal, node)) {
     const CUdeviceptr ptr = a + row.range.offset;
@@ -253,11 +247,32 @@ void checkAdviceTable(Checks& r) {
     expected.lastPrefetch = r.gpu;
     expect(r, row.label, readBack(r, ptr, row.range.bytes), expected);
   }
+}
+
+/// The report of steps 3-8's checks, and step 5's GPU time between its two events.
+void reportSteps(Checks& r) {
+  std::ostream& out = r.report.out();
+  float stepMs = 0;
+  ms::check(cuEventElapsedTime(&stepMs, r.stepStart.get(), r.stepEnd.get()), "cuEventElapsedTime");
+  // Released here, while the context lives: the lesson destroys it before Checks dies.
+  ms::check(cuEventDestroy(r.stepStart.get()), "cuEventDestroy");
+  r.stepStart.release();
+  ms::check(cuEventDestroy(r.stepEnd.get()), "cuEventDestroy");
+  r.stepEnd.release();
+  const int node = r.plan.support.hostNumaId;
   const std::string where = node < 0 ? "" : ", host NUMA node " + std::to_string(node);
-  out << format("[9] more advice on A (the host%s, halves of A), each read back: %zu checks, "
-                "%zu failed\n",
-                where.c_str(), r.list.checks() - checksBefore,
-                r.list.failures().size() - failuresBefore);
+  out << format("[3-8] %zu checks, %zu failed: advice and prefetch read-backs, more advice (the "
+                "host%s, halves of A), pointer attributes, C == A + B%s\n",
+                r.list.checks(), r.list.failures().size(), where.c_str(),
+                r.options.verbose ? "" : " (--verbose: each)");
+  if (r.options.noPrefetch) {
+    out << format("[5] the kernel alone, its pages moved by demand paging (--no-prefetch): %.2f ms "
+                  "of GPU time\n", stepMs);
+  } else {
+    out << format("[5] prefetch A, B and C to the GPU, then the kernel: %.2f ms of GPU time\n",
+                  stepMs);
+  }
+  r.report.json().set("step5Ms", static_cast<double>(stepMs)).set("noPrefetch", r.options.noPrefetch);
 }
 
 void measureKernels(Checks& r) {
@@ -267,7 +282,7 @@ void measureKernels(Checks& r) {
   const int iterations = r.options.common.iterations;
   // Behind PCIe demand paging migrates pages; a coherent link changes what (a) and (d) measure.
   if (r.options.verbose || mm::coherentHostAccess(r.plan.support))
-    out << "[9a] This machine: " << mm::pagingModel(r.plan.support) << '\n';
+    out << "[8a] This machine: " << mm::pagingModel(r.plan.support) << '\n';
 
   // (a) Demand paging: before each launch A, B and C move to the host (untimed), so the timed
   // kernel faults every page over to the GPU.
@@ -331,7 +346,7 @@ void measureKernels(Checks& r) {
   }
   r.prefetchedOverDevice = gbps[1] / gbps[2];
   r.pagingSlowdown = paging / prefetched;
-  out << format("[9a] VecAdd on %s vectors, GB/s: (a) demand paging %.1f, (b) prefetched %.1f, "
+  out << format("[8a] VecAdd on %s vectors, GB/s: (a) demand paging %.1f, (b) prefetched %.1f, "
                 "(c) cuMemAlloc %.1f, (d) kept on the host %.1f\n",
                 ms::formatBytes(r.bytes).c_str(), gbps[0], gbps[1], gbps[2], gbps[3])
       << format("     (b)/(c) = %.3f (expected >= 0.95: resident managed pages are device memory); "
@@ -350,7 +365,7 @@ void measureTransfers(Checks& r) {
   const auto gbps = [&r](double medianMs) {
     return ms::gigabytesPerSecond(static_cast<double>(r.bytes), medianMs);
   };
-  out << "[9b] Host <-> GPU, " << ms::formatBytes(r.bytes)
+  out << "[8b] Host <-> GPU, " << ms::formatBytes(r.bytes)
       << " (A moves GPU -> host -> GPU each repetition)\n";
   // A known start: A entirely on the GPU (with --warmup 0 the first prefetch to the host would
   // otherwise move nothing).
@@ -444,7 +459,7 @@ void measureBatchVersusSingle(Checks& r) {
   ms::OwnedDeviceMemory span;  // managed, freed with cuMemFree like cuMemAlloc memory
   ms::check(cuMemAllocManaged(span.out(), spanBytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   const ms::DrainOnExit drain{stream};
-  out << "[9c] One cuMemPrefetchBatchAsync of K ranges of " << ms::formatBytes(rangeBytes)
+  out << "[8c] One cuMemPrefetchBatchAsync of K ranges of " << ms::formatBytes(rangeBytes)
       << " vs K cuMemPrefetchAsync calls, host -> GPU, medians\n";
   if (r.options.verbose) {
     out << "  one range every " << ms::formatBytes(2 * rangeBytes) << " of a "
@@ -503,7 +518,7 @@ void measureDiscard(Checks& r) {
   std::ostream& out = r.report.out();
   const ms::VectorAddLaunch& k = r.vecAdd;
   if (!r.discardSupported) {
-    out << "[9d] skipped: cuMemDiscardBatchAsync is not supported by this driver\n";
+    out << "[8d] skipped: cuMemDiscardBatchAsync is not supported by this driver\n";
     return;
   }
   // C starts on the host each time. Moving it there copies its pages back from the GPU, so it
@@ -516,7 +531,7 @@ void measureDiscard(Checks& r) {
   const auto toGpu = [&] { prefetch(k.c, r.bytes, r.gpu, k.stream); };
   const std::vector<StageTimes> t =
       timeRounds(k.stream, 0, r.options.migrationIterations, {toHost, toGpu, discard, toGpu});
-  out << format("[9d] Prefetch of C (%s) host -> GPU: live data %.3f ms, after "
+  out << format("[8d] Prefetch of C (%s) host -> GPU: live data %.3f ms, after "
                 "cuMemDiscardBatchAsync %.3f ms (median of %d)\n",
                 ms::formatBytes(r.bytes).c_str(), t[1].gpuMs, t[3].gpuMs,
                 r.options.migrationIterations);
@@ -565,8 +580,9 @@ ms::Verdict verdict(Checks& r) {
 }  // namespace
 
 ms::Verdict measureCosts(Checks& checks) {
-  reportSteps(checks);
+  checkPointerAttributes(checks);
   checkAdviceTable(checks);
+  reportSteps(checks);
   measureKernels(checks);
   measureTransfers(checks);
   measureBatchVersusSingle(checks);

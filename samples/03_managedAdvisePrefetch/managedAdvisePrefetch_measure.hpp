@@ -26,13 +26,13 @@ struct ManagedOptions {
   std::vector<int> batchCounts;  ///< `--batch-counts`; empty: applyRunDefaults() chooses.
   int migrationIterations = 5;   ///< `--migration-iterations`: runs that move whole vectors.
   bool full = false;        ///< `--full`: the benchmark sizes behind the course's plots.
-  bool noPrefetch = false;  ///< `--no-prefetch`: step 6 leaves the moves to demand paging.
-  bool verbose = false;     ///< `--verbose`: every check of steps 4-9 on its own line.
+  bool noPrefetch = false;  ///< `--no-prefetch`: step 5 leaves the moves to demand paging.
+  bool verbose = false;     ///< `--verbose`: every check of steps 3-8 on its own line.
 };
 
 /// The smallest vector: step 7 cuts each one into ten 64 KiB-aligned chunks.
 inline constexpr std::uint64_t kMinVectorBytes = 1ull << 20;
-/// Bytes per vector of a default run: a learner's first run, in seconds (README, "Going deeper").
+/// Bytes per vector of a default run, a learner's first, in seconds (README, "Going deeper").
 inline constexpr std::uint64_t kQuickVectorBytes = 64ull << 20;
 /// Bytes per vector with `--full`, the size behind the course's plots.
 inline constexpr std::uint64_t kFullVectorBytes = 1ull << 30;
@@ -65,7 +65,7 @@ ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction k
 /// (each failure: what, expected, got), and the figures for the summary.
 struct Checks {
   /// VecAdd_kernel (@p kernel) on @p abc (A, B, C) and @p stream, sized by @p plan; creates the
-  /// two events that time step 6.
+  /// two events that time step 5.
   Checks(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
          CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
 
@@ -85,10 +85,10 @@ struct Checks {
   float* hostA;                        ///< A as the host sees it: the same address.
   float* hostB;                        ///< B as the host sees it.
   float* hostC;                        ///< C as the host sees it.
-  memsamples::OwnedEvent stepStart;    ///< Recorded before step 6's prefetches.
-  memsamples::OwnedEvent stepEnd;      ///< Recorded after step 6's kernel.
+  memsamples::OwnedEvent stepStart;    ///< Recorded before step 5's prefetches.
+  memsamples::OwnedEvent stepEnd;      ///< Recorded after step 5's kernel.
   memsamples::Checklist list;           ///< Every check so far.
-  bool discardSupported = true;         ///< Step 8's answer; 9d is skipped without it.
+  bool discardSupported = true;         ///< Step 7's answer; 8d is skipped without it.
   double prefetchedOverDevice = 0;  ///< Kernel on prefetched managed / on cuMemAlloc (GB/s).
   double pagingSlowdown = 0;        ///< Kernel time under demand paging / after a prefetch.
   double prefetchOverPinned = 0;    ///< Prefetch host -> GPU / pinned cuMemcpyHtoDAsync.
@@ -125,22 +125,22 @@ memsamples::managed::RangeAttributes readBack(Checks& checks, CUdeviceptr ptr, s
 /// readBack() of every range of @p batch, in order.
 std::vector<memsamples::managed::RangeAttributes> readBack(
     Checks& checks, const memsamples::managed::PrefetchBatch& batch);
-/// Step 8: cuMemDiscardBatchAsync's answer. CUDA_ERROR_NOT_SUPPORTED is said (9d is then
+/// Step 7: cuMemDiscardBatchAsync's answer. CUDA_ERROR_NOT_SUPPORTED is said (8d is then
 /// skipped); any other failure throws as ms::check does.
 void checkDiscard(Checks& checks, CUresult discarded);
 
 /// @}
 
 /**
- * Step 9: first the report of steps 4-8 (their checks, and step 6's GPU time), and the advice
- * table on A (mm::adviceSteps: the host, a host NUMA node and halves of A, each read back). Then
- * what each technique costs, every figure next to a reference of the same run:
- * (9a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed memory
- * kept on the host by advice, each result checked; (9b) prefetch host -> GPU against a pinned
- * copy, GPU -> host against a pageable copy (reported without a goal: the driver's figure), the
- * pinned copy as the link's limit, and results written in place over the link against a pinned
- * copy; (9c) one cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls, on a
- * managed span of its own; (9d) the prefetch of C with live data and after
+ * Step 8: first more checks (cuPointerGetAttributes on A; the advice table on A, mm::adviceSteps:
+ * the host, a host NUMA node and halves of A, each read back) and the report of steps 3-8 with
+ * step 5's GPU time. Then what each technique costs, every figure next to a reference of the
+ * same run: (8a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed
+ * memory kept on the host by advice, each result checked; (8b) prefetch host -> GPU against a
+ * pinned copy, GPU -> host against a pageable copy (reported without a goal: the driver's
+ * figure), and results written in place over the link against a pinned copy, the way to get
+ * results back; (8c) one cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls,
+ * on a managed span of its own; (8d) the prefetch of C with live data and after
  * cuMemDiscardBatchAsync. Then the summary, every failed check and the JSON result.
  * @return PASS when no check of the run failed.
  */

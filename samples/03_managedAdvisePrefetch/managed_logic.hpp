@@ -237,7 +237,7 @@ std::string hostNumaReadBack(const ExpectedRange& expected, const RangeAttribute
 std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& individually,
                                                    const RangeAttributes& atOnce);
 
-/// One row of the advice table (step 9's further advice): an advice on part of A, then what a
+/// One row of the advice table (step 8's further advice): an advice on part of A, then what a
 /// read-back must say.
 struct AdviceStep {
   std::string label;                      ///< Printed with the read-back.
@@ -252,8 +252,8 @@ struct AdviceStep {
  * The advice table for a vector of @p bytes on device @p ordinal: each advice set, read back and
  * unset on all of A (preferred location device, host, host NUMA node @p hostNumaId unless it is
  * negative; accessed-by; read-mostly), then different advice on its two halves, each half and the
- * mixed whole read back, and everything unset again. Step 5 of the lesson writes the main advice
- * as calls; step 9 runs this table on A for the locations and half ranges step 5 leaves out.
+ * mixed whole read back, and everything unset again. Step 4 of the lesson writes the main advice
+ * as calls; step 8 runs this table on A for the locations and half ranges step 4 leaves out.
  * The expectations name no last prefetch location: the caller adds the one A has.
  */
 std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId);
