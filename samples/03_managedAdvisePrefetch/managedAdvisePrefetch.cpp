@@ -105,9 +105,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   //! [core]
   // 3. Three managed vectors, valid on the host and on every GPU, and a created stream:
   //    cuMemPrefetchBatchAsync refuses the NULL stream.
-  OwnedManagedMemory a;
-  OwnedManagedMemory b;
-  OwnedManagedMemory c;
+  OwnedManagedMemory a, b, c;  // each freed by cuMemFree
   ms::check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(b.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(c.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
@@ -117,7 +115,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};  // kernel arguments, the batch
   Checks checks(report, options, plan, vecAdd, s, abc);
 
-  // 4. Advice says how A will be used and moves no data, so each one is read back.
+  // 4. Advice says how A will be used. It moves no data, so each one is read back.
   //    Read-mostly: a processor that reads a page gets its own copy.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
   int readMostly = 0;
@@ -125,7 +123,6 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
                                    CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, a.get(), bytes),
             "cuMemRangeGetAttribute");
   expect(checks, "READ_MOSTLY after SET_READ_MOSTLY", readMostly, 1);
-
   //    Preferred location: where the pages go when they migrate, and stay.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu), "cuMemAdvise");
   CUmemLocation preferred = {};  // read as its type and its id
@@ -136,7 +133,6 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
                                    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, a.get(), bytes),
             "cuMemRangeGetAttribute");
   expect(checks, "PREFERRED_LOCATION after SET_PREFERRED_LOCATION", preferred, gpu);
-
   //    Accessed-by: the GPU maps the pages wherever they are, and reads them without faults.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu), "cuMemAdvise");
   std::vector<int> accessedBy(plan.accessedBySlots, CU_DEVICE_INVALID);  // a slot per processor
@@ -144,7 +140,6 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
                                    CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, a.get(), bytes),
             "cuMemRangeGetAttribute");
   expect(checks, "ACCESSED_BY after SET_ACCESSED_BY", accessedBy, std::vector<int>{plan.ordinal});
-
   //    Every SET_ has its UNSET_; after them A reads back as it was allocated.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, gpu),
