@@ -103,13 +103,12 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   // checks.sum() compares C with A + B.
 
   //! [core]
-  // 3. Three managed vectors, valid on the host and on every GPU, and a created stream:
-  //    cuMemPrefetchBatchAsync refuses the NULL stream.
+  // 3. Three managed vectors, valid on the host and on every GPU, and a stream.
   OwnedManagedMemory a, b, c;  // each freed by cuMemFree
   ms::check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(b.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   ms::check(cuMemAllocManaged(c.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
-  ms::OwnedStream stream;
+  ms::OwnedStream stream;  // created: cuMemPrefetchBatchAsync refuses the NULL stream
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
   std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};  // kernel arguments, the batch
@@ -147,9 +146,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu), "cuMemAdvise");
   expect(checks, "A after the three UNSET_ calls", readBack(checks, a.get(), bytes), noAdvice);
 
-  // 5. The CPU writes the inputs, so their pages start on the host. Prefetches move A, B
-  //    and C to the GPU before the kernel needs them (--no-prefetch: the kernel's faults
-  //    move them, demand paging); then C comes back. The two events time the GPU's part.
+  // 5. The CPU writes the inputs: their pages start on the host. Prefetches move A, B and C
+  //    to the GPU before the kernel (--no-prefetch: its faults do), then C back; events time it.
   ms::fillVectorAddInputs(checks.hostA, checks.hostB, count, 2024);
   ms::check(cuEventRecord(checks.stepStart.get(), s), "cuEventRecord");
   if (!options.noPrefetch) {

@@ -272,7 +272,9 @@ void reportSteps(Checks& r) {
     out << format("[5] prefetch A, B and C to the GPU, then the kernel: %.2f ms of GPU time\n",
                   stepMs);
   }
-  r.report.json().set("step5Ms", static_cast<double>(stepMs)).set("noPrefetch", r.options.noPrefetch);
+  r.report.json()
+      .set("step5Ms", static_cast<double>(stepMs))
+      .set("noPrefetch", r.options.noPrefetch);
 }
 
 void measureKernels(Checks& r) {
@@ -464,9 +466,9 @@ void measureBatchVersusSingle(Checks& r) {
   if (r.options.verbose) {
     out << "  one range every " << ms::formatBytes(2 * rangeBytes) << " of a "
         << ms::formatBytes(spanBytes) << " managed span. Before each timed repetition the span\n"
-        << "  goes back to the host (untimed), so every prefetch moves data. GPU time: CUDA events\n"
-        << "  around the enqueue (includes any gap while the host is still enqueueing); host time:\n"
-        << "  how long the calls kept the CPU busy.\n";
+        << "  goes back to the host (untimed), so every prefetch moves data. GPU time: CUDA\n"
+        << "  events around the enqueue (includes any gap while the host is still enqueueing);\n"
+        << "  host time: how long the calls kept the CPU busy.\n";
   }
   out << "       K   batch GPU ms  singles GPU ms  speedup   batch host ms  singles host ms\n";
   auto* data = reinterpret_cast<unsigned char*>(static_cast<std::uintptr_t>(span.get()));

@@ -516,7 +516,8 @@ Judgement judge(const std::vector<RangeAttributes>& said, const PrefetchBatch& b
   Judgement j{str(said.size()) + " ranges, each last prefetched to its own destination", {},
               kRangeAttributeCount * said.size()};
   for (std::size_t i = 0; i < said.size(); ++i) {
-    for (AttributeMismatch m : compareRangeAttributes(prefetchedTo(destinationOf(batch, i)), said[i])) {
+    const ExpectedRange expected = prefetchedTo(destinationOf(batch, i));
+    for (AttributeMismatch m : compareRangeAttributes(expected, said[i])) {
       m.attribute = "range " + str(i) + ": " + m.attribute;
       j.mismatches.push_back(std::move(m));
     }
@@ -538,7 +539,9 @@ Judgement judge(const PointerAnswers& said, const ManagedRange& expected) {
 
 std::string describeRangeBriefly(const RangeAttributes& a) {
   const auto place = [](CUmemLocationType type, int id) {
-    return type == CU_MEM_LOCATION_TYPE_INVALID ? std::string("none") : describeLocation({type, id});
+    if (type == CU_MEM_LOCATION_TYPE_INVALID)
+      return std::string("none");
+    return describeLocation({type, id});
   };
   return "read-mostly " + std::to_string(a.readMostly) + ", preferred " +
          place(a.preferredLocationType, a.preferredLocationId) + ", accessed-by " +

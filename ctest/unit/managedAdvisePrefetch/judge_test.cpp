@@ -95,7 +95,8 @@ TEST(Judge, TheThreePiecesOfAdviceTogether) {
   const mm::ExpectedRange advised = {true, kDevice0, {0}, std::nullopt};
   mm::Judgement j = mm::judge(got, advised);
   EXPECT_TRUE(j.mismatches.empty());
-  EXPECT_EQ(j.said, "read-mostly 1, preferred device 0, accessed-by {device 0}, last prefetch none");
+  EXPECT_EQ(j.said,
+            "read-mostly 1, preferred device 0, accessed-by {device 0}, last prefetch none");
   // Every UNSET_ done: the same answer no longer fits, and a pristine one does.
   EXPECT_EQ(mm::judge(pristine(), advised).mismatches.size(), 4u);
   EXPECT_TRUE(mm::judge(pristine(), mm::ExpectedRange{}).mismatches.empty());
