@@ -181,6 +181,12 @@ mm::RangeAttributes readBack(Checks& r, CUdeviceptr ptr, std::size_t bytes) {
 }
 
 std::vector<mm::RangeAttributes> readBack(Checks& r, const mm::PrefetchBatch& batch) {
+  // The batch's shape, for people and in the JSON result.
+  if (r.options.verbose)
+    r.report.out() << "  cuMemPrefetchBatchAsync: " << mm::describeBatch(batch) << '\n';
+  r.report.json()
+      .set("batchRanges", static_cast<std::uint64_t>(batch.dptrs.size()))
+      .set("batchLocations", static_cast<std::uint64_t>(batch.locations.size()));
   std::vector<mm::RangeAttributes> said;
   for (std::size_t i = 0; i < batch.dptrs.size(); ++i)
     said.push_back(readBack(r, batch.dptrs[i], batch.sizes[i]));

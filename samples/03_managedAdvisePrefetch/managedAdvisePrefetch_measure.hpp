@@ -122,7 +122,8 @@ bool expect(Checks& checks, const std::string& what, const Said& said, const Exp
 /// cuMemRangeGetAttribute and again in one cuMemRangeGetAttributes call; the two reads must agree
 /// (recorded as kRangeAttributeCount checks). @return the one-by-one answers.
 memsamples::managed::RangeAttributes readBack(Checks& checks, CUdeviceptr ptr, std::size_t bytes);
-/// readBack() of every range of @p batch, in order.
+/// readBack() of every range of @p batch, in order; the batch's shape goes into the JSON result
+/// (and is printed with `--verbose`).
 std::vector<memsamples::managed::RangeAttributes> readBack(
     Checks& checks, const memsamples::managed::PrefetchBatch& batch);
 /// Step 7: cuMemDiscardBatchAsync's answer. CUDA_ERROR_NOT_SUPPORTED is said (8d is then
