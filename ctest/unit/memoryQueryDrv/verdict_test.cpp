@@ -5,6 +5,17 @@
 
 #include "memoryQueryDrv_report.hpp"
 
+// The report code names a refused link attribute with Common's describeResult(), which asks the
+// driver for the error's name: this test links no libcuda, so these two stand in.
+extern "C" CUresult CUDAAPI cuGetErrorName(CUresult, const char** name) {
+  *name = "CUDA_ERROR_FAKE";
+  return CUDA_SUCCESS;
+}
+extern "C" CUresult CUDAAPI cuGetErrorString(CUresult, const char** text) {
+  *text = "a fake error";
+  return CUDA_SUCCESS;
+}
+
 namespace {
 
 // An H100's answers, as the sample reads them: every feature, 2 MiB granularities.
