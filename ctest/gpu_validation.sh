@@ -70,7 +70,7 @@ echo "== Skipped: $(grep -c . <<<"$skipped") test(s), $(grep -c . <<<"$unexpecte
 if [ -n "$unexpected" ]; then
   status=1
   while read -r name; do
-    echo "UNEXPECTED SKIP: $name (its WAIVED line: ctest --test-dir <build> -R '^$name\$' -V)"
+    echo "UNEXPECTED SKIP: $name (see $logs/ctest-gpu.log)"
   done <<<"$unexpected"
 fi
 for sample in "$build"/bin/*; do

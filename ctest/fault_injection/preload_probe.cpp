@@ -7,8 +7,9 @@
  * program ran" proves nothing. This probe links no driver: cuMemMap can only come from the
  * preloaded library, and its first call must come back with the injected failure
  * (MEMSAMPLES_FAIL_CALL=cuMemMap:1, CUDA_ERROR_OUT_OF_MEMORY by default) and raise the library's
- * injection count. Exit 0 and "preload: cuMemMap interposed" only then; 1 with the reason
- * otherwise.
+ * injection count. Exit 0 and "preload: cuMemMap interposed" only then; 3 with the reason
+ * otherwise (not 1: that is the library's refusal of a bad MEMSAMPLES_FAIL_CALL, which must stop
+ * the process before main() runs).
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -20,9 +21,11 @@
 
 namespace {
 
+constexpr int kNotInterposed = 3;
+
 int refuse(const char* reason) {
   std::fprintf(stderr, "preload probe: %s\n", reason);
-  return 1;
+  return kNotInterposed;
 }
 
 }  // namespace
