@@ -186,6 +186,11 @@ else()
 endif()
 option(MEMSAMPLES_TEST_TOOLS "Build the GPU test launcher and the stand-in drivers with 'all'"
        ${_memsamples_tools_default})
+if(NOT MEMSAMPLES_TEST_TOOLS)
+  message(STATUS "The test tools are left out of this build: before ctest, build them with "
+                 "'cmake --build <dir> --target memsamples_test_tools' (or configure with "
+                 "-DMEMSAMPLES_TEST_TOOLS=ON)")
+endif()
 
 # Leaves @p target out of `all` unless MEMSAMPLES_TEST_TOOLS, and makes memsamples_test_tools
 # build it.

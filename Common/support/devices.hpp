@@ -60,11 +60,13 @@ std::string computeModeProblem(int ordinal, int mode, DeviceUse use);
  */
 std::string deviceUnavailableExplanation(const std::vector<int>& computeModes);
 
-/// Where runSample() gets the compute modes of every device when a CudaError says
-/// CUDA_ERROR_DEVICE_UNAVAILABLE: checkDriverInit() installs a driver query; unit tests install a
-/// fake. The source must not throw (answer {} when the driver cannot tell). nullptr: none.
+/// Where runSample() gets the compute modes of every device (indexed by ordinal) when a CudaError
+/// says CUDA_ERROR_DEVICE_UNAVAILABLE. It must not throw: {} when the driver cannot tell.
 using ComputeModeSource = std::vector<int> (*)();
+/// Installs @p source for runSample(): checkDriverInit() installs a driver query, unit tests a
+/// fake; nullptr removes it (then nothing explains the answer, and it is an error of the run).
 void setComputeModeSource(ComputeModeSource source);
+/// The source installed last, or nullptr.
 ComputeModeSource computeModeSource();
 
 /**
