@@ -342,6 +342,31 @@ function(memsamples_add_sample name)
                    -DBUILT_VERSION=${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}
                    -DNM=${CMAKE_NM} -P "${MEMSAMPLES_ROOT}/ctest/old_driver/expect_waived.cmake")
   set_tests_properties(oldDriver.${name} PROPERTIES LABELS unit TIMEOUT 60)
+
+  memsamples_add_try_tests(${name})
+endfunction()
+
+# memsamples_add_try_tests(<name>): every experiment of the `## Try this` section of the README.md
+# beside the calling CMakeLists.txt, a bullet "- `./build/bin/<name> ARGS`: ...", becomes the GPU
+# test <name>.try.<N> (labels gpu and try), run like every memsamples_add_gpu_test: Skipped on
+# exit 2 (WAIVED), failed on any other status but 0. So no command a page suggests goes stale.
+# The README is read at configure time, and editing it configures again. A command that runs
+# another program or holds shell syntax stops the configure, naming the README line
+# (ctest/lesson_shape/try_this.cmake reads the section). memsamples_add_sample() calls this.
+function(memsamples_add_try_tests name)
+  set(readme "${CMAKE_CURRENT_SOURCE_DIR}/README.md")
+  if(NOT EXISTS "${readme}")
+    return()
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${readme}")
+  include("${MEMSAMPLES_ROOT}/ctest/lesson_shape/try_this.cmake")
+  memsamples_read_try_this("${readme}" ${name} try)
+  if(try_COUNT EQUAL 0)
+    return()
+  endif()
+  foreach(i RANGE 1 ${try_COUNT})
+    memsamples_add_gpu_test(${name}.try.${i} TARGET ${name} ARGS ${try_ARGS_${i}} LABELS try)
+  endforeach()
 endfunction()
 
 # The arguments of a sample for a checker script (ctest/script_arguments.cmake): -DARG_COUNT=<n>

@@ -1,12 +1,15 @@
 # Assembles one Doxygen page per sample (run by the `docs` target before Doxygen, so the site
 # always shows the READMEs as they are now):
 #
-#   <PAGES_DIR>/NN_name.md = samples/NN_name/README.md      (the core, run it, flow, details, API
-#                                                              list)
+#   <PAGES_DIR>/NN_name.md = samples/NN_name/README.md      (the page: what and why, picture, flow,
+#                                                              core, run it, try this, going deeper,
+#                                                              API list)
 #                          + docs/samples/NN_name.md         ("The code": \snippet blocks pulled
 #                                                              from the sample's sources, diagrams)
 #                          + links to the previous and the next lesson
 #   <PAGES_DIR>/lessons.md = the page `lessons`: every sample page as a \subpage, in folder order
+#   <PAGES_DIR>/mainpage.md = docs/mainpage.md, its pictures placed as below
+#   <PAGES_DIR>/images/      = every picture and plot the pages show (Doxygen's IMAGE_PATH)
 #
 # The README's title line gets the page label `sample_NN_name` (the main page links to it), and a
 # link to another sample's README becomes a link to that sample's page. The README's copy of its
@@ -19,11 +22,21 @@
 # (Doxygen's \includedoc would avoid this step, but up to at least 1.9.4 it drops headings and
 # merges paragraphs of a markdown file.)
 #
+# Pictures: a line that is only a picture link to a committed SVG under docs/images,
+#   ![alt](../../docs/images/NAME.svg)         (a concept picture, drawn by hand)
+#   ![alt](../../docs/images/plots/NAME.svg)   (a plot that docs/plots/plot_data.py drew from
+#                                               docs/data and that is committed there)
+# (from docs/samples/*.md `../images/...`, from docs/mainpage.md `images/...`) becomes
+# `\image html FILE "alt"`. GitHub shows the link as it is. Doxygen looks images up by file name
+# alone, and a concept picture and a plot may share one (02_vectorAddMMAP.svg), so each is copied
+# into <PAGES_DIR>/images under a name of its own: a plot as NAME.svg, a concept picture as
+# picture_NAME.svg. A link to a missing file stops the build.
+#
 # A line `<!-- plot: NAME -->` (in a README, right after the measured output it illustrates, or in
-# docs/samples/NN_name.md) becomes the plot docs/plots/plot_data.py drew from docs/data/, with the
-# caption it wrote (what the plot shows, and which data file from which machine): it is
-# `\image html NAME.svg "caption"`. Where this docs build draws no plots (PLOTS_DIR empty: no
-# matplotlib), the line becomes a sentence saying so.
+# docs/samples/NN_name.md) becomes the committed plot PLOTS_DIR/NAME.svg (default
+# docs/images/plots) with the caption plot_data.py wrote beside it, NAME.txt (what the plot shows,
+# and which data file from which machine): `\image html NAME.svg "caption"`. A plot that is not
+# there stops the build, saying how to draw it.
 #
 #   cmake -DMEMSAMPLES_ROOT=<repo> -DPAGES_DIR=<dir> [-DPLOTS_DIR=<dir>] -P assemble_pages.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -33,28 +46,93 @@ foreach(var MEMSAMPLES_ROOT PAGES_DIR)
   endif()
 endforeach()
 
+if(NOT PLOTS_DIR)
+  set(PLOTS_DIR "${MEMSAMPLES_ROOT}/docs/images/plots")
+endif()
+set(IMAGES_DIR "${PAGES_DIR}/images")
+set(refresh_plots "python3 docs/plots/plot_data.py --data docs/data --out docs/images/plots")
+
 # In @p page_var, every `<!-- plot: NAME -->` line becomes the plot NAME with its caption.
 function(place_plots page_var)
   set(page "${${page_var}}")
   string(REGEX MATCHALL "\n<!-- plot: [A-Za-z0-9_]+ -->[ \t\r]*\n" markers "\n${page}\n")
   foreach(marker IN LISTS markers)
     string(REGEX REPLACE "^\n<!-- plot: ([A-Za-z0-9_]+) -->.*" "\\1" name "${marker}")
-    if(PLOTS_DIR AND EXISTS "${PLOTS_DIR}/${name}.svg")
-      file(READ "${PLOTS_DIR}/${name}.txt" caption)
-      string(STRIP "${caption}" caption)
-      string(REPLACE "\"" "'" caption "${caption}")
-      set(figure "\\image html ${name}.svg \"${caption}\"")
-    elseif(PLOTS_DIR)
-      message(FATAL_ERROR "assemble_pages.cmake: a page shows the plot ${name}, which "
-                          "docs/plots/plot_data.py did not draw in ${PLOTS_DIR}")
-    else()
-      string(CONCAT figure "<em>(The plot ${name} is left out of this build: configure found "
-                    "no Python with matplotlib.)</em>")
+    if(NOT EXISTS "${PLOTS_DIR}/${name}.svg" OR NOT EXISTS "${PLOTS_DIR}/${name}.txt")
+      message(FATAL_ERROR "assemble_pages.cmake: a page shows the plot ${name}, but "
+                          "${PLOTS_DIR} has no ${name}.svg with its caption ${name}.txt "
+                          "(draw and commit it: ${refresh_plots})")
     endif()
+    file(READ "${PLOTS_DIR}/${name}.txt" caption)
+    string(STRIP "${caption}" caption)
+    string(REPLACE "\"" "'" caption "${caption}")
+    file(COPY_FILE "${PLOTS_DIR}/${name}.svg" "${IMAGES_DIR}/${name}.svg")
+    set(figure "\\image html ${name}.svg \"${caption}\"")
     string(REGEX REPLACE "^\n(<!-- plot: [A-Za-z0-9_]+ -->)[^\n]*\n$" "\\1" line "${marker}")
     string(REPLACE "${line}" "${figure}" page "${page}")
   endforeach()
   set(${page_var} "${page}" PARENT_SCOPE)
+endfunction()
+
+# Moves @p rest_var up to the next line that starts with @p prefix: the text before it is appended
+# to @p done_var, the line (without its newline) set in @p line_var, and @p rest_var keeps what
+# follows it ("" or "\n..."). Without such a line, @p line_var is "" and nothing moves.
+function(take_line_starting prefix rest_var done_var line_var)
+  set(text "${${rest_var}}")
+  string(FIND "${text}" "\n${prefix}" at)
+  if(at EQUAL -1)
+    set(${line_var} "" PARENT_SCOPE)
+    return()
+  endif()
+  math(EXPR at "${at} + 1")
+  string(SUBSTRING "${text}" 0 ${at} before)
+  string(SUBSTRING "${text}" ${at} -1 text)
+  string(FIND "${text}" "\n" eol)
+  if(eol EQUAL -1)
+    set(found "${text}")
+    set(text "")
+  else()
+    string(SUBSTRING "${text}" 0 ${eol} found)
+    string(SUBSTRING "${text}" ${eol} -1 text)
+  endif()
+  set(${done_var} "${${done_var}}${before}" PARENT_SCOPE)
+  set(${line_var} "${found}" PARENT_SCOPE)
+  set(${rest_var} "${text}" PARENT_SCOPE)
+endfunction()
+
+# In @p page_var (the text of @p source), every line that is only a picture link to docs/images
+# (see above) becomes `\image html FILE "alt"`, its SVG copied to IMAGES_DIR.
+function(place_pictures source page_var)
+  set(rest "${${page_var}}")
+  set(done "")
+  while(TRUE)
+    take_line_starting("![" rest done line)
+    if(line STREQUAL "")
+      break()
+    endif()
+    set(picture "^!\\[([^]]*)\\]\\(((\\.\\./)*(docs/)?images/)(plots/)?([A-Za-z0-9_.-]+)\\.svg\\)[ \t\r]*$")
+    if(NOT line MATCHES "${picture}")
+      string(APPEND done "${line}")  # another picture (a URL): Doxygen's
+      continue()
+    endif()
+    set(alt "${CMAKE_MATCH_1}")
+    set(kind "${CMAKE_MATCH_5}")
+    set(name "${CMAKE_MATCH_6}")
+    set(file "${MEMSAMPLES_ROOT}/docs/images/${kind}${name}.svg")
+    if(NOT EXISTS "${file}")
+      message(FATAL_ERROR "${source}: `${line}` shows ${file}, which does not exist (commit the "
+                          "SVG there; a plot: ${refresh_plots})")
+    endif()
+    if(kind STREQUAL "plots/")
+      set(staged "${name}.svg")
+    else()
+      set(staged "picture_${name}.svg")
+    endif()
+    file(COPY_FILE "${file}" "${IMAGES_DIR}/${staged}")
+    string(REPLACE "\"" "'" alt "${alt}")
+    string(APPEND done "\\image html ${staged} \"${alt}\"")
+  endwhile()
+  set(${page_var} "${done}${rest}" PARENT_SCOPE)
 endfunction()
 
 # In @p page_var (the README of the sample @p name, read from @p readme), every core copy becomes
@@ -63,34 +141,20 @@ function(snippet_core_copies name readme page_var)
   set(rest "${${page_var}}")
   set(done "")
   while(TRUE)
-    string(FIND "${rest}" "\n<!-- core" at)
-    if(at EQUAL -1)
+    take_line_starting("<!-- core" rest done line)
+    if(line STREQUAL "")
       break()
-    endif()
-    math(EXPR at "${at} + 1")
-    string(SUBSTRING "${rest}" 0 ${at} before)
-    string(APPEND done "${before}")
-    string(SUBSTRING "${rest}" ${at} -1 rest)
-    string(FIND "${rest}" "\n" eol)
-    if(eol EQUAL -1)
-      set(line "${rest}")
-      set(after "")
-    else()
-      string(SUBSTRING "${rest}" 0 ${eol} line)
-      math(EXPR eol "${eol} + 1")
-      string(SUBSTRING "${rest}" ${eol} -1 after)
     endif()
     if(NOT line MATCHES "^<!-- (core|core-b): ([^ \t]+) -->[ \t\r]*$")
       string(APPEND done "${line}")  # another comment: kept as it is
-      if(eol EQUAL -1)
-        set(rest "")
-      else()
-        set(rest "\n${after}")
-      endif()
       continue()
     endif()
     set(tag "${CMAKE_MATCH_1}")
     set(file "${CMAKE_MATCH_2}")
+    set(after "")
+    if(NOT rest STREQUAL "")
+      string(SUBSTRING "${rest}" 1 -1 after)
+    endif()
     if(NOT EXISTS "${MEMSAMPLES_ROOT}/samples/${name}/${file}")
       message(FATAL_ERROR "${readme}: `${line}` names ${file}, which is not in samples/${name}")
     endif()
@@ -117,7 +181,7 @@ function(snippet_core_copies name readme page_var)
 endfunction()
 
 file(REMOVE_RECURSE "${PAGES_DIR}")
-file(MAKE_DIRECTORY "${PAGES_DIR}")
+file(MAKE_DIRECTORY "${PAGES_DIR}" "${IMAGES_DIR}")
 file(GLOB folders LIST_DIRECTORIES true "${MEMSAMPLES_ROOT}/samples/*")
 list(SORT folders)
 set(names "")
@@ -146,6 +210,7 @@ foreach(name IN LISTS names)
     file(READ "${code}" code_part)
     string(APPEND page "\n${code_part}")
   endif()
+  place_pictures("${readme} (or docs/samples/${name}.md)" page)
   place_plots(page)
 
   # The course reads in order: every page ends with a link to the lessons before and after it.
@@ -168,6 +233,14 @@ foreach(name IN LISTS names)
   math(EXPR index "${index} + 1")
   string(APPEND lessons "${index}. @subpage sample_${name}\n")
 endforeach()
+
+# The main page, its pictures placed.
+if(EXISTS "${MEMSAMPLES_ROOT}/docs/mainpage.md")
+  file(READ "${MEMSAMPLES_ROOT}/docs/mainpage.md" page)
+  place_pictures("${MEMSAMPLES_ROOT}/docs/mainpage.md" page)
+  place_plots(page)
+  file(WRITE "${PAGES_DIR}/mainpage.md" "${page}")
+endif()
 
 # The lessons as one ordered tree (Related Pages, and the path shown above each lesson's title).
 file(WRITE "${PAGES_DIR}/lessons.md" "# The lessons, in order {#lessons}

@@ -6,12 +6,20 @@
 # fields command, device, driver, commit and date, each a string that says something (not empty,
 # not "unknown"), and a non-empty "runs" array; and it must not be a test fixture (a member
 # "fixture": the plotting tests' made-up numbers live under ctest/docs_fixtures/, never here).
+# A folder that does not exist or holds no *.json fails too: a check that finds nothing to check
+# proves nothing.
 cmake_minimum_required(VERSION 3.25)
 if(NOT DEFINED DATA_DIR)
   message(FATAL_ERROR "check_data.cmake: -DDATA_DIR=... is required")
 endif()
+if(NOT IS_DIRECTORY "${DATA_DIR}")
+  message(FATAL_ERROR "check_data.cmake: ${DATA_DIR} is not a folder: no data to check")
+endif()
 file(GLOB files "${DATA_DIR}/*.json")
 list(SORT files)
+if(NOT files)
+  message(FATAL_ERROR "check_data.cmake: ${DATA_DIR} holds no *.json data file: nothing to check")
+endif()
 set(problems 0)
 foreach(path IN LISTS files)
   get_filename_component(file "${path}" NAME)

@@ -267,7 +267,8 @@ if have memcpyBatch; then
   write 09_memcpyBatch.json "$script: memcpyBatch --sweep --device $device --json FILE"
 fi
 
-# 10: the stream-ordered pool against cuMemAlloc, its default run.
+# 10: the stream-ordered pool against cuMemAlloc, its default run (a few seconds): the same-size
+# loop and the mix, each on cuMemAlloc and on the pool at threshold max and 0.
 if have streamOrderedPool; then
   run streamOrderedPool
   write 10_streamOrderedPool.json "$script: streamOrderedPool --device $device --json FILE"

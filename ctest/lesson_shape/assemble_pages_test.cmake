@@ -1,7 +1,8 @@
 # lessonShapeFixture.assemblePages: docs/assemble_pages.cmake on the checker's test data.
 #   cmake -DMEMSAMPLES_ROOT=<testdata> -DPAGES_DIR=<scratch> -DEXPECTED=<page.md> -P this file
 # - the page of samples/02_demo is exactly EXPECTED: its README with the core copy replaced by
-#   `\snippet{lineno} 02_demo/demo.cpp core`, then docs/samples/02_demo.md, then the links;
+#   `\snippet{lineno} 02_demo/demo.cpp core` and its picture and plot by `\image html`, then
+#   docs/samples/02_demo.md, then the links; the two SVGs are in PAGES_DIR/images;
 # - on samples/03_broken another comment that starts `<!-- core` is kept as it is;
 # - a core line without a code block after it, or naming a file the folder lacks, stops the
 #   docs build with a message naming the README.
@@ -25,6 +26,11 @@ file(READ "${EXPECTED}" expected)
 if(NOT page STREQUAL expected)
   message(FATAL_ERROR "${PAGES_DIR}/02_demo.md differs from ${EXPECTED}:\n${page}")
 endif()
+foreach(image picture_02_demo.svg 02_demo.svg)
+  if(NOT EXISTS "${PAGES_DIR}/images/${image}")
+    message(FATAL_ERROR "${PAGES_DIR}/images/${image}: not copied there for Doxygen")
+  endif()
+endforeach()
 file(READ "${PAGES_DIR}/03_broken.md" broken)
 foreach(kept "\n<!-- core-notes: not a core line, kept as it is -->\n"
              "\n\\snippet{lineno} 03_broken/broken.cpp core\n\n## Flow\n")

@@ -1,5 +1,5 @@
-// The lesson-shape rules of one sample folder; see lesson_shape.hpp. This file: the shared text
-// helpers, comment stripping, the README call list and the `calls` and `lines` checks.
+// The lesson-shape checks of one sample folder; see lesson_shape.hpp. This file: the shared text
+// helpers, comment stripping, the README call list, the `calls` check and the dispatch.
 #include "lesson_shape.hpp"
 
 #include <algorithm>
@@ -211,15 +211,14 @@ void addCallNames(const std::string& text, std::vector<std::string>& calls) {
   }
 }
 
-// Comments (and, with @p blankStrings, string and character literals) of @p code become spaces.
-std::string strip(const std::string& code, bool blankStrings) {
+// Comments, string and character literals of @p code become spaces.
+std::string strip(const std::string& code) {
   std::string out = code;
   std::size_t i = 0;
   while (i < code.size()) {
     const char c = code[i];
     const char next = i + 1 < code.size() ? code[i + 1] : '\0';
     std::size_t end = i + 1;
-    bool literal = false;
     if (c == '/' && next == '/') {
       end = i;  // to the end of the line, lines joined by a trailing backslash included
       while (end < code.size() && code[end] != '\n')
@@ -233,7 +232,6 @@ std::string strip(const std::string& code, bool blankStrings) {
           prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR";
       const std::size_t rawEnd = raw ? rawStringEnd(code, i) : std::string::npos;
       end = rawEnd != std::string::npos ? rawEnd : quotedEnd(code, i);
-      literal = true;
     } else if (c == '\'') {
       const std::string token = tokenBefore(code, i);
       const bool digitSeparator =
@@ -243,13 +241,11 @@ std::string strip(const std::string& code, bool blankStrings) {
         continue;
       }
       end = quotedEnd(code, i);
-      literal = true;
     } else {
       ++i;
       continue;
     }
-    if (blankStrings || !literal)
-      blank(out, i, end);
+    blank(out, i, end);
     i = end;
   }
   return out;
@@ -318,11 +314,7 @@ ApiSection parseApiSection(const std::string& readme) {
 }
 
 std::string stripCommentsAndStrings(const std::string& code) {
-  return strip(code, true);
-}
-
-std::string stripComments(const std::string& code) {
-  return strip(code, false);
+  return strip(code);
 }
 
 bool containsCall(const std::string& code, const std::string& name) {
@@ -360,11 +352,6 @@ std::vector<std::string> driverCalls(const std::string& code) {
   return calls;
 }
 
-std::size_t countLines(const std::string& text) {
-  const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-  return newlines + (!text.empty() && text.back() != '\n' ? 1 : 0);
-}
-
 std::string lessonFileName(const std::string& folderName) {
   std::size_t digits = 0;
   while (digits < folderName.size() &&
@@ -372,10 +359,6 @@ std::string lessonFileName(const std::string& folderName) {
     ++digits;
   const bool numbered = digits > 0 && digits < folderName.size() && folderName[digits] == '_';
   return (numbered ? folderName.substr(digits + 1) : folderName) + ".cpp";
-}
-
-std::size_t lessonLineLimit(const std::string& folderName) {
-  return folderName == "01_vectorAddDrv" ? 220 : 350;
 }
 
 Report checkCalls(const std::string& folderArgument) {
@@ -397,8 +380,17 @@ Report checkCalls(const std::string& folderArgument) {
                               "Common makes for the sample are listed there)");
   }
 
+  if (section.folderCalls.empty()) {
+    report.problems.push_back(readme + ": its \"" + kHeading +
+                              "\" section lists no call of the folder itself (outside the "
+                              "\"Via ...\" paragraphs): nothing to check");
+  }
   const std::vector<SourceFile> files =
       readSources(folder, {".cpp", ".hpp", ".cu"}, report.problems);
+  if (files.empty()) {
+    report.problems.push_back(folder + ": holds no *.cpp, *.hpp or *.cu file: no code to check "
+                              "the call list against");
+  }
   std::string code;
   for (const SourceFile& file : files)
     code += stripCommentsAndStrings(file.text) + "\n";
@@ -426,49 +418,35 @@ Report checkCalls(const std::string& folderArgument) {
   return report;
 }
 
-Report checkLines(const std::string& folder) {
-  Report report;
-  const fs::path dir = normalizedFolder(folder);
-  const std::string name = dir.filename().string();
-  const fs::path lessonPath = dir / lessonFileName(name);
-  const std::string lesson = lessonPath.string();
-  const std::size_t limit = lessonLineLimit(name);
-  bool ok = false;
-  const std::size_t lines = countLines(readFile(lessonPath, ok));
-  if (!ok) {
-    report.problems.push_back(lesson + ": the lesson file of " + name +
-                              " cannot be read (a sample folder NN_name holds name.cpp)");
-    return report;
-  }
-  if (lines > limit) {
-    report.problems.push_back(lesson + ": " + std::to_string(lines) + " lines, over the limit of " +
-                              std::to_string(limit) +
-                              " for a lesson file (tutorial header included)");
-  }
-  report.summary =
-      lesson + ": " + std::to_string(lines) + " lines (limit " + std::to_string(limit) + ")";
-  return report;
-}
-
 const std::vector<std::string>& checkNames() {
-  static const std::vector<std::string> names = {"calls",   "lines",   "core",  "readme",
-                                                 "breathe", "helpers", "steps", "folder"};
+  static const std::vector<std::string> names = {"calls", "core", "page", "steps"};
   return names;
 }
 
 Report runCheck(const std::string& check, const std::string& folder) {
   using Check = Report (*)(const std::string&);
   static const std::vector<std::pair<std::string, Check>> checks = {
-      {"calls", checkCalls},   {"lines", checkLines},     {"core", checkCore},
-      {"readme", checkReadme}, {"breathe", checkBreathe}, {"helpers", checkHelpers},
-      {"steps", checkSteps},   {"folder", checkFolder}};
-  for (const auto& [name, run] : checks) {
-    if (name == check)
-      return run(folder);
-  }
+      {"calls", checkCalls}, {"core", checkCore}, {"page", checkPage}, {"steps", checkSteps}};
   Report report;
-  report.problems.push_back("unknown check \"" + check + "\"");
-  return report;
+  const auto named = std::find_if(checks.begin(), checks.end(),
+                                  [&](const auto& entry) { return entry.first == check; });
+  if (named == checks.end()) {
+    report.problems.push_back("unknown check \"" + check + "\"");
+    return report;
+  }
+  // A check that finds nothing to check proves nothing: a missing or empty folder fails.
+  std::error_code error;
+  const fs::path path = normalizedFolder(folder);
+  if (!fs::is_directory(path, error)) {
+    report.problems.push_back(path.string() + ": not a folder (a sample folder samples/NN_name " +
+                              "was expected): nothing to check");
+    return report;
+  }
+  if (fs::directory_iterator(path, error) == fs::directory_iterator()) {
+    report.problems.push_back(path.string() + ": an empty folder: nothing to check");
+    return report;
+  }
+  return named->second(folder);
 }
 
 }  // namespace memsamples::lesson_shape

@@ -1,6 +1,6 @@
 // lesson_shape_check <check> <sample folder>: checks one rule of the lesson shape for one sample
-// (see lesson_shape.hpp; <check> is calls, lines, core, readme, breathe, helpers, steps or
-// folder), prints one line per problem, then what was checked. Exit 0 when it holds, 1 when not.
+// (see lesson_shape.hpp; <check> is calls, core, page or steps), prints one line per problem,
+// then what was checked. Exit 0 when it holds, 1 when not (a missing or empty folder included).
 #include <algorithm>
 #include <iostream>
 #include <string>

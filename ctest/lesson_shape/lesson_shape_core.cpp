@@ -133,12 +133,6 @@ CoreScan scanCoreRegions(const std::vector<SourceFile>& files) {
     const std::vector<std::string> text = splitLines(file->text);
     region.lines.assign(text.begin() + static_cast<std::ptrdiff_t>(region.openLine),
                         text.begin() + static_cast<std::ptrdiff_t>(region.closeLine - 1));
-    if (region.lines.size() > kCoreLineLimit) {
-      scan.problems.push_back(name + " lines " + std::to_string(region.openLine) + "-" +
-                              std::to_string(region.closeLine) + ": the " + marker +
-                              " region holds " + std::to_string(region.lines.size()) +
-                              " lines, over the limit of " + std::to_string(kCoreLineLimit));
-    }
     scan.regions.push_back(region);
   }
 
@@ -240,7 +234,7 @@ CoreCopies parseCoreCopies(const std::string& readme) {
     }
     copy.lines.assign(lines.begin() + static_cast<std::ptrdiff_t>(k + 2),
                       lines.begin() + static_cast<std::ptrdiff_t>(end));
-    copy.inCoreSection = sectionOf(lines, k + 1) == openingHeadings()[0];
+    copy.inCoreSection = sectionOf(lines, k + 1) == pageHeadings()[1];
     result.copies.push_back(copy);
     k = end;  // past the closing fence
   }
@@ -366,8 +360,7 @@ Report checkCore(const std::string& folderArgument) {
   for (const CoreRegion& region : scan.regions) {
     regions += (regions.empty() ? "" : "; ") + region.tag + " " + region.file + " lines " +
                std::to_string(region.openLine + 1) + "-" + std::to_string(region.closeLine - 1) +
-               " (" + std::to_string(region.lines.size()) + " of " +
-               std::to_string(kCoreLineLimit) + " lines)";
+               " (" + std::to_string(region.lines.size()) + " lines)";
   }
   std::size_t created = 0;
   for (const CreateRelease& row : teardownTable())

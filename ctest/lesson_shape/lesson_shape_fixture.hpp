@@ -1,5 +1,5 @@
 // A scratch project for the lesson-shape tests: <tmp>/samples/02_demo (the sample folder, whose
-// lesson file is demo.cpp) and <tmp>/Common (the helper headers the `helpers` check reads).
+// lesson file is demo.cpp) and <tmp>/Common.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
 // Unit tests of the lesson-shape checker: README call lists, comment and string stripping, call
-// matching, and the `calls` and `lines` checks on a scratch sample folder.
+// matching, the `calls` check on a scratch sample folder, and what every check does with a missing
+// or empty folder.
 #include "lesson_shape.hpp"
 
 #include <gtest/gtest.h>
@@ -162,13 +163,6 @@ TEST(Strip, UnterminatedLiteralsAndComments) {
   EXPECT_FALSE(ls::containsCall(ls::stripCommentsAndStrings("// a \\\ncuA();\ncuB();"), "cuA"));
 }
 
-TEST(Strip, CommentsOnlyKeepsStrings) {
-  const std::string code = "a(\"// kept\"); // gone\n/* gone */ b('\\'');\n";
-  const std::string stripped = ls::stripComments(code);
-  EXPECT_EQ(stripped.size(), code.size());
-  EXPECT_EQ(stripped, "a(\"// kept\");        \n           b('\\'');\n");
-}
-
 TEST(Text, SplitLines) {
   EXPECT_TRUE(ls::splitLines("").empty());
   EXPECT_EQ(ls::splitLines("a"), (Calls{"a"}));
@@ -209,22 +203,13 @@ TEST(DriverCalls, EveryDistinctCallSorted) {
   EXPECT_TRUE(ls::driverCalls("cuA").empty());
 }
 
-// ------------------------------------------------------------------ names, limits, lines
+// ------------------------------------------------------------------ names
 
-TEST(Lesson, FileNameAndLimit) {
+TEST(Lesson, FileName) {
   EXPECT_EQ(ls::lessonFileName("01_vectorAddDrv"), "vectorAddDrv.cpp");
   EXPECT_EQ(ls::lessonFileName("02_vectorAddMMAP"), "vectorAddMMAP.cpp");
   EXPECT_EQ(ls::lessonFileName("123_x_y"), "x_y.cpp");
   EXPECT_EQ(ls::lessonFileName("plain"), "plain.cpp");
-  EXPECT_EQ(ls::lessonLineLimit("01_vectorAddDrv"), 220u);
-  EXPECT_EQ(ls::lessonLineLimit("02_vectorAddMMAP"), 350u);
-}
-
-TEST(Lesson, CountLines) {
-  EXPECT_EQ(ls::countLines(""), 0u);
-  EXPECT_EQ(ls::countLines("a"), 1u);
-  EXPECT_EQ(ls::countLines("a\n"), 1u);
-  EXPECT_EQ(ls::countLines("a\n\nb"), 3u);
 }
 
 // ------------------------------------------------------------------ the checks on a folder
@@ -246,7 +231,7 @@ TEST_F(SampleFolder, CallsNamesReadmeCallAndFolder) {
         "// cuMemMap(\nvoid f() { cuMemAllocManaged(&p, n, 1); log(\"cuMemMap(\"); }\n");
   write("notes.txt", "cuMemMap(b);\n");  // not code
   const ls::Report report = ls::checkCalls(folder_);
-  ASSERT_EQ(report.problems.size(), 4u);
+  ASSERT_EQ(report.problems.size(), 4u) << report.summary;
   const std::string readme = folder_ + "/README.md";
   EXPECT_EQ(report.problems[0].rfind(readme + ": ", 0), 0u) << report.problems[0];
   EXPECT_NE(report.problems[0].find("no line starting with \"Via Common:\""), std::string::npos);
@@ -280,37 +265,53 @@ TEST_F(SampleFolder, CallsWithoutSectionOrReadme) {
             folder_ + "/README.md: has no \"## Demonstrated API calls\" section");
 }
 
-TEST_F(SampleFolder, LinesWithinAndOverTheLimit) {
-  write("demo.cpp", std::string(350, '\n'));
-  ls::Report report = ls::checkLines(folder_ + "/");
-  EXPECT_TRUE(report.problems.empty());
-  EXPECT_EQ(report.summary, folder_ + "/demo.cpp: 350 lines (limit 350)");
-  write("demo.cpp", std::string(351, '\n'));
-  report = ls::checkLines(folder_);
-  ASSERT_EQ(report.problems.size(), 1u);
-  EXPECT_EQ(report.problems[0], folder_ +
-                                    "/demo.cpp: 351 lines, over the limit of 350 for a "
-                                    "lesson file (tutorial header included)");
+TEST_F(SampleFolder, CallsFailWithNothingToCheck) {
+  // A call list without a call of the folder, and a folder without code: nothing was checked.
+  write("README.md", "## Demonstrated API calls\nVia Common: `cuInit`.\n");
+  ls::Report report = ls::checkCalls(folder_);
+  ASSERT_EQ(report.problems.size(), 2u);
+  EXPECT_NE(report.problems[0].find("lists no call of the folder itself"), std::string::npos);
+  EXPECT_EQ(report.problems[1], folder_ +
+                                    ": holds no *.cpp, *.hpp or *.cu file: no code to check the "
+                                    "call list against");
 }
 
 TEST(Checks, EveryCheckHasAName) {
-  EXPECT_EQ(ls::checkNames(),
-            (Calls{"calls", "lines", "core", "readme", "breathe", "helpers", "steps", "folder"}));
+  EXPECT_EQ(ls::checkNames(), (Calls{"calls", "core", "page", "steps"}));
   const ls::Report report = ls::runCheck("lenght", "samples/01_vectorAddDrv");
   ASSERT_EQ(report.problems.size(), 1u);
   EXPECT_EQ(report.problems[0], "unknown check \"lenght\"");
 }
 
 TEST_F(SampleFolder, RunCheckRunsTheNamedCheck) {
-  write("demo.cpp", std::string(351, '\n'));
-  EXPECT_EQ(ls::runCheck("lines", folder_).problems, ls::checkLines(folder_).problems);
-  EXPECT_EQ(ls::runCheck("folder", folder_).summary, ls::checkFolder(folder_).summary);
-  EXPECT_EQ(ls::runCheck("steps", folder_).problems, ls::checkSteps(folder_).problems);
+  write("demo.cpp", "void run() {}\n");
+  for (const std::string& check : ls::checkNames()) {
+    const ls::Report direct = check == "calls"  ? ls::checkCalls(folder_)
+                              : check == "core" ? ls::checkCore(folder_)
+                              : check == "page" ? ls::checkPage(folder_)
+                                                : ls::checkSteps(folder_);
+    EXPECT_EQ(ls::runCheck(check, folder_).problems, direct.problems) << check;
+    EXPECT_FALSE(direct.problems.empty()) << check;
+  }
 }
 
-TEST_F(SampleFolder, LinesOfAMissingLessonFile) {
-  const ls::Report report = ls::checkLines(folder_);
-  ASSERT_EQ(report.problems.size(), 1u);
-  EXPECT_EQ(report.problems[0].rfind(folder_ + "/demo.cpp: the lesson file of 02_demo", 0), 0u)
-      << report.problems[0];
+TEST_F(SampleFolder, EveryCheckFailsOnAMissingOrAnEmptyFolder) {
+  for (const std::string& check : ls::checkNames()) {
+    ls::Report report = ls::runCheck(check, folder_ + "/gone");
+    ASSERT_EQ(report.problems.size(), 1u) << check;
+    EXPECT_EQ(report.problems[0], folder_ +
+                                      "/gone: not a folder (a sample folder samples/NN_name was "
+                                      "expected): nothing to check");
+    report = ls::runCheck(check, folder_ + "/");
+    ASSERT_EQ(report.problems.size(), 1u) << check;
+    EXPECT_EQ(report.problems[0], folder_ + ": an empty folder: nothing to check");
+  }
+}
+
+TEST(Checks, TheGoodTestDataPassesEveryCheck) {
+  const std::string demo = std::string(MEMSAMPLES_LESSON_SHAPE_TESTDATA) + "/samples/02_demo";
+  for (const std::string& check : ls::checkNames()) {
+    const ls::Report report = ls::runCheck(check, demo);
+    EXPECT_TRUE(report.problems.empty()) << check << ": " << report.problems.front();
+  }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws the course's plots from the measured data in docs/data/ (docs/refresh_data.sh wrote it).
 
-    plot_data.py --data DIR --out DIR [--pages ROOT] [--require-all]
+    plot_data.py --data DIR --out DIR [--pages ROOT] [--require-all] [--compare DIR]
 
 Every plot below reads one data file, draws one SVG, NN_name.svg, and writes its caption next to
 it, NN_name.txt: what the plot shows, then the data file and where it came from (device, driver,
@@ -12,6 +12,14 @@ and named on stderr. Nothing in a plot is typed here: every number comes from a 
 ROOT/docs/samples/*.md must name a plot that was drawn; each one that does not is named and the
 exit status is 1. (assemble_pages.cmake puts each drawn plot on its page in place of that line.)
 --require-all: exit 1 unless every plot was drawn (the plotting tests run on fixtures).
+--compare DIR: exit 1 unless DIR holds exactly the files drawn, byte for byte (the committed
+plots, docs/images/plots: the docs.plots.committed test keeps them in step with docs/data).
+
+The committed plots are drawn with
+    python3 docs/plots/plot_data.py --data docs/data --out docs/images/plots
+and a README shows one as ![what it shows](../../docs/images/plots/NAME.svg). The SVG is the
+same bytes on every run (a fixed svg.hashsalt, no date, no creator); another matplotlib version
+may lay it out differently.
 
 Needs matplotlib (Debian: python3-matplotlib); without it the exit status is 3 and the docs build
 leaves the plots out.
@@ -438,26 +446,39 @@ def plot_09(data, figure):
 
 def plot_10(data, figure):
     run = passed_results(data)[-1]
-    variants = field(run, "variants", "10")
+    mix = field(run, "variants", "10")
+    # The same-size loop came with issue 34; a data file from before it has the mix only.
+    same = run.get("sameSizeVariants") or []
+    rows = [("same size", v) for v in same] + [("mix", v) for v in mix]
     latency, footprint = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
-    names = [field(v, "name", "10") for v in variants]
-    y = list(range(len(variants)))
-    median = latency.barh([i - 0.2 for i in y], [field(v, "medianUs", "10") for v in variants],
+    names = [f"{loop}: {field(v, 'name', '10')}" for loop, v in rows]
+    y = list(range(len(rows)))
+    median = latency.barh([i - 0.2 for i in y], [field(v, "medianUs", "10") for _, v in rows],
                           height=0.4, color=COLORS[0], label="median")
-    p99 = latency.barh([i + 0.2 for i in y], [field(v, "p99Us", "10") for v in variants],
+    p99 = latency.barh([i + 0.2 for i in y], [field(v, "p99Us", "10") for _, v in rows],
                        height=0.4, color=COLORS[1], label="p99")
+    if same:
+        latency.axhline(len(same) - 0.5, color=COLORS[5], linewidth=0.8)
     latency.set_yticks(y)
     latency.set_yticklabels(names, fontsize=8)
     latency.invert_yaxis()
     plain_log(latency, "x")
     latency.set_xlabel("microseconds per allocate + free pair (log scale)")
-    latency.set_title(f"{field(run, 'allocations', '10')} allocations of "
-                      f"{size_label(field(run, 'minBytes', '10'))} to "
-                      f"{size_label(field(run, 'maxBytes', '10'))}", fontsize=10)
+    mix_title = (f"mix: {field(run, 'allocations', '10')} of "
+                 f"{size_label(field(run, 'minBytes', '10'))} to "
+                 f"{size_label(field(run, 'maxBytes', '10'))}")
+    if same:
+        same_title = (f"same size: {field(run, 'sameSizeAllocations', '10')} of "
+                      f"{size_label(field(run, 'sameSizeBytes', '10'))}")
+        latency.set_title(f"{same_title} ({field(run, 'sameSizeSpeedUp', '10'):.0f}x); "
+                          f"{mix_title} ({field(run, 'poolOverAllocSpeedUp', '10'):.0f}x)",
+                          fontsize=9)
+    else:
+        latency.set_title(mix_title + " (no same-size loop in this data file)", fontsize=9)
     bar_labels(latency, median, "{:.2f}")
     bar_labels(latency, p99, "{:.2f}")
     legend_below(latency, 2)
-    pools = [v for v in variants if "reservedHighBytes" in v]
+    pools = [v for v in mix if "reservedHighBytes" in v]
     mib = 1024.0 * 1024.0
     x = list(range(len(pools)))
     for offset, (key, label, color) in enumerate((
@@ -471,12 +492,16 @@ def plot_10(data, figure):
     footprint.set_xticks(x)
     footprint.set_xticklabels([v["name"] for v in pools], fontsize=8)
     footprint.set_ylabel("MiB")
-    footprint.set_title("The pool's footprint", fontsize=10)
+    footprint.set_title("The pool's footprint in the mix", fontsize=10)
     legend_below(footprint, 2)
+    loops = ("the same size every step (above the line) and a mix of sizes"
+             if same else "a mix of sizes")
     return ("Left: what one allocation and its free cost with cuMemAlloc and cuMemFree against "
-            "the stream-ordered pool, median and 99th percentile. Right: the pool reserves "
-            "little more than the loop ever had live; with a release threshold of 0 it gives "
-            "everything back at each synchronize, which the p99 on the left pays for.")
+            f"the stream-ordered pool, median and 99th percentile, for {loops}; the pool that "
+            "keeps its memory pays least where each step asks for the sizes the last one did. "
+            "Right: in the mix the pool reserves little more than the loop ever had live; with "
+            "a release threshold of 0 it gives everything back at each synchronize, which the "
+            "p99 on the left pays for.")
 
 
 # name, data file, function, figure size in inches
@@ -491,7 +516,7 @@ PLOTS = [
     ("06_perDeviceResource", "06_perDeviceResource.json", plot_06, (11, 4.4)),
     ("07_memMapIPC", "07_memMapIPC.json", plot_07, (11, 3)),
     ("09_memcpyBatch", "09_memcpyBatch.json", plot_09, (12, 4.6)),
-    ("10_streamOrderedPool", "10_streamOrderedPool.json", plot_10, (12, 4)),
+    ("10_streamOrderedPool", "10_streamOrderedPool.json", plot_10, (12, 4.6)),
 ]
 
 
@@ -512,12 +537,42 @@ def referenced_plots(root):
     return found
 
 
+REFRESH = "python3 docs/plots/plot_data.py --data docs/data --out docs/images/plots"
+
+
+def compare(out, committed, drawn):
+    """What differs between the plots drawn in @p out and those committed in @p committed."""
+    problems = []
+    expected = sorted(f"{name}{ext}" for name in drawn for ext in (".svg", ".txt"))
+    present = sorted(entry for entry in os.listdir(committed)
+                     if entry.endswith((".svg", ".txt"))) if os.path.isdir(committed) else []
+    how = (f"drawn here with matplotlib {matplotlib.__version__}; to refresh the committed plots "
+           f"from docs/data, run from the repository root: {REFRESH} (then commit them)")
+    for entry in expected:
+        path = os.path.join(committed, entry)
+        if entry not in present:
+            problems.append(f"{path} is missing: {entry} is drawn from the data ({how})")
+            continue
+        with open(os.path.join(out, entry), "rb") as new, open(path, "rb") as old:
+            if new.read() != old.read():
+                problems.append(f"{path} differs from {os.path.join(out, entry)}, {how}")
+    for entry in present:
+        if entry not in expected:
+            problems.append(f"{os.path.join(committed, entry)} is committed, but no plot draws it "
+                            f"from the data any more (delete it, or restore its data)")
+    if not problems:
+        print(f"plot_data.py: the {len(expected)} committed files in {committed} are the ones "
+              f"drawn from the data, byte for byte")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--pages")
     parser.add_argument("--require-all", action="store_true")
+    parser.add_argument("--compare")
     options = parser.parse_args()
     os.makedirs(options.out, exist_ok=True)
     drawn, problems = [], []
@@ -554,6 +609,8 @@ def main():
             if name not in drawn:
                 problems.append(f"{os.path.relpath(page, options.pages)} shows the plot {name}, "
                                 f"which was not drawn (no such plot, or its data is missing)")
+    if options.compare:
+        problems += compare(options.out, options.compare, drawn)
     for problem in problems:
         print("plot_data.py: " + problem, file=sys.stderr)
     print(f"plot_data.py: drew {len(drawn)} plots in {options.out}: {', '.join(drawn) or 'none'}")

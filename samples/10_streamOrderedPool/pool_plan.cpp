@@ -41,7 +41,7 @@ std::uint64_t parseThreshold(std::string_view text) {
 
 RunPlan checkOptions(const std::optional<std::uint64_t>& minBytes,
                      const std::optional<std::uint64_t>& maxBytes, std::string_view threshold,
-                     int iterations) {
+                     int iterations, const std::optional<std::uint64_t>& sameBytes) {
   RunPlan plan;
   plan.minBytes = minBytes.value_or(kDefaultMinBytes);
   plan.maxBytes = maxBytes.value_or(std::max(kDefaultMaxBytes, plan.minBytes));
@@ -53,12 +53,18 @@ RunPlan checkOptions(const std::optional<std::uint64_t>& minBytes,
   if (iterations < 1)
     throw ms::UsageError("--iterations must be at least 1");
   plan.allocations = iterations * kAllocationsPerIteration;
+  plan.sameBytes = sameBytes.value_or(kDefaultSameSizeBytes);
+  plan.sameAllocations = iterations * kSameSizePairsPerIteration;
   return plan;
 }
 
 std::uint64_t fitLargest(std::uint64_t minBytes, std::uint64_t maxBytes, std::uint64_t freeBytes) {
   const std::uint64_t budget = freeBytes / 4 / kTemporariesPerStep;
   return std::max(minBytes, std::min(maxBytes, budget));
+}
+
+std::vector<std::uint64_t> sameSizes(int count, std::uint64_t bytes) {
+  return std::vector<std::uint64_t>(static_cast<std::size_t>(std::max(count, 0)), bytes);
 }
 
 std::vector<std::uint64_t> sizeMix(int count, std::uint64_t minBytes, std::uint64_t maxBytes,
@@ -116,10 +122,11 @@ double quantile(std::vector<double> values, double fraction) {
   return values[std::min(index, values.size() - 1)];
 }
 
-std::string latencyTable(const std::vector<VariantResult>& variants) {
+std::string latencyTable(const std::string& title, const std::vector<VariantResult>& variants) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(2);
-  out << "Latency per allocate + free pair       median us      p99 us   speed-up (median)\n";
+  out << std::left << std::setw(36) << title << std::right
+      << "   median us      p99 us   speed-up (median)\n";
   for (const VariantResult& variant : variants) {
     out << "  " << std::left << std::setw(34) << variant.name << std::right << std::setw(12)
         << variant.medianUs << std::setw(12) << variant.p99Us;

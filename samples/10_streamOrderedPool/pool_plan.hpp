@@ -18,6 +18,10 @@ namespace pool_plan {
 constexpr int kAllocationsPerIteration = 500;
 /// Temporaries alive at once in one step of the loop, as a training or serving step has them.
 constexpr int kTemporariesPerStep = 8;
+/// Allocations per `--iterations` of the same-size loop: the default 20 gives 2,000.
+constexpr int kSameSizePairsPerIteration = 100;
+/// The default size of the same-size loop (`--same-size`): 16 MiB, an activation-sized block.
+constexpr std::uint64_t kDefaultSameSizeBytes = 16ull << 20;
 
 /// What the command line asked for, checked: every mistake is a usage error before any device
 /// is asked anything.
@@ -25,7 +29,9 @@ struct RunPlan {
   std::uint64_t minBytes = 0;       ///< Smallest allocation of the mix (`--min-size`).
   std::uint64_t maxBytes = 0;       ///< Largest allocation of the mix (`--max-size`).
   std::uint64_t keepThreshold = 0;  ///< The "keep" release threshold (`--threshold`).
-  int allocations = 0;              ///< Allocations per variant of the loop.
+  int allocations = 0;              ///< Allocations per variant of the mix.
+  std::uint64_t sameBytes = 0;      ///< The size of every allocation of the same-size loop.
+  int sameAllocations = 0;          ///< Allocations per variant of the same-size loop.
 };
 
 /// `--threshold`: "max" (keep everything: UINT64_MAX) or a byte size (4096, 64M, 0...).
@@ -33,16 +39,22 @@ struct RunPlan {
 std::uint64_t parseThreshold(std::string_view text);
 
 /// Checks the options together: @p minBytes (default 1K) must not exceed @p maxBytes (default
-/// 64M); @p iterations (1 or more, as the parser checks) gives the allocations.
+/// 64M); @p sameBytes (`--same-size`, default kDefaultSameSizeBytes) sizes the same-size loop;
+/// @p iterations (1 or more, as the parser checks) gives the allocations of both loops.
 /// @throws memsamples::UsageError with one line naming both sizes when they are out of order.
 RunPlan checkOptions(const std::optional<std::uint64_t>& minBytes,
                      const std::optional<std::uint64_t>& maxBytes, std::string_view threshold,
-                     int iterations);
+                     int iterations,
+                     const std::optional<std::uint64_t>& sameBytes = std::nullopt);
 
 /// The largest allocation after sizing: @p maxBytes, or less so that one step's temporaries
 /// (kTemporariesPerStep of the largest size) take at most a quarter of @p freeBytes; never
 /// below @p minBytes. Sizing only: no verdict depends on free memory.
 std::uint64_t fitLargest(std::uint64_t minBytes, std::uint64_t maxBytes, std::uint64_t freeBytes);
+
+/// The same-size loop's allocations: @p count times @p bytes. Every step asks for the sizes the
+/// step before asked for, as the steps of a training or inference loop do.
+std::vector<std::uint64_t> sameSizes(int count, std::uint64_t bytes);
 
 /// @p count sizes in [@p minBytes, @p maxBytes], log-uniformly spread (as many 1-4 KiB
 /// temporaries as 16-64 MiB ones), each a multiple of 256 bytes where the range allows it,
@@ -79,10 +91,12 @@ struct VariantResult {
   std::optional<std::uint64_t> reservedHigh;  ///< RESERVED_MEM_HIGH (pools only).
   std::optional<std::uint64_t> usedHigh;      ///< USED_MEM_HIGH (pools only).
   std::optional<std::uint64_t> reservedAfter;  ///< RESERVED_MEM_CURRENT after the last sync.
+  std::optional<std::uint64_t> usedAfter;      ///< USED_MEM_CURRENT after the last free.
 };
 
-/// The latency table: one line per variant, and the speed-up of each over the first.
-std::string latencyTable(const std::vector<VariantResult>& variants);
+/// The latency table of one loop, headed @p title: one line per variant, and the speed-up of
+/// each over the first.
+std::string latencyTable(const std::string& title, const std::vector<VariantResult>& variants);
 
 /// The footprint table: each variant's reserved and used high-water marks against @p liveHigh,
 /// the program's own high-water mark of live bytes.

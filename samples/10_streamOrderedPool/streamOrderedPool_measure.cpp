@@ -3,13 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <iomanip>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "pool_attributes.hpp"
+#include "pool_verdict.hpp"
 #include "support/vector_add.hpp"
 
 namespace ms = memsamples;
@@ -20,10 +20,9 @@ namespace {
 constexpr std::uint64_t kDefaultKernelBytes = 256ull << 20;  // per vector
 constexpr int kKernelBuffers = 6;          // A, B, C from the pool and from cuMemAlloc
 constexpr std::uint32_t kMixSeed = 2024;   // the same mix on every machine
-constexpr std::uint64_t kProbeBytes = 1ull << 20;  // steps 6 and 8
+constexpr std::uint64_t kProbeBytes = 1ull << 20;  // step 6's block
 constexpr int kRounds = 3;                 // interleaved kernel timing rounds
 
-using OwnedPool = ms::DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
 using Clock = std::chrono::steady_clock;
 
 double microseconds(Clock::time_point start, Clock::time_point end) {
@@ -36,71 +35,112 @@ void summarize(pool_plan::VariantResult& variant, const std::vector<double>& pai
   variant.p99Us = pool_plan::quantile(pairUs, 0.99);
 }
 
-/// @p variant as a JSON object.
-ms::JsonObject toJson(const pool_plan::VariantResult& variant) {
-  ms::JsonObject json;
-  json.set("name", variant.name).set("medianUs", variant.medianUs).set("p99Us", variant.p99Us);
-  if (variant.reservedHigh)
-    json.set("reservedHighBytes", *variant.reservedHigh)
-        .set("usedHighBytes", *variant.usedHigh)
-        .set("reservedAfterSyncBytes", *variant.reservedAfter);
-  return json;
+/// @p variants as a JSON array of objects.
+ms::JsonArray toJson(const std::vector<pool_plan::VariantResult>& variants) {
+  ms::JsonArray array;
+  for (const pool_plan::VariantResult& variant : variants) {
+    ms::JsonObject json;
+    json.set("name", variant.name).set("medianUs", variant.medianUs).set("p99Us", variant.p99Us);
+    if (variant.reservedHigh)
+      json.set("reservedHighBytes", *variant.reservedHigh)
+          .set("usedHighBytes", *variant.usedHigh)
+          .set("reservedAfterSyncBytes", *variant.reservedAfter);
+    array.addRaw(json.dump());
+  }
+  return array;
 }
 
-/// The allocation loop over @p sizes, each call timed on the host: steps of
-/// kTemporariesPerStep allocations, all freed at the end of their step. With @p stream,
-/// cuMemAllocAsync and cuMemFreeAsync from the device's current pool, and a synchronization
-/// ending each step, as a training step ends; without, cuMemAlloc and cuMemFree.
-/// @return microseconds per allocate + free pair, one per size.
-std::vector<double> timedLoop(const std::vector<std::uint64_t>& sizes, CUstream stream) {
-  std::vector<double> pairUs(sizes.size());
-  // [pool-loop]
-  std::vector<ms::OwnedDeviceMemory> live(pool_plan::kTemporariesPerStep);
-  for (std::size_t first = 0; first < sizes.size(); first += pool_plan::kTemporariesPerStep) {
-    const std::size_t count = std::min<std::size_t>(pool_plan::kTemporariesPerStep,
-                                                    sizes.size() - first);
-    for (std::size_t k = 0; k < count; ++k) {
-      const Clock::time_point start = Clock::now();
-      if (stream != nullptr)
-        ms::check(cuMemAllocAsync(live[k].out(), sizes[first + k], stream), "cuMemAllocAsync");
-      else
-        ms::check(cuMemAlloc(live[k].out(), sizes[first + k]), "cuMemAlloc");
-      pairUs[first + k] = microseconds(start, Clock::now());
-    }
-    for (std::size_t k = 0; k < count; ++k) {
-      const Clock::time_point start = Clock::now();
-      if (stream != nullptr)
-        ms::check(cuMemFreeAsync(live[k].release(), stream), "cuMemFreeAsync");
-      else
-        ms::check(cuMemFree(live[k].release()), "cuMemFree");
-      pairUs[first + k] += microseconds(start, Clock::now());
-    }
-    if (stream != nullptr)  // where a pool at a low threshold gives its memory back
-      ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+// [pool-loop]
+/// One step of the loop on the pool: @p count temporaries allocated in stream order on
+/// @p stream (from the device's current pool), freed in stream order, then the synchronization
+/// that ends a step, as a training step ends; that is where a pool above its release threshold
+/// gives memory back. Each call is timed on the host: pairUs[k] = allocate + free of block k.
+void poolStep(CUstream stream, const std::uint64_t* sizes, std::size_t count, double* pairUs) {
+  std::vector<ms::OwnedDeviceMemory> live(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const Clock::time_point start = Clock::now();
+    ms::check(cuMemAllocAsync(live[k].out(), sizes[k], stream), "cuMemAllocAsync");
+    pairUs[k] = microseconds(start, Clock::now());
   }
-  // [pool-loop]
+
+  for (std::size_t k = 0; k < count; ++k) {
+    const Clock::time_point start = Clock::now();
+    ms::check(cuMemFreeAsync(live[k].release(), stream), "cuMemFreeAsync");
+    pairUs[k] += microseconds(start, Clock::now());
+  }
+
+  ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+// [pool-loop]
+
+/// The same step on cuMemAlloc and cuMemFree, which need no stream and no synchronization.
+void allocStep(const std::uint64_t* sizes, std::size_t count, double* pairUs) {
+  std::vector<ms::OwnedDeviceMemory> live(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const Clock::time_point start = Clock::now();
+    ms::check(cuMemAlloc(live[k].out(), sizes[k]), "cuMemAlloc");
+    pairUs[k] = microseconds(start, Clock::now());
+  }
+
+  for (std::size_t k = 0; k < count; ++k) {
+    const Clock::time_point start = Clock::now();
+    ms::check(cuMemFree(live[k].release()), "cuMemFree");
+    pairUs[k] += microseconds(start, Clock::now());
+  }
+}
+
+/// The first @p warmupSteps steps of the loop over @p sizes, untimed: the first calls of a
+/// kind pay for things a loop pays once, and a pool that keeps its memory fills up here.
+template <typename Step>
+void warmUp(const std::vector<std::uint64_t>& sizes, int warmupSteps, Step step) {
+  const std::size_t perStep = pool_plan::kTemporariesPerStep;
+  std::vector<double> untimed(perStep);
+  const std::size_t stepsInLoop = (sizes.size() + perStep - 1) / perStep;
+  const std::size_t steps = std::min<std::size_t>(std::max(warmupSteps, 0), stepsInLoop);
+  for (std::size_t s = 0; s < steps; ++s) {
+    const std::size_t first = s * perStep;
+    step(&sizes[first], std::min(perStep, sizes.size() - first), untimed.data());
+  }
+}
+
+/// The loop over @p sizes in steps of kTemporariesPerStep, each done by @p step(sizes, count,
+/// pairUs). @return Microseconds per allocate + free pair, one per size.
+template <typename Step>
+std::vector<double> timedLoop(const std::vector<std::uint64_t>& sizes, Step step) {
+  const std::size_t perStep = pool_plan::kTemporariesPerStep;
+  std::vector<double> pairUs(sizes.size());
+  for (std::size_t first = 0; first < sizes.size(); first += perStep)
+    step(&sizes[first], std::min(perStep, sizes.size() - first), &pairUs[first]);
   return pairUs;
 }
 
-/// The loop on cuMemAlloc and cuMemFree.
-pool_plan::VariantResult allocFreeLoop(const std::vector<std::uint64_t>& sizes) {
+/// The loop on cuMemAlloc and cuMemFree, after @p warmupSteps untimed steps.
+pool_plan::VariantResult allocFreeLoop(const std::vector<std::uint64_t>& sizes,
+                                       int warmupSteps) {
+  warmUp(sizes, warmupSteps, allocStep);
   pool_plan::VariantResult variant;
   variant.name = "cuMemAlloc + cuMemFree";
-  summarize(variant, timedLoop(sizes, nullptr));
+  summarize(variant, timedLoop(sizes, allocStep));
   return variant;
 }
 
-/// The loop on the pool at release threshold @p threshold, started empty (trimmed, high-water
-/// marks reset); the pool's counters read at the end and checked.
+/// The loop on the pool at release threshold @p threshold: the pool trimmed, run.warmup steps
+/// untimed, the high-water marks reset, the loop timed, and the pool's counters read at the
+/// end and checked (pool_verdict::checkPoolLoop() against the loop's own live bytes).
 pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>& sizes,
                                   std::uint64_t threshold, const std::string& name) {
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
   pa::setReleaseThreshold(run.pool, threshold);
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");
-  pa::resetHighWater(run.pool);
+
+  const CUstream stream = run.first;
+  const auto step = [stream](const std::uint64_t* stepSizes, std::size_t count,
+                             double* pairUs) { poolStep(stream, stepSizes, count, pairUs); };
   std::vector<double> pairUs;
   try {
-    pairUs = timedLoop(sizes, run.first);
+    warmUp(sizes, run.warmup, step);
+    pa::resetHighWater(run.pool);
+    pairUs = timedLoop(sizes, step);
   } catch (const ms::CudaError& error) {
     if (error.result() != CUDA_ERROR_OUT_OF_MEMORY)
       throw;
@@ -113,6 +153,7 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>
                             ms::formatBytes(pool_plan::loopHighWater(sizes)) +
                             " live: freed blocks were not reused, or the GPU is full");
   }
+
   const pa::PoolUsage usage = pa::readPoolUsage(run.pool);
   pool_plan::VariantResult variant;
   variant.name = name;
@@ -120,12 +161,33 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>
   variant.reservedHigh = usage.reservedHigh;
   variant.usedHigh = usage.usedHigh;
   variant.reservedAfter = usage.reservedCurrent;
-  run.checks.expect(usage.usedCurrent == 0, name + ": memory in use after the last free",
-                    "0 bytes", ms::formatBytes(usage.usedCurrent));
-  run.checks.expect(usage.reservedHigh >= usage.usedHigh, name + ": reserved high-water mark",
-                    "at least the used one (" + ms::formatBytes(usage.usedHigh) + ")",
-                    ms::formatBytes(usage.reservedHigh));
+  variant.usedAfter = usage.usedCurrent;
+  pool_verdict::checkPoolLoop(run.checks, variant, pool_plan::loopHighWater(sizes));
   return variant;
+}
+
+/// One loop's three variants: cuMemAlloc + cuMemFree, the pool at the keep threshold, the
+/// pool at 0; the loop's own high-water mark of live bytes; and the pool's speed-up at the
+/// keep threshold (cuMemAlloc + cuMemFree's median over the pool's).
+struct LoopResult {
+  std::vector<pool_plan::VariantResult> variants;
+  std::uint64_t liveHigh = 0;
+  double speedUp = 0;
+};
+
+/// The loop over @p sizes, three times (see LoopResult).
+LoopResult measureLoop(PoolRun& run, const std::vector<std::uint64_t>& sizes) {
+  const std::uint64_t keep = run.plan.keepThreshold;
+  const std::string keepName =
+      keep == UINT64_MAX ? std::string("pool, threshold max")
+                         : "pool, threshold " + ms::formatBytes(keep);
+  LoopResult loop;
+  loop.liveHigh = pool_plan::loopHighWater(sizes);
+  loop.variants.push_back(allocFreeLoop(sizes, run.warmup));
+  loop.variants.push_back(poolLoop(run, sizes, keep, keepName));
+  loop.variants.push_back(poolLoop(run, sizes, 0, "pool, threshold 0"));
+  loop.speedUp = pool_verdict::speedUp(loop.variants[0], loop.variants[1]);
+  return loop;
 }
 
 /// Step 6's scenario for rule @p rule, run once with the rule on or off (the others off).
@@ -165,63 +227,6 @@ bool reuseTrial(PoolRun& run, int rule, bool on, CUevent event) {
   return reused;
 }
 
-/// What trying @p call answered, as a table cell: "ok" or the result's name.
-std::string answer(CUresult result) {
-  return result == CUDA_SUCCESS ? "ok" : ms::describeResult(result);
-}
-
-/// Step 8: 1 MiB from @p pool on stream 1, written by the device, read by the CPU and freed;
-/// the pool destroyed.
-/// Returns the first call that failed and its answer, or "" when all worked.
-std::string usePool(PoolRun& run, OwnedPool& pool, const std::string& name) {
-  ms::OwnedDeviceMemory block;
-  const std::size_t words = kProbeBytes / sizeof(std::uint32_t);
-  std::vector<std::uint32_t> host(words);
-  CUresult result = cuMemAllocFromPoolAsync(block.out(), kProbeBytes, pool.get(), run.first);
-  if (result != CUDA_SUCCESS)
-    return "cuMemAllocFromPoolAsync: " + answer(result);
-  result = cuMemsetD32Async(block.get(), 0xC0FFEEu, words, run.first);
-  if (result != CUDA_SUCCESS)
-    return "cuMemsetD32Async: " + answer(result);
-  // Both kinds of pool hand out memory the CPU reads directly: managed memory, or memory in
-  // host RAM, which a host-location pool makes accessible to the CPU by default (tryPool()
-  // gave the device access). So the CPU reads it once the device has written it.
-  // A copy engine would not: cuMemcpyDtoHAsync refuses a host-location pool's pointer as its
-  // source (CUDA_ERROR_INVALID_VALUE on the H200, driver 580).
-  ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
-  std::memcpy(host.data(), reinterpret_cast<const void*>(block.get()), kProbeBytes);
-  ms::check(cuMemFreeAsync(block.release(), run.first), "cuMemFreeAsync");
-  ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
-  const auto good = std::count(host.begin(), host.end(), 0xC0FFEEu);
-  run.checks.expect(static_cast<std::size_t>(good) == words, "step 8: 1 MiB of the " + name,
-                    std::to_string(words) + " words", std::to_string(good));
-  ms::check(cuMemPoolDestroy(pool.release()), "cuMemPoolDestroy");
-  return "";
-}
-
-/// Step 8 for one kind of pool: create it from @p props, use it, print what the driver said.
-void tryPool(PoolRun& run, CUmemPoolProps props, const std::string& name, ms::Report& report) {
-  OwnedPool pool;
-  const CUresult created = cuMemPoolCreate(pool.out(), &props);
-  std::string outcome = "cuMemPoolCreate: " + answer(created);
-  if (created == CUDA_SUCCESS && props.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-    // A host-location pool's memory is accessible to the CPU by default, not to the
-    // device: the device is given access first.
-    CUmemAccessDesc desc = {};
-    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    desc.location.id = run.ordinal;
-    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    const CUresult access = cuMemPoolSetAccess(pool.get(), &desc, 1);
-    outcome += ", cuMemPoolSetAccess (device): " + answer(access);
-  }
-  if (created == CUDA_SUCCESS) {
-    const std::string failed = usePool(run, pool, name);
-    outcome += failed.empty() ? ", 1 MiB allocated, written, read by the CPU, freed" : ", " + failed;
-  }
-  report.out() << "  " << std::left << std::setw(22) << name << std::right << outcome << '\n';
-  report.json().set(name, outcome);
-}
-
 }  // namespace
 
 void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out) {
@@ -229,55 +234,60 @@ void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out) {
   std::size_t totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
   run.plan.maxBytes = pool_plan::fitLargest(run.plan.minBytes, run.plan.maxBytes, freeBytes);
+  run.plan.sameBytes = pool_plan::fitLargest(1, run.plan.sameBytes, freeBytes);
   run.kernelBytes = ms::chooseBufferBytes(options.kernelBytes, kDefaultKernelBytes, freeBytes,
                                           kKernelBuffers, sizeof(float));
   run.kernelBytes = ms::fitHostMemory(options.kernelBytes, run.kernelBytes, 3, sizeof(float));
   run.deviceName = ms::deviceName(run.device);
   out << "Device " << run.ordinal << ": " << run.deviceName << '\n';
-  out << "Mix: " << run.plan.allocations << " allocations of " << ms::formatBytes(run.plan.minBytes)
-      << " to " << ms::formatBytes(run.plan.maxBytes) << ", " << pool_plan::kTemporariesPerStep
+  out << "Loops: " << run.plan.sameAllocations << " allocations of "
+      << ms::formatBytes(run.plan.sameBytes) << " (same size), then " << run.plan.allocations
+      << " of " << ms::formatBytes(run.plan.minBytes) << " to "
+      << ms::formatBytes(run.plan.maxBytes) << " (mix), " << pool_plan::kTemporariesPerStep
       << " live per step; kernel vectors " << ms::formatBytes(run.kernelBytes) << '\n';
 }
 
 void measureAllocations(PoolRun& run, ms::Report& report) {
-  const std::vector<std::uint64_t> sizes =
+  const std::vector<std::uint64_t> same =
+      pool_plan::sameSizes(run.plan.sameAllocations, run.plan.sameBytes);
+  const std::vector<std::uint64_t> mix =
       pool_plan::sizeMix(run.plan.allocations, run.plan.minBytes, run.plan.maxBytes, kMixSeed);
-  const std::uint64_t liveHigh = pool_plan::loopHighWater(sizes);
 
-  std::vector<pool_plan::VariantResult> variants;
-  variants.push_back(allocFreeLoop(sizes));
-  const std::string keepName = run.plan.keepThreshold == UINT64_MAX
-                                   ? std::string("pool, threshold max")
-                                   : "pool, threshold " + ms::formatBytes(run.plan.keepThreshold);
-  ms::JsonArray json;
-  json.addRaw(toJson(variants.back()).dump());
-  for (const std::uint64_t threshold : {run.plan.keepThreshold, std::uint64_t{0}}) {
-    const std::string name = threshold == 0 ? "pool, threshold 0" : keepName;
-    variants.push_back(poolLoop(run, sizes, threshold, name));
-    json.addRaw(toJson(variants.back()).dump());
-    run.checks.expect(*variants.back().usedHigh >= liveHigh, name + ": used high-water mark",
-                      "at least the live bytes' " + ms::formatBytes(liveHigh),
-                      ms::formatBytes(*variants.back().usedHigh));
-  }
+  const LoopResult sameLoop = measureLoop(run, same);
+  const LoopResult mixLoop = measureLoop(run, mix);
   pa::setReleaseThreshold(run.pool, run.plan.keepThreshold);
 
+  const pool_verdict::Goal sameGoal{"same size", pool_verdict::kSameSizeGoal};
+  const pool_verdict::Goal mixGoal{"mix", pool_verdict::kMixGoal};
+  const std::uint64_t keep = run.plan.keepThreshold;
   std::ostream& out = report.out();
-  out << pool_plan::latencyTable(variants) << pool_plan::footprintTable(variants, liveHigh);
-  const double speedUp = variants[0].medianUs / variants[1].medianUs;
-  out << "Goal: the pool keeping its memory at least 100x faster per pair than cuMemAlloc: "
-      << (speedUp >= 100 ? "met" : "not met") << " (" << std::fixed << std::setprecision(1)
-      << speedUp << "x)\n";
-  const std::string keep = run.plan.keepThreshold == UINT64_MAX
-                               ? std::string("max")
-                               : std::to_string(run.plan.keepThreshold);
+  out << pool_plan::latencyTable("Same size, " + ms::formatBytes(run.plan.sameBytes) + " x " +
+                                     std::to_string(pool_plan::kTemporariesPerStep) + " live",
+                                 sameLoop.variants)
+      << pool_verdict::goalLine(sameGoal, sameLoop.speedUp, keep) << '\n'
+      << pool_plan::latencyTable("Mix, " + ms::formatBytes(run.plan.minBytes) + " to " +
+                                     ms::formatBytes(run.plan.maxBytes),
+                                 mixLoop.variants)
+      << pool_verdict::goalLine(mixGoal, mixLoop.speedUp, keep) << '\n'
+      << pool_plan::footprintTable(mixLoop.variants, mixLoop.liveHigh);
+
   report.json()
-      .set("keepThreshold", keep)
+      .set("keepThreshold", keep == UINT64_MAX ? std::string("max") : std::to_string(keep))
+      .set("sameSizeBytes", run.plan.sameBytes)
+      .set("sameSizeAllocations", run.plan.sameAllocations)
+      .set("sameSizeLiveHighBytes", sameLoop.liveHigh)
+      .set("sameSizeVariants", toJson(sameLoop.variants))
+      .set("sameSizeSpeedUp", sameLoop.speedUp)
+      .set("sameSizeGoal", sameGoal.target)
+      .set("sameSizeGoalMet", pool_verdict::goalMet(sameGoal, sameLoop.speedUp, keep))
       .set("allocations", run.plan.allocations)
       .set("minBytes", run.plan.minBytes)
       .set("maxBytes", run.plan.maxBytes)
-      .set("liveHighBytes", liveHigh)
-      .set("variants", json)
-      .set("poolOverAllocSpeedUp", speedUp);
+      .set("liveHighBytes", mixLoop.liveHigh)
+      .set("variants", toJson(mixLoop.variants))
+      .set("poolOverAllocSpeedUp", mixLoop.speedUp)
+      .set("mixGoal", mixGoal.target)
+      .set("mixGoalMet", pool_verdict::goalMet(mixGoal, mixLoop.speedUp, keep));
 }
 
 void probeReuse(PoolRun& run, ms::Report& report) {
@@ -339,39 +349,6 @@ void probePeerAccess(PoolRun& run, ms::Report& report) {
   out << "Access: peer step not run (" << (count < 2 ? "one GPU" : "no peer-capable GPU")
       << "; it needs a second GPU)\n";
   report.json().set("peerAccess", count < 2 ? "not run: one GPU" : "not run: no peer GPU");
-}
-
-void probeOtherPools(PoolRun& run, ms::Report& report) {
-  std::ostream& out = report.out();
-  out << "Other pools (what the driver answered):\n";
-  CUmemLocation none = {};
-  none.type = CU_MEM_LOCATION_TYPE_NONE;
-  CUmemoryPool managedDefault = nullptr;
-  const CUresult managed = cuMemGetDefaultMemPool(&managedDefault, &none, CU_MEM_ALLOCATION_TYPE_MANAGED);
-  out << "  managed default pool  cuMemGetDefaultMemPool: " << answer(managed) << '\n';
-  report.json().set("managedDefaultPool", answer(managed));
-
-  CUmemPoolProps props = {};
-  props.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
-  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  props.location.id = run.ordinal;
-  tryPool(run, props, "managedPool", report);
-
-  int hostPools = 0;
-  ms::check(cuDeviceGetAttribute(&hostPools, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
-                                 run.device),
-            "cuDeviceGetAttribute");
-  if (hostPools == 0) {
-    // Not asked: a refused call would only repeat the attribute (and count as an API
-    // error under compute-sanitizer).
-    out << "  hostPool              not tried: HOST_MEMORY_POOLS_SUPPORTED = 0\n";
-    report.json().set("hostPool", "not tried: HOST_MEMORY_POOLS_SUPPORTED = 0");
-    return;
-  }
-  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  props.location.type = CU_MEM_LOCATION_TYPE_HOST;
-  props.location.id = 0;
-  tryPool(run, props, "hostPool", report);
 }
 
 void measureKernel(PoolRun& run, ms::Report& report) {
@@ -456,18 +433,20 @@ void measureKernel(PoolRun& run, ms::Report& report) {
   ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
 }
 
-ms::Verdict verdictOf(const PoolRun& run, ms::Report& report) {
-  for (const std::string& failure : run.checks.failures())
-    report.out() << "Check failed: " << failure << '\n';
-  report.out() << "Checks: " << run.checks.checks() << ", failed: "
-               << run.checks.failures().size() << '\n';
-  ms::JsonArray failures;
-  for (const std::string& failure : run.checks.failures())
-    failures.add(failure);
+void reportTrim(PoolRun& run, std::uint64_t reservedBefore, ms::Report& report) {
+  const pa::PoolUsage usage = pa::readPoolUsage(run.pool);
+  pool_verdict::Trim trim;
+  trim.reservedBefore = reservedBefore;
+  trim.reservedAfter = usage.reservedCurrent;
+  trim.usedAfter = usage.usedCurrent;
+  pool_verdict::checkTrim(run.checks, trim);
+  report.out() << pool_verdict::trimLine(trim) << '\n';
   report.json()
-      .set("device", run.ordinal)
-      .set("deviceName", run.deviceName)
-      .set("checks", static_cast<std::uint64_t>(run.checks.checks()))
-      .set("failures", failures);
-  return run.checks.passed() ? ms::Verdict::Pass : ms::Verdict::Fail;
+      .set("reservedBeforeTrimBytes", trim.reservedBefore)
+      .set("reservedAfterTrimBytes", trim.reservedAfter);
+}
+
+ms::Verdict verdictOf(const PoolRun& run, ms::Report& report) {
+  report.json().set("device", run.ordinal).set("deviceName", run.deviceName);
+  return pool_verdict::verdict(run.checks, report.out(), report.json());
 }

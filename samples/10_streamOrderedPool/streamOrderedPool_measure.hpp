@@ -1,9 +1,10 @@
 /**
  * @file streamOrderedPool_measure.hpp
- * @brief What 10_streamOrderedPool measures and probes, one call per step: the allocation
- *        loop's latency and footprint (cuMemAlloc against the pool at two release thresholds),
- *        the reuse rules across streams, peer access, managed and host-location pools, and a
- *        kernel on pool memory against the same kernel on cuMemAlloc memory.
+ * @brief What 10_streamOrderedPool measures and probes, one call per step: the two allocation
+ *        loops' latency and footprint (cuMemAlloc against the pool at two release thresholds,
+ *        for the same sizes every step and for a mix), the reuse rules across streams, peer
+ *        access, a kernel on pool memory against the same kernel on cuMemAlloc memory, and the
+ *        trim. Step 8's other pools are in other_pools.hpp.
  */
 #pragma once
 
@@ -15,12 +16,14 @@
 
 #include "memsamples.hpp"
 #include "pool_plan.hpp"
+#include "pool_verdict.hpp"
 #include "support/checklist.hpp"
 
 /// The options of the sample beyond Common's.
 struct PoolOptions {
   std::optional<std::uint64_t> minBytes;     ///< `--min-size`: smallest allocation of the mix.
   std::optional<std::uint64_t> maxBytes;     ///< `--max-size`: largest allocation of the mix.
+  std::optional<std::uint64_t> sameBytes;    ///< `--same-size`: the same-size loop's size.
   std::optional<std::uint64_t> kernelBytes;  ///< `--size`: bytes per vector of step 9's kernel.
   std::string threshold = "max";             ///< `--threshold`: the "keep" release threshold.
 };
@@ -37,26 +40,29 @@ struct PoolRun {
   pool_plan::RunPlan plan;             ///< The allocation mix, sized (sizeRun()).
   std::uint64_t kernelBytes = 0;       ///< Bytes per vector of step 9.
   int iterations = 1;                  ///< `--iterations` (timed kernel launches).
-  int warmup = 0;                      ///< `--warmup`.
+  int warmup = 0;                      ///< `--warmup`: untimed steps and launches first.
   memsamples::Checklist checks;        ///< Every check of the run.
 };
 
 /**
- * Sizes the run in the current context: the largest allocation of the mix is cut so that one
- * step's temporaries take at most a quarter of the device's free memory, and the kernel's
- * vectors (default 256 MiB each, six of them at once: three from the pool, three from
- * cuMemAlloc) fit in 80 % of it. Free memory is the whole device's (cuMemGetInfo) and serves
- * sizing only. Prints the "Device N: name" and "Mix:" lines.
+ * Sizes the run in the current context: the largest allocation of the mix and the same-size
+ * loop's size are cut so that one step's temporaries take at most a quarter of the device's
+ * free memory, and the kernel's vectors (default 256 MiB each, six of them at once: three from
+ * the pool, three from cuMemAlloc) fit in 80 % of it. Free memory is the whole device's
+ * (cuMemGetInfo) and serves sizing only. Prints the "Device N: name" and "Loops:" lines.
  * @throws memsamples::UsageError when a `--size` does not fit; CudaError.
  */
 void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out);
 
 /**
- * Step 5: the allocation loop three times, cuMemAlloc + cuMemFree, then the pool with the
- * release threshold at `--threshold` (default max: keep everything) and at 0, each pair timed
- * on the host (median and p99), the pool's reserved and used high-water marks read after each
- * phase. Checks: used high >= the loop's live high-water mark, nothing used after the last
- * free, reserved >= used. Leaves the threshold at `--threshold`. @throws CudaError.
+ * Step 5: two allocation loops in steps of kTemporariesPerStep live blocks, each step ended by
+ * a synchronization: the same size every step (`--same-size`, as training and inference loops
+ * ask), then a mix of sizes. Each loop runs three times: cuMemAlloc + cuMemFree, then the pool
+ * at `--threshold` (default max: keep everything) and at 0. Each allocate and free call is
+ * timed on the host with std::chrono::steady_clock after `--warmup` untimed steps; the median
+ * and p99 per pair are printed with each loop's goal (pool_verdict::goalLine()). The pool's
+ * counters are read after each pool run and checked (pool_verdict::checkPoolLoop()). Leaves
+ * the threshold at `--threshold`. @throws CudaError.
  */
 void measureAllocations(PoolRun& run, memsamples::Report& report);
 
@@ -76,19 +82,17 @@ void probeReuse(PoolRun& run, memsamples::Report& report);
 void probePeerAccess(PoolRun& run, memsamples::Report& report);
 
 /**
- * Step 8: a managed-memory pool and a host-location pool, where the driver has them: what each
- * call answered is printed; where a pool is made, 1 MiB of it is allocated, written by the
- * device, read by the CPU (checked), freed and the pool destroyed. @throws CudaError after a pool was made.
- */
-void probeOtherPools(PoolRun& run, memsamples::Report& report);
-
-/**
  * Step 9: VecAdd_kernel on three vectors from the pool, then on three from cuMemAlloc, timed
  * with CUDA events (median of `--iterations` after `--warmup`), results checked both times;
  * prints GB/s and the ratio pool / cuMemAlloc. @throws CudaError.
  */
 void measureKernel(PoolRun& run, memsamples::Report& report);
 
+/// Step 10's report, after cuMemPoolTrimTo(pool, 0): the pool's counters read, what it held
+/// before (@p reservedBefore) and after printed, written to the JSON and checked for what
+/// cuda.h promises (pool_verdict::checkTrim()). @throws CudaError.
+void reportTrim(PoolRun& run, std::uint64_t reservedBefore, memsamples::Report& report);
+
 /// The verdict: PASS when every check of the run held; otherwise each failure is printed and
-/// the JSON gets "failures". Adds the device to the JSON.
+/// the JSON gets "failures" (pool_verdict::verdict()). Adds the device to the JSON.
 memsamples::Verdict verdictOf(const PoolRun& run, memsamples::Report& report);

@@ -82,3 +82,89 @@ CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
     fake.rules[attribute] = *static_cast<int*>(value);
   return CUDA_SUCCESS;
 }
+
+// --- Step 8: pool creation, access, one block's use -------------------------------------------
+
+namespace fake_pool {
+
+bool called(const std::string& name) {
+  for (const std::string& call : driver().calls)
+    if (call == name)
+      return true;
+  return false;
+}
+
+}  // namespace fake_pool
+
+namespace {
+
+/// The pools step 8 makes: any handle but the attribute tests' pool.
+CUmemoryPool madePool() { return reinterpret_cast<CUmemoryPool>(0x3000); }
+
+}  // namespace
+
+CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool* pool, CUmemLocation*, CUmemAllocationType) {
+  driver().calls.push_back("cuMemGetDefaultMemPool");
+  *pool = reinterpret_cast<CUmemoryPool>(0x4000);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
+  driver().calls.push_back("cuDeviceGetAttribute");
+  *value = attribute == CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED
+               ? driver().hostPoolsSupported
+               : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps*) {
+  driver().calls.push_back("cuMemPoolCreate");
+  if (driver().createAnswer != CUDA_SUCCESS)
+    return driver().createAnswer;
+  ++driver().poolsCreated;
+  *pool = madePool();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool) {
+  driver().calls.push_back("cuMemPoolDestroy");
+  ++driver().poolsDestroyed;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool, const CUmemAccessDesc*, size_t) {
+  driver().calls.push_back("cuMemPoolSetAccess");
+  return driver().accessAnswer;
+}
+
+CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* pointer, size_t bytes, CUmemoryPool,
+                                         CUstream) {
+  driver().calls.push_back("cuMemAllocFromPoolAsync");
+  driver().memory.assign(bytes / sizeof(std::uint32_t), 0);
+  *pointer = reinterpret_cast<CUdeviceptr>(driver().memory.data());
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr pointer, unsigned int value, size_t count,
+                                  CUstream) {
+  driver().calls.push_back("cuMemsetD32Async");
+  auto* words = reinterpret_cast<std::uint32_t*>(pointer);
+  for (size_t i = driver().wrongWords; i < count; ++i)
+    words[i] = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream) {
+  driver().calls.push_back("cuStreamSynchronize");
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr, CUstream) {
+  driver().calls.push_back("cuMemFreeAsync");
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFree(CUdeviceptr) {
+  driver().calls.push_back("cuMemFree");
+  return CUDA_SUCCESS;
+}

@@ -3,8 +3,10 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,8 +20,21 @@ struct Driver {
   std::optional<CUmemPool_attribute> failAttribute;
   std::vector<std::pair<CUmemoryPool, CUmemPool_attribute>> gets;  ///< Every get, in order.
   std::vector<std::pair<CUmemoryPool, CUmemPool_attribute>> sets;  ///< Every set, in order.
+
+  // Step 8 (other_pools.cpp): pools made, access asked, memory used.
+  CUresult createAnswer = CUDA_SUCCESS;  ///< What cuMemPoolCreate answers.
+  CUresult accessAnswer = CUDA_SUCCESS;  ///< What cuMemPoolSetAccess answers (a refusal).
+  int hostPoolsSupported = 1;            ///< CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED.
+  std::uint32_t wrongWords = 0;          ///< Words the "device" leaves unwritten by a memset.
+  int poolsCreated = 0;                  ///< cuMemPoolCreate successes.
+  int poolsDestroyed = 0;                ///< cuMemPoolDestroy calls.
+  std::vector<std::string> calls;        ///< Every step-8 call, by name, in order.
+  std::vector<std::uint32_t> memory;     ///< The one block cuMemAllocFromPoolAsync hands out.
 };
 
 Driver& driver();  ///< The fake; tests assign `driver() = Driver{}` to start clean.
+
+/// True when @p name was called.
+bool called(const std::string& name);
 
 }  // namespace fake_pool

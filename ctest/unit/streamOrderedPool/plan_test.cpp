@@ -16,6 +16,27 @@ TEST(StreamOrderedPoolOptions, DefaultsGiveTenThousandAllocationsOfOneKiBTo64MiB
   EXPECT_EQ(plan.maxBytes, 64u << 20);
   EXPECT_EQ(plan.keepThreshold, UINT64_MAX);
   EXPECT_EQ(plan.allocations, 10000);
+  // The same-size loop: 2,000 allocations of 16 MiB.
+  EXPECT_EQ(plan.sameBytes, 16u << 20);
+  EXPECT_EQ(plan.sameAllocations, 2000);
+}
+
+TEST(StreamOrderedPoolOptions, SameSizeIsItsOwnOption) {
+  const pp::RunPlan plan = pp::checkOptions({}, std::uint64_t{1} << 20, "max", 2,
+                                            std::uint64_t{4} << 10);
+  EXPECT_EQ(plan.sameBytes, 4u << 10);
+  EXPECT_EQ(plan.sameAllocations, 200);
+  EXPECT_EQ(plan.maxBytes, 1u << 20);
+}
+
+TEST(StreamOrderedPoolMix, SameSizesRepeatOneSize) {
+  const auto sizes = pp::sameSizes(20, 16u << 20);
+  ASSERT_EQ(sizes.size(), 20u);
+  EXPECT_TRUE(std::all_of(sizes.begin(), sizes.end(),
+                          [](std::uint64_t b) { return b == (16u << 20); }));
+  // 8 live per step: the loop's high-water mark is one step of them.
+  EXPECT_EQ(pp::loopHighWater(sizes), 8u * (16u << 20));
+  EXPECT_TRUE(pp::sameSizes(0, 1).empty());
 }
 
 TEST(StreamOrderedPoolOptions, ThresholdIsMaxOrAByteSize) {
@@ -120,6 +141,19 @@ TEST(StreamOrderedPoolStatistics, NearestRankQuantiles) {
   EXPECT_DOUBLE_EQ(pp::quantile({}, 0.5), 0);
 }
 
+// At a rank that is not a whole number, nearest rank rounds up: the smallest value with at least
+// that fraction at or below it. Rounding down would report a value with less than the fraction
+// at or below it (issue 36: ceil -> floor survived the test above, whose ranks are whole).
+TEST(StreamOrderedPoolStatistics, NearestRankRoundsAFractionalRankUp) {
+  const std::vector<double> ten = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  EXPECT_DOUBLE_EQ(pp::quantile(ten, 0.25), 3);   // rank 2.5 -> 3rd value
+  EXPECT_DOUBLE_EQ(pp::quantile(ten, 0.99), 10);  // rank 9.9 -> 10th value
+  EXPECT_DOUBLE_EQ(pp::quantile(ten, 0.01), 1);   // rank 0.1 -> 1st value
+  EXPECT_DOUBLE_EQ(pp::quantile({3, 1, 2}, 0.5), 2);  // rank 1.5 -> the middle one
+  // An even count's median by nearest rank is the lower middle value, not their mean.
+  EXPECT_DOUBLE_EQ(pp::quantile({4, 1, 3, 2}, 0.5), 2);
+}
+
 TEST(StreamOrderedPoolReport, TablesNameEveryVariantAndTheSpeedUp) {
   pp::VariantResult alloc;
   alloc.name = "cuMemAlloc + cuMemFree";
@@ -132,7 +166,8 @@ TEST(StreamOrderedPoolReport, TablesNameEveryVariantAndTheSpeedUp) {
   keep.reservedHigh = 256u << 20;
   keep.usedHigh = 128u << 20;
   keep.reservedAfter = 256u << 20;
-  const std::string latency = pp::latencyTable({alloc, keep});
+  const std::string latency = pp::latencyTable("Same size, 16.0 MiB x 8 live", {alloc, keep});
+  EXPECT_EQ(latency.rfind("Same size, 16.0 MiB x 8 live", 0), 0u) << latency;
   EXPECT_NE(latency.find("cuMemAlloc + cuMemFree"), std::string::npos);
   EXPECT_NE(latency.find("200.00x"), std::string::npos) << latency;
   const std::string footprint = pp::footprintTable({alloc, keep}, 128u << 20);

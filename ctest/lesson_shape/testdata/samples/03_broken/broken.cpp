@@ -1,17 +1,20 @@
 /**
  * @file broken.cpp
- * @brief Test data: a lesson that breaks every rule of the core shape (never built).
+ * @brief Test data: a lesson that breaks every structural rule (never built).
  *
  * 1. The driver and a device.
  * 2. A buffer.
  * 3. Its use.
  */
 #include "memsamples.hpp"
+
 namespace ms = memsamples;
+
 int main() {
   // 1. The driver and a device.
-  ms::checkDriverInit(cuInit(0)); const CUdevice device = ms::selectDevice(std::nullopt); ms::f1(device);
-  ms::f2(); ms::f3(); ms::f4(); ms::f5(); ms::f6(); ms::f7(); ms::f8(); ms::f9(); ms::f10(); ms::f11();
+  ms::checkDriverInit(cuInit(0));
+  const CUdevice device = ms::selectDevice(std::nullopt);
+
   // 2. A buffer (its release is left to the owner: the core does not show it).
   //! [core]
   ms::OwnedDeviceMemory buffer;
