@@ -23,6 +23,27 @@ namespace memsamples {
 
 // ------------------------------------------------------------------------------------- devices
 
+namespace {
+
+// runSample()'s ComputeModeSource: every device's compute mode, {} where the driver cannot tell.
+std::vector<int> computeModesOfEveryDevice() noexcept {
+  try {
+    std::vector<int> modes;
+    int count = 0;
+    check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      CUdevice device = 0;
+      check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+      modes.push_back(deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE));
+    }
+    return modes;
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
 void checkDriverInit(CUresult initResult, const char* file, int line) {
   if (isUnusableDriverResult(initResult)) {
     throw WaivedError("no usable CUDA device: cuInit returned " + describeResult(initResult));
@@ -35,6 +56,9 @@ void checkDriverInit(CUresult initResult, const char* file, int line) {
   check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion", file, line);
   if (const std::string reason = driverTooOldReason(driverVersion, CUDA_VERSION); !reason.empty())
     throw WaivedError(reason);
+  // From now on the driver can tell runSample() whether a compute mode explains a
+  // CUDA_ERROR_DEVICE_UNAVAILABLE.
+  setComputeModeSource(&computeModesOfEveryDevice);
 }
 
 int deviceAttribute(CUdevice device, CUdevice_attribute attribute) {
