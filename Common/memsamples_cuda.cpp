@@ -50,8 +50,10 @@ void checkDriverInit(CUresult initResult, const char* file, int line) {
   }
   check(initResult, "cuInit", file, line);
   // Before anything else: a driver of an older major version lacks entry points this toolkit's
-  // cuda.h binds to (cuCtxCreate_v4...), and calling one would crash. One of the same major
-  // version has all but the newest, which the samples that call them ask for (requireEntryPoint).
+  // cuda.h binds the samples to (with CUDA 13.0: cuMemcpyBatchAsync_v2, cuMemPrefetchBatchAsync,
+  // cuMemGetDefaultMemPool, cuCtxGetDevice_v2..., all new in 13.0), and calling one would crash.
+  // One of the same major version has every entry point of its own minor version; a sample that
+  // calls one a later minor version added asks for it first (requireEntryPoint: 03 and 09 do).
   int driverVersion = 0;
   check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion", file, line);
   if (const std::string reason = driverTooOldReason(driverVersion, CUDA_VERSION); !reason.empty())
