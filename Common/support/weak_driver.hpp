@@ -182,4 +182,14 @@ MEMSAMPLES_WEAK(cuMemGetDefaultMemPool)
 MEMSAMPLES_WEAK(cuMemGetMemPool)
 MEMSAMPLES_WEAK(cuMemSetMemPool)
 
+// Pointer and handle questions (11_pointerQuery).
+MEMSAMPLES_WEAK(cuMemAllocHost)
+MEMSAMPLES_WEAK(cuMemHostGetFlags)
+MEMSAMPLES_WEAK(cuPointerGetAttribute)
+MEMSAMPLES_WEAK(cuPointerSetAttribute)
+MEMSAMPLES_WEAK(cuMemRetainAllocationHandle)
+MEMSAMPLES_WEAK(cuMemGetAllocationPropertiesFromHandle)
+MEMSAMPLES_WEAK(cuMemGetHandleForAddressRange)
+MEMSAMPLES_WEAK(cuDeviceGetByPCIBusId)
+
 #undef MEMSAMPLES_WEAK

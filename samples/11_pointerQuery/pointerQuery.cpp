@@ -1,0 +1,347 @@
+/**
+ * @file pointerQuery.cpp
+ * @brief What is this pointer? One pointer of every kind of memory the course makes, and what
+ *        the driver says about each: kind, device, range, and which copy and free calls fit.
+ *
+ * Every CUDA program meets a pointer it did not allocate: device or host? pinned, registered,
+ * managed, a VMM mapping, from a pool? which device, which range? can another process or a NIC
+ * use it? The driver knows, and runPointerQuery() asks it about each kind, checking every answer
+ * against what the lesson knows, since it made the pointer:
+ *
+ * 1. Load the driver, pick a device, and create a context.
+ * 2. Make one pointer of every kind (pointer_kinds.cpp): **cuMemAlloc**,
+ *    **cuMemAllocHost**, **cuMemHostAlloc** (portable, device-mapped, write-combined),
+ *    malloc'd pages registered with **cuMemHostRegister**, **cuMemAllocManaged**, a VMM
+ *    mapping, a pool block (**cuMemAllocAsync**); and four counter-examples: malloc, the
+ *    stack, one byte past an allocation, a freed block.
+ * 3. Ask the driver about each pointer: one **cuPointerGetAttributes** call, 14 answers,
+ *    every output initialised first.
+ * 4. Classify each pointer from the answers alone (classify(), pointer_classify.cpp), check
+ *    every answer its making fixes, and print the table.
+ * 5. Where the driver knows the address: the singular **cuPointerGetAttribute**,
+ *    **cuMemGetAddressRange**, and **cuMemHostGetFlags** for allocated pinned memory.
+ * 6. Follow the VMM pointer back to its allocation: **cuMemRetainAllocationHandle**,
+ *    **cuMemGetAllocationPropertiesFromHandle**, **cuMemRelease**.
+ * 7. Export a dma-buf file descriptor of each kind the device allows
+ *    (**cuMemGetHandleForAddressRange**), and close it.
+ * 8. Turn on SYNC_MEMOPS for the cuMemAlloc block (**cuPointerSetAttribute**) and read it
+ *    back.
+ * 9. Round trip the device's PCI bus id: **cuDeviceGetPCIBusId**, **cuDeviceGetByPCIBusId**.
+ * 10. Release every pointer in reverse order, each call checked, and the context last.
+ */
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "memsamples.hpp"
+#include "pointer_classify.hpp"
+#include "pointer_expect.hpp"
+#include "pointer_kinds.hpp"
+#include "support/checklist.hpp"
+
+namespace ms = memsamples;
+namespace pq = pointer_query;
+
+namespace {
+
+/// The lesson's own options.
+struct Options {
+  bool verbose = false;     ///< Every answer of every pointer, and classify()'s advice.
+  bool showErrors = false;  ///< The refusals the singular calls give where the plural answers.
+};
+
+/// What the driver said about one row, what classify() made of it, and how the check went.
+struct Answer {
+  pq::PointerFacts facts;
+  pq::PointerClass verdict;
+  pq::RowCheck check;
+};
+
+void printTable(std::ostream& out, const pq::Specimens& made, const std::vector<Answer>& answers,
+                const pq::RunFacts& run);
+void showRefusals(const pq::Specimens& made, ms::Checklist& checks, std::ostream& out);
+void finishReport(const pq::Specimens& made, const std::vector<Answer>& answers,
+                  const ms::Checklist& checks, bool verbose, ms::Report& reportTo);
+
+/// The lesson: every kind of pointer, and every question the driver answers about one.
+ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& options,
+                            ms::Report& reportTo) {
+  std::ostream& out = reportTo.out();
+
+  // 1. Load the driver, pick a device, and create a context: it owns what step 2 makes.
+  ms::checkDriverInit(cuInit(0));
+  const CUdevice device = ms::selectDevice(common.device);
+  pq::RunFacts run;
+  run.ordinal = ms::deviceOrdinal(device);
+  run.pageableAccess = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;
+  out << "Device " << run.ordinal << ": " << ms::deviceName(device) << '\n';
+
+  ms::OwnedContext context;
+  ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+  run.context = context.get();
+
+  // 2. Make one pointer of every kind, and the counter-examples (pointer_kinds.cpp).
+  pq::Specimens made;
+  pq::makeSpecimens(made, device, run.ordinal);
+  std::vector<Answer> answers(made.rows.size());
+  ms::Checklist checks;
+
+  //! [core]
+  // 3. Ask the driver about each pointer: one call, 14 answers. Every output starts at
+  // "no answer" (PointerQuery): for an address the driver does not know, the call still
+  // returns CUDA_SUCCESS, and leaves some outputs as they were.
+  for (std::size_t i = 0; i < made.rows.size(); ++i) {
+    const pq::Known& known = made.rows[i];
+    if (!known.waived.empty())
+      continue;
+
+    pq::PointerQuery query;
+    ms::check(cuPointerGetAttributes(pq::PointerQuery::kCount, query.asked, query.answers,
+                                     known.address),
+              "cuPointerGetAttributes");
+    answers[i].facts = query.facts;
+  }
+
+  // 4. Classify each pointer from the answers alone, and check every answer that the way
+  // the pointer was made fixes. A wrong answer is a FAILED line.
+  for (std::size_t i = 0; i < made.rows.size(); ++i) {
+    const pq::Known& known = made.rows[i];
+    if (!known.waived.empty())
+      continue;
+
+    Answer& answer = answers[i];
+    answer.verdict = pq::classify(answer.facts);
+    answer.check = pq::checkAnswers(known, answer.facts, answer.verdict, run);
+    checks.expectAttributes(known.label, answer.check.mismatches, answer.check.checks);
+  }
+  printTable(out, made, answers, run);
+
+  // 5. Ask the singular call, cuMemGetAddressRange and cuMemHostGetFlags only about
+  // addresses that classify() found to be the driver's: about any other address they
+  // return an error (where the plural call answers "nothing").
+  int agreed = 0;
+  std::string hostFlags;
+  for (std::size_t i = 0; i < made.rows.size(); ++i) {
+    const pq::Known& known = made.rows[i];
+    const Answer& answer = answers[i];
+    if (!known.waived.empty() || answer.verdict.kind == pq::PointerKind::NotCuda)
+      continue;
+
+    std::uint64_t type = 0;  // zeroed: the driver writes the value's low bytes
+    ms::check(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, known.address),
+              "cuPointerGetAttribute");
+    agreed += checks.expect(type == answer.facts.memoryType,
+                            known.label + ": cuPointerGetAttribute(MEMORY_TYPE)",
+                            std::to_string(answer.facts.memoryType), std::to_string(type));
+
+    if (answer.facts.memoryType == CU_MEMORYTYPE_DEVICE) {
+      CUdeviceptr base = 0;
+      std::size_t size = 0;
+      ms::check(cuMemGetAddressRange(&base, &size, known.address), "cuMemGetAddressRange");
+      const pq::RowCheck range = pq::checkAddressRange(known, base, size);
+      checks.expectAttributes(known.label, range.mismatches, range.checks);
+    }
+
+    if (pq::hasHostFlags(known.made)) {
+      unsigned int flags = 0;
+      void* host = reinterpret_cast<void*>(known.address);
+      ms::check(cuMemHostGetFlags(&flags, host), "cuMemHostGetFlags");
+      const pq::RowCheck asked = pq::checkHostFlags(known, flags);
+      checks.expectAttributes(known.label, asked.mismatches, asked.checks);
+      hostFlags += " " + pq::hexText(flags);
+    }
+  }
+  out << "Singular cuPointerGetAttribute agreed on " << agreed
+      << " pointers; cuMemHostGetFlags:" << hostFlags << '\n';
+
+  // 6. Follow the VMM pointer back to its allocation. The handle step 2 made was released
+  // right after cuMemMap; the mapping kept the memory, and the address finds it again.
+  if (const pq::Known* vmm = pq::findRow(made, pq::Made::Vmm)) {
+    ms::OwnedAllocationHandle retained;
+    void* address = reinterpret_cast<void*>(vmm->address);
+    ms::check(cuMemRetainAllocationHandle(retained.out(), address),
+              "cuMemRetainAllocationHandle");
+
+    CUmemAllocationProp prop = {};
+    ms::check(cuMemGetAllocationPropertiesFromHandle(&prop, retained.get()),
+              "cuMemGetAllocationPropertiesFromHandle");
+    ms::check(cuMemRelease(retained.release()), "cuMemRelease");  // each retain, one release
+
+    const pq::RowCheck props = pq::checkAllocationProperties(*vmm, prop, run.ordinal);
+    checks.expectAttributes("VMM handle from the address", props.mismatches, props.checks);
+    out << "VMM handle from the address: device " << prop.location.id << ", handle types "
+        << pq::hexText(prop.requestedHandleTypes) << '\n';
+  }
+
+  // 7. Export a dma-buf file descriptor (for a NIC, or another driver) of each kind the
+  // device allows, and close it. The range is page-aligned, and wholly one allocation.
+  const int dmaBuf = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED);
+  const int hostAllocDmaBuf =
+      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
+  std::string exported;
+  for (const pq::Known& known : made.rows) {
+    const pq::DmaBufPlan plan = pq::dmaBufPlan(known.made, dmaBuf != 0, hostAllocDmaBuf != 0);
+    if (!known.waived.empty() || !plan.ask)
+      continue;
+
+    int fd = -1;
+    ms::check(cuMemGetHandleForAddressRange(&fd, known.address, known.bytes,
+                                            CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
+              "cuMemGetHandleForAddressRange");
+    if (close(fd) != 0)
+      throw std::system_error(errno, std::generic_category(), "close of a dma-buf fd");
+    checks.expect(fd >= 0, known.label + ": dma-buf fd", "a descriptor", std::to_string(fd));
+    exported += " " + known.label;
+  }
+  out << "dma-buf fd (DMA_BUF_SUPPORTED " << dmaBuf << ", HOST_ALLOC_DMA_BUF_SUPPORTED "
+      << hostAllocDmaBuf << "):" << exported << '\n';
+
+  // 8. Turn on SYNC_MEMOPS for the cuMemAlloc block: from now on every synchronous copy
+  // to or from it waits until the copy is done, even where it could return early.
+  const pq::Known* block = pq::findRow(made, pq::Made::DeviceAlloc);
+  const unsigned int on = 1;
+  ms::check(cuPointerSetAttribute(&on, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, block->address),
+            "cuPointerSetAttribute");
+  std::uint64_t syncNow = 0;
+  ms::check(cuPointerGetAttribute(&syncNow, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, block->address),
+            "cuPointerGetAttribute");
+  checks.expect(syncNow != 0, "cuMemAlloc: SYNC_MEMOPS after cuPointerSetAttribute", "1",
+                std::to_string(syncNow));
+  const Answer& before = answers[static_cast<std::size_t>(block - made.rows.data())];
+  out << "SYNC_MEMOPS of cuMemAlloc: " << before.facts.syncMemops << " -> " << syncNow << '\n';
+
+  // 9. Round trip the PCI bus id: the name a pointer's device has outside CUDA (sysfs,
+  // nvidia-smi, a NIC's driver), and back to the device.
+  char busId[32] = {};
+  ms::check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
+  CUdevice back = -1;
+  ms::check(cuDeviceGetByPCIBusId(&back, busId), "cuDeviceGetByPCIBusId");
+  checks.expect(back == device, "cuDeviceGetByPCIBusId", "the device itself", "another one");
+  out << "PCI bus id " << busId << " -> device " << ms::deviceOrdinal(back) << '\n';
+  //! [core]
+
+  if (options.showErrors)
+    showRefusals(made, checks, out);
+  finishReport(made, answers, checks, options.verbose, reportTo);
+
+  // 10. Release every pointer in reverse order, each call checked, and the context last.
+  pq::freeSpecimens(made);
+  ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
+  return checks.passed() && checks.checks() > 0 ? ms::Verdict::Pass : ms::Verdict::Fail;
+}
+
+/// The table of step 4: one row per pointer, a waived row with its reason.
+void printTable(std::ostream& out, const pq::Specimens& made, const std::vector<Answer>& answers,
+                const pq::RunFacts& run) {
+  out << pq::tableHeader() << '\n';
+  for (std::size_t i = 0; i < made.rows.size(); ++i) {
+    const pq::Known& known = made.rows[i];
+    if (known.waived.empty())
+      out << pq::tableRow(known, answers[i].facts, answers[i].verdict, answers[i].check, run)
+          << '\n';
+    else
+      out << known.label << ": not made (" << known.waived << ")\n";
+  }
+}
+
+/// `--show-errors`: the singular calls on addresses the driver does not know. Each returns an
+/// error where cuPointerGetAttributes returned CUDA_SUCCESS and "nothing"; compute-sanitizer's
+/// memcheck counts each as an API error, which is why the default run never makes them.
+void showRefusals(const pq::Specimens& made, ms::Checklist& checks, std::ostream& out) {
+  const pq::Known* freed = nullptr;
+  const pq::Known* plain = nullptr;
+  for (const pq::Known& known : made.rows) {
+    if (known.made == pq::Made::Freed)
+      freed = &known;
+    if (known.made == pq::Made::Malloc)
+      plain = &known;
+  }
+
+  std::uint64_t type = 0;
+  const CUresult single = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                freed->address);
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  const CUresult range = cuMemGetAddressRange(&base, &size, plain->address);
+  unsigned int flags = 0;
+  const CUresult hostFlags = cuMemHostGetFlags(&flags, reinterpret_cast<void*>(plain->address));
+
+  out << "Refused, as expected:\n"
+      << "  cuPointerGetAttribute(MEMORY_TYPE) of the freed block: " << ms::describeResult(single)
+      << "\n  cuMemGetAddressRange of malloc memory: " << ms::describeResult(range)
+      << "\n  cuMemHostGetFlags of malloc memory: " << ms::describeResult(hostFlags) << '\n';
+  checks.expect(single != CUDA_SUCCESS, "--show-errors: singular call on a freed block",
+                "an error", ms::describeResult(single));
+  checks.expect(range != CUDA_SUCCESS, "--show-errors: cuMemGetAddressRange of malloc memory",
+                "an error", ms::describeResult(range));
+  checks.expect(hostFlags != CUDA_SUCCESS, "--show-errors: cuMemHostGetFlags of malloc memory",
+                "an error", ms::describeResult(hostFlags));
+}
+
+/// The details (`--verbose`), the JSON rows, the FAILED lines and the count of checks.
+void finishReport(const pq::Specimens& made, const std::vector<Answer>& answers,
+                  const ms::Checklist& checks, bool verbose, ms::Report& reportTo) {
+  std::ostream& out = reportTo.out();
+  ms::JsonArray rows;
+  for (std::size_t i = 0; i < made.rows.size(); ++i) {
+    const pq::Known& known = made.rows[i];
+    const Answer& answer = answers[i];
+    ms::JsonObject row;
+    row.set("pointer", known.label);
+    if (!known.waived.empty()) {
+      row.set("waived", known.waived);
+      rows.addRaw(row.dump());
+      continue;
+    }
+    if (verbose)
+      out << known.label << ":\n" << pq::describeFacts(answer.facts, answer.verdict);
+    row.set("memory_type", static_cast<std::uint64_t>(answer.facts.memoryType));
+    row.set("is_managed", answer.facts.isManaged != 0);
+    row.set("device_ordinal", answer.facts.deviceOrdinal);
+    row.set("range_size", static_cast<std::uint64_t>(answer.facts.rangeSize));
+    row.set("mapped", answer.facts.mapped != 0);
+    row.set("handle_types", static_cast<std::uint64_t>(answer.facts.handleTypes));
+    row.set("has_pool", answer.facts.memPool != nullptr);
+    row.set("access_flags", static_cast<std::uint64_t>(answer.facts.accessFlags));
+    row.set("legacy_ipc", answer.facts.legacyIpc != 0);
+    row.set("kind", pq::kindName(answer.verdict.kind));
+    row.set("copy_with", answer.verdict.copyWith);
+    row.set("free_with", answer.verdict.freeWith);
+    row.set("failed_checks", static_cast<std::uint64_t>(answer.check.mismatches.size()));
+    rows.addRaw(row.dump());
+  }
+  reportTo.json().set("pointers", rows);
+  reportTo.json().set("checks", static_cast<std::uint64_t>(checks.checks()));
+  reportTo.json().set("failed", static_cast<std::uint64_t>(checks.failures().size()));
+
+  for (const std::string& failure : checks.failures())
+    out << "FAILED: " << failure << '\n';
+  out << "Checks: " << checks.checks() << ", failed: " << checks.failures().size() << '\n';
+}
+
+}  // namespace
+
+/// Parses the options and hands the lesson to runSample(), which owns output and exit codes.
+int main(int argc, char** argv) {
+  ms::CommonOptions common;
+  Options options;
+  ms::CommandLine commandLine(
+      "pointerQuery",
+      "Makes one pointer of every kind of CUDA memory and asks the driver what each is: "
+      "kind, device, range, and which copy and free calls fit; every answer is checked.");
+  commandLine.addCommonOptions(common, /*timed=*/false);
+  commandLine.addFlag("verbose", "print every answer of every pointer, and the calls that fit it",
+                      options.verbose);
+  commandLine.addFlag("show-errors",
+                      "also show the errors the singular calls return for addresses the driver "
+                      "does not know (compute-sanitizer counts them as API errors)",
+                      options.showErrors);
+  return ms::runSample(commandLine, common, argc, argv, [&](ms::Report& report) {
+    return runPointerQuery(common, options, report);
+  });
+}
