@@ -23,24 +23,22 @@
  * 6. Follow the VMM pointer back to its allocation: **cuMemRetainAllocationHandle**,
  *    **cuMemGetAllocationPropertiesFromHandle**, **cuMemRelease**.
  * 7. Export a dma-buf file descriptor of each kind the device allows
- *    (**cuMemGetHandleForAddressRange**), and close it.
+ *    (**cuMemGetHandleForAddressRange**), and close it (pointer_handles.cpp).
  * 8. Turn on SYNC_MEMOPS for the cuMemAlloc block (**cuPointerSetAttribute**) and read it
- *    back.
- * 9. Round trip the device's PCI bus id: **cuDeviceGetPCIBusId**, **cuDeviceGetByPCIBusId**.
+ *    back (pointer_handles.cpp).
+ * 9. Round trip the device's PCI bus id: **cuDeviceGetPCIBusId**, **cuDeviceGetByPCIBusId**
+ *    (pointer_handles.cpp).
  * 10. Release every pointer in reverse order, each call checked, and the context last.
  */
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <iostream>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "memsamples.hpp"
 #include "pointer_classify.hpp"
 #include "pointer_expect.hpp"
+#include "pointer_handles.hpp"
 #include "pointer_kinds.hpp"
 #include "support/checklist.hpp"
 
@@ -62,6 +60,9 @@ struct Answer {
   pq::RowCheck check;
 };
 
+void expectSame(ms::Checklist& checks, const std::string& what, std::uint64_t plural,
+                std::uint64_t singular);
+void record(ms::Checklist& checks, const std::string& what, const pq::RowCheck& row);
 void printTable(std::ostream& out, const pq::Specimens& made, const std::vector<Answer>& answers,
                 const pq::RunFacts& run);
 void showRefusals(const pq::Specimens& made, ms::Checklist& checks, std::ostream& out);
@@ -92,137 +93,77 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
   ms::Checklist checks;
 
   //! [core]
-  // 3. Ask the driver about each pointer: one call, 14 answers. Every output starts at
-  // "no answer" (PointerQuery): for an address the driver does not know, the call still
-  // returns CUDA_SUCCESS, and leaves some outputs as they were.
   for (std::size_t i = 0; i < made.rows.size(); ++i) {
     const pq::Known& known = made.rows[i];
     if (!known.waived.empty())
       continue;
 
+    // 3. Ask the driver about the pointer: one call, 14 answers. Every output starts at
+    // "no answer" (PointerQuery): for an address the driver does not know, the call still
+    // returns CUDA_SUCCESS, and leaves some outputs as they were.
     pq::PointerQuery query;
     ms::check(cuPointerGetAttributes(pq::PointerQuery::kCount, query.asked, query.answers,
                                      known.address),
               "cuPointerGetAttributes");
-    answers[i].facts = query.facts;
-  }
 
-  // 4. Classify each pointer from the answers alone, and check every answer that the way
-  // the pointer was made fixes. A wrong answer is a FAILED line.
-  for (std::size_t i = 0; i < made.rows.size(); ++i) {
-    const pq::Known& known = made.rows[i];
-    if (!known.waived.empty())
-      continue;
-
+    // 4. Classify it from the answers alone, and check every answer that the way the
+    // pointer was made fixes: a wrong one is a FAILED line.
     Answer& answer = answers[i];
+    answer.facts = query.facts;
     answer.verdict = pq::classify(answer.facts);
     answer.check = pq::checkAnswers(known, answer.facts, answer.verdict, run);
     checks.expectAttributes(known.label, answer.check.mismatches, answer.check.checks);
   }
   printTable(out, made, answers, run);
 
-  // 5. Ask the singular call, cuMemGetAddressRange and cuMemHostGetFlags only about
-  // addresses that classify() found to be the driver's: about any other address they
-  // return an error (where the plural call answers "nothing").
-  int agreed = 0;
-  std::string hostFlags;
+  // 5. Ask the singular call, cuMemGetAddressRange and cuMemHostGetFlags only about the
+  // driver's own memory: about any other address they return an error, not "nothing".
   for (std::size_t i = 0; i < made.rows.size(); ++i) {
     const pq::Known& known = made.rows[i];
-    const Answer& answer = answers[i];
-    if (!known.waived.empty() || answer.verdict.kind == pq::PointerKind::NotCuda)
+    const pq::PointerFacts& facts = answers[i].facts;
+    if (!known.waived.empty() || answers[i].verdict.kind == pq::PointerKind::NotCuda)
       continue;
 
     std::uint64_t type = 0;  // zeroed: the driver writes the value's low bytes
     ms::check(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, known.address),
               "cuPointerGetAttribute");
-    agreed += checks.expect(type == answer.facts.memoryType,
-                            known.label + ": cuPointerGetAttribute(MEMORY_TYPE)",
-                            std::to_string(answer.facts.memoryType), std::to_string(type));
+    expectSame(checks, known.label + ": cuPointerGetAttribute", facts.memoryType, type);
 
-    if (answer.facts.memoryType == CU_MEMORYTYPE_DEVICE) {
+    if (facts.memoryType == CU_MEMORYTYPE_DEVICE) {
       CUdeviceptr base = 0;
       std::size_t size = 0;
       ms::check(cuMemGetAddressRange(&base, &size, known.address), "cuMemGetAddressRange");
-      const pq::RowCheck range = pq::checkAddressRange(known, base, size);
-      checks.expectAttributes(known.label, range.mismatches, range.checks);
+      record(checks, known.label, pq::checkAddressRange(known, base, size));
     }
-
     if (pq::hasHostFlags(known.made)) {
       unsigned int flags = 0;
-      void* host = reinterpret_cast<void*>(known.address);
-      ms::check(cuMemHostGetFlags(&flags, host), "cuMemHostGetFlags");
-      const pq::RowCheck asked = pq::checkHostFlags(known, flags);
-      checks.expectAttributes(known.label, asked.mismatches, asked.checks);
-      hostFlags += " " + pq::hexText(flags);
+      ms::check(cuMemHostGetFlags(&flags, reinterpret_cast<void*>(known.address)),
+                "cuMemHostGetFlags");
+      record(checks, known.label, pq::checkHostFlags(known, flags));
     }
   }
-  out << "Singular cuPointerGetAttribute agreed on " << agreed
-      << " pointers; cuMemHostGetFlags:" << hostFlags << '\n';
 
-  // 6. Follow the VMM pointer back to its allocation. The handle step 2 made was released
-  // right after cuMemMap; the mapping kept the memory, and the address finds it again.
+  // 6. Follow the VMM pointer back to its allocation. Step 2 released its handle right
+  // after cuMemMap; the mapping kept the memory, and the address finds it again.
   if (const pq::Known* vmm = pq::findRow(made, pq::Made::Vmm)) {
     ms::OwnedAllocationHandle retained;
-    void* address = reinterpret_cast<void*>(vmm->address);
-    ms::check(cuMemRetainAllocationHandle(retained.out(), address),
+    ms::check(cuMemRetainAllocationHandle(retained.out(), reinterpret_cast<void*>(vmm->address)),
               "cuMemRetainAllocationHandle");
-
     CUmemAllocationProp prop = {};
     ms::check(cuMemGetAllocationPropertiesFromHandle(&prop, retained.get()),
               "cuMemGetAllocationPropertiesFromHandle");
-    ms::check(cuMemRelease(retained.release()), "cuMemRelease");  // each retain, one release
-
-    const pq::RowCheck props = pq::checkAllocationProperties(*vmm, prop, run.ordinal);
-    checks.expectAttributes("VMM handle from the address", props.mismatches, props.checks);
-    out << "VMM handle from the address: device " << prop.location.id << ", handle types "
-        << pq::hexText(prop.requestedHandleTypes) << '\n';
+    ms::check(cuMemRelease(retained.release()), "cuMemRelease");  // one per retain
+    record(checks, "VMM handle", pq::checkAllocationProperties(*vmm, prop, run.ordinal));
   }
 
-  // 7. Export a dma-buf file descriptor (for a NIC, or another driver) of each kind the
-  // device allows, and close it. The range is page-aligned, and wholly one allocation.
-  const int dmaBuf = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED);
-  const int hostAllocDmaBuf =
-      ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
-  std::string exported;
-  for (const pq::Known& known : made.rows) {
-    const pq::DmaBufPlan plan = pq::dmaBufPlan(known.made, dmaBuf != 0, hostAllocDmaBuf != 0);
-    if (!known.waived.empty() || !plan.ask)
-      continue;
+  // 7. Export a dma-buf file descriptor of each kind the device allows, and close it.
+  pq::exportDmaBufs(made, device, checks, out);
 
-    int fd = -1;
-    ms::check(cuMemGetHandleForAddressRange(&fd, known.address, known.bytes,
-                                            CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
-              "cuMemGetHandleForAddressRange");
-    if (close(fd) != 0)
-      throw std::system_error(errno, std::generic_category(), "close of a dma-buf fd");
-    checks.expect(fd >= 0, known.label + ": dma-buf fd", "a descriptor", std::to_string(fd));
-    exported += " " + known.label;
-  }
-  out << "dma-buf fd (DMA_BUF_SUPPORTED " << dmaBuf << ", HOST_ALLOC_DMA_BUF_SUPPORTED "
-      << hostAllocDmaBuf << "):" << exported << '\n';
+  // 8. Turn on SYNC_MEMOPS for the cuMemAlloc block, and read it back.
+  pq::turnOnSyncMemops(*pq::findRow(made, pq::Made::DeviceAlloc), checks, out);
 
-  // 8. Turn on SYNC_MEMOPS for the cuMemAlloc block: from now on every synchronous copy
-  // to or from it waits until the copy is done, even where it could return early.
-  const pq::Known* block = pq::findRow(made, pq::Made::DeviceAlloc);
-  const unsigned int on = 1;
-  ms::check(cuPointerSetAttribute(&on, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, block->address),
-            "cuPointerSetAttribute");
-  std::uint64_t syncNow = 0;
-  ms::check(cuPointerGetAttribute(&syncNow, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, block->address),
-            "cuPointerGetAttribute");
-  checks.expect(syncNow != 0, "cuMemAlloc: SYNC_MEMOPS after cuPointerSetAttribute", "1",
-                std::to_string(syncNow));
-  const Answer& before = answers[static_cast<std::size_t>(block - made.rows.data())];
-  out << "SYNC_MEMOPS of cuMemAlloc: " << before.facts.syncMemops << " -> " << syncNow << '\n';
-
-  // 9. Round trip the PCI bus id: the name a pointer's device has outside CUDA (sysfs,
-  // nvidia-smi, a NIC's driver), and back to the device.
-  char busId[32] = {};
-  ms::check(cuDeviceGetPCIBusId(busId, sizeof busId, device), "cuDeviceGetPCIBusId");
-  CUdevice back = -1;
-  ms::check(cuDeviceGetByPCIBusId(&back, busId), "cuDeviceGetByPCIBusId");
-  checks.expect(back == device, "cuDeviceGetByPCIBusId", "the device itself", "another one");
-  out << "PCI bus id " << busId << " -> device " << ms::deviceOrdinal(back) << '\n';
+  // 9. Round trip the device's PCI bus id.
+  pq::roundTripBusId(device, checks, out);
   //! [core]
 
   if (options.showErrors)
@@ -233,6 +174,17 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
   pq::freeSpecimens(made);
   ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   return checks.passed() && checks.checks() > 0 ? ms::Verdict::Pass : ms::Verdict::Fail;
+}
+
+/// Step 5: the singular call's answer @p singular must be the plural call's @p plural.
+void expectSame(ms::Checklist& checks, const std::string& what, std::uint64_t plural,
+                std::uint64_t singular) {
+  checks.expect(singular == plural, what, std::to_string(plural), std::to_string(singular));
+}
+
+/// Counts one row's checks into @p checks, each mismatch a failure under @p what.
+void record(ms::Checklist& checks, const std::string& what, const pq::RowCheck& row) {
+  checks.expectAttributes(what, row.mismatches, row.checks);
 }
 
 /// The table of step 4: one row per pointer, a waived row with its reason.

@@ -30,6 +30,7 @@ const char* kindName(PointerKind kind) {
 
 namespace {
 
+//! [classify]
 /// The kind alone, from the answers that tell the kinds apart, in the order that decides.
 PointerKind kindOf(const PointerFacts& facts) {
   // An address the driver does not know has no memory type. A device address it still tracks
@@ -53,6 +54,7 @@ PointerKind kindOf(const PointerFacts& facts) {
     return PointerKind::Device;
   return PointerKind::Vmm;
 }
+//! [classify]
 
 }  // namespace
 

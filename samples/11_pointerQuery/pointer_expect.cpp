@@ -332,7 +332,7 @@ constexpr Column kColumns[] = {
     {"hnd", 5, kHandles},  {"pool", 6, kPool},   {"acc", 4, kAccess}, {"ipc", 4, kIpc},
     {"classify()", 10, kClassify}};
 
-constexpr int kLabelWidth = 22;
+constexpr int kLabelWidth = 24;
 
 std::string typeCell(std::uint64_t type) {
   if (type == 0)

@@ -105,6 +105,7 @@ void makeManaged(Specimens& made, CUdevice device) {
   made.rows.push_back(row(label, Made::Managed, made.managed.get(), kBytes));
 }
 
+//! [vmm-kind]
 /// One granule of device memory mapped at the start of a two-granule reservation, so that the
 /// reservation (RANGE_SIZE) and the mapping (cuMemGetAddressRange) differ.
 void makeVmm(Specimens& made, CUdevice device, int ordinal) {
@@ -151,6 +152,7 @@ void makeVmm(Specimens& made, CUdevice device, int ordinal) {
   known.handleTypes = prop.requestedHandleTypes;
   made.rows.push_back(known);
 }
+//! [vmm-kind]
 
 /// A block from the device's current memory pool, allocated in stream order and waited for.
 void makePool(Specimens& made, CUdevice device, int ordinal) {

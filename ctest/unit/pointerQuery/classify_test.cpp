@@ -18,7 +18,7 @@ using pointer_test::kAddress;
 using pointer_test::kBytes;
 using pointer_test::rightAnswers;
 
-TEST(Classify, NamesEveryKindTheLessonMakes) {
+TEST(PointerQueryClassify, NamesEveryKindTheLessonMakes) {
   EXPECT_EQ(pq::classify(rightAnswers(Made::DeviceAlloc)).kind, PointerKind::Device);
   EXPECT_EQ(pq::classify(rightAnswers(Made::Vmm)).kind, PointerKind::Vmm);
   EXPECT_EQ(pq::classify(rightAnswers(Made::Pool)).kind, PointerKind::Pool);
@@ -28,7 +28,7 @@ TEST(Classify, NamesEveryKindTheLessonMakes) {
   EXPECT_EQ(pq::classify(rightAnswers(Made::Malloc)).kind, PointerKind::NotCuda);
 }
 
-TEST(Classify, GivesTheDeviceAndRangeOfDriverMemoryOnly) {
+TEST(PointerQueryClassify, GivesTheDeviceAndRangeOfDriverMemoryOnly) {
   pq::PointerFacts vmm = rightAnswers(Made::Vmm);
   vmm.deviceOrdinal = 3;
   const pq::PointerClass said = pq::classify(vmm);
@@ -45,7 +45,7 @@ TEST(Classify, GivesTheDeviceAndRangeOfDriverMemoryOnly) {
   EXPECT_EQ(none.rangeSize, 0u);
 }
 
-TEST(Classify, TakesAFreedDeviceAddressForNobodys) {
+TEST(PointerQueryClassify, TakesAFreedDeviceAddressForNobodys) {
   // The driver may still know the type of an address it has unmapped: MAPPED decides.
   pq::PointerFacts freed = rightAnswers(Made::DeviceAlloc);
   freed.mapped = 0;
@@ -53,14 +53,14 @@ TEST(Classify, TakesAFreedDeviceAddressForNobodys) {
   EXPECT_NE(pq::classify(freed).freeWith.find("not a CUDA call"), std::string::npos);
 }
 
-TEST(Classify, ManagedMemoryIsManagedWhereverItsPagesAre) {
+TEST(PointerQueryClassify, ManagedMemoryIsManagedWhereverItsPagesAre) {
   pq::PointerFacts onHost = rightAnswers(Made::Managed);
   onHost.memoryType = CU_MEMORYTYPE_HOST;
   onHost.mapped = 0;
   EXPECT_EQ(pq::classify(onHost).kind, PointerKind::Managed);
 }
 
-TEST(Classify, NamesTheCallsThatFit) {
+TEST(PointerQueryClassify, NamesTheCallsThatFit) {
   EXPECT_EQ(pq::classify(rightAnswers(Made::DeviceAlloc)).freeWith, "cuMemFree");
   EXPECT_EQ(pq::classify(rightAnswers(Made::Pool)).freeWith, "cuMemFreeAsync on a stream");
   EXPECT_NE(pq::classify(rightAnswers(Made::Vmm)).freeWith.find("cuMemUnmap"),
@@ -71,12 +71,12 @@ TEST(Classify, NamesTheCallsThatFit) {
   EXPECT_NE(pinned.copyWith.find("Async"), std::string::npos);
 }
 
-class ClassifyPointer : public ::testing::Test {
+class PointerQueryClassifyPointer : public ::testing::Test {
  protected:
   void SetUp() override { fake_pointer::driver() = fake_pointer::Driver{}; }
 };
 
-TEST_F(ClassifyPointer, AsksTheDriverOnceAndReadsEveryAnswer) {
+TEST_F(PointerQueryClassifyPointer, AsksTheDriverOnceAndReadsEveryAnswer) {
   fake_pointer::driver().known[kAddress] = rightAnswers(Made::Pool);
   const pq::PointerClass said = pq::classifyPointer(kAddress);
   EXPECT_EQ(fake_pointer::driver().calls, 1);
@@ -85,7 +85,7 @@ TEST_F(ClassifyPointer, AsksTheDriverOnceAndReadsEveryAnswer) {
   EXPECT_EQ(said.rangeSize, kBytes);
 }
 
-TEST_F(ClassifyPointer, ReadsNarrowBooleansIntoZeroedWords) {
+TEST_F(PointerQueryClassifyPointer, ReadsNarrowBooleansIntoZeroedWords) {
   // The fake writes booleans as one byte, as a driver may: the rest of each word must be 0.
   fake_pointer::driver().known[kAddress] = rightAnswers(Made::Managed);
   const pq::PointerFacts facts = pq::askDriver(kAddress);
@@ -94,7 +94,7 @@ TEST_F(ClassifyPointer, ReadsNarrowBooleansIntoZeroedWords) {
   EXPECT_EQ(facts.memoryType, static_cast<std::uint64_t>(CU_MEMORYTYPE_DEVICE));
 }
 
-TEST_F(ClassifyPointer, AnUnknownAddressReadsAsNoAnswerNotGarbage) {
+TEST_F(PointerQueryClassifyPointer, AnUnknownAddressReadsAsNoAnswerNotGarbage) {
   // CUDA_SUCCESS with the outputs untouched: each must still hold its "no answer" value.
   const pq::PointerFacts facts = pq::askDriver(0x1234);
   EXPECT_EQ(facts.memoryType, 0u);
@@ -104,7 +104,7 @@ TEST_F(ClassifyPointer, AnUnknownAddressReadsAsNoAnswerNotGarbage) {
   EXPECT_EQ(pq::classifyPointer(0x1234).kind, PointerKind::NotCuda);
 }
 
-TEST_F(ClassifyPointer, ADriverErrorIsACudaErrorNamingTheCall) {
+TEST_F(PointerQueryClassifyPointer, ADriverErrorIsACudaErrorNamingTheCall) {
   fake_pointer::driver().answer = CUDA_ERROR_INVALID_CONTEXT;
   const std::string message = memsamples::test::messageOf<memsamples::CudaError>(
       [] { pq::classifyPointer(kAddress); });

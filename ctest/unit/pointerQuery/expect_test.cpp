@@ -38,7 +38,7 @@ constexpr Made kEveryRow[] = {Made::DeviceAlloc, Made::AllocHost, Made::HostAllo
 
 }  // namespace
 
-TEST(CheckAnswers, RightAnswersPassEveryRowAndEachRowChecksSomething) {
+TEST(PointerQueryCheckAnswers, RightAnswersPassEveryRowAndEachRowChecksSomething) {
   for (Made made : kEveryRow) {
     const pq::RowCheck check = checkRow(made, rightAnswers(made));
     EXPECT_EQ(wrong(check), "") << static_cast<int>(made);
@@ -46,26 +46,26 @@ TEST(CheckAnswers, RightAnswersPassEveryRowAndEachRowChecksSomething) {
   }
 }
 
-TEST(CheckAnswers, AWrongMemoryTypeFailsAndMisleadsClassify) {
+TEST(PointerQueryCheckAnswers, AWrongMemoryTypeFailsAndMisleadsClassify) {
   pq::PointerFacts got = rightAnswers(Made::DeviceAlloc);
   got.memoryType = CU_MEMORYTYPE_HOST;
   EXPECT_NE(wrong(checkRow(Made::DeviceAlloc, got)).find("MEMORY_TYPE"), std::string::npos);
   EXPECT_NE(wrong(checkRow(Made::DeviceAlloc, got)).find("classify()"), std::string::npos);
 }
 
-TEST(CheckAnswers, TheVmmRangeIsTheReservationNotTheMapping) {
+TEST(PointerQueryCheckAnswers, TheVmmRangeIsTheReservationNotTheMapping) {
   pq::PointerFacts got = rightAnswers(Made::Vmm);
   got.rangeSize = kBytes;  // the mapping's size: wrong for RANGE_SIZE
   EXPECT_EQ(wrong(checkRow(Made::Vmm, got)), "RANGE_START_ADDR/RANGE_SIZE");
 }
 
-TEST(CheckAnswers, TheVmmHandleTypesAreTheOnesAskedFor) {
+TEST(PointerQueryCheckAnswers, TheVmmHandleTypesAreTheOnesAskedFor) {
   pq::PointerFacts got = rightAnswers(Made::Vmm);
   got.handleTypes = 0;
   EXPECT_EQ(wrong(checkRow(Made::Vmm, got)), "ALLOWED_HANDLE_TYPES");
 }
 
-TEST(CheckAnswers, APoolBlockNamesItsPool) {
+TEST(PointerQueryCheckAnswers, APoolBlockNamesItsPool) {
   pq::PointerFacts got = rightAnswers(Made::Pool);
   got.memPool = reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x42});
   EXPECT_EQ(wrong(checkRow(Made::Pool, got)), "MEMPOOL_HANDLE");
@@ -73,7 +73,7 @@ TEST(CheckAnswers, APoolBlockNamesItsPool) {
   EXPECT_EQ(wrong(checkRow(Made::Pool, got)), "classify(),MEMPOOL_HANDLE");
 }
 
-TEST(CheckAnswers, HostMemoryIsReachedAtTheAddressCuMemHostGetDevicePointerGave) {
+TEST(PointerQueryCheckAnswers, HostMemoryIsReachedAtTheAddressCuMemHostGetDevicePointerGave) {
   pq::Known wc = known(Made::HostAllocWc);
   wc.devicePointer = 0x500000000;  // a disjoint device address
   pq::PointerFacts got = rightAnswers(Made::HostAllocWc);
@@ -82,14 +82,14 @@ TEST(CheckAnswers, HostMemoryIsReachedAtTheAddressCuMemHostGetDevicePointerGave)
   EXPECT_EQ(wrong(pq::checkAnswers(wc, got, pq::classify(got), run())), "");
 }
 
-TEST(CheckAnswers, AHostRangeIsJudgedOnlyWhereTheDriverNamesOne) {
+TEST(PointerQueryCheckAnswers, AHostRangeIsJudgedOnlyWhereTheDriverNamesOne) {
   pq::PointerFacts got = rightAnswers(Made::AllocHost);
   got.rangeStart = kAddress + 4096;  // named, and not holding the allocation
   got.rangeSize = kBytes;
   EXPECT_EQ(wrong(checkRow(Made::AllocHost, got)), "RANGE_START_ADDR/RANGE_SIZE");
 }
 
-TEST(CheckAnswers, CounterExamplesMustNotLookLikeDriverMemory) {
+TEST(PointerQueryCheckAnswers, CounterExamplesMustNotLookLikeDriverMemory) {
   pq::PointerFacts got;
   got.memoryType = CU_MEMORYTYPE_HOST;
   got.mapped = 1;
@@ -101,7 +101,7 @@ TEST(CheckAnswers, CounterExamplesMustNotLookLikeDriverMemory) {
   EXPECT_EQ(wrong(checkRow(Made::Freed, freed)), "");
 }
 
-TEST(CheckAnswers, PageableAccessLetsTheDriverKnowPlainHostMemory) {
+TEST(PointerQueryCheckAnswers, PageableAccessLetsTheDriverKnowPlainHostMemory) {
   pq::PointerFacts got;
   got.memoryType = CU_MEMORYTYPE_HOST;
   got.mapped = 1;
@@ -110,7 +110,7 @@ TEST(CheckAnswers, PageableAccessLetsTheDriverKnowPlainHostMemory) {
   EXPECT_EQ(wrong(pq::checkAnswers(known(Made::Stack), got, pq::classify(got), hmm)), "");
 }
 
-TEST(CheckAnswers, OneBytePastMayBeANeighbourButNotTheAllocation) {
+TEST(PointerQueryCheckAnswers, OneBytePastMayBeANeighbourButNotTheAllocation) {
   pq::PointerFacts neighbour = rightAnswers(Made::DeviceAlloc);
   neighbour.rangeStart = kAddress + kBytes;
   EXPECT_EQ(wrong(checkRow(Made::OnePast, neighbour)), "");
@@ -119,7 +119,7 @@ TEST(CheckAnswers, OneBytePastMayBeANeighbourButNotTheAllocation) {
   EXPECT_EQ(wrong(checkRow(Made::OnePast, same)), "RANGE_START_ADDR/RANGE_SIZE");
 }
 
-TEST(AddressRange, TheVmmMappingAndCuMemAllocBlocks) {
+TEST(PointerQueryAddressRange, TheVmmMappingAndCuMemAllocBlocks) {
   EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::Vmm), kAddress, kBytes)), "");
   EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::Vmm), kAddress, 2 * kBytes)),
             "cuMemGetAddressRange");
@@ -130,7 +130,7 @@ TEST(AddressRange, TheVmmMappingAndCuMemAllocBlocks) {
   EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::OnePast), kAddress + kBytes, kBytes)), "");
 }
 
-TEST(HostFlags, EveryRequestedFlagMustBeThereAndTheDriverMayAddDeviceMap) {
+TEST(PointerQueryHostFlags, EveryRequestedFlagMustBeThereAndTheDriverMayAddDeviceMap) {
   const pq::Known mapped = known(Made::HostAllocMapped);
   EXPECT_EQ(wrong(pq::checkHostFlags(mapped, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)),
             "");
@@ -140,7 +140,7 @@ TEST(HostFlags, EveryRequestedFlagMustBeThereAndTheDriverMayAddDeviceMap) {
   EXPECT_FALSE(pq::hasHostFlags(Made::Registered));  // cuMemHostGetFlags would fail there
 }
 
-TEST(AllocationProperties, TheRetainedHandleDescribesTheVmmAllocation) {
+TEST(PointerQueryAllocationProperties, TheRetainedHandleDescribesTheVmmAllocation) {
   CUmemAllocationProp prop = {};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -150,7 +150,7 @@ TEST(AllocationProperties, TheRetainedHandleDescribesTheVmmAllocation) {
   EXPECT_EQ(wrong(pq::checkAllocationProperties(known(Made::Vmm), prop, 1)), "location id");
 }
 
-TEST(DmaBuf, AsksOnlyWhereCudaHAllowsAndTheDeviceSaysSo) {
+TEST(PointerQueryDmaBuf, AsksOnlyWhereCudaHAllowsAndTheDeviceSaysSo) {
   EXPECT_TRUE(pq::dmaBufPlan(Made::DeviceAlloc, true, false).ask);
   EXPECT_TRUE(pq::dmaBufPlan(Made::Vmm, true, false).ask);
   EXPECT_FALSE(pq::dmaBufPlan(Made::AllocHost, true, false).ask);  // the H100's answer
@@ -165,7 +165,7 @@ TEST(DmaBuf, AsksOnlyWhereCudaHAllowsAndTheDeviceSaysSo) {
   }
 }
 
-TEST(Table, ARowShowsEachAnswerRelativeToItsOwnAddressAndMarksWrongOnes) {
+TEST(PointerQueryTable, ARowShowsEachAnswerRelativeToItsOwnAddressAndMarksWrongOnes) {
   pq::Known k = known(Made::DeviceAlloc);
   k.label = "cuMemAlloc";
   pq::PointerFacts got = rightAnswers(Made::DeviceAlloc);
@@ -181,7 +181,7 @@ TEST(Table, ARowShowsEachAnswerRelativeToItsOwnAddressAndMarksWrongOnes) {
   EXPECT_EQ(pq::tableHeader().rfind("pointer", 0), 0u);
 }
 
-TEST(ShortBytes, FitsInAFewCharacters) {
+TEST(PointerQueryShortBytes, FitsInAFewCharacters) {
   EXPECT_EQ(pq::shortBytes(0), "0");
   EXPECT_EQ(pq::shortBytes(64), "64");
   EXPECT_EQ(pq::shortBytes(4096), "4K");
