@@ -20,7 +20,7 @@ namespace pointer_query {
 
 /// Host memory from std::malloc or std::aligned_alloc, given back with std::free.
 struct FreeHostMemory {
-  void operator()(void* memory) const noexcept { std::free(memory); }
+  void operator()(void* memory) const noexcept { std::free(memory); }  ///< std::free(memory).
 };
 using HostBuffer = std::unique_ptr<void, FreeHostMemory>;  ///< malloc'd memory, owned.
 
