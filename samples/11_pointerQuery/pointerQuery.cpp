@@ -14,12 +14,13 @@
  *    malloc'd pages registered with **cuMemHostRegister**, **cuMemAllocManaged**, a VMM
  *    mapping, a pool block (**cuMemAllocAsync**); and four counter-examples: malloc, the
  *    stack, one byte past an allocation, a freed block.
- * 3. Ask the driver about each pointer: one **cuPointerGetAttributes** call, 14 answers,
+ * 3. Ask the driver about each pointer: one **cuPointerGetAttributes** call, 13 answers,
  *    every output initialised first.
- * 4. Classify each pointer from the answers alone (classify(), pointer_classify.cpp), check
- *    every answer its making fixes, and print the table.
- * 5. Where the driver knows the address: the singular **cuPointerGetAttribute**,
- *    **cuMemGetAddressRange**, and **cuMemHostGetFlags** for allocated pinned memory.
+ * 4. Classify each pointer from the answers alone (classify(), pointer_classify.cpp), and
+ *    check every answer its making fixes.
+ * 5. Where the driver knows the address: the singular **cuPointerGetAttribute** (and
+ *    ACCESS_FLAGS, which the plural call does not answer), **cuMemGetAddressRange**, and
+ *    **cuMemHostGetFlags** for allocated pinned memory. The table is printed after step 9.
  * 6. Follow the VMM pointer back to its allocation: **cuMemRetainAllocationHandle**,
  *    **cuMemGetAllocationPropertiesFromHandle**, **cuMemRelease**.
  * 7. Export a dma-buf file descriptor of each kind the device allows
@@ -32,6 +33,7 @@
  */
 #include <cstdint>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,7 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
   pq::makeSpecimens(made, device, run.ordinal);
   std::vector<Answer> answers(made.rows.size());
   ms::Checklist checks;
+  std::ostringstream notes;  // steps 7 to 9 say what they found, printed after the table
 
   //! [core]
   for (std::size_t i = 0; i < made.rows.size(); ++i) {
@@ -98,7 +101,7 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
     if (!known.waived.empty())
       continue;
 
-    // 3. Ask the driver about the pointer: one call, 14 answers. Every output starts at
+    // 3. Ask the driver about the pointer: one call, 13 answers. Every output starts at
     // "no answer" (PointerQuery): for an address the driver does not know, the call still
     // returns CUDA_SUCCESS, and leaves some outputs as they were.
     pq::PointerQuery query;
@@ -114,13 +117,12 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
     answer.check = pq::checkAnswers(known, answer.facts, answer.verdict, run);
     checks.expectAttributes(known.label, answer.check.mismatches, answer.check.checks);
   }
-  printTable(out, made, answers, run);
 
   // 5. Ask the singular call, cuMemGetAddressRange and cuMemHostGetFlags only about the
   // driver's own memory: about any other address they return an error, not "nothing".
   for (std::size_t i = 0; i < made.rows.size(); ++i) {
     const pq::Known& known = made.rows[i];
-    const pq::PointerFacts& facts = answers[i].facts;
+    pq::PointerFacts& facts = answers[i].facts;
     if (!known.waived.empty() || answers[i].verdict.kind == pq::PointerKind::NotCuda)
       continue;
 
@@ -129,7 +131,13 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
               "cuPointerGetAttribute");
     expectSame(checks, known.label + ": cuPointerGetAttribute", facts.memoryType, type);
 
-    if (facts.memoryType == CU_MEMORYTYPE_DEVICE) {
+    if (facts.memoryType == CU_MEMORYTYPE_DEVICE && facts.isManaged == 0) {
+      // What this context's device may do with it: the plural call's list leaves it out.
+      ms::check(cuPointerGetAttribute(&facts.accessFlags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                      known.address),
+                "cuPointerGetAttribute");
+      record(checks, known.label, pq::checkAccess(known, facts.accessFlags));
+
       CUdeviceptr base = 0;
       std::size_t size = 0;
       ms::check(cuMemGetAddressRange(&base, &size, known.address), "cuMemGetAddressRange");
@@ -157,14 +165,18 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
   }
 
   // 7. Export a dma-buf file descriptor of each kind the device allows, and close it.
-  pq::exportDmaBufs(made, device, checks, out);
+  pq::exportDmaBufs(made, device, checks, notes);
 
   // 8. Turn on SYNC_MEMOPS for the cuMemAlloc block, and read it back.
-  pq::turnOnSyncMemops(*pq::findRow(made, pq::Made::DeviceAlloc), checks, out);
+  pq::turnOnSyncMemops(*pq::findRow(made, pq::Made::DeviceAlloc), checks, notes);
 
   // 9. Round trip the device's PCI bus id.
-  pq::roundTripBusId(device, checks, out);
+  pq::roundTripBusId(device, checks, notes);
   //! [core]
+
+  // The table (steps 3 to 5), then what steps 7 to 9 found.
+  printTable(out, made, answers, run);
+  out << notes.str();
 
   if (options.showErrors)
     showRefusals(made, checks, out);

@@ -37,15 +37,18 @@ struct PointerFacts {
   std::uint64_t mapped = 0;         ///< MAPPED: backed by physical memory now.
   std::uint64_t handleTypes = 0;    ///< ALLOWED_HANDLE_TYPES: CUmemAllocationHandleType bits.
   CUmemoryPool memPool = nullptr;   ///< MEMPOOL_HANDLE: the pool it came from, if any.
-  std::uint64_t accessFlags = 0;    ///< ACCESS_FLAGS: CU_POINTER_ATTRIBUTE_ACCESS_FLAG_*.
+  /// ACCESS_FLAGS (CU_POINTER_ATTRIBUTE_ACCESS_FLAG_*): not in PointerQuery, since cuda.h's list
+  /// for the plural call leaves it out; 11_pointerQuery asks the singular call for it.
+  std::uint64_t accessFlags = 0;
   std::uint64_t legacyIpc = 0;      ///< IS_LEGACY_CUDA_IPC_CAPABLE: cuIpcGetMemHandle works.
   std::uint64_t syncMemops = 0;     ///< SYNC_MEMOPS: synchronous copies always synchronize.
 };
 
 /// The three arrays of one cuPointerGetAttributes() call: how many attributes, which, and where
-/// each answer lands (a member of facts). Not copyable: the answers point into this object.
+/// each answer lands (a member of facts): every attribute cuda.h lists for the plural call but
+/// BUFFER_ID and IS_HW_DECOMPRESS_CAPABLE. Not copyable: the answers point into this object.
 struct PointerQuery {
-  static constexpr unsigned int kCount = 14;  ///< Attributes asked.
+  static constexpr unsigned int kCount = 13;  ///< Attributes asked.
 
   PointerQuery() = default;
   PointerQuery(const PointerQuery&) = delete;
@@ -60,15 +63,15 @@ struct PointerQuery {
       CU_POINTER_ATTRIBUTE_IS_MANAGED,      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
       CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
       CU_POINTER_ATTRIBUTE_MAPPED,          CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES,
-      CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,  CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
-      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS};
+      CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,  CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+      CU_POINTER_ATTRIBUTE_SYNC_MEMOPS};
 
   /// Where the driver writes the answer to each of asked, in the same order.
   void* answers[kCount] = {
       &facts.memoryType,  &facts.devicePointer, &facts.hostPointer, &facts.context,
       &facts.isManaged,   &facts.deviceOrdinal, &facts.rangeStart,  &facts.rangeSize,
-      &facts.mapped,      &facts.handleTypes,   &facts.memPool,     &facts.accessFlags,
-      &facts.legacyIpc,   &facts.syncMemops};
+      &facts.mapped,      &facts.handleTypes,   &facts.memPool,     &facts.legacyIpc,
+      &facts.syncMemops};
 };
 
 /// The kinds of memory classify() tells apart.

@@ -77,9 +77,13 @@ RowCheck checkAnswers(const Known& known, const PointerFacts& got, const Pointer
                       const RunFacts& run);
 
 /// cuMemGetAddressRange's answer [@p base, @p base + @p size) for a device-side address:
-/// cuMemAlloc and pool memory within it, a VMM mapping exactly the mapped part (not the
-/// reservation), managed memory containing the allocation.
+/// cuMemAlloc memory starting it, pool and managed memory within it, a VMM mapping starting it
+/// and within the reservation.
 RowCheck checkAddressRange(const Known& known, CUdeviceptr base, std::size_t size);
+
+/// The singular call's ACCESS_FLAGS answer @p flags: read and write for the lesson's own device
+/// memory (cuMemAlloc, the VMM mapping after cuMemSetAccess, the pool); shown for the others.
+RowCheck checkAccess(const Known& known, std::uint64_t flags);
 
 /// cuMemHostGetFlags' answer @p flags: every flag the allocation asked for (the driver may add
 /// CU_MEMHOSTALLOC_DEVICEMAP, which unified addressing implies).

@@ -106,8 +106,9 @@ void makeManaged(Specimens& made, CUdevice device) {
 }
 
 //! [vmm-kind]
-/// One granule of device memory mapped at the start of a two-granule reservation, so that the
-/// reservation (RANGE_SIZE) and the mapping (cuMemGetAddressRange) differ.
+/// Two granules of device memory, each its own allocation, mapped side by side in one
+/// reservation: the reservation is one range (RANGE_START_ADDR, RANGE_SIZE), each mapping
+/// another (cuMemGetAddressRange), and the whole reservation is mapped, as a dma-buf needs.
 void makeVmm(Specimens& made, CUdevice device, int ordinal) {
   const char* label = "cuMemCreate+cuMemMap";
   if (ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 0) {
@@ -128,23 +129,30 @@ void makeVmm(Specimens& made, CUdevice device, int ordinal) {
   ms::check(cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
             "cuMemGetAllocationGranularity");
 
-  // Reserve two granules aligned to one, make one granule of memory, map it at the start.
+  // Reserve two granules aligned to one.
   CUdeviceptr base = 0;
   ms::check(cuMemAddressReserve(&base, 2 * granule, granule, 0, 0), "cuMemAddressReserve");
   made.reservation.own(base, 2 * granule);
 
-  ms::OwnedAllocationHandle physical;
-  ms::check(cuMemCreate(physical.out(), granule, &prop, 0), "cuMemCreate");
-  ms::check(cuMemMap(base, granule, 0, physical.get(), 0), "cuMemMap");
+  // Make one granule of memory and map it at the start, then another right after it. Each
+  // mapping keeps its memory: a handle can go as soon as it is mapped, and step 6 gets the
+  // first one back from its address alone.
+  ms::OwnedAllocationHandle first;
+  ms::check(cuMemCreate(first.out(), granule, &prop, 0), "cuMemCreate");
+  ms::check(cuMemMap(base, granule, 0, first.get(), 0), "cuMemMap");
   made.mapping.own(base, granule);
+  ms::check(cuMemRelease(first.release()), "cuMemRelease");
 
-  // The mapping keeps the memory: the handle can go now. Step 6 gets it back from the address.
-  ms::check(cuMemRelease(physical.release()), "cuMemRelease");
+  ms::OwnedAllocationHandle second;
+  ms::check(cuMemCreate(second.out(), granule, &prop, 0), "cuMemCreate");
+  ms::check(cuMemMap(base + granule, granule, 0, second.get(), 0), "cuMemMap");
+  made.secondMapping.own(base + granule, granule);
+  ms::check(cuMemRelease(second.release()), "cuMemRelease");
 
   CUmemAccessDesc access = {};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  ms::check(cuMemSetAccess(base, granule, &access, 1), "cuMemSetAccess");
+  ms::check(cuMemSetAccess(base, 2 * granule, &access, 1), "cuMemSetAccess");
 
   Known known = row(label, Made::Vmm, base, granule);
   known.reservation = base;
@@ -222,6 +230,8 @@ void freeSpecimens(Specimens& made) {
   // Unmap before the range is freed; each owner is emptied only once its call succeeded.
   if (made.mapping.get() != 0) {
     const std::size_t granule = findRow(made, Made::Vmm)->bytes;
+    ms::check(cuMemUnmap(made.secondMapping.get(), granule), "cuMemUnmap");
+    made.secondMapping.release();
     ms::check(cuMemUnmap(made.mapping.get(), granule), "cuMemUnmap");
     made.mapping.release();
     ms::check(cuMemAddressFree(made.reservation.get(), 2 * granule), "cuMemAddressFree");

@@ -42,7 +42,8 @@ struct Specimens {
   memsamples::OwnedHostRegistration registration;  ///< ... and their registration.
   memsamples::OwnedDeviceMemory managed;           ///< cuMemAllocManaged (cuMemFree).
   memsamples::AddressRange reservation;            ///< cuMemAddressReserve: two granules.
-  memsamples::Mapping mapping;                     ///< cuMemMap of the first granule.
+  memsamples::Mapping mapping;                     ///< cuMemMap of the first granule...
+  memsamples::Mapping secondMapping;               ///< ... and of the second.
   memsamples::OwnedDeviceMemory poolBlock;  ///< cuMemAllocAsync (cuMemFree on an error path).
   memsamples::OwnedStream stream;           ///< The pool's stream: drained before poolBlock dies.
   HostBuffer plainMalloc;                   ///< Counter-example: std::malloc.

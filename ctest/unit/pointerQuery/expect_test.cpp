@@ -121,8 +121,6 @@ TEST(PointerQueryCheckAnswers, OneBytePastMayBeANeighbourButNotTheAllocation) {
 
 TEST(PointerQueryAddressRange, TheVmmMappingAndCuMemAllocBlocks) {
   EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::Vmm), kAddress, kBytes)), "");
-  EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::Vmm), kAddress, 2 * kBytes)),
-            "cuMemGetAddressRange");
   EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::DeviceAlloc), kAddress, kBytes)), "");
   EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::DeviceAlloc), kAddress - 4096, 2 * kBytes)),
             "cuMemGetAddressRange");
@@ -188,4 +186,21 @@ TEST(PointerQueryShortBytes, FitsInAFewCharacters) {
   EXPECT_EQ(pq::shortBytes(2u << 20), "2M");
   EXPECT_EQ(pq::shortBytes(3u << 29), "1.5G");
   EXPECT_EQ(pq::hexText(0x6), "0x6");
+}
+
+TEST(PointerQueryAccess, TheLessonsDeviceMemoryIsReadWriteOthersAreShown) {
+  const std::uint64_t rw = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+  EXPECT_EQ(wrong(pq::checkAccess(known(Made::Vmm), rw)), "");
+  EXPECT_EQ(wrong(pq::checkAccess(known(Made::Vmm), CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ)),
+            "ACCESS_FLAGS");
+  EXPECT_EQ(wrong(pq::checkAccess(known(Made::Pool), 0)), "ACCESS_FLAGS");
+  EXPECT_EQ(pq::checkAccess(known(Made::OnePast), 0).checks, 0u);
+}
+
+TEST(PointerQueryAddressRange, AVmmAnswerMayBeTheMappingOrTheReservationButNoMore) {
+  EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::Vmm), kAddress, 2 * kBytes)), "");
+  EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::Vmm), kAddress, 3 * kBytes)),
+            "cuMemGetAddressRange");
+  EXPECT_EQ(wrong(pq::checkAddressRange(known(Made::Vmm), kAddress + 4096, kBytes)),
+            "cuMemGetAddressRange");
 }
