@@ -22,7 +22,11 @@
 #include <string>
 #include <vector>
 
+#include "fake_answers.hpp"
 #include "pointer_classify.hpp"
+
+using fake_answers::answer;
+using fake_answers::put;
 
 namespace {
 
@@ -130,61 +134,6 @@ Range hostRange(void* host, std::size_t bytes, unsigned int flags, bool allocate
   range.hostFlags = flags | CU_MEMHOSTALLOC_DEVICEMAP;  // unified addressing implies it
   range.hostFlagsKnown = allocated;
   return range;
-}
-
-template <typename T>
-void put(void* out, const T& value) {
-  std::memcpy(out, &value, sizeof value);
-}
-
-/// One answer, in the width cuda.h gives it (booleans one byte, enumerations four).
-bool answer(CUpointer_attribute attribute, const PointerFacts& f, void* out) {
-  switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      put(out, static_cast<unsigned int>(f.memoryType));
-      return true;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      put(out, f.devicePointer);
-      return true;
-    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      put(out, f.hostPointer);
-      return true;
-    case CU_POINTER_ATTRIBUTE_CONTEXT:
-      put(out, f.context);
-      return true;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-      put(out, static_cast<bool>(f.isManaged));
-      return true;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-      put(out, f.deviceOrdinal);
-      return true;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-      put(out, f.rangeStart);
-      return true;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-      put(out, f.rangeSize);
-      return true;
-    case CU_POINTER_ATTRIBUTE_MAPPED:
-      put(out, static_cast<bool>(f.mapped));
-      return true;
-    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
-      put(out, static_cast<unsigned int>(f.handleTypes));
-      return true;
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-      put(out, f.memPool);
-      return true;
-    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-      put(out, static_cast<unsigned int>(f.accessFlags));
-      return true;
-    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-      put(out, static_cast<bool>(f.legacyIpc));
-      return true;
-    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-      put(out, static_cast<bool>(f.syncMemops));
-      return true;
-    default:
-      return false;
-  }
 }
 
 }  // namespace
