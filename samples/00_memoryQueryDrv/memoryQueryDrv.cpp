@@ -65,8 +65,7 @@ namespace ms = memsamples;
 namespace {
 
 // The lesson's own helpers, defined below it.
-std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
-                                  int deviceCount);
+std::vector<int> ordinalsToReport(const std::optional<long long>& requested, int deviceCount);
 bool answersAgree(const DeviceAnswers& answers);
 
 /// cuDeviceGetAttribute as a value: most of the lesson's answers are device attributes.
@@ -89,9 +88,9 @@ Granularity granularity(CUmemLocationType type, int id) {
   Granularity g;
   ms::check(cuMemGetAllocationGranularity(&g.minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
             "cuMemGetAllocationGranularity");
-  ms::check(cuMemGetAllocationGranularity(&g.recommended, &prop,
-                                          CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-            "cuMemGetAllocationGranularity");
+  ms::check(
+      cuMemGetAllocationGranularity(&g.recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+      "cuMemGetAllocationGranularity");
   return g;
 }
 // [granularity]
@@ -126,8 +125,7 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     d.computeMinor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     d.multiprocessors = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     ms::check(cuDeviceTotalMem(&d.totalBytes, device), "cuDeviceTotalMem");
-    ms::check(cuDeviceGetPCIBusId(d.pciBusId, sizeof d.pciBusId, device),
-              "cuDeviceGetPCIBusId");
+    ms::check(cuDeviceGetPCIBusId(d.pciBusId, sizeof d.pciBusId, device), "cuDeviceGetPCIBusId");
     d.computeMode = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
 
     // 3. Virtual memory management: cuMemCreate and cuMemMap, and their granularity.
@@ -139,18 +137,17 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     d.managed = attribute(device, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
     d.concurrentManaged = attribute(device, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
     d.pageable = attribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
-    d.pageableUsesHostPageTables = attribute(
-        device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
+    d.pageableUsesHostPageTables =
+        attribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
 
     // 5. Host NUMA: the node nearest the device from the driver and from the kernel,
     // which may disagree, and whether cuMemCreate may place memory on a host node.
     d.hostNumaIdAttribute = attribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
     d.hostNumaSysfs = ms::readPciNumaNode(sysfsRoot, d.pciBusId);
-    d.hostNumaVmm = attribute(
-        device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
+    d.hostNumaVmm =
+        attribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
     if (d.hostNumaVmm) {
-      // -1 is no contradiction: without NUMA, the one host location is id 0.
-      d.hostNumaLocationId = ms::hostNumaLocationId(d.hostNumaIdAttribute);
+      d.hostNumaLocationId = ms::hostNumaLocationId(d.hostNumaIdAttribute);  // -1 (no NUMA): 0
       d.hostNumaGranularity = granularity(CU_MEM_LOCATION_TYPE_HOST_NUMA, d.hostNumaLocationId);
     }
     d.memoryPools = attribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
@@ -160,20 +157,17 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     d.busWidthBits = attribute(device, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     d.peakGBps = ms::peakBandwidthGBps(d.memoryClockKHz, d.busWidthBits);
 
-    // 7. Atomics on host memory: which operations the device does natively over its link
-    // to the host. Kept, not checked, like the link answers of step 8; asked only where the
-    // driver has the entry point (a weak import: null where it lacks it).
+    // 7. Atomics on host memory: which operations the link to the host does natively. Kept,
+    // not checked, like step 8's; asked where the driver has it (a weak import, else null).
     if (cuDeviceGetHostAtomicCapabilities != nullptr)
       d.hostAtomics.answer = cuDeviceGetHostAtomicCapabilities(
-          d.hostAtomics.capabilities.data(), kAtomicOperations.data(), kAtomicOperationCount,
-          device);
+          d.hostAtomics.capabilities.data(), kAtomicOperations.data(), kAtomicCount, device);
   }
   //! [core]
 
   //! [core-b]
-  // 8. Every ordered pair of devices, also with --device N: may the accessor map the
-  // owner's memory, how good is the link, and which atomics does it do natively? A
-  // device is no peer of itself (the pair queries refuse it): one GPU has no pairs.
+  // 8. Every ordered pair of devices, also with --device N: may the accessor map the owner's
+  // memory, how good is their link, which atomics does it do? One GPU has no pairs.
   std::vector<PeerAnswer> peers;
   for (int accessor = 0; accessor < count; ++accessor) {
     for (int owner = 0; owner < count; ++owner) {
@@ -191,14 +185,14 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
 
       // The link's answers only describe it, and a driver may refuse them: they are
       // kept, not checked, so that a refusal shows as "?" and the report goes on.
-      p.rankAnswer = cuDeviceGetP2PAttribute(
-          &p.rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, from, to);
+      p.rankAnswer =
+          cuDeviceGetP2PAttribute(&p.rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, from, to);
       p.atomicsAnswer = cuDeviceGetP2PAttribute(
           &p.atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, from, to);
       if (cuDeviceGetP2PAtomicCapabilities != nullptr)
-        p.atomicOperations.answer = cuDeviceGetP2PAtomicCapabilities(
-            p.atomicOperations.capabilities.data(), kAtomicOperations.data(),
-            kAtomicOperationCount, from, to);
+        p.atomicOperations.answer =
+            cuDeviceGetP2PAtomicCapabilities(p.atomicOperations.capabilities.data(),
+                                             kAtomicOperations.data(), kAtomicCount, from, to);
     }
   }
   //! [core-b]
@@ -231,8 +225,7 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
 
 /// The ordinals to report: `--device N` alone (validated), or every device. No device at
 /// all waives the sample.
-std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
-                                  int deviceCount) {
+std::vector<int> ordinalsToReport(const std::optional<long long>& requested, int deviceCount) {
   if (deviceCount == 0)
     throw ms::WaivedError("no CUDA device found");
   if (requested)

@@ -48,9 +48,12 @@ static_assert(std::size(kOperationNames) == kAtomicOperations.size() &&
 /// One CUatomicOperationCapability mask in words: "signed unsigned 32-bit 64-bit".
 std::string capabilityText(unsigned int mask) {
   const std::pair<unsigned int, const char*> bits[] = {
-      {CU_ATOMIC_CAPABILITY_SIGNED, "signed"},      {CU_ATOMIC_CAPABILITY_UNSIGNED, "unsigned"},
-      {CU_ATOMIC_CAPABILITY_REDUCTION, "reduction"}, {CU_ATOMIC_CAPABILITY_SCALAR_32, "32-bit"},
-      {CU_ATOMIC_CAPABILITY_SCALAR_64, "64-bit"},    {CU_ATOMIC_CAPABILITY_SCALAR_128, "128-bit"},
+      {CU_ATOMIC_CAPABILITY_SIGNED, "signed"},
+      {CU_ATOMIC_CAPABILITY_UNSIGNED, "unsigned"},
+      {CU_ATOMIC_CAPABILITY_REDUCTION, "reduction"},
+      {CU_ATOMIC_CAPABILITY_SCALAR_32, "32-bit"},
+      {CU_ATOMIC_CAPABILITY_SCALAR_64, "64-bit"},
+      {CU_ATOMIC_CAPABILITY_SCALAR_128, "128-bit"},
       {CU_ATOMIC_CAPABILITY_VECTOR_32x4, "32x4-vector"}};
   std::string text;
   for (const auto& [bit, name] : bits) {
@@ -86,9 +89,9 @@ std::string atomicsText(const AtomicAnswers& atomics, const char* entryPoint, in
     }
     text += (text.empty() ? "" : "; ") + names + ": " + capabilityText(mask);
   }
-  return text.empty() ? "none native (of " + std::to_string(kAtomicOperations.size()) +
-                            " operations asked)"
-                      : text;
+  return text.empty()
+             ? "none native (of " + std::to_string(kAtomicOperations.size()) + " operations asked)"
+             : text;
 }
 
 /// The answers as JSON: one capability mask per operation, or why there are none.

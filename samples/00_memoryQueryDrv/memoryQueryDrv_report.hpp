@@ -16,7 +16,7 @@
 #include "memsamples.hpp"
 #include "support/device_matrix.hpp"  // describePeerLinks
 #include "support/devices.hpp"        // peakBandwidthGBps, validateDeviceOrdinal
-#include "support/numa_sysfs.hpp"  // PciNumaNode, readPciNumaNode, hostNumaLocationId
+#include "support/numa_sysfs.hpp"     // PciNumaNode, readPciNumaNode, hostNumaLocationId
 
 /// The minimum and recommended cuMemGetAllocationGranularity of pinned memory at a location.
 struct Granularity {
@@ -27,16 +27,22 @@ struct Granularity {
 /// Every CUDA-valid atomic operation (CUatomicOperation), in cuda.h's order: the operations
 /// steps 7 and 8 ask cuDeviceGetHostAtomicCapabilities and cuDeviceGetP2PAtomicCapabilities about.
 inline constexpr std::array<CUatomicOperation, 13> kAtomicOperations = {
-    CU_ATOMIC_OPERATION_INTEGER_ADD, CU_ATOMIC_OPERATION_INTEGER_MIN,
-    CU_ATOMIC_OPERATION_INTEGER_MAX, CU_ATOMIC_OPERATION_INTEGER_INCREMENT,
-    CU_ATOMIC_OPERATION_INTEGER_DECREMENT, CU_ATOMIC_OPERATION_AND,
-    CU_ATOMIC_OPERATION_OR, CU_ATOMIC_OPERATION_XOR,
-    CU_ATOMIC_OPERATION_EXCHANGE, CU_ATOMIC_OPERATION_CAS,
-    CU_ATOMIC_OPERATION_FLOAT_ADD, CU_ATOMIC_OPERATION_FLOAT_MIN,
+    CU_ATOMIC_OPERATION_INTEGER_ADD,
+    CU_ATOMIC_OPERATION_INTEGER_MIN,
+    CU_ATOMIC_OPERATION_INTEGER_MAX,
+    CU_ATOMIC_OPERATION_INTEGER_INCREMENT,
+    CU_ATOMIC_OPERATION_INTEGER_DECREMENT,
+    CU_ATOMIC_OPERATION_AND,
+    CU_ATOMIC_OPERATION_OR,
+    CU_ATOMIC_OPERATION_XOR,
+    CU_ATOMIC_OPERATION_EXCHANGE,
+    CU_ATOMIC_OPERATION_CAS,
+    CU_ATOMIC_OPERATION_FLOAT_ADD,
+    CU_ATOMIC_OPERATION_FLOAT_MIN,
     CU_ATOMIC_OPERATION_FLOAT_MAX};
 
 /// The count argument of the two atomic-capability queries.
-inline constexpr unsigned int kAtomicOperationCount = kAtomicOperations.size();
+inline constexpr unsigned int kAtomicCount = kAtomicOperations.size();
 
 /// Which atomic operations a link does natively: the link between a device and the host
 /// (cuDeviceGetHostAtomicCapabilities) or between two devices (cuDeviceGetP2PAtomicCapabilities).
