@@ -45,7 +45,8 @@
  *    may refuse those (some virtual GPUs do): the report then shows "?" for them. One
  *    GPU has no pairs, so nothing is asked there.
  * 9. The verdict: PASS when every query succeeded (a refused link or atomics answer
- *    aside) and the answers agree with each other (answersAgree()).
+ *    aside) and the answers agree with each other (answersAgree(), in
+ *    memoryQueryDrv_report.cpp).
  *
  * Steps 1 to 7 are the core region, what each device supports; step 8 is the second one
  * (core-b), what each pair of devices supports. The two helpers attribute() and
@@ -66,7 +67,6 @@ namespace {
 
 // The lesson's own helpers, defined below it.
 std::vector<int> ordinalsToReport(const std::optional<long long>& requested, int deviceCount);
-bool answersAgree(const DeviceAnswers& answers);
 
 /// cuDeviceGetAttribute as a value: most of the lesson's answers are device attributes.
 int attribute(CUdevice device, CUdevice_attribute which) {
@@ -236,24 +236,6 @@ std::vector<int> ordinalsToReport(const std::optional<long long>& requested, int
     ordinals.push_back(ordinal);
   return ordinals;
 }
-
-/**
- * Whether one device's answers agree with each other: a device that reports VMM support
- * must report a non-zero granularity with the recommended one a multiple of the
- * minimum, for device memory and for the HOST_NUMA location; one that reports
- * concurrent managed access must report managed memory.
- */
-// [agree]
-bool answersAgree(const DeviceAnswers& d) {
-  const auto usable = [](const Granularity& g) {
-    return g.minimum > 0 && g.recommended > 0 && g.recommended % g.minimum == 0;
-  };
-
-  return (!d.vmm || usable(d.granularity)) &&
-         (!d.hostNumaVmm || usable(d.hostNumaGranularity)) &&
-         (d.managed || !d.concurrentManaged);
-}
-// [agree]
 
 }  // namespace
 

@@ -260,3 +260,15 @@ void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, int driv
     out << "  (no device can access another's memory: no link to ask about)\n";
   }
 }
+
+// [agree]
+bool answersAgree(const DeviceAnswers& d) {
+  const auto usable = [](const Granularity& g) {
+    return g.minimum > 0 && g.recommended > 0 && g.recommended % g.minimum == 0;
+  };
+
+  return (!d.vmm || usable(d.granularity)) &&
+         (!d.hostNumaVmm || usable(d.hostNumaGranularity)) &&
+         (d.managed || !d.concurrentManaged);
+}
+// [agree]

@@ -114,3 +114,11 @@ void reportDevice(const DeviceAnswers& answers, int driverVersion, std::ostream&
 void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, int driverVersion,
                  std::ostream& out, memsamples::JsonArray& json,
                  memsamples::JsonArray& atomicsJson);
+
+/**
+ * The verdict on one device: whether its answers agree with each other. A device that reports
+ * VMM support must report a non-zero granularity with the recommended one a multiple of the
+ * minimum, for device memory and for the HOST_NUMA location; one that reports concurrent managed
+ * access must report managed memory. Pure (unit tested in ctest/unit/memoryQueryDrv).
+ */
+bool answersAgree(const DeviceAnswers& answers);

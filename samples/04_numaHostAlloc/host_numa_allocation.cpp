@@ -74,8 +74,11 @@ void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
   use(range);
 
   // Unmapping frees the memory (the mapping held the last reference); then the
-  // addresses go. Were the unmap to fail, `reserved` would still try to free them.
-  ms::check(cuMemUnmap(mapping.release(), range.size), "cuMemUnmap");
-  ms::check(cuMemAddressFree(reserved.release(), range.size), "cuMemAddressFree");
+  // addresses go. Each owner lets go only after its call succeeded: were the unmap
+  // to fail, `mapping` and `reserved` would still try to undo it.
+  ms::check(cuMemUnmap(mapping.get(), range.size), "cuMemUnmap");
+  mapping.release();
+  ms::check(cuMemAddressFree(reserved.get(), range.size), "cuMemAddressFree");
+  reserved.release();
   //! [core-b]
 }
