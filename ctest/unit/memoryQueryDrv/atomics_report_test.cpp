@@ -111,24 +111,28 @@ TEST(MemoryQueryAtomics, NoPairCanAccessTheOther) {
   EXPECT_TRUE(atomicsJson.empty());
 }
 
-TEST(MemoryQueryAtomics, HostRowSaysNoneNativeOrNotAsked) {
-  DeviceAnswers d;
-  d.hostAtomics.answer = CUDA_SUCCESS;  // every mask 0, as the H100 answered for add
+// The table reportDevice() prints for @p d.
+std::string printedDevice(const DeviceAnswers& d) {
   std::ostringstream out;
   memsamples::JsonArray json;
   reportDevice(d, kDriver, out, json);
-  EXPECT_NE(out.str().find("Native atomics on host memory         none native (of 13 "
-                           "operations asked)\n"),
-            std::string::npos)
-      << out.str();
+  return out.str();
+}
 
-  DeviceAnswers missing;
-  std::ostringstream missingOut;
-  reportDevice(missing, kDriver, missingOut, json);
-  EXPECT_NE(missingOut.str().find("not asked: the NVIDIA driver (CUDA 13.0) has no "
-                                  "cuDeviceGetHostAtomicCapabilities"),
+TEST(MemoryQueryAtomics, HostRowSaysNoneNativeOrNotAsked) {
+  DeviceAnswers answered;
+  answered.hostAtomics.answer = CUDA_SUCCESS;  // every mask 0, as the H100 answered for add
+  const std::string none = printedDevice(answered);
+  EXPECT_NE(none.find("Native atomics on host memory         none native (of 13 operations "
+                      "asked)\n"),
             std::string::npos)
-      << missingOut.str();
+      << none;
+
+  const std::string missing = printedDevice(DeviceAnswers{});
+  EXPECT_NE(missing.find("not asked: the NVIDIA driver (CUDA 13.0) has no "
+                         "cuDeviceGetHostAtomicCapabilities"),
+            std::string::npos)
+      << missing;
 }
 
 }  // namespace
