@@ -9,7 +9,8 @@
  * A multicast object joins one allocation on each GPU of a team. Mapped like memory, it
  * gives each GPU a *multicast address*: a store through it reaches every copy, and a
  * load-reduce through it returns the sum of every copy, computed by the NVSwitch (NVLS).
- * Steps 3 to 8 are the core:
+ * A `--size` that no machine could hold is refused first (validateSize()), before any
+ * device is asked anything. Steps 3 to 8 are the core:
  *
  * 1. Who can take part: **cuInit**, then findTeam() asks every device for multicast
  *    support, compute capability 9.0 or newer, cooperative launches and peer access to
@@ -53,12 +54,12 @@ namespace {
 
 /// The lesson: the multicast object's whole life, from granularity to the last release.
 ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
-  // 1. Who can take part. A --size that no machine could hold is a usage error first,
-  // reported before the devices are asked anything.
+  // Bad input first: a --size that no machine could hold is a usage error, reported
+  // before the devices are asked anything, so never a waiver.
   mc::validateSize(options.sizeBytes);
 
-  // Then every device's capabilities, and the switches that turn multicast off, may
-  // waive the run: all of it before any multicast call.
+  // 1. Who can take part: every device's capabilities, and the switches that turn
+  // multicast off, may waive the run, all of it before any multicast call.
   ms::checkDriverInit(cuInit(0));
   const mc::TeamChoice choice = mc::findTeam(options);
 
