@@ -303,8 +303,10 @@ enum class Verdict { Pass, Fail };
 /// Parses the command line, opens the `--json` destination before any GPU work, runs @p body and
 /// maps its outcome to output and main()'s exit code: Pass -> "Result = PASS", 0; Fail -> "Result
 /// = FAIL", 1; UsageError -> the message and a usage hint, 1; WaivedError, or a CudaError saying
-/// CUDA_ERROR_DEVICE_UNAVAILABLE (an exclusive device in use) -> "WAIVED: <reason>", 2; other
-/// exceptions -> "<program>: error: <what>", 1. `--json` gets the verdict and reason too.
+/// CUDA_ERROR_DEVICE_UNAVAILABLE where a device's compute mode explains it (EXCLUSIVE_PROCESS or
+/// PROHIBITED, asked after checkDriverInit(); see deviceUnavailableExplanation()) -> "WAIVED:
+/// <reason>", 2; other exceptions, that one on devices in DEFAULT mode included -> "<program>:
+/// error: <what>", 1. `--json` gets the verdict and reason too.
 int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
               const char* const* argv, const std::function<Verdict(Report&)>& body);
 

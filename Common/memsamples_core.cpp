@@ -12,6 +12,8 @@
 #include <iostream>
 #include <iterator>
 
+#include "support/devices.hpp"
+
 namespace memsamples {
 
 // --------------------------------------------------------------------------------------- errors
@@ -86,6 +88,16 @@ std::ostream& Report::out() {
   return discard;
 }
 
+namespace {
+
+// The compute modes that explain a CUDA_ERROR_DEVICE_UNAVAILABLE, or "" when none does.
+std::string unavailableDeviceReason() {
+  const ComputeModeSource source = computeModeSource();
+  return source == nullptr ? "" : deviceUnavailableExplanation(source());
+}
+
+}  // namespace
+
 int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
               const char* const* argv, const std::function<Verdict(Report&)>& body) {
   const std::string& program = commandLine.program();
@@ -141,11 +153,17 @@ int runSample(CommandLine& commandLine, const CommonOptions& options, int argc,
   } catch (const CudaError& error) {
     // The device is there but cannot be used now (in compute mode EXCLUSIVE_PROCESS another
     // process has a context on it): that is the machine's state, not a fault of the sample.
+    // Only where a compute mode explains it; on devices in DEFAULT mode it is an error.
     const std::string what = error.what();
-    if (error.result() == CUDA_ERROR_DEVICE_UNAVAILABLE)
-      waive(what + " (another process holds the device, or its compute mode forbids this one)");
-    else
+    if (error.result() != CUDA_ERROR_DEVICE_UNAVAILABLE) {
       fail(what);
+    } else if (const std::string why = unavailableDeviceReason(); !why.empty()) {
+      waive(what + " (another process holds the device, or its compute mode forbids this one: " +
+            why + ")");
+    } else {
+      fail(what + " (no device is in an exclusive or prohibited compute mode, so nothing "
+                  "about this machine explains it)");
+    }
   } catch (const std::exception& error) {
     fail(error.what());
   }

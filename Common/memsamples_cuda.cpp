@@ -23,18 +23,44 @@ namespace memsamples {
 
 // ------------------------------------------------------------------------------------- devices
 
+namespace {
+
+// runSample()'s ComputeModeSource: every device's compute mode, {} where the driver cannot tell.
+std::vector<int> computeModesOfEveryDevice() noexcept {
+  try {
+    std::vector<int> modes;
+    int count = 0;
+    check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      CUdevice device = 0;
+      check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+      modes.push_back(deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE));
+    }
+    return modes;
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
 void checkDriverInit(CUresult initResult, const char* file, int line) {
   if (isUnusableDriverResult(initResult)) {
     throw WaivedError("no usable CUDA device: cuInit returned " + describeResult(initResult));
   }
   check(initResult, "cuInit", file, line);
   // Before anything else: a driver of an older major version lacks entry points this toolkit's
-  // cuda.h binds to (cuCtxCreate_v4...), and calling one would crash. One of the same major
-  // version has all but the newest, which the samples that call them ask for (requireEntryPoint).
+  // cuda.h binds the samples to (with CUDA 13.0: cuMemcpyBatchAsync_v2, cuMemPrefetchBatchAsync,
+  // cuMemGetDefaultMemPool, cuCtxGetDevice_v2..., all new in 13.0), and calling one would crash.
+  // One of the same major version has every entry point of its own minor version; a sample that
+  // calls one a later minor version added asks for it first (requireEntryPoint: 03 and 09 do).
   int driverVersion = 0;
   check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion", file, line);
   if (const std::string reason = driverTooOldReason(driverVersion, CUDA_VERSION); !reason.empty())
     throw WaivedError(reason);
+  // From now on the driver can tell runSample() whether a compute mode explains a
+  // CUDA_ERROR_DEVICE_UNAVAILABLE.
+  setComputeModeSource(&computeModesOfEveryDevice);
 }
 
 int deviceAttribute(CUdevice device, CUdevice_attribute attribute) {

@@ -174,6 +174,36 @@ if(MEMSAMPLES_SANITIZE)
   add_link_options(-fsanitize=${MEMSAMPLES_SANITIZE})
 endif()
 
+# The test tools (the GPU test launcher, the stand-in drivers of ctest/old_driver, the fatbin
+# probe) are built by default only in the top-level build, which runs the tests. A sample
+# configured on its own (`cmake -S samples/NN -B build-NN`) builds the sample and what it needs;
+# its tests are still registered, and -DMEMSAMPLES_TEST_TOOLS=ON (or building the target
+# memsamples_test_tools) builds what they run on.
+if(CMAKE_SOURCE_DIR STREQUAL MEMSAMPLES_ROOT)
+  set(_memsamples_tools_default ON)
+else()
+  set(_memsamples_tools_default OFF)
+endif()
+option(MEMSAMPLES_TEST_TOOLS "Build the GPU test launcher and the stand-in drivers with 'all'"
+       ${_memsamples_tools_default})
+if(NOT MEMSAMPLES_TEST_TOOLS)
+  message(STATUS "The test tools are left out of this build: before ctest, build them with "
+                 "'cmake --build <dir> --target memsamples_test_tools' (or configure with "
+                 "-DMEMSAMPLES_TEST_TOOLS=ON)")
+endif()
+
+# Leaves @p target out of `all` unless MEMSAMPLES_TEST_TOOLS, and makes memsamples_test_tools
+# build it.
+function(_memsamples_test_tool target)
+  if(NOT MEMSAMPLES_TEST_TOOLS)
+    set_target_properties(${target} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+  endif()
+  if(NOT TARGET memsamples_test_tools)
+    add_custom_target(memsamples_test_tools)
+  endif()
+  add_dependencies(memsamples_test_tools ${target})
+endfunction()
+
 function(memsamples_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
@@ -239,6 +269,7 @@ if(NOT TARGET memsamples_core)
                         RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest")
   target_link_libraries(memsamples_gpu_launcher PRIVATE ${CMAKE_DL_LIBS})
   memsamples_warnings(memsamples_gpu_launcher)
+  _memsamples_test_tool(memsamples_gpu_launcher)
 
   # A stand-in libcuda.so.1 <target> of ctest/old_driver that reports CUDA <version>, built from
   # old_libcuda.cpp and <sources>, in a folder of its own (ctest/<folder>) so that pointing
@@ -251,6 +282,7 @@ if(NOT TARGET memsamples_core)
                           OUTPUT_NAME cuda SOVERSION 1
                           LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/ctest/${folder}")
     memsamples_warnings(${target})
+    _memsamples_test_tool(${target})
   endfunction()
 
   # The driver of CUDA 12.4, an older major version than the toolkit's: every sample waives.
@@ -279,7 +311,10 @@ if(NOT TARGET memsamples_core)
   add_executable(memsamples_fatbin_probe "${MEMSAMPLES_ROOT}/ctest/fatbin_probe.cpp")
   target_link_libraries(memsamples_fatbin_probe PRIVATE memsamples::core)
   memsamples_warnings(memsamples_fatbin_probe)
-  install(TARGETS memsamples_fatbin_probe RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  _memsamples_test_tool(memsamples_fatbin_probe)
+  if(MEMSAMPLES_TEST_TOOLS)
+    install(TARGETS memsamples_fatbin_probe RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  endif()
 endif()
 
 # memsamples_add_sample(<name> SOURCES <files...> [KERNELS <kernel>...] [LIBRARIES <libs>...])
@@ -412,6 +447,7 @@ endfunction()
 # older major version, a compute mode without contexts); a sample that waives bad input instead of
 # refusing it fails, unless ALLOW_WAIVER (input that only this machine's capabilities can judge,
 # checked after them).
+# Labels: gpu, usageError and LABELS.
 function(memsamples_add_usage_error_test test)
   cmake_parse_arguments(PARSE_ARGV 1 arg "RUNTIME_ERROR;ALLOW_WAIVER" "TARGET;MESSAGE"
                         "ARGS;LABELS")
@@ -430,6 +466,8 @@ function(memsamples_add_usage_error_test test)
                    "-DMESSAGE=${arg_MESSAGE}" -DRUNTIME_ERROR=${arg_RUNTIME_ERROR}
                    -DALLOW_WAIVER=${arg_ALLOW_WAIVER}
                    -P "${MEMSAMPLES_ROOT}/ctest/expect_usage_error.cmake")
-  set_tests_properties(${test} PROPERTIES LABELS "gpu;${arg_LABELS}" TIMEOUT 120
+  # Label usageError: bad input is refused before any GPU work, so CI runs these against the
+  # stand-in driver of the toolkit's major version, where they must pass, not be Skipped.
+  set_tests_properties(${test} PROPERTIES LABELS "gpu;usageError;${arg_LABELS}" TIMEOUT 120
                        SKIP_REGULAR_EXPRESSION "${skip}")
 endfunction()

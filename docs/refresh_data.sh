@@ -222,12 +222,13 @@ if have vectorAddMMAP; then
     "$script: vectorAddMMAP --size 1G --stripes N --backing $device --device $device --json FILE, for N in$counts"
 fi
 
-# 03: managed memory at its default size (1 GiB per vector, less when free memory is short: it
-# never asks for more managed memory than the device has free).
+# 03: managed memory with --full, the benchmark behind the plots (1 GiB per vector, less when
+# free memory is short: it never asks for more managed memory than the device has free; batches
+# of 16, 256 and 4096 ranges). The default run is the learner's quick one, 64 MiB per vector.
 if have managedAdvisePrefetch; then
-  run managedAdvisePrefetch
+  run managedAdvisePrefetch --full
   write 03_managedAdvisePrefetch.json \
-    "$script: managedAdvisePrefetch --device $device --json FILE"
+    "$script: managedAdvisePrefetch --full --device $device --json FILE"
 fi
 
 # 04: bound host memory vs cuMemHostAlloc vs pageable (not built without libnuma), with --full:

@@ -74,6 +74,30 @@ std::string computeModeProblem(int ordinal, int mode, DeviceUse use) {
   return "";
 }
 
+std::string deviceUnavailableExplanation(const std::vector<int>& computeModes) {
+  std::string explanation;
+  for (std::size_t ordinal = 0; ordinal < computeModes.size(); ++ordinal) {
+    const int mode = computeModes[ordinal];
+    if (mode != CU_COMPUTEMODE_EXCLUSIVE_PROCESS && mode != CU_COMPUTEMODE_PROHIBITED)
+      continue;
+    explanation += (explanation.empty() ? "" : ", ") + std::string("device ") +
+                   std::to_string(ordinal) + " is in compute mode " + computeModeName(mode);
+  }
+  return explanation;
+}
+
+namespace {
+ComputeModeSource installedComputeModeSource = nullptr;
+}  // namespace
+
+void setComputeModeSource(ComputeModeSource source) {
+  installedComputeModeSource = source;
+}
+
+ComputeModeSource computeModeSource() {
+  return installedComputeModeSource;
+}
+
 int chooseDevice(const std::vector<DeviceScore>& devices, const std::optional<long long>& requested,
                  DeviceUse use) {
   const int count = static_cast<int>(devices.size());

@@ -52,6 +52,24 @@ std::string computeModeName(int mode);
 std::string computeModeProblem(int ordinal, int mode, DeviceUse use);
 
 /**
+ * Why CUDA_ERROR_DEVICE_UNAVAILABLE is the machine's state rather than a fault of the sample,
+ * from the compute modes of every device (@p computeModes, indexed by ordinal): a device in
+ * EXCLUSIVE_PROCESS (another process may hold its one context) or PROHIBITED. The explanation
+ * names each such device and its mode; "" when every device is in DEFAULT mode, or the modes are
+ * unknown (empty): then nothing explains the answer and it is an error of the run.
+ */
+std::string deviceUnavailableExplanation(const std::vector<int>& computeModes);
+
+/// Where runSample() gets the compute modes of every device (indexed by ordinal) when a CudaError
+/// says CUDA_ERROR_DEVICE_UNAVAILABLE. It must not throw: {} when the driver cannot tell.
+using ComputeModeSource = std::vector<int> (*)();
+/// Installs @p source for runSample(): checkDriverInit() installs a driver query, unit tests a
+/// fake; nullptr removes it (then nothing explains the answer, and it is an error of the run).
+void setComputeModeSource(ComputeModeSource source);
+/// The source installed last, or nullptr.
+ComputeModeSource computeModeSource();
+
+/**
  * The ordinal selectDevice() returns, from what the driver says about each device (@p devices,
  * indexed by ordinal): @p requested (`--device`), checked against the count and then against its
  * compute mode; or else the fastest device (pickFastestDevice()) among those whose compute mode

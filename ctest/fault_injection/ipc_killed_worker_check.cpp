@@ -1,10 +1,10 @@
 // memsamples_ipc_killed_worker_check <memMapIPC> [arguments...]
 //
 // Proves what 07_memMapIPC promises when a worker dies mid-run: the run FAILs naming the worker
-// and how it died, and the parent still frees everything: the driver no longer knows any address
-// of the path in flight in the parent (cuMemGetAddressRange), which the parent proves and prints
-// after the error. Free device memory is not looked at: it is the whole device's, and other
-// processes on a shared GPU change it. Run with the preload library and
+// and how it died, and the parent still frees everything: the driver no longer finds any address
+// of the path in flight mapped in the parent (cuPointerGetAttributes), which the parent proves
+// and prints after the error. Free device memory is not looked at: it is the whole device's,
+// and other processes on a shared GPU change it. Run with the preload library and
 // MEMSAMPLES_FAIL_KILL_ONCE, which kills the first worker that makes the named import call.
 // Exit 0 when all of that held; 2 (Skipped) when the sample waived because this machine cannot
 // run CUDA programs (machine_waiver.hpp: an old driver, no usable device).

@@ -139,11 +139,13 @@ int main(int argc, char** argv) {
     ms::OwnedContext context;
     ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
 
-    const std::uint64_t granularity = vmm::stripedGranularity({ordinal}, {ordinal});
-    const vmm::StripeLayout layout = vmm::planStripes(kBytes, granularity, kStripes, {ordinal});
+    const vmm::Granularities granularities = vmm::stripedGranularities({ordinal}, {ordinal});
+    const std::uint64_t granularity = granularities.minimum;
+    // The layout mapStripedRange() builds for these arguments, for the messages below.
+    const vmm::StripeLayout layout = vmm::planStripes(kBytes, granularities, kStripes, {ordinal});
     // The driver's first VMM calls allocate its own bookkeeping; a build before the measurement
     // keeps that out of the free-memory comparison.
-    { const vmm::StripedVmmRange warmUp(layout, {ordinal}); }
+    { const vmm::StripedVmmRange warmUp(kBytes, kStripes, {ordinal}, {ordinal}); }
     std::size_t freeBefore = 0, freeAfter = 0, total = 0;
     ms::check(cuMemGetInfo(&freeBefore, &total), "cuMemGetInfo");
 
@@ -153,7 +155,7 @@ int main(int argc, char** argv) {
     std::optional<ms::CudaError> error;
     try {
       const ArmedScope armed(*preload);
-      const vmm::StripedVmmRange range(layout, {ordinal});
+      const vmm::StripedVmmRange range(kBytes, kStripes, {ordinal}, {ordinal});
     } catch (const ms::CudaError& thrown) {
       error = thrown;
     }
@@ -184,7 +186,7 @@ int main(int argc, char** argv) {
     // leaked, so another address is no proof of a leak; the free memory above is the proof.
     const CUdeviceptr hint = preload->lastReservedBase();
     CUdeviceptr again = 0;
-    ms::check(cuMemAddressReserve(&again, layout.roundedBytes, granularity, hint, 0),
+    ms::check(cuMemAddressReserve(&again, layout.roundedBytes, layout.granularity, hint, 0),
               "cuMemAddressReserve");
     ms::check(cuMemAddressFree(again, layout.roundedBytes), "cuMemAddressFree");
     report.out() << "  note  reserving again with the last range's address as a hint gave "

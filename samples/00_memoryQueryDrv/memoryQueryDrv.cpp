@@ -60,7 +60,6 @@ namespace {
 // The lesson's own helpers, defined below it.
 std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
                                   int deviceCount);
-bool answersAgree(const DeviceAnswers& answers);
 
 /// The lesson: every query, in the order it is made, and the verdict.
 ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRoot,
@@ -218,24 +217,6 @@ std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
     ordinals.push_back(ordinal);
   return ordinals;
 }
-
-/**
- * Whether one device's answers agree with each other: a device that reports VMM support
- * must report a non-zero granularity with the recommended one a multiple of the
- * minimum, for device memory and for the HOST_NUMA location; one that reports
- * concurrent managed access must report managed memory.
- */
-// [agree]
-bool answersAgree(const DeviceAnswers& d) {
-  const auto usable = [](const Granularity& g) {
-    return g.minimum > 0 && g.recommended > 0 && g.recommended % g.minimum == 0;
-  };
-
-  return (!d.vmm || usable(d.granularity)) &&
-         (!d.hostNumaVmm || usable(d.hostNumaGranularity)) &&
-         (d.managed || !d.concurrentManaged);
-}
-// [agree]
 
 }  // namespace
 

@@ -156,3 +156,15 @@ void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ost
   if (deviceCount == 1)
     out << "  (one device: no peers)\n";
 }
+
+// [agree]
+bool answersAgree(const DeviceAnswers& d) {
+  const auto usable = [](const Granularity& g) {
+    return g.minimum > 0 && g.recommended > 0 && g.recommended % g.minimum == 0;
+  };
+
+  return (!d.vmm || usable(d.granularity)) &&
+         (!d.hostNumaVmm || usable(d.hostNumaGranularity)) &&
+         (d.managed || !d.concurrentManaged);
+}
+// [agree]

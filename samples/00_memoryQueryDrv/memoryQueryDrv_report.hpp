@@ -75,3 +75,11 @@ void reportDevice(const DeviceAnswers& answers, std::ostream& out, memsamples::J
 /// refusal below it, and in the JSON (`attributeQueryFailed`) instead of the values.
 void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
                  memsamples::JsonArray& json);
+
+/**
+ * The verdict on one device: whether its answers agree with each other. A device that reports
+ * VMM support must report a non-zero granularity with the recommended one a multiple of the
+ * minimum, for device memory and for the HOST_NUMA location; one that reports concurrent managed
+ * access must report managed memory. Pure (unit tested in ctest/unit/memoryQueryDrv).
+ */
+bool answersAgree(const DeviceAnswers& answers);

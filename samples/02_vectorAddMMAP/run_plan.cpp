@@ -285,27 +285,6 @@ Granularities stripedGranularities(const std::vector<int>& backingDevices,
           largestGranularity(backingDevices, mappingDevices, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)};
 }
 
-bool recommendedGranularityFits(const Granularities& granularities, std::uint64_t bytes,
-                                int stripeCount) {
-  if (granularities.minimum == 0)
-    throw std::invalid_argument("recommendedGranularityFits: the minimum granularity is 0");
-  if (stripeCount < 1) {
-    throw std::invalid_argument("recommendedGranularityFits: " + std::to_string(stripeCount) +
-                                " stripes; at least 1 is needed");
-  }
-  const auto count = static_cast<std::uint64_t>(stripeCount);
-  const std::uint64_t perStripe = bytes / count + (bytes % count != 0 ? 1 : 0);
-  return allocationGranularity(perStripe, granularities.minimum, granularities.recommended) ==
-         granularities.recommended;
-}
-
-StripeLayout planStripes(std::uint64_t bytes, const Granularities& granularities, int stripeCount,
-                         const std::vector<int>& backingDevices) {
-  const bool recommended = recommendedGranularityFits(granularities, bytes, stripeCount);
-  return planStripes(bytes, recommended ? granularities.recommended : granularities.minimum,
-                     stripeCount, backingDevices);
-}
-
 // ----------------------------------------------------------------------------------- size
 namespace {
 

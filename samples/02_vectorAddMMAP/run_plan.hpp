@@ -21,7 +21,7 @@
 #include "memsamples.hpp"
 #include "support/devices.hpp"        // DeviceTopology, allocationGranularity
 #include "support/peer_topology.hpp"  // queryDeviceTopology
-#include "striped_vmm.hpp"
+#include "striped_vmm.hpp"              // StripeLayout, Granularities, planStripes
 
 namespace memsamples::vmm {
 
@@ -41,12 +41,6 @@ struct RunOptions {
 struct DeviceRoles {
   std::vector<int> backing;  ///< Devices whose memory backs the stripes, in stripe order.
   std::vector<int> mapping;  ///< Devices given read-write access with cuMemSetAccess.
-};
-
-/// The granularities a set of devices accepts: each the largest over the devices.
-struct Granularities {
-  std::uint64_t minimum = 0;      ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM: what the calls require.
-  std::uint64_t recommended = 0;  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: what performs best.
 };
 
 /// The devices of a run, as chooseDevices() decided them.
@@ -133,23 +127,15 @@ int resolveStripeCount(int requested, std::size_t backingDeviceCount);
 std::uint64_t combinedGranularity(const std::vector<std::uint64_t>& perDevice);
 
 /// cuMemGetAllocationGranularity (minimum) of pinned memory on every backing and mapping device
-/// (a mapping device counts: its mappings must be aligned for it), combined. @throws CudaError.
+/// (a mapping device counts: its mappings must be aligned for it), combined: the question the
+/// core, mapStripedRange(), asks first, asked here ahead of it, so that step 2 can print the
+/// granularity and step 4 can size the run with the layout the core will build. @throws CudaError.
 std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
                                  const std::vector<int>& mappingDevices);
 
 /// stripedGranularity(), once for the minimum and once for the recommended granularity.
 Granularities stripedGranularities(const std::vector<int>& backingDevices,
                                    const std::vector<int>& mappingDevices);
-
-/// Whether @p bytes in @p stripeCount stripes use the recommended granularity: when every stripe
-/// gets a whole unit of it (else a small range is padded up to many) and it is a multiple of the
-/// minimum. @throws std::invalid_argument for a zero minimum or fewer than 1 stripe.
-bool recommendedGranularityFits(const Granularities& granularities, std::uint64_t bytes,
-                                int stripeCount);
-
-/// planStripes() at the granularity recommendedGranularityFits() chooses. @throws what both do.
-StripeLayout planStripes(std::uint64_t bytes, const Granularities& granularities, int stripeCount,
-                         const std::vector<int>& backingDevices);
 
 /// "0,1,3": a device list for people and messages.
 std::string formatDeviceList(const std::vector<int>& devices);

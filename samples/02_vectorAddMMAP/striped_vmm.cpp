@@ -1,43 +1,26 @@
 /**
  * @file striped_vmm.cpp
- * @brief The striped VMM range of 02_vectorAddMMAP. The region marked `core` is the
- *        whole call sequence, in the order it runs: reserve, per stripe create, map and
- *        release, set access, then (after the lesson has used the range) unmap and free
- *        the addresses. Below it: the rollback of a half-built range, the owner, and
+ * @brief The striped VMM range of 02_vectorAddMMAP. The region marked `core` is the whole
+ *        call sequence, in the order it runs, as two functions: mapStripedRange() asks the
+ *        granularity, reserves the addresses, creates, maps and releases each stripe and
+ *        sets access; unmapStripedRange() unmaps and frees the addresses once the lesson has
+ *        used the range. Below the core: the rollback of a half-built range, the owner, and
  *        the layout arithmetic.
  */
 #include "striped_vmm.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "memsamples.hpp"
+#include "striped_rollback.hpp"  // what the core's rollback lines call; defined below the core
+#include "support/devices.hpp"   // allocationGranularity
 
 namespace memsamples::vmm {
-namespace {
 
-// What exists while mapStripedRange() builds a range, so that a failed call undoes
-// exactly that.
-struct Built {
-  // The rollback's answers are allocated before anything is built: undoing must not
-  // need memory.
-  explicit Built(std::size_t stripes) : unmapResults(stripes) {}
-
-  std::size_t stripe = 0;  // the stripe being built (the count, once all are)
-  std::size_t mapped = 0;  // stripes [0, mapped) are mapped
-  CUmemGenericAllocationHandle handle{};  // the stripe's memory, until cuMemRelease
-  bool handleHeld = false;                // created and not yet released
-  std::vector<CUresult> unmapResults;     // one per stripe
-};
-
-[[noreturn]] void rollBackAndRethrow(CUdeviceptr base, const StripeLayout& layout,
-                                     Built& built);
-
-}  // namespace
-
-//! [core]
 // N stripes over the backing devices backing[0..D-1], as planStripes() cuts a range:
 //
 //   base                                                             base + roundedBytes
@@ -51,72 +34,89 @@ struct Built {
 //
 // Every stripe has the same size. The padding is less than stripes x granularity and may
 // cover whole stripes (--size 4M --stripes 8: six of the eight 2 MiB stripes); it is
-// backed like the rest.
+// backed like the rest. (The README shows this as docs/images/02_vectorAddMMAP.svg.)
 //
-CUdeviceptr mapStripedRange(const StripeLayout& layout,
-                            const std::vector<int>& mappingDevices) {
-  if (layout.stripes.empty() || mappingDevices.empty())
-    throw std::invalid_argument(
-        "mapStripedRange: the layout has no stripe or no device maps it");
-  Built built(layout.stripes.size());  // what exists so far, for the rollback
+//! [core]
+StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
+                             const std::vector<int>& backingDevices,
+                             const std::vector<int>& mappingDevices) {
+  // The kind of memory every stripe is: "PINNED" means resident device memory (not page-locked
+  // host memory), on the device that location.id names.
+  CUmemAllocationProp properties{};
+  properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 
-  // Reserve addresses only: nothing backs them yet. Aligned to the granularity, so that
-  // every stripe's offset is a valid cuMemMap address.
-  CUdeviceptr base = 0;
-  check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
-        "cuMemAddressReserve");
-
-  try {
-    // built.stripe is the loop's index, kept in `built` so that the rollback can name
-    // the stripe that failed.
-    for (; built.stripe < layout.stripes.size(); ++built.stripe) {
-      const Stripe& stripe = layout.stripes[built.stripe];
-
-      // Create physical memory on the stripe's device ("PINNED": resident device
-      // memory, not page-locked host memory). It has no address yet.
-      CUmemAllocationProp properties{};
-      properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-      properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-      properties.location.id = stripe.device;
-      check(cuMemCreate(&built.handle, stripe.bytes, &properties, 0), "cuMemCreate");
-      built.handleHeld = true;
-
-      // Map it at the stripe's place in the range.
-      check(cuMemMap(base + stripe.offset, stripe.bytes, 0, built.handle, 0),
-            "cuMemMap");
-      ++built.mapped;
-
-      // Release the handle at once: the mapping holds its own reference, so the memory
-      // stays until the stripe is unmapped. Nothing else needs to be kept.
-      check(cuMemRelease(built.handle), "cuMemRelease");
-      built.handleHeld = false;
-    }
-
-    // Set access: a mapping is not accessible, not even from the device that holds it,
-    // until this call. Access belongs to the mapping, so a device reading a peer's
-    // stripe needs this grant, not cuCtxEnablePeerAccess. One call covers every stripe.
-    std::vector<CUmemAccessDesc> access(mappingDevices.size());
-    for (std::size_t i = 0; i < access.size(); ++i) {
-      access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-      access[i].location.id = mappingDevices[i];
-      access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    }
-    check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
-          "cuMemSetAccess");
-  } catch (...) {
-    // Undo what `built` records, newest first, and let the error go on (below the core).
-    rollBackAndRethrow(base, layout, built);
+  // The granularity: every size given to cuMemCreate and every address given to cuMemMap must be
+  // a multiple of it, on each device that holds a stripe and on each that maps the range. They
+  // are powers of two, so the largest answer suits all. The minimum is what the calls require;
+  // the recommended one, a multiple of it, is faster.
+  Granularities granularities;
+  for (const int device : backingAndMapping(backingDevices, mappingDevices)) {
+    properties.location.id = device;
+    std::size_t minimum = 0;
+    std::size_t recommended = 0;
+    check(cuMemGetAllocationGranularity(&minimum, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    check(cuMemGetAllocationGranularity(&recommended, &properties,
+                                        CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+          "cuMemGetAllocationGranularity");
+    granularities.minimum = std::max<std::uint64_t>(granularities.minimum, minimum);
+    granularities.recommended = std::max<std::uint64_t>(granularities.recommended, recommended);
   }
-  return base;
+
+  // Cut the range into equal stripes (no driver call), each a multiple of the recommended
+  // granularity when a stripe fills one unit of it, else of the minimum.
+  StripeLayout layout = planStripes(bytes, granularities, stripeCount, backingDevices);
+
+  // From here on, each call that creates something is followed by one line that records it:
+  // rollback.check() undoes what is recorded before it reports a failed call.
+  Rollback rollback(layout);
+
+  // Reserve addresses only: nothing backs them yet. Aligned to the granularity, so that every
+  // stripe's offset is a valid cuMemMap address.
+  CUdeviceptr base = 0;
+  rollback.check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
+                 "cuMemAddressReserve");
+  rollback.reserved(base);
+
+  for (const Stripe& stripe : layout.stripes) {
+    // Create physical memory on the stripe's device. It has no address yet.
+    properties.location.id = stripe.device;
+    CUmemGenericAllocationHandle handle{};
+    rollback.check(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
+    rollback.created(handle);
+
+    // Map it at the stripe's place in the range.
+    rollback.check(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
+    rollback.mapped(stripe);
+
+    // Release the handle at once: the mapping holds its own reference, so the memory stays
+    // until the stripe is unmapped. Nothing else needs to be kept.
+    rollback.check(cuMemRelease(handle), "cuMemRelease");
+    rollback.released();
+  }
+
+  // Set access: a mapping is not accessible, not even from the device that holds it, until this
+  // call. Access belongs to the mapping, so a device reading a peer's stripe needs this grant,
+  // not cuCtxEnablePeerAccess. One call covers every stripe.
+  std::vector<CUmemAccessDesc> access(mappingDevices.size());
+  for (std::size_t i = 0; i < access.size(); ++i) {
+    access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access[i].location.id = mappingDevices[i];
+    access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+  rollback.check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
+                 "cuMemSetAccess");
+
+  // Built: the range is the caller's now. Its kernel reads and writes through base, one ordinary
+  // device pointer, wherever each stripe lives (vectorAddMMAP.cpp, step 6).
+  rollback.dismiss();
+  return {base, std::move(layout)};
 }
 
-// Use: base is one ordinary device pointer for every mapping device. The lesson's
-// kernel reads A and B and writes C through it (vectorAddMMAP.cpp, step 6), wherever
-// each stripe lives.
-
-// Free: one cuMemUnmap over the whole range (it may span several whole mappings, never
-// part of one: each stripe is a whole mapping, and its memory goes with its only
-// mapping), then the addresses. The second call is made even if the first fails.
+// Free: one cuMemUnmap over the whole range (it may span several whole mappings, never part of
+// one: each stripe is a whole mapping, and its memory goes with its only mapping), then the
+// addresses. The second call is made even if the first fails.
 void unmapStripedRange(CUdeviceptr base, std::uint64_t roundedBytes) {
   const CUresult unmapped = cuMemUnmap(base, roundedBytes);
   const CUresult freed = cuMemAddressFree(base, roundedBytes);
@@ -132,76 +132,139 @@ std::string plural(std::size_t count, const char* one, const char* many) {
   return std::to_string(count) + " " + (count == 1 ? one : many);
 }
 
-// Undoes a half-built range, newest first. Every call is made even when an earlier one
-// fails, so a failed unmap does not keep the handle or the addresses alive; only then
-// is the message built (it allocates, and may throw). A CudaError leaves with the
-// stripe and what was undone added to its message; any other error (std::bad_alloc)
-// leaves as it came.
-[[noreturn]] void rollBackAndRethrow(CUdeviceptr base, const StripeLayout& layout,
-                                     Built& built) {
-  // Stripe by stripe, exactly as each was mapped, so that a failure names its stripe.
-  for (std::size_t i = built.mapped; i-- > 0;)
-    built.unmapResults[i] =
-        cuMemUnmap(base + layout.stripes[i].offset, layout.stripes[i].bytes);
-  // A handle created but not yet released (its cuMemMap or its cuMemRelease failed) is
-  // released here: until a release succeeds, it keeps its memory alive.
-  const CUresult released = built.handleHeld ? cuMemRelease(built.handle) : CUDA_SUCCESS;
-  const CUresult freed = cuMemAddressFree(base, layout.roundedBytes);
-  try {
-    throw;  // the error mapStripedRange() caught, rethrown to read its type
-  } catch (const CudaError& error) {
-    std::size_t unmapped = 0;
-    std::string problems;  // the undo calls that failed, in the order they were made
-    for (std::size_t i = 0; i < built.mapped; ++i) {
-      if (built.unmapResults[i] == CUDA_SUCCESS)
-        ++unmapped;
-      else
-        problems += "; cuMemUnmap of stripe " + std::to_string(i) + ": " +
-                    describeResult(built.unmapResults[i]);
-    }
-    if (released != CUDA_SUCCESS)
-      problems += "; cuMemRelease: " + describeResult(released);
-    if (freed != CUDA_SUCCESS)
-      problems += "; cuMemAddressFree: " + describeResult(freed);
-    std::vector<std::string> done;
-    if (unmapped > 0)
-      done.push_back(plural(unmapped, "stripe", "stripes") + " unmapped");
-    if (built.handleHeld && released == CUDA_SUCCESS)
-      done.push_back("1 handle released");
-    if (freed == CUDA_SUCCESS)
-      done.push_back("address range freed");
+}  // namespace
 
-    std::string message = error.what();
-    if (built.stripe < layout.stripes.size()) {
-      message += " (stripe " + std::to_string(built.stripe) + " of " +
-                 std::to_string(layout.stripes.size()) + ", on device " +
-                 std::to_string(layout.stripes[built.stripe].device) + ")";
-    }
-    message += "; rolled back: ";
-    for (std::size_t i = 0; i < done.size(); ++i)
-      message += (i > 0 ? ", " : "") + done[i];
-    message += done.empty() ? "nothing" : "";
-    throw CudaError(
-        error.result(),
-        message + (problems.empty() ? "" : "; rollback problems") + problems);
+std::vector<int> backingAndMapping(const std::vector<int>& backingDevices,
+                                   const std::vector<int>& mappingDevices) {
+  if (backingDevices.empty() || mappingDevices.empty()) {
+    throw std::invalid_argument(
+        "mapStripedRange: no backing device holds the range or no device maps it");
   }
+  std::vector<int> devices = backingDevices;
+  devices.insert(devices.end(), mappingDevices.begin(), mappingDevices.end());
+  return devices;
 }
 
-}  // namespace
+/// What one undo did: the answers of its calls, and what was recorded when it began.
+struct Rollback::Undone {
+  std::size_t mapped = 0;             ///< Stripes it tried to unmap: [0, mapped).
+  bool held = false;                  ///< Whether it released a handle.
+  CUresult released = CUDA_SUCCESS;   ///< cuMemRelease's answer, when it released a handle.
+  CUresult freed = CUDA_SUCCESS;      ///< cuMemAddressFree's answer.
+};
+
+Rollback::Rollback(const StripeLayout& layout)
+    : layout_(layout), unmapResults_(layout.stripes.size()) {}
+
+Rollback::~Rollback() {
+  if (base_ != 0)
+    (void)undo();
+}
+
+void Rollback::reserved(CUdeviceptr base) noexcept {
+  base_ = base;
+}
+
+void Rollback::created(CUmemGenericAllocationHandle handle) noexcept {
+  handle_ = handle;
+  holding_ = true;
+  ++created_;
+}
+
+void Rollback::mapped(const Stripe& stripe) noexcept {
+  // Stripes are built in address order, so a mapped stripe has every earlier one mapped.
+  mapped_ = static_cast<std::size_t>(&stripe - layout_.stripes.data()) + 1;
+}
+
+void Rollback::released() noexcept {
+  holding_ = false;
+}
+
+void Rollback::dismiss() noexcept {
+  base_ = 0;
+  mapped_ = 0;
+  holding_ = false;
+}
+
+// Stripe by stripe, exactly as each was mapped (newest first), so that a failure names its
+// stripe; then a handle created but not yet released (its cuMemMap or its cuMemRelease
+// failed), which keeps its memory alive until a release succeeds; then the addresses. Every
+// call is made even when an earlier one fails. Nothing is recorded afterwards.
+Rollback::Undone Rollback::undo() noexcept {
+  Undone undone;
+  undone.mapped = mapped_;
+  undone.held = holding_;
+  for (std::size_t i = mapped_; i-- > 0;)
+    unmapResults_[i] = cuMemUnmap(base_ + layout_.stripes[i].offset, layout_.stripes[i].bytes);
+  if (holding_)
+    undone.released = cuMemRelease(handle_);
+  undone.freed = cuMemAddressFree(base_, layout_.roundedBytes);
+  dismiss();
+  return undone;
+}
+
+void Rollback::check(CUresult result, const char* call, const char* file, int line) {
+  if (result == CUDA_SUCCESS)
+    return;
+  // A failed reservation comes before anything exists: there is nothing to undo or to say.
+  if (base_ == 0)
+    memsamples::check(result, call, file, line);
+
+  // The stripe being built: the newest handle's while it is held, else the next one's (its
+  // cuMemCreate failed). When every stripe was built, cuMemSetAccess failed: no stripe.
+  const std::size_t stripe = holding_ ? created_ - 1 : created_;
+  const Undone undone = undo();
+
+  // Only now is the message built: it allocates, and may throw.
+  std::string message = formatCallFailure(call, file, line, describeResult(result));
+  if (stripe < layout_.stripes.size()) {
+    message += " (stripe " + std::to_string(stripe) + " of " +
+               std::to_string(layout_.stripes.size()) + ", on device " +
+               std::to_string(layout_.stripes[stripe].device) + ")";
+  }
+  std::size_t unmapped = 0;
+  std::string problems;  // the undo calls that failed, in the order of the stripes
+  for (std::size_t i = 0; i < undone.mapped; ++i) {
+    if (unmapResults_[i] == CUDA_SUCCESS)
+      ++unmapped;
+    else
+      problems += "; cuMemUnmap of stripe " + std::to_string(i) + ": " +
+                  describeResult(unmapResults_[i]);
+  }
+  if (undone.released != CUDA_SUCCESS)
+    problems += "; cuMemRelease: " + describeResult(undone.released);
+  if (undone.freed != CUDA_SUCCESS)
+    problems += "; cuMemAddressFree: " + describeResult(undone.freed);
+
+  std::vector<std::string> done;
+  if (unmapped > 0)
+    done.push_back(plural(unmapped, "stripe", "stripes") + " unmapped");
+  if (undone.held && undone.released == CUDA_SUCCESS)
+    done.push_back("1 handle released");
+  if (undone.freed == CUDA_SUCCESS)
+    done.push_back("address range freed");
+  message += "; rolled back: ";
+  for (std::size_t i = 0; i < done.size(); ++i)
+    message += (i > 0 ? ", " : "") + done[i];
+  message += done.empty() ? "nothing" : "";
+  if (!problems.empty())
+    message += "; rollback problems" + problems;
+  throw CudaError(result, message);
+}
 
 // --------------------------------------------------------------------------- the owner
 
-StripedVmmRange::StripedVmmRange(StripeLayout layout, std::vector<int> mappingDevices)
-    : base_(mapStripedRange(layout, mappingDevices)),
-      layout_(std::move(layout)),
+StripedVmmRange::StripedVmmRange(std::uint64_t bytes, int stripeCount,
+                                 const std::vector<int>& backingDevices,
+                                 std::vector<int> mappingDevices)
+    : range_(mapStripedRange(bytes, stripeCount, backingDevices, mappingDevices)),
       mapping_(std::move(mappingDevices)) {}
 
 StripedVmmRange::~StripedVmmRange() {
-  if (base_ == 0)
+  if (range_.base == 0)
     return;
-  const std::uint64_t bytes = layout_.roundedBytes;
   try {
-    unmapStripedRange(release(), bytes);
+    unmapStripedRange(range_.base, range_.layout.roundedBytes);
   } catch (...) {
     // A destructor also runs while an earlier error unwinds the stack; a second error
     // from the teardown would only hide that first one.
@@ -209,24 +272,21 @@ StripedVmmRange::~StripedVmmRange() {
 }
 
 StripedVmmRange::StripedVmmRange(StripedVmmRange&& other) noexcept
-    : base_(std::exchange(other.base_, 0)),
-      layout_(std::exchange(other.layout_, StripeLayout{})),
+    : range_(std::exchange(other.range_, StripedRange{})),
       mapping_(std::exchange(other.mapping_, {})) {}
 
 StripedVmmRange& StripedVmmRange::operator=(StripedVmmRange&& other) noexcept {
   if (this != &other) {
     StripedVmmRange old(std::move(*this));  // freed at the end of this scope
-    base_ = std::exchange(other.base_, 0);
-    layout_ = std::exchange(other.layout_, StripeLayout{});
+    range_ = std::exchange(other.range_, StripedRange{});
     mapping_ = std::exchange(other.mapping_, {});
   }
   return *this;
 }
 
 CUdeviceptr StripedVmmRange::release() noexcept {
-  layout_ = StripeLayout{};
   mapping_.clear();
-  return std::exchange(base_, 0);
+  return std::exchange(range_, StripedRange{}).base;
 }
 
 // -------------------------------------------------------------------------- the layout
@@ -275,6 +335,27 @@ StripeLayout planStripes(std::uint64_t bytes, std::uint64_t granularity, int str
                               i * layout.stripeBytes, layout.stripeBytes});
   }
   return layout;
+}
+
+bool recommendedGranularityFits(const Granularities& granularities, std::uint64_t bytes,
+                                int stripeCount) {
+  if (granularities.minimum == 0)
+    throw std::invalid_argument("recommendedGranularityFits: the minimum granularity is 0");
+  if (stripeCount < 1) {
+    throw std::invalid_argument("recommendedGranularityFits: " + std::to_string(stripeCount) +
+                                " stripes; at least 1 is needed");
+  }
+  const auto count = static_cast<std::uint64_t>(stripeCount);
+  const std::uint64_t perStripe = bytes / count + (bytes % count != 0 ? 1 : 0);
+  return allocationGranularity(perStripe, granularities.minimum, granularities.recommended) ==
+         granularities.recommended;
+}
+
+StripeLayout planStripes(std::uint64_t bytes, const Granularities& granularities, int stripeCount,
+                         const std::vector<int>& backingDevices) {
+  const bool recommended = recommendedGranularityFits(granularities, bytes, stripeCount);
+  return planStripes(bytes, recommended ? granularities.recommended : granularities.minimum,
+                     stripeCount, backingDevices);
 }
 
 std::string describeAccess(unsigned long long flags) {

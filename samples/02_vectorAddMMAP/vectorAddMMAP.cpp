@@ -8,18 +8,22 @@
  * memory and makes it accessible. The VMM API gives each its own call, so a program
  * chooses where the memory lives, how it is cut up and who may touch it, while a kernel
  * still sees one ordinary pointer. Everything after the allocation is 01_vectorAddDrv:
- * read that one first. The VMM calls themselves are one region of striped_vmm.cpp,
- * marked `core`. The steps:
+ * read that one first. The VMM calls themselves are one function, mapStripedRange(), and
+ * its free function beside it, in the region of striped_vmm.cpp marked `core` (a file of
+ * its own because 06_perDeviceResource reuses it and the unit tests run it against a fake
+ * driver). The steps:
  *
  * 1. **cuInit**, as in 01.
  * 2. **The devices** (chooseDevices(), run_plan.cpp): the kernel's device, as in 01,
  *    which must support VMM, else the sample is WAIVED; the *backing* devices whose
  *    memory holds the stripes and the *mapping* devices that may access them; the
- *    granularity (minimum and recommended) that all of them accept.
+ *    granularity (minimum and recommended) that all of them accept, asked here to print
+ *    it and to size the run.
  * 3. **cuCtxCreate**, **cuModuleLoadData**, **cuModuleGetFunction**, as in 01.
  * 4. **The size** (sizeRun(), run_plan.cpp), checked against the free memory of every
  *    device that holds part of the run. Then **A, B and C**, each built by
- *    mapStripedRange(), the core: **cuMemAddressReserve**, per stripe **cuMemCreate**,
+ *    mapStripedRange(), the core: **cuMemGetAllocationGranularity** for every backing
+ *    and mapping device, **cuMemAddressReserve**, per stripe **cuMemCreate**,
  *    **cuMemMap** and **cuMemRelease**, then one **cuMemSetAccess** for the mapping
  *    devices. A failure half-way undoes what was built and names the call and the
  *    stripe.
@@ -34,7 +38,7 @@
  *    cuMemFree.
  * 8. **Cleanup** in reverse order of creation, every answer checked, as in 01:
  *    **cuStreamDestroy**, **cuMemFreeHost**, then unmapStripedRange() (the core's last
- *    lines: one **cuMemUnmap** and **cuMemAddressFree** per range), **cuModuleUnload**
+ *    function: one **cuMemUnmap** and **cuMemAddressFree** per range), **cuModuleUnload**
  *    and **cuCtxDestroy**.
  */
 #include <iostream>
@@ -87,14 +91,17 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   // [allocate-ranges]
   // Three striped ranges where 01 has three cuMemAlloc calls. Each StripedVmmRange
   // constructor calls vmm::mapStripedRange(), the core in striped_vmm.cpp, and nothing
-  // else: cuMemAddressReserve for the whole range, then for each stripe cuMemCreate,
-  // cuMemMap and cuMemRelease, then one cuMemSetAccess for the mapping devices. If a call
-  // fails, what it built is undone before the error leaves. On an error path later on,
-  // the owners' destructors free the ranges; on the good path step 8 does, with checked
-  // calls (cuMemUnmap, cuMemAddressFree).
-  vmm::StripedVmmRange a(size.layout, devices.roles.mapping);
-  vmm::StripedVmmRange b(size.layout, devices.roles.mapping);
-  vmm::StripedVmmRange c(size.layout, devices.roles.mapping);
+  // else: the granularity of every backing and mapping device, cuMemAddressReserve for
+  // the whole range, then for each stripe cuMemCreate, cuMemMap and cuMemRelease, then
+  // one cuMemSetAccess for the mapping devices. If a call fails, what it built is undone
+  // before the error leaves. On an error path later on, the owners' destructors free the
+  // ranges; on the good path step 8 does, with checked calls (cuMemUnmap,
+  // cuMemAddressFree).
+  const std::vector<int>& backing = devices.roles.backing;
+  const std::vector<int>& mapping = devices.roles.mapping;
+  vmm::StripedVmmRange a(bytes, devices.stripes, backing, mapping);
+  vmm::StripedVmmRange b(bytes, devices.stripes, backing, mapping);
+  vmm::StripedVmmRange c(bytes, devices.stripes, backing, mapping);
   // [allocate-ranges]
 
   // 5. From inside every stripe of A, the driver must see the whole range (so the
@@ -164,16 +171,20 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   // 8. Cleanup, in reverse order of creation, every answer checked, as in 01. Every
   // launch and copy has finished (the measurement waited for the last one), so the
   // stream can go first; then the host copies; then the ranges, each unmapped and its
-  // addresses freed (the last lines of the core); then the module and the context.
+  // addresses freed (the last function of the core); then the module and the context.
   ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
   ms::check(cuMemFreeHost(pinnedC.release()), "cuMemFreeHost");
   ms::check(cuMemFreeHost(pinnedB.release()), "cuMemFreeHost");
   ms::check(cuMemFreeHost(pinnedA.release()), "cuMemFreeHost");
 
-  // The rounded size, not c.size(): release() empties the owner, size included.
-  vmm::unmapStripedRange(c.release(), size.layout.roundedBytes);
-  vmm::unmapStripedRange(b.release(), size.layout.roundedBytes);
-  vmm::unmapStripedRange(a.release(), size.layout.roundedBytes);
+  // An owner gives its range up only after the free succeeded: if cuMemUnmap fails, the
+  // owner still holds the range, and its destructor tries again.
+  vmm::unmapStripedRange(c.get(), c.size());
+  c.release();
+  vmm::unmapStripedRange(b.get(), b.size());
+  b.release();
+  vmm::unmapStripedRange(a.get(), a.size());
+  a.release();
 
   ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
   ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");

@@ -141,8 +141,9 @@ ms::VectorAddCheck compareWithCuMemAlloc(const ms::VectorAddLaunch& run, CUdevic
 }
 
 // The host time of building and freeing a range of each stripe count, each at the granularity
-// planStripes() chooses for it, next to cuMemAlloc + cuMemFree of the same rounded size. These
-// are synchronous driver calls, so a host clock is the right instrument.
+// planStripes() chooses for it, next to cuMemAlloc + cuMemFree of the same rounded size. A build
+// is the whole of mapStripedRange(), its granularity questions included, as any caller pays it.
+// These are synchronous driver calls, so a host clock is the right instrument.
 void reportMappingCost(const vmm::DeviceRoles& roles, const vmm::Granularities& granularities,
                        std::uint64_t bytes, std::ostream& out, ms::JsonObject& json) {
   out << "Mapping cost of a " << ms::formatBytes(bytes) << " vector (host time, median of "
@@ -156,8 +157,11 @@ void reportMappingCost(const vmm::DeviceRoles& roles, const vmm::Granularities& 
     vmm::StripedVmmRange range;
     ms::OwnedDeviceMemory reference;
     const std::function<void()> steps[] = {
-        [&] { range = vmm::StripedVmmRange(layout, roles.mapping); },
-        [&] { vmm::unmapStripedRange(range.release(), layout.roundedBytes); },
+        [&] { range = vmm::StripedVmmRange(bytes, stripes, roles.backing, roles.mapping); },
+        [&] {
+          vmm::unmapStripedRange(range.get(), range.size());
+          range.release();
+        },
         [&] { ms::check(cuMemAlloc(reference.out(), layout.roundedBytes), "cuMemAlloc"); },
         [&] { ms::check(cuMemFree(reference.release()), "cuMemFree"); }};
     std::vector<double> timings[std::size(steps)];

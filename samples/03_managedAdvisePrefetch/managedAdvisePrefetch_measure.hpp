@@ -23,12 +23,23 @@ struct ManagedOptions {
   memsamples::CommonOptions common;                       ///< `--device`, `--iterations`, ...
   std::optional<std::uint64_t> sizeBytes;                 ///< `--size`: bytes per vector.
   std::optional<std::uint64_t> rangeBytes = 64ull << 10;  ///< `--range-size` of the benchmark.
-  std::vector<int> batchCounts = {16, 256, 4096};         ///< `--batch-counts` of the benchmark.
-  int migrationIterations = 5;  ///< `--migration-iterations`: runs that move whole vectors.
+  std::vector<int> batchCounts;  ///< `--batch-counts`; empty: applyRunDefaults() chooses.
+  int migrationIterations = 5;   ///< `--migration-iterations`: runs that move whole vectors.
+  bool full = false;        ///< `--full`: the benchmark sizes behind the course's plots.
+  bool noPrefetch = false;  ///< `--no-prefetch`: step 5 leaves the moves to demand paging.
+  bool verbose = false;     ///< `--verbose`: every check of steps 3-8 on its own line.
 };
 
 /// The smallest vector: step 7 cuts each one into ten 64 KiB-aligned chunks.
 inline constexpr std::uint64_t kMinVectorBytes = 1ull << 20;
+/// Bytes per vector of a default run, a learner's first, in seconds (README, "Going deeper").
+inline constexpr std::uint64_t kQuickVectorBytes = 64ull << 20;
+/// Bytes per vector with `--full`, the size behind the course's plots.
+inline constexpr std::uint64_t kFullVectorBytes = 1ull << 30;
+
+/// The batch counts `--batch-counts` leaves to the run: 16 and 64 ranges by default, 16, 256 and
+/// 4096 with `--full` (4096 ranges take about half a second a repetition).
+void applyRunDefaults(ManagedOptions& options);
 
 /// What planRun() found out and decided.
 struct ManagedPlan {
@@ -53,9 +64,16 @@ ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction k
 /// What the lesson's checks and measurements need: the run, A, B and C, every check recorded
 /// (each failure: what, expected, got), and the figures for the summary.
 struct Checks {
-  /// VecAdd_kernel (@p kernel) on @p abc (A, B, C) and @p stream, sized by @p plan.
+  /// VecAdd_kernel (@p kernel) on @p abc (A, B, C) and @p stream, sized by @p plan; creates the
+  /// two events that time step 5.
   Checks(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
          CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
+
+  /// Records one judged answer as a check: printed with `--verbose`, and always when it fails.
+  /// @return true when it holds.
+  bool record(const std::string& what, const memsamples::managed::Judgement& judgement);
+  /// C against A + B, element by element, on the host (the same addresses as on the GPU).
+  memsamples::VectorAddCheck sum() const;
 
   memsamples::Report& report;    ///< Where the checks and measurements print.
   const ManagedOptions& options;  ///< The command line's choices.
@@ -67,10 +85,10 @@ struct Checks {
   float* hostA;                        ///< A as the host sees it: the same address.
   float* hostB;                        ///< B as the host sees it.
   float* hostC;                        ///< C as the host sees it.
+  memsamples::OwnedEvent stepStart;    ///< Recorded before step 5's prefetches.
+  memsamples::OwnedEvent stepEnd;      ///< Recorded after step 5's kernel.
   memsamples::Checklist list;           ///< Every check so far.
-  bool discardSupported = true;         ///< Step 8's answer; 9d is skipped without it.
-  bool adviceReported = false;          ///< Step 5's title printed.
-  bool prefetchReported = false;        ///< Step 6's title printed.
+  bool discardSupported = true;         ///< Step 7's answer; 8d is skipped without it.
   double prefetchedOverDevice = 0;  ///< Kernel on prefetched managed / on cuMemAlloc (GB/s).
   double pagingSlowdown = 0;        ///< Kernel time under demand paging / after a prefetch.
   double prefetchOverPinned = 0;    ///< Prefetch host -> GPU / pinned cuMemcpyHtoDAsync.
@@ -78,46 +96,52 @@ struct Checks {
   double inPlaceOverPinned = 0;     ///< Kernel writing C on the host / pinned cuMemcpyDtoHAsync.
 };
 
-/// @name The checks of the lesson's steps: one name, one overload per kind of answer
+/// @name The checks of the lesson's steps
 /// @{
 
-/// Step 4: prints and checks what cuPointerGetAttributes said about A at its start and in its
-/// middle (the context it names must be the current one, the sample's).
-void expect(Checks& checks, const memsamples::managed::PointerAttributes& atStart,
-            const memsamples::managed::PointerAttributes& inside);
-/// Step 5: @return false when advice row @p row was refused (@p advised) and may be: a host NUMA
-/// node, which not every system takes; says so. Any other failure throws as ms::check does.
-bool expect(Checks& checks, const memsamples::managed::AdviceStep& row, CUresult advised);
-/// Records one read-back against @p expected (what eight cuMemRangeGetAttribute calls said,
-/// @p one, and that one cuMemRangeGetAttributes call, @p all, agrees); printed when @p print and
-/// on a mismatch. The first one opens step 5's report.
-void expect(Checks& checks, const std::string& label,
-            const memsamples::managed::ExpectedRange& expected,
-            const memsamples::managed::RangeAttributes& one,
-            const memsamples::managed::RangeAttributes& all, bool print = true);
-/// Reads [@p ptr, @p ptr + @p bytes) back, as the lesson's step 5 does, and checks it against
-/// @p expected. The first one opens step 6's report.
-void expect(Checks& checks, const std::string& label, CUdeviceptr ptr, std::size_t bytes,
-            const memsamples::managed::ExpectedRange& expected, bool print = true);
-/// Compares all of C with A + B on the host, records and prints it. @return true when exact.
-bool expect(Checks& checks, const std::string& what);
-/// Step 7 after the GPU and the CPU added their shares: every range of @p batch reads back its
-/// destination, chunks 0 and 9 of C and all of C are printed, and C is checked.
-void expect(Checks& checks, const memsamples::managed::PrefetchBatch& batch);
-/// Step 8: cuMemDiscardBatchAsync's answer; CUDA_ERROR_NOT_SUPPORTED is said (9d is then
-/// skipped), any other failure throws as ms::check does.
-void expect(Checks& checks, CUresult discarded);
+namespace memsamples::managed {
+/// C read on the host, judged against no mismatch at all (@p expected is kExact).
+Judgement judge(const VectorAddCheck& said, const VectorAddCheck& expected);
+}  // namespace memsamples::managed
+
+/// What a C = A + B check expects: not one element wrong.
+inline const memsamples::VectorAddCheck kExact{};
+
+/**
+ * The one check of the lesson's steps: @p said, what the driver answered (or the host computed),
+ * against @p expected, by the rule memsamples::managed::judge() has for that kind of answer.
+ * Recorded in @p checks; printed with `--verbose`, and always when it fails.
+ * @return true when it holds.
+ */
+template <typename Said, typename Expected>
+bool expect(Checks& checks, const std::string& what, const Said& said, const Expected& expected) {
+  return checks.record(what, memsamples::managed::judge(said, expected));
+}
+
+/// The eight range attributes of [@p ptr, @p ptr + @p bytes), asked one by one with
+/// cuMemRangeGetAttribute and again in one cuMemRangeGetAttributes call; the two reads must agree
+/// (recorded as kRangeAttributeCount checks). @return the one-by-one answers.
+memsamples::managed::RangeAttributes readBack(Checks& checks, CUdeviceptr ptr, std::size_t bytes);
+/// readBack() of every range of @p batch, in order; the batch's shape goes into the JSON result
+/// (and is printed with `--verbose`).
+std::vector<memsamples::managed::RangeAttributes> readBack(
+    Checks& checks, const memsamples::managed::PrefetchBatch& batch);
+/// Step 7: cuMemDiscardBatchAsync's answer. CUDA_ERROR_NOT_SUPPORTED is said (8d is then
+/// skipped); any other failure throws as ms::check does.
+void checkDiscard(Checks& checks, CUresult discarded);
 
 /// @}
 
 /**
- * Step 9, what each technique costs, every figure next to a reference of the same run:
- * (9a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed memory
- * kept on the host by advice, each result checked; (9b) prefetch host -> GPU against a pinned
- * copy, GPU -> host against a pageable copy (the fair reference: managed host pages are not
- * pinned), the pinned copy as the link's limit, results written in place over the link against a
- * pinned copy; (9c) one cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls,
- * on a managed span of its own; (9d) the prefetch of C with live data and after
+ * Step 8: first more checks (cuPointerGetAttributes on A; the advice table on A, mm::adviceSteps:
+ * the host, a host NUMA node and halves of A, each read back) and the report of steps 3-8 with
+ * step 5's GPU time. Then what each technique costs, every figure next to a reference of the
+ * same run: (8a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed
+ * memory kept on the host by advice, each result checked; (8b) prefetch host -> GPU against a
+ * pinned copy, GPU -> host against a pageable copy (reported without a goal: the driver's
+ * figure), and results written in place over the link against a pinned copy, the way to get
+ * results back; (8c) one cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls,
+ * on a managed span of its own; (8d) the prefetch of C with live data and after
  * cuMemDiscardBatchAsync. Then the summary, every failed check and the JSON result.
  * @return PASS when no check of the run failed.
  */

@@ -390,7 +390,7 @@ std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNu
   const ExpectedRange firstHalf{true, gpu, {ordinal}, {}};  // its three pieces of advice
   // The location of a read-mostly advice is ignored; the device is given.
   std::vector<AdviceStep> steps = {
-      {"fresh allocation (no advice)", all, std::nullopt, {}, none},
+      {"no advice yet", all, std::nullopt, {}, none},
       {"SET_PREFERRED_LOCATION " + onGpu, all, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu, prefersGpu},
       {"SET_PREFERRED_LOCATION host", all, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host, prefersHost},
       {"SET_PREFERRED_LOCATION " + describeLocation(node), all,
@@ -476,5 +476,78 @@ const char* memoryTypeName(unsigned int memoryType) {
     return kNames[memoryType - CU_MEMORYTYPE_HOST];
   return "unknown CUmemorytype";
 }
+
+// ----------------------------------------------------------------------------- judging an answer
+
+Judgement judge(int said, int expected) {
+  Judgement j{std::to_string(said), {}, 1};
+  if (said != expected)
+    j.mismatches.push_back({"", std::to_string(expected), std::to_string(said)});
+  return j;
+}
+
+Judgement judge(const CUmemLocation& said, const CUmemLocation& expected) {
+  Judgement j{describeLocation(said), {}, 1};
+  if (!sameLocation(said, expected))
+    j.mismatches.push_back({"", describeLocation(expected), describeLocation(said)});
+  return j;
+}
+
+Judgement judge(const std::vector<int>& accessedBy, const std::vector<int>& expected) {
+  Judgement j{listOfDevices(accessedBy), {}, 1};
+  if (validEntries(accessedBy) != validEntries(expected))
+    j.mismatches.push_back({"", listOfDevices(expected), listOfDevices(accessedBy)});
+  return j;
+}
+
+Judgement judge(const RangeAttributes& said, const ExpectedRange& expected) {
+  Judgement j{describeRangeBriefly(said), compareRangeAttributes(expected, said),
+              kRangeAttributeCount};
+  // Both answers for a node are right; which one this driver gives is worth seeing.
+  if (const std::string node = hostNumaReadBack(expected, said); !node.empty())
+    j.said += " (" + node + ")";
+  return j;
+}
+
+Judgement judge(const std::vector<RangeAttributes>& said, const PrefetchBatch& batch) {
+  if (said.size() != batch.dptrs.size())
+    throw std::invalid_argument(format("judge: %zu read-backs for a batch of %zu ranges",
+                                       said.size(), batch.dptrs.size()));
+  Judgement j{str(said.size()) + " ranges, each last prefetched to its own destination", {},
+              kRangeAttributeCount * said.size()};
+  for (std::size_t i = 0; i < said.size(); ++i) {
+    const ExpectedRange expected = prefetchedTo(destinationOf(batch, i));
+    for (AttributeMismatch m : compareRangeAttributes(expected, said[i])) {
+      m.attribute = "range " + str(i) + ": " + m.attribute;
+      j.mismatches.push_back(std::move(m));
+    }
+  }
+  if (!j.mismatches.empty())
+    j.said = str(j.mismatches.size()) + " attributes differ";
+  return j;
+}
+
+Judgement judge(const PointerAnswers& said, const ManagedRange& expected) {
+  Judgement j{"managed " + str(said.atStart.isManaged) + ", device " +
+                  std::to_string(said.atStart.deviceOrdinal) + ", range " +
+                  hex(said.atStart.rangeStart) + " + " + formatBytes(said.atStart.rangeSize),
+              comparePointerAttributes(said.atStart, said.inside, expected.ptr, expected.bytes,
+                                       expected.ordinal),
+              kPointerAttributeChecks};
+  return j;
+}
+
+std::string describeRangeBriefly(const RangeAttributes& a) {
+  const auto place = [](CUmemLocationType type, int id) {
+    if (type == CU_MEM_LOCATION_TYPE_INVALID)
+      return std::string("none");
+    return describeLocation({type, id});
+  };
+  return "read-mostly " + std::to_string(a.readMostly) + ", preferred " +
+         place(a.preferredLocationType, a.preferredLocationId) + ", accessed-by " +
+         listOfDevices(a.accessedBy) + ", last prefetch " +
+         place(a.lastPrefetchLocationType, a.lastPrefetchLocationId);
+}
+
 
 }  // namespace memsamples::managed

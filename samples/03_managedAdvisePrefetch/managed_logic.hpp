@@ -237,7 +237,8 @@ std::string hostNumaReadBack(const ExpectedRange& expected, const RangeAttribute
 std::vector<AttributeMismatch> differingAttributes(const RangeAttributes& individually,
                                                    const RangeAttributes& atOnce);
 
-/// One row of step 5's advice table: an advice on part of A, then what a read-back must say.
+/// One row of the advice table (step 8's further advice): an advice on part of A, then what a
+/// read-back must say.
 struct AdviceStep {
   std::string label;                      ///< Printed with the read-back.
   ByteRange range;                        ///< The bytes of A it applies to.
@@ -248,10 +249,12 @@ struct AdviceStep {
 };
 
 /**
- * Step 5's table for a vector of @p bytes on device @p ordinal: each advice set, read back and
+ * The advice table for a vector of @p bytes on device @p ordinal: each advice set, read back and
  * unset on all of A (preferred location device, host, host NUMA node @p hostNumaId unless it is
  * negative; accessed-by; read-mostly), then different advice on its two halves, each half and the
- * mixed whole read back, and everything unset again.
+ * mixed whole read back, and everything unset again. Step 4 of the lesson writes the main advice
+ * as calls; step 8 runs this table on A for the locations and half ranges step 4 leaves out.
+ * The expectations name no last prefetch location: the caller adds the one A has.
  */
 std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId);
 
@@ -306,6 +309,52 @@ std::string describePointerAttributes(const PointerAttributes& got, const Pointe
                                       CUdeviceptr insideAddress, CUcontext sampleContext);
 
 const char* memoryTypeName(unsigned int memoryType);  ///< "CU_MEMORYTYPE_DEVICE", ...
+
+/// What cuPointerGetAttributes said about a managed allocation: at its first byte and inside it.
+struct PointerAnswers {
+  PointerAttributes atStart;  ///< About the allocation's first byte.
+  PointerAttributes inside;   ///< About an address inside it.
+  CUdeviceptr insideAddress = 0;  ///< That address.
+};
+
+/// What those answers must describe: a managed allocation [ptr, ptr + bytes) of device ordinal.
+struct ManagedRange {
+  CUdeviceptr ptr = 0;    ///< Its first byte.
+  std::size_t bytes = 0;  ///< Its size.
+  int ordinal = 0;        ///< The device of the context that allocated it.
+};
+
+/// @}
+/// @name Judging an answer: one rule per kind of answer, for the lesson's expect()
+/// @{
+
+/// An answer compared with what it must be.
+struct Judgement {
+  std::string said;                           ///< The answer, for people.
+  std::vector<AttributeMismatch> mismatches;  ///< What differs (attribute "" for a plain value).
+  std::size_t checks = 1;                     ///< How many checks the comparison counts.
+};
+
+/// A plain int answer (CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY): equal.
+Judgement judge(int said, int expected);
+/// A location read as _TYPE and _ID: the same place (sameLocation: the id counts for DEVICE and
+/// HOST_NUMA only).
+Judgement judge(const CUmemLocation& said, const CUmemLocation& expected);
+/// An ACCESSED_BY answer (padded with CU_DEVICE_INVALID): exactly the devices of @p expected.
+Judgement judge(const std::vector<int>& accessedBy, const std::vector<int>& expected);
+/// All eight range attributes against what the advice and prefetches imply
+/// (compareRangeAttributes; kRangeAttributeCount checks).
+Judgement judge(const RangeAttributes& said, const ExpectedRange& expected);
+/// Range i of @p batch, read back as @p said[i], must name its own destination as its last
+/// prefetch location and carry no advice (kRangeAttributeCount checks per range).
+Judgement judge(const std::vector<RangeAttributes>& said, const PrefetchBatch& batch);
+/// Pointer attributes against the allocation (comparePointerAttributes; kPointerAttributeChecks).
+Judgement judge(const PointerAnswers& said, const ManagedRange& expected);
+
+/// A short line for a range's attributes, from their _TYPE/_ID forms: "read-mostly 1, preferred
+/// device 0, accessed-by {device 0}, last prefetch none" (describeRangeAttributes() adds the
+/// legacy ints).
+std::string describeRangeBriefly(const RangeAttributes& attributes);
 
 /// @}
 

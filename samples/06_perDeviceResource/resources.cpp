@@ -337,9 +337,7 @@ class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
   void* doAllocate(std::size_t bytes, CUstream) override {
     const std::vector<int> mapping = {ordinal_};
     ScopedContext scope(context_);
-    vmm::StripedVmmRange range(
-        vmm::planStripes(bytes, vmm::stripedGranularities(backing_, mapping), stripes_, backing_),
-        mapping);
+    vmm::StripedVmmRange range(bytes, stripes_, backing_, mapping);
     void* ptr = fromDevicePointer(range.get());
     allocations_.add(ptr, bytes, std::move(range));
     return ptr;

@@ -131,8 +131,10 @@ bool receiveExactly(int socket, void* buffer, std::size_t bytes, Clock::time_poi
 }
 
 /// Sends all @p bytes in records of at most kMaxRecordBytes (the first also carrying
-/// @p descriptors), resuming after a signal.
-void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<int>& descriptors) {
+/// @p descriptors) before @p deadline, resuming after a signal. Each record waits for room with
+/// poll, then goes without blocking: a peer that stops reading is a timeout, never a hang.
+void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<int>& descriptors,
+             Clock::time_point deadline, std::chrono::milliseconds timeout) {
   const auto* cursor = static_cast<const std::uint8_t*>(data);
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptors)];
   bool descriptorsSent = descriptors.empty();
@@ -153,9 +155,15 @@ void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<
       header->cmsg_len = CMSG_LEN(size);
       std::memcpy(CMSG_DATA(header), descriptors.data(), size);
     }
-    const ssize_t written = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+    if (!waitFor(socket, POLLOUT, deadline)) {
+      throw IpcError("could not send within " + std::to_string(timeout.count()) +
+                     " ms: the peer reads nothing (" + std::to_string(sent) + " of " +
+                     std::to_string(bytes) + " bytes of this part sent)");
+    }
+    const ssize_t written = ::sendmsg(socket, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (written < 0) {
-      if (errno == EINTR)
+      // No room after all (poll saw some, a whole record needs more): wait again.
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
         continue;
       throw systemError("sendmsg");
     }
@@ -220,7 +228,7 @@ OwnedFd adoptWorkerSocket(const std::string& argument) {
 }
 
 void sendMessage(int socket, std::uint32_t type, const void* payload, std::size_t bytes,
-                 const std::vector<int>& descriptors) {
+                 const std::vector<int>& descriptors, std::chrono::milliseconds timeout) {
   if (bytes > kMaxPayloadBytes) {
     throw IpcError("a payload of " + std::to_string(bytes) + " bytes is more than the " +
                    std::to_string(kMaxPayloadBytes) + " a message may carry");
@@ -232,9 +240,10 @@ void sendMessage(int socket, std::uint32_t type, const void* payload, std::size_
   if (payload == nullptr && bytes != 0)
     throw IpcError("a payload of " + std::to_string(bytes) + " bytes at a null pointer");
   const Header header{kMessageMagic, type, static_cast<std::uint32_t>(bytes)};
-  sendAll(socket, &header, sizeof(header), descriptors);
+  const auto deadline = Clock::now() + timeout;
+  sendAll(socket, &header, sizeof(header), descriptors, deadline, timeout);
   if (bytes != 0)
-    sendAll(socket, payload, bytes, {});
+    sendAll(socket, payload, bytes, {}, deadline, timeout);
 }
 
 Message receiveMessage(int socket, std::chrono::milliseconds timeout) {

@@ -17,7 +17,8 @@
  * - **Close-on-exec everywhere** (SOCK_CLOEXEC, MSG_CMSG_CLOEXEC, closeOnExec() on the driver's
  *   exported descriptors): a descriptor, and with a VMM export the memory behind it, never
  *   reaches a program that a process starts.
- * - **Every wait has a timeout** (poll): a peer that hangs or dies is an error, not a hang.
+ * - **Every wait has a timeout** (poll), a send's as well as a receive's: a peer that hangs,
+ *   dies or stops reading is an error, not a hang.
  */
 #pragma once
 
@@ -114,16 +115,22 @@ struct Message {
   std::vector<OwnedFd> descriptors;   ///< Received descriptors (close-on-exec), owned.
 };
 
+/// How long a send may wait for room in the socket: a peer that reads nothing for this long
+/// (hung, or stopped) makes the send an IpcError instead of a hang.
+inline constexpr std::chrono::seconds kSendTimeout{60};
+
 /**
  * Sends one message: a header of three uint32 in host byte order (kMessageMagic, @p type, payload
  * size) as one record with @p descriptors as SCM_RIGHTS ancillary data (the receiving process
  * gets its own descriptors for the same open files), then the payload in records of at most
- * kMaxRecordBytes. Blocks until all is sent (MSG_NOSIGNAL: a closed peer is an IpcError, not
- * SIGPIPE).
- * @throws IpcError, also for more than kMaxPayloadBytes or kMaxDescriptors.
+ * kMaxRecordBytes. Waits for room in the socket (poll) at most @p timeout in all; never blocks in
+ * sendmsg itself (MSG_DONTWAIT). MSG_NOSIGNAL: a closed peer is an IpcError, not SIGPIPE.
+ * @throws IpcError, also for more than kMaxPayloadBytes or kMaxDescriptors, and when the peer
+ *         leaves no room for the message within @p timeout ("could not send within N ms").
  */
 void sendMessage(int socket, std::uint32_t type, const void* payload, std::size_t bytes,
-                 const std::vector<int>& descriptors = {});
+                 const std::vector<int>& descriptors = {},
+                 std::chrono::milliseconds timeout = kSendTimeout);
 
 /**
  * Receives one whole message within @p timeout (a sender's records are joined until the header's

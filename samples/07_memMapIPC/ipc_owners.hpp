@@ -20,7 +20,7 @@ namespace memsamples::ipc {
 
 /// cuMemRelease: a physical allocation lives on while it is mapped, so releasing right after
 /// cuMemMap is the usual order. Common's (support/vmm_owners.hpp), as in 04, 05 and 08. The
-/// parent here keeps its handles until the release (step 8): every job exports them again.
+/// parent here keeps its handles until the release: every job exports them again.
 using memsamples::OwnedAllocationHandle;
 /// cuMemPoolDestroy, for a created or an imported pool (after the allocations from it).
 using OwnedMemoryPool = DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
@@ -65,7 +65,7 @@ inline void grantPoolAccess(CUmemoryPool pool, int device) {
 
 /**
  * A, B and C of one path, as the parent made them or as a worker imported them: one kind of
- * owner per way of making them, of which a path uses one (the pool path two). Members are
+ * owner per way of making them, of which a way of sharing uses one (the pool way two). Members are
  * destroyed in reverse order of declaration: mappings and handles, then legacy memory, then pool
  * allocations, and the pool last, after everything allocated from it. Before any of them, when
  * an error unwinds, the parent's workers are killed (freeing memory that another process still

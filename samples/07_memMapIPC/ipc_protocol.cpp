@@ -39,6 +39,11 @@ std::string whyJobIsRefused(const Job& job, std::size_t descriptors) {
     return "a " + std::string(pathName(job.path)) + " job of " + text(job.allocations) +
            " allocations came with " + text(descriptors) + " descriptors";
   }
+  if (job.path == SharePath::VmmDescriptor &&
+      (job.granularity == 0 || job.allocationBytes % job.granularity != 0)) {
+    return "its " + text(job.allocationBytes) + "-byte VMM allocations are not a multiple of " +
+           "its granularity " + text(job.granularity);
+  }
   if (job.elements > job.allocationBytes / sizeof(float)) {
     return "its " + text(job.elements) + " floats per vector do not fit its " +
            text(job.allocationBytes) + "-byte allocations";

@@ -62,13 +62,16 @@ struct Job {
   SharePath path = SharePath::VmmDescriptor;  ///< How the buffers are shared.
   std::uint32_t allocations = 3;              ///< A, B, C (1 in a handoff).
   std::uint64_t allocationBytes = 0;          ///< Each allocation (VMM: a granularity multiple).
-  std::uint64_t elements = 0;                 ///< Floats per vector.
-  std::uint64_t first = 0;                    ///< This worker's slice: its first element,
-  std::uint64_t count = 0;                    ///< and how many.
-  std::int32_t ownerDevice = 0;               ///< The device the memory is on.
-  CUipcEventHandle inputsWritten{};           ///< Recorded after A and B were written.
-  CUipcMemHandle legacy[3]{};                 ///< LegacyIpc: cuIpcGetMemHandle of A, B, C.
-  CUmemPoolPtrExportData pooled[3]{};         ///< Pool: export data of A, B, C, not pointers.
+  /// VMM: the granularity the parent sized its allocations with, which the importer passes as
+  /// the alignment of its address range (cuMemAddressReserve). 0 on the other paths.
+  std::uint64_t granularity = 0;
+  std::uint64_t elements = 0;          ///< Floats per vector.
+  std::uint64_t first = 0;             ///< This worker's slice: its first element,
+  std::uint64_t count = 0;             ///< and how many.
+  std::int32_t ownerDevice = 0;        ///< The device the memory is on.
+  CUipcEventHandle inputsWritten{};    ///< Recorded after A and B were written.
+  CUipcMemHandle legacy[3]{};          ///< LegacyIpc: cuIpcGetMemHandle of A, B, C.
+  CUmemPoolPtrExportData pooled[3]{};  ///< Pool: export data of A, B, C, not pointers.
 
   /// Makes first and count worker @p worker's equal share of the elements among @p workers.
   void slice(std::size_t worker, std::size_t workers) {
@@ -98,8 +101,10 @@ struct Done {
  * Why a worker must refuse @p job, which came with @p descriptors descriptors, or "" when it may
  * run it. A job is never trusted: a wrong slice would make the kernel write outside it, into the
  * parent's memory. Refused: an unknown path, other than 1 to 3 allocations, descriptors that do
- * not match the path (VMM: one per allocation, pool: one, legacy: none), more floats than the
- * allocations hold (`elements > allocationBytes / 4`), a slice that starts past the end
+ * not match the path (VMM: one per allocation, pool: one, legacy: none), a VMM job whose
+ * granularity is 0 or does not divide allocationBytes (the importer aligns its range with it),
+ * more floats than the allocations hold (`elements > allocationBytes / 4`), a slice that starts
+ * past the end
  * (`first > elements`) or runs past it (`count > elements - first`). Every test is written so
  * that no sum or product can wrap around.
  */

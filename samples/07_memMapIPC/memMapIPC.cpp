@@ -6,46 +6,43 @@
  * One executable plays two roles. This file is the parent: it owns A, B and C, and
  * `--workers N` worker processes (memMapIPC_worker.cpp) import them; each worker
  * computes its slice of C = A + B in the shared memory, and the parent checks every
- * element.
- * runParent() takes the steps below. Its core region is steps 4 to 8, once per path; the
- * worker's side of those steps is the core-b region of memMapIPC_worker.cpp. The chores
- * around the sharing (sizes, host copies, slices, the proof of each release, timings and
- * the report) are an ipc::Parent's, in memMapIPC_measure.cpp.
+ * element. Each way of sharing is one function of the core region, read top to bottom:
+ * create A, B and C -> export -> send each worker its job -> wait for the workers ->
+ * check C -> measure -> release. The worker's side of each way is a function of the core-b
+ * region of memMapIPC_worker.cpp: receive -> import -> map or open -> use -> release. The
+ * chores the three ways share (sizes, host copies, writing the inputs, slices, checking C,
+ * the proof of each release, timings and the report) are one call each of an ipc::Parent,
+ * in memMapIPC_measure.cpp.
  *
+ * runParent() takes these steps:
  * 1. Start the workers, before cuInit: one **socketpair** (AF_UNIX, SOCK_SEQPACKET) per
  *    worker, and **posix_spawn** of this executable with `--worker`, its end of the pair
  *    as descriptor 3 and every other descriptor closed. No socket has a name: holding
  *    the descriptor is the only way to a worker. Each worker dies with the parent
  *    (PR_SET_PDEATHSIG).
  * 2. Load the driver (**cuInit**); then, in one call (probeSharing), pick the device and
- *    waive what it lacks for the three paths; with two peer-capable GPUs the last worker
- *    runs on the other one. Each worker learns its device and answers once its context
- *    exists there.
- * 3. Create the parent's context and stream; size the vectors and fill the host copies
- *    (ipc::Parent); create the interprocess event that the workers wait on
- *    (**cuEventCreate** with CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**).
- * 4. Create A, B and C so that another process may import them, and write A and B:
- *    **cuMemCreate** with the POSIX-descriptor handle type, **cuMemAddressReserve**,
- *    **cuMemMap**, **cuMemSetAccess**; or **cuMemAlloc**; or **cuMemPoolCreate** with
- *    the descriptor handle type and **cuMemAllocFromPoolAsync**. **cuEventRecord** marks
- *    the inputs written.
- * 5. Export them for each worker and send its job: **cuMemExportToShareableHandle** (a
- *    descriptor per allocation, sent with SCM_RIGHTS), **cuIpcGetMemHandle** (64 bytes),
- *    or **cuMemPoolExportToShareableHandle** and **cuMemPoolExportPointer**.
- * 6. Wait until every worker has imported, waited for the event on the GPU and written
- *    its slice; check C element by element.
- * 7. Measure (memMapIPC_measure.cpp): worker 0's kernel on the imported memory; then
- *    every worker drops its imports, and A alone is handed to worker 0 and dropped
- *    again, each handoff timed.
- * 8. Release, in reverse order of creation, each answer checked: **cuMemUnmap**,
- *    **cuMemAddressFree**, **cuMemRelease**; **cuMemFree**; **cuMemFreeAsync**, the
- *    pool's bytes in use (**cuMemPoolGetAttribute**: 0 once the frees completed) and
- *    **cuMemPoolDestroy**. The driver's answers about this process's own addresses
- *    prove that the memory is gone.
- * 9. The workers quit and are reaped; the reference kernel runs on the parent's own
- *    memory. The verdict: C exact, every release proved, every worker exited with 0;
- *    free device memory is information only. The owners release the host copies, the
- *    event, the stream and the context.
+ *    waive what it lacks for the three ways; with two GPUs the last worker runs on the other
+ *    one, if that one can access this one's memory and its compute mode admits the worker
+ *    (else the line says why not). Each worker answers once its context exists.
+ * 3. Create the parent's context and stream, and the interprocess event that the workers
+ *    wait on (**cuEventCreate** with CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**); size
+ *    the vectors and fill the host copies (ipc::Parent).
+ * 4. The VMM way (shareVmm): **cuMemCreate** with the POSIX-descriptor handle type,
+ *    **cuMemAddressReserve** aligned to the granularity, **cuMemMap**, **cuMemSetAccess**;
+ *    **cuMemExportToShareableHandle**, a descriptor per allocation sent with SCM_RIGHTS;
+ *    check, measure; **cuMemUnmap**, **cuMemAddressFree**, **cuMemRelease**.
+ * 5. The legacy way (shareLegacy): **cuMemAlloc**; **cuIpcGetMemHandle**, 64 bytes per
+ *    allocation inside the job; check, measure; **cuMemFree**.
+ * 6. The pool way (sharePool): **cuMemPoolCreate** with the descriptor handle type,
+ *    **cuMemAllocFromPoolAsync**; **cuMemPoolExportToShareableHandle** (the pool, a descriptor)
+ *    and **cuMemPoolExportPointer** (64 bytes per allocation); check, measure;
+ *    **cuMemFreeAsync**, the pool's bytes in use (**cuMemPoolGetAttribute**), and
+ *    **cuMemPoolDestroy**.
+ * 7. The workers quit and are reaped; the reference kernel runs on the parent's own
+ *    memory. The verdict: C exact, every release proved (the driver's answers about this
+ *    process's own addresses), every worker exited with 0; free device memory is
+ *    information only. The owners release the host copies, the event, the stream and the
+ *    context.
  */
 #include <exception>
 #include <iostream>
@@ -62,16 +59,198 @@ namespace ipc = memsamples::ipc;
 
 namespace {
 
-/// The command line: the common options, `--size` and `--workers`.
+/// The command line: the common options, `--size`, `--workers` and `--cross-gpu`.
 struct Options {
   ms::CommonOptions common;
   std::optional<std::uint64_t> sizeBytes;
   int workers = 2;
+  bool crossGpu = false;
 };
 
-/// The lesson's parent side: every step, and the sharing's calls in its core region.
+/// The handle type that the VMM allocations and the pool are created with: a POSIX file
+/// descriptor, which travels between processes over a Unix socket (SCM_RIGHTS).
+constexpr CUmemAllocationHandleType kFdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+
+/// What each way of sharing is given: the parent's device and stream, its workers, and the
+/// chores the three ways share (an ipc::Parent, memMapIPC_measure.cpp).
+struct Run {
+  int device;             ///< The parent's device ordinal: where A, B and C live.
+  CUstream stream;        ///< The parent's stream.
+  ipc::Workers& workers;  ///< The worker processes, one socket each.
+  ipc::Parent& parent;    ///< writeInputs, job, send, checkSlices, measure, confirmRelease.
+};
+
+// What each way asks of `run.parent` (memMapIPC_measure.cpp), beyond the sharing's own calls:
+// - writeInputs() waits for the stream (a pool's allocations exist in stream order), asks the
+//   driver about A, B and C (the first half of the proof of their release), queues A and B
+//   from the host copies, fills C with NaN and records the interprocess event.
+// - job() is a job with the part every way shares; send() makes each descriptor close-on-exec,
+//   gives the job worker w's slice of C and sends both (sendmsg, the descriptors as SCM_RIGHTS).
+// - checkSlices() waits for every worker's Done and checks C element by element.
+// - measure() times worker 0's kernel on the imports, has every worker drop them (importers
+//   before the owner), then times handoffs of A alone with the way's own `shareWith`.
+// - confirmRelease() asks the driver again: is any of A, B or C still mapped?
+
+//! [core]
+/// The VMM way: allocations created exportable as POSIX file descriptors. Each worker gets a
+/// new descriptor of each allocation over its socket (SCM_RIGHTS): only a holder can import.
+void shareVmm(const Run& run) {
+  ipc::Parent& parent = run.parent;
+
+  // Create A, B and C so that another process may import them, then write A and B.
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
+  prop.requestedHandleTypes = kFdType;  // exportable only if asked for at creation
+  const ipc::VmmSize size = ipc::vmmAllocationSize(prop, parent.bytes);  // whole granules
+  const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+  ipc::Buffers shared(run.stream, &run.workers);  // an error ends the workers first
+  for (int i = 0; i < 3; ++i) {
+    // The handle is kept until the release, not released once mapped: every job exports it.
+    ms::check(cuMemCreate(shared.handle[i].out(), size.bytes, &prop, 0), "cuMemCreate");
+
+    CUdeviceptr& pointer = shared.pointer[i];
+    ms::check(cuMemAddressReserve(&pointer, size.bytes, size.granularity, 0, 0),
+              "cuMemAddressReserve");
+    shared.range[i].own(pointer, size.bytes);
+    ms::check(cuMemMap(pointer, size.bytes, 0, shared.handle[i].get(), 0), "cuMemMap");
+    ms::check(cuMemSetAccess(pointer, size.bytes, &access, 1), "cuMemSetAccess");
+  }
+  parent.writeInputs(shared.pointer);
+
+  // Export the first `allocations` for worker w, a new descriptor each, and send them with
+  // its job. The job carries the granularity: the worker aligns its own range the same way.
+  const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
+    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, size.bytes);
+    job.granularity = size.granularity;
+    std::vector<ipc::OwnedFd> descriptors;
+    for (std::uint32_t i = 0; i < allocations; ++i) {
+      int fd = -1;
+      ms::check(cuMemExportToShareableHandle(&fd, shared.handle[i].get(), kFdType, 0),
+                "cuMemExportToShareableHandle");
+      descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
+    }
+    parent.send(w, job, descriptors);
+  };  // the parent's copies close here; the message in flight holds the files
+  for (std::size_t w = 0; w < run.workers.size(); ++w)
+    shareWith(w, 3);
+
+  // Wait until every worker has imported, mapped and written its slice; check C.
+  ipc::PathResult& result = parent.checkSlices(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
+
+  // Measure: the kernel on the imports; every worker drops them; handoffs of A, each timed.
+  parent.measure(result, shareWith);
+
+  // Release, in reverse order of creation; the importers went first (in measure).
+  for (int i = 2; i >= 0; --i) {
+    ms::check(cuMemUnmap(shared.range[i].get(), size.bytes), "cuMemUnmap");
+    ms::check(cuMemAddressFree(shared.range[i].release(), size.bytes), "cuMemAddressFree");
+    ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
+  }
+  parent.confirmRelease(result);
+}
+
+/// The legacy way: any cuMemAlloc memory, named by a 64-byte handle. The handles travel inside
+/// the job, with no descriptor: whoever learns the bytes may open the memory.
+void shareLegacy(const Run& run) {
+  ipc::Parent& parent = run.parent;
+
+  // Create A, B and C, then write A and B.
+  ipc::Buffers shared(run.stream, &run.workers);  // an error ends the workers first
+  for (int i = 0; i < 3; ++i) {
+    ms::check(cuMemAlloc(shared.memory[i].out(), parent.bytes), "cuMemAlloc");
+    shared.pointer[i] = shared.memory[i].get();
+  }
+  parent.writeInputs(shared.pointer);
+
+  // Export the first `allocations` for worker w as handles in its job, and send the job.
+  const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
+    ipc::Job job = parent.job(ipc::SharePath::LegacyIpc, allocations, parent.bytes);
+    for (std::uint32_t i = 0; i < allocations; ++i)
+      ms::check(cuIpcGetMemHandle(&job.legacy[i], shared.pointer[i]), "cuIpcGetMemHandle");
+    parent.send(w, job);
+  };
+  for (std::size_t w = 0; w < run.workers.size(); ++w)
+    shareWith(w, 3);
+
+  // Wait until every worker has opened the handles and written its slice; check C.
+  ipc::PathResult& result = parent.checkSlices(ipc::SharePath::LegacyIpc, shared.pointer[2]);
+
+  // Measure: the kernel on the imports; every worker drops them; handoffs of A, each timed.
+  parent.measure(result, shareWith);
+
+  // Release, in reverse order of creation; the importers went first (in measure).
+  for (int i = 2; i >= 0; --i)
+    ms::check(cuMemFree(shared.memory[i].release()), "cuMemFree");
+  parent.confirmRelease(result);
+}
+
+/// The pool way: a pool created exportable as a POSIX file descriptor travels with each job
+/// (SCM_RIGHTS); each allocation from it as 64 bytes of export data, useless without the pool.
+void sharePool(const Run& run) {
+  ipc::Parent& parent = run.parent;
+
+  // Create the pool and A, B and C from it (in stream order), then write A and B.
+  CUmemPoolProps poolProps = {};
+  poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  poolProps.handleTypes = kFdType;  // exportable only if asked for at creation
+  poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
+
+  ipc::Buffers shared(run.stream, &run.workers);  // an error ends the workers first
+  ms::check(cuMemPoolCreate(shared.pool.out(), &poolProps), "cuMemPoolCreate");
+  for (int i = 0; i < 3; ++i) {
+    CUdeviceptr* const made = shared.pooled[i].out();
+    ms::check(cuMemAllocFromPoolAsync(made, parent.bytes, shared.pool.get(), run.stream),
+              "cuMemAllocFromPoolAsync");
+    shared.pointer[i] = *made;
+  }
+  parent.writeInputs(shared.pointer);  // waits for the stream first: the allocations exist then
+
+  // Export the pool for worker w as a descriptor, and the first `allocations` as export data
+  // in its job; send both.
+  const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
+    ipc::Job job = parent.job(ipc::SharePath::Pool, allocations, parent.bytes);
+    int fd = -1;
+    ms::check(cuMemPoolExportToShareableHandle(&fd, shared.pool.get(), kFdType, 0),
+              "cuMemPoolExportToShareableHandle");
+    std::vector<ipc::OwnedFd> descriptors;
+    descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
+    for (std::uint32_t i = 0; i < allocations; ++i) {
+      ms::check(cuMemPoolExportPointer(&job.pooled[i], shared.pointer[i]),
+                "cuMemPoolExportPointer");
+    }
+    parent.send(w, job, descriptors);
+  };
+  for (std::size_t w = 0; w < run.workers.size(); ++w)
+    shareWith(w, 3);
+
+  // Wait until every worker has imported the pool and its pointers and written its slice;
+  // check C.
+  ipc::PathResult& result = parent.checkSlices(ipc::SharePath::Pool, shared.pointer[2]);
+
+  // Measure: the kernel on the imports; every worker drops them; handoffs of A, each timed.
+  parent.measure(result, shareWith);
+
+  // Release, in reverse order of creation; the importers went first (in measure). Once the
+  // frees have completed, the pool must count no bytes in use.
+  for (int i = 2; i >= 0; --i)
+    ms::check(cuMemFreeAsync(shared.pooled[i].release(), run.stream), "cuMemFreeAsync");
+  ms::check(cuStreamSynchronize(run.stream), "cuStreamSynchronize");
+
+  cuuint64_t& inUse = result.poolBytesInUse.emplace();
+  const CUmemPool_attribute used = CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+  ms::check(cuMemPoolGetAttribute(shared.pool.get(), used, &inUse), "cuMemPoolGetAttribute");
+  ms::check(cuMemPoolDestroy(shared.pool.release()), "cuMemPoolDestroy");
+  parent.confirmRelease(result);
+}
+//! [core]
+
+/// The lesson's parent side: every step; the ways of sharing are the functions above.
 ms::Verdict runParent(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
+  if (options.crossGpu && options.workers < 2)
+    throw ms::UsageError("--cross-gpu needs 2 or more workers: the last one goes to the other GPU");
 
   // 1. Start the workers, each with one end of a socket pair of its own as descriptor 3,
   // and nothing else (worker_processes.cpp). Before cuInit, no descriptor of the driver
@@ -83,154 +262,52 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
 
   // The workers need contexts of their own beside the parent's: a device in
   // EXCLUSIVE_PROCESS compute mode allows one process at a time, so there it waives. The
-  // last worker goes to another GPU that can import across, if there is one. Each worker
-  // learns its device, and answers once its context exists there. `sharing` holds no
-  // memory: it names the parent's device (and its ordinal) and the last worker's device.
-  const ipc::Sharing sharing = ipc::probeSharing(options.common.device, workers, out);
+  // last worker goes to another GPU that can import across, if there is one whose compute
+  // mode admits it; the Workers line says why not otherwise. Each worker learns its device,
+  // and answers once its context exists there. `sharing` holds no memory.
+  const ipc::Sharing sharing =
+      ipc::probeSharing(options.common.device, workers, options.crossGpu, out);
 
-  // 3. The parent's context and stream; then the vectors' size and their host copies.
+  // 3. The parent's context and stream.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, sharing.device), "cuCtxCreate");
   ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
-  // `parent` does the run's chores around the sharing (memMapIPC_measure.cpp): sizes,
-  // host copies, slices, proofs of release, timings and the report.
-  ipc::Parent parent(workers, options.sizeBytes, stream.get(), options.common);
-  const std::uint64_t bytes = parent.bytes;
-
-  // What the core asks of `parent`, beyond the sharing's own calls:
-  // - writeInputs() first waits for the stream, so that a pool's allocations exist, and
-  //   asks the driver about A, B and C (the first half of step 8's proof of release);
-  //   then it queues A and B from the host copies and fills C with NaN.
-  // - send() makes each descriptor close-on-exec, gives the job worker w's slice of C,
-  //   and passes both to Workers::send (worker_processes.cpp), which calls sendMessage
-  //   (ipc_channel.cpp): the descriptors travel as SCM_RIGHTS beside the job's bytes.
-  // - measure() times worker 0's kernel, then has every worker drop its imports (it
-  //   sends kRelease and waits for kReleased), then times handoffs of A with shareWith.
-
   // The interprocess event is recorded once A and B are written. The workers wait for it
-  // on the GPU, with no round trip through the host. (It cannot record timing.)
+  // on the GPU, with no round trip through the host. (It cannot record timing.) Its handle
+  // goes into every job, with the device that owns the memory.
   ms::OwnedEvent inputsWritten;
   const unsigned int eventFlags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
   ms::check(cuEventCreate(inputsWritten.out(), eventFlags), "cuEventCreate");
-
-  // What every job says; each path adds its handles, and each worker its slice.
-  ipc::Job job;
-  job.elements = parent.count;
-  job.ownerDevice = sharing.ordinal;
-  ms::check(cuIpcGetEventHandle(&job.inputsWritten, inputsWritten.get()),
+  ipc::Job common;
+  common.ownerDevice = sharing.ordinal;
+  ms::check(cuIpcGetEventHandle(&common.inputsWritten, inputsWritten.get()),
             "cuIpcGetEventHandle");
 
-  // A pool, like a VMM allocation (step 4), is exportable only if it asks for a handle
-  // type when it is created.
-  const CUmemAllocationHandleType fdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  CUmemPoolProps poolProps = {};
-  poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  poolProps.handleTypes = fdType;
-  poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, sharing.ordinal};
+  // `parent` does the run's chores around the sharing (memMapIPC_measure.cpp): sizes, host
+  // copies, slices, proofs of release, timings and the report.
+  ipc::Parent parent(workers, options.sizeBytes, stream.get(), options.common,
+                     inputsWritten.get(), common);
+  const Run run{sharing.ordinal, stream.get(), workers, parent};
 
   try {
-    //! [core]
-    for (const ipc::SharePath path : ipc::kSharePaths) {
-      // 4. Create A, B and C for other processes to import, then write A and B.
-      ipc::Buffers shared(stream.get(), &workers);  // an error ends the workers first
-      CUdeviceptr* const pointer = shared.pointer;
-      CUmemAllocationProp prop = {};
-      prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-      prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, sharing.ordinal};
-      prop.requestedHandleTypes = fdType;  // exportable only if asked for at creation
-      const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-      const bool vmm = path == ipc::SharePath::VmmDescriptor;
-      const std::size_t size = vmm ? ipc::vmmAllocationBytes(prop, bytes) : bytes;  // VMM: whole granules
+    // 4. The VMM way: a descriptor per allocation, over the socket.
+    shareVmm(run);
 
-      if (path == ipc::SharePath::Pool)
-        ms::check(cuMemPoolCreate(shared.pool.out(), &poolProps), "cuMemPoolCreate");
-      for (int i = 0; i < 3; ++i) {
-        if (vmm) {
-          // Kept until step 8 (not released once mapped): every job exports the handle.
-          ms::check(cuMemCreate(shared.handle[i].out(), size, &prop, 0), "cuMemCreate");
-          ms::check(cuMemAddressReserve(&pointer[i], size, 0, 0, 0), "cuMemAddressReserve");
-          shared.range[i].own(pointer[i], size);
-          ms::check(cuMemMap(pointer[i], size, 0, shared.handle[i].get(), 0), "cuMemMap");
-          ms::check(cuMemSetAccess(pointer[i], size, &access, 1), "cuMemSetAccess");
-        } else if (path == ipc::SharePath::LegacyIpc) {
-          ms::check(cuMemAlloc(shared.memory[i].out(), size), "cuMemAlloc");
-          pointer[i] = shared.memory[i].get();
-        } else {
-          CUdeviceptr* const made = shared.pooled[i].out();
-          ms::check(cuMemAllocFromPoolAsync(made, size, shared.pool.get(), stream.get()),
-                    "cuMemAllocFromPoolAsync");
-          pointer[i] = *made;
-        }
-      }
-      parent.writeInputs(shared.pointer);  // waits, notes A-C for step 8, writes A, B
-      ms::check(cuEventRecord(inputsWritten.get(), stream.get()), "cuEventRecord");
+    // 5. The legacy way: 64-byte handles inside the job.
+    shareLegacy(run);
 
-      // 5. Export the first `allocations` for worker w, and send its job (SCM_RIGHTS).
-      const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
-        job.path = path;
-        job.allocations = allocations;
-        job.allocationBytes = size;
-        std::vector<ipc::OwnedFd> descriptors;
-        for (std::uint32_t i = 0; i < allocations; ++i) {
-          int fd = -1;
-          if (vmm)
-            ms::check(cuMemExportToShareableHandle(&fd, shared.handle[i].get(), fdType, 0),
-                      "cuMemExportToShareableHandle");
-          if (path == ipc::SharePath::Pool && i == 0)
-            ms::check(cuMemPoolExportToShareableHandle(&fd, shared.pool.get(), fdType, 0),
-                      "cuMemPoolExportToShareableHandle");
-          if (fd >= 0)
-            descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
-          if (path == ipc::SharePath::LegacyIpc)
-            ms::check(cuIpcGetMemHandle(&job.legacy[i], pointer[i]), "cuIpcGetMemHandle");
-          if (path == ipc::SharePath::Pool)
-            ms::check(cuMemPoolExportPointer(&job.pooled[i], pointer[i]), "cuMemPoolExportPointer");
-        }
-        parent.send(w, job, descriptors);  // close-on-exec, w's slice, sendMessage()
-      };  // the parent's copies close here; the message in flight holds the files
-      for (std::size_t w = 0; w < parent.workerCount; ++w)
-        shareWith(w, 3);
-
-      // 6. Wait until every worker has imported (step 5) and written its slice; check C.
-      ipc::PathResult& result = parent.checkSlices(path, pointer[2]);
-
-      // 7. Time the kernel on imports; workers drop them (kRelease); time handoffs of A.
-      parent.measure(result, shareWith);
-
-      // 8. Release in reverse order of creation; the importers went first (step 7).
-      for (int i = 2; i >= 0; --i) {
-        if (vmm) {
-          ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
-          ms::check(cuMemAddressFree(shared.range[i].release(), size), "cuMemAddressFree");
-          ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
-        } else if (path == ipc::SharePath::LegacyIpc) {
-          ms::check(cuMemFree(shared.memory[i].release()), "cuMemFree");
-        } else {
-          ms::check(cuMemFreeAsync(shared.pooled[i].release(), stream.get()), "cuMemFreeAsync");
-        }
-      }
-
-      if (path == ipc::SharePath::Pool) {
-        // Once the frees have completed, the pool must count no bytes in use.
-        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        cuuint64_t& inUse = result.poolBytesInUse.emplace();
-        const CUmemPool_attribute used = CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
-        ms::check(cuMemPoolGetAttribute(shared.pool.get(), used, &inUse), "cuMemPoolGetAttribute");
-        ms::check(cuMemPoolDestroy(shared.pool.release()), "cuMemPoolDestroy");
-      }
-      parent.confirmRelease(result);  // does the driver still know A, B or C?
-    }
-    //! [core]
+    // 6. The pool way: the pool as a descriptor, each allocation as export data.
+    sharePool(run);
   } catch (const std::exception&) {
     // Every worker ends first (none may still use the memory), and the owners have freed
-    // the path in flight: the driver's answers say whether it is gone.
+    // the way in flight: the driver's answers say whether it is gone.
     out << parent.afterError();
     throw;
   }
 
-  // 9. The workers quit and are reaped; the reference kernel runs on the parent's own
+  // 7. The workers quit and are reaped; the reference kernel runs on the parent's own
   // memory; the verdict. On the way out, the owners release the host copies, the event,
   // the stream (once its work is done) and the context, in reverse order of creation.
   return parent.finish(out, report.json());
@@ -255,6 +332,10 @@ int main(int argc, char** argv) {
                       options.sizeBytes, 1, ipc::kMaxVectorBytes, sizeof(float));
   commandLine.addInteger("workers", "worker processes, 1 to 64 (default 2)",
                          options.workers, 1, 64);
+  commandLine.addFlag("cross-gpu",
+                      "the last worker must run on another GPU that imports across the link; "
+                      "WAIVED where none can",
+                      options.crossGpu);
   return ms::runSample(commandLine, options.common, argc, argv,
                        [&](ms::Report& report) { return runParent(options, report); });
 }

@@ -45,22 +45,28 @@ std::string missingSharingSupport(CUdevice device) {
   return "";
 }
 
-/// The ordinal of another device that can access @p device's memory, -1 when none can.
-int peerThatCanImport(CUdevice device) {
+/// What the driver says about every device other than @p device, for choosePeer(): whether it
+/// can access @p device's memory, whether it manages virtual memory, and its compute mode.
+std::vector<PeerCandidate> peerCandidates(CUdevice device) {
   int count = 0;
   check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+  std::vector<PeerCandidate> others;
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     CUdevice other = 0;
     check(cuDeviceGet(&other, ordinal), "cuDeviceGet");
+    if (other == device)
+      continue;
+    PeerCandidate candidate;
+    candidate.ordinal = ordinal;
     int canAccess = 0;
-    if (other != device) {
-      check(cuDeviceCanAccessPeer(&canAccess, other, device), "cuDeviceCanAccessPeer");
-      const CUdevice_attribute vmm = CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-      if (canAccess && deviceAttribute(other, vmm) != 0)
-        return ordinal;
-    }
+    check(cuDeviceCanAccessPeer(&canAccess, other, device), "cuDeviceCanAccessPeer");
+    candidate.canAccess = canAccess != 0;
+    candidate.vmm =
+        deviceAttribute(other, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != 0;
+    candidate.computeMode = deviceAttribute(other, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+    others.push_back(candidate);
   }
-  return -1;
+  return others;
 }
 
 /// The bytes per vector: `--size` @p requested, or kDefaultVectorBytes cut to what fits.
@@ -89,20 +95,13 @@ std::string freeMemoryLine(std::size_t before, std::size_t now) noexcept {
 }
 
 // [release-questions]
-/// What the driver says about @p pointer now.
-AddressAnswer askAbout(CUdeviceptr pointer) {
-  AddressAnswer answer;
-  answer.result = cuMemGetAddressRange(&answer.base, &answer.size, pointer);
-  return answer;
-}
-
 /// Asked right after A, B and C (@p pointers) exist, once @p stream has reached their
 /// allocation (a pool allocation exists in stream order): the driver must know each.
 ReleaseEvidence askBefore(const CUdeviceptr (&pointers)[3], CUstream stream) {
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   ReleaseEvidence evidence;
   for (const CUdeviceptr pointer : pointers)
-    evidence.allocations.push_back(AllocationProbe{pointer, askAbout(pointer), {}});
+    evidence.allocations.push_back(AllocationProbe{pointer, askDriverAbout(pointer), {}});
   return evidence;
 }
 
@@ -114,7 +113,7 @@ std::vector<std::string> askAfter(CUstream stream, ReleaseEvidence& evidence) no
     return {};
   const CUresult synchronized = cuStreamSynchronize(stream);
   for (AllocationProbe& probe : evidence.allocations)
-    probe.after = askAbout(probe.pointer);
+    probe.after = askDriverAbout(probe.pointer);
   std::vector<std::string> problems = releaseProblems(evidence);
   if (synchronized != CUDA_SUCCESS) {
     problems.insert(problems.begin(), "the stream could not be synchronized before the check (" +
@@ -127,7 +126,7 @@ std::vector<std::string> askAfter(CUstream stream, ReleaseEvidence& evidence) no
 
 }  // namespace
 
-Sharing probeSharing(const std::optional<long long>& requested, Workers& workers,
+Sharing probeSharing(const std::optional<long long>& requested, Workers& workers, bool crossGpu,
                      std::ostream& out) {
   Sharing sharing;
   sharing.device = selectDevice(requested, DeviceUse::SeveralProcesses);
@@ -136,32 +135,41 @@ Sharing probeSharing(const std::optional<long long>& requested, Workers& workers
   const std::string missing = missingSharingSupport(sharing.device);
   if (!missing.empty())
     throw WaivedError("device " + std::to_string(sharing.ordinal) + " " + missing);
-  const int peer = workers.size() > 1 ? peerThatCanImport(sharing.device) : -1;
-  sharing.lastDevice = peer >= 0 ? peer : sharing.ordinal;
+  const std::vector<PeerCandidate> others = peerCandidates(sharing.device);
+  const PeerChoice peer = choosePeer(sharing.ordinal, others, workers.size());
+  if (crossGpu && peer.ordinal < 0)
+    throw WaivedError("the cross-GPU import (--cross-gpu) cannot run: " + peer.whyNot);
+  sharing.lastDevice = peer.ordinal >= 0 ? peer.ordinal : sharing.ordinal;
+  sharing.whyNotAcross = peer.whyNot;
   workers.hello(sharing.ordinal, sharing.lastDevice);
-  out << workers.describe(sharing.ordinal, sharing.lastDevice) << '\n';
+  out << workers.describe(sharing.ordinal, sharing.lastDevice, sharing.whyNotAcross) << '\n';
   return sharing;
 }
 
-std::size_t vmmAllocationBytes(const CUmemAllocationProp& prop, std::uint64_t bytes) {
+VmmSize vmmAllocationSize(const CUmemAllocationProp& prop, std::uint64_t bytes) {
   std::size_t minimum = 0;
   std::size_t recommended = 0;
   check(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
         "cuMemGetAllocationGranularity");
   check(cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
         "cuMemGetAllocationGranularity");
-  const std::size_t unit = allocationGranularity(bytes, minimum, recommended);
-  return (bytes + unit - 1) / unit * unit;
+  VmmSize size;
+  size.granularity = allocationGranularity(bytes, minimum, recommended);
+  size.bytes = (bytes + size.granularity - 1) / size.granularity * size.granularity;
+  return size;
 }
 
 Parent::Parent(Workers& workers, const std::optional<std::uint64_t>& requested, CUstream stream,
-               const CommonOptions& options)
+               const CommonOptions& options, CUevent inputsWritten, const Job& common)
     : bytes(sizeVectors(requested)),
       count(bytes / sizeof(float)),
       workerCount(workers.size()),
       workers_(workers),
       stream_(stream),
-      options_(options) {
+      options_(options),
+      inputsWritten_(inputsWritten),
+      common_(common) {
+  common_.elements = count;
   check(cuMemHostAlloc(a_.out(), bytes, 0), "cuMemHostAlloc");
   check(cuMemHostAlloc(b_.out(), bytes, 0), "cuMemHostAlloc");
   check(cuMemHostAlloc(c_.out(), bytes, 0), "cuMemHostAlloc");
@@ -174,6 +182,16 @@ Parent::Parent(Workers& workers, const std::optional<std::uint64_t>& requested, 
 void Parent::writeInputs(const CUdeviceptr (&pointers)[3]) {
   evidence_ = askBefore(pointers, stream_);
   upload(pointers);  // A and B in, C filled with NaN
+  // The workers wait for this event on the GPU, with no round trip through the host.
+  check(cuEventRecord(inputsWritten_, stream_), "cuEventRecord");
+}
+
+Job Parent::job(SharePath path, std::uint32_t allocations, std::uint64_t allocationBytes) const {
+  Job job = common_;
+  job.path = path;
+  job.allocations = allocations;
+  job.allocationBytes = allocationBytes;
+  return job;
 }
 
 void Parent::confirmRelease(PathResult& result) {
@@ -192,6 +210,11 @@ void Parent::send(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors
     descriptor.closeOnExec();  // so that no program started later inherits it
   job.slice(worker, workerCount);  // equal slices of C, one per worker
   workers_.send(worker, kJob, job, descriptors, "a job");
+}
+
+void Parent::send(std::size_t worker, const Job& job) {
+  std::vector<OwnedFd> none;
+  send(worker, job, none);
 }
 
 PathResult& Parent::checkSlices(SharePath path, CUdeviceptr c) {
@@ -234,8 +257,8 @@ std::string Parent::afterError() noexcept {
     for (const std::string& problem : askAfter(stream_, evidence_))
       text += "After the error, this path's memory is NOT released: " + problem + "\n";
     if (text.empty()) {
-      text = "After the error, this path's memory is released (proved: the driver knows none of "
-             "its addresses in this process)\n";
+      text = "After the error, this path's memory is released (proved: the driver finds none of "
+             "its addresses mapped in this process)\n";
     }
   }
   return text + freeMemoryLine(freeBefore_, freeNow()) + "\n";
@@ -295,7 +318,8 @@ Verdict Parent::finish(std::ostream& out, JsonObject& json) {
       << "memory, " << referenceGBps << " GB/s (expected ratio about 1 on one GPU)\n"
       << "  handoff: export + send + import + map of one allocation, host clock (CLOCK_MONOTONIC "
       << "in both processes), median; the pool path includes importing the pool itself\n"
-      << "  released: the driver no longer knows any of the path's addresses in this process\n";
+      << "  released: the driver no longer finds any of the path's addresses mapped in this "
+      << "process\n";
   for (std::size_t i = 0; i < workerEndings.size(); ++i) {
     out << "Worker " << i << ": " << workerEndings[i] << '\n';
     pass &= workerEndings[i] == "exited with status 0";

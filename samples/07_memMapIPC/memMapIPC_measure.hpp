@@ -17,6 +17,7 @@
 
 #include "ipc_protocol.hpp"
 #include "memsamples.hpp"
+#include "peer_choice.hpp"
 #include "release_proof.hpp"
 #include "support/vector_add.hpp"
 #include "worker_processes.hpp"
@@ -34,6 +35,7 @@ struct Sharing {
   CUdevice device = 0;  ///< The parent's device.
   int ordinal = 0;      ///< Its ordinal.
   int lastDevice = 0;   ///< The last worker's: another GPU that can import across, else ordinal.
+  std::string whyNotAcross;  ///< Why the last worker stays on ordinal ("" when it does not).
 };
 
 /**
@@ -41,16 +43,24 @@ struct Sharing {
  * a device in EXCLUSIVE_PROCESS compute mode waives), prints "Device N: <name>", waives the run
  * (WaivedError) naming what it lacks for the three paths (VMM, POSIX-descriptor handles, pools
  * that export descriptors, IPC events, unified addressing), and, with 2 or more workers, looks
- * for another device that can access this one's memory (cuDeviceCanAccessPeer) for the last
- * worker. Then every worker learns its device and answers once its context exists there
- * (Workers::hello()), and where they run is printed (Workers::describe()).
+ * for another device for the last worker (choosePeer(): it can access this one's memory, manages
+ * virtual memory, and its compute mode admits the worker's context). With @p crossGpu, a run
+ * where no such device exists waives naming why. Then every worker learns its device and answers
+ * once its context exists there (Workers::hello()), and where they run is printed
+ * (Workers::describe(), with the reason when the last worker stays).
  */
-Sharing probeSharing(const std::optional<long long>& requested, Workers& workers,
+Sharing probeSharing(const std::optional<long long>& requested, Workers& workers, bool crossGpu,
                      std::ostream& out);
 
-/// @p bytes rounded up to the granularity of allocations made with @p prop
+/// The size and alignment of one VMM allocation.
+struct VmmSize {
+  std::size_t granularity = 0;  ///< The unit: the alignment of every address range it is mapped at.
+  std::size_t bytes = 0;        ///< The bytes asked for, rounded up to whole units.
+};
+
+/// @p bytes rounded up to the granularity of allocations made with @p prop, and that granularity
 /// (cuMemGetAllocationGranularity; the recommended one where it fits, see allocationGranularity).
-std::size_t vmmAllocationBytes(const CUmemAllocationProp& prop, std::uint64_t bytes);
+VmmSize vmmAllocationSize(const CUmemAllocationProp& prop, std::uint64_t bytes);
 
 /// What one path gave.
 struct PathResult {
@@ -65,8 +75,8 @@ struct PathResult {
   std::vector<std::string> releaseProblems;  ///< What confirmRelease() found; none: released.
 };
 
-/// The lesson's step 5 for one worker: exports the first @p allocations of A, B and C into a job
-/// for worker @p worker and sends it.
+/// One way's export and send for one worker (the `shareWith` of each way in memMapIPC.cpp):
+/// exports the first @p allocations of A, B and C into a job for worker @p worker and sends it.
 using ShareWith = std::function<void(std::size_t worker, std::uint32_t allocations)>;
 
 /**
@@ -84,20 +94,29 @@ class Parent {
   /// Sizes the vectors: `--size` @p requested, or kDefaultVectorBytes cut to what fits (6 vectors
   /// in free device memory: 3 shared, 3 for the reference; 3 pinned copies on the host; a
   /// UsageError for a `--size` that does not fit). Makes the host copies and notes the device's
-  /// free memory, for the report's line of information. Needs a current context.
+  /// free memory, for the report's line of information. @p inputsWritten is the interprocess
+  /// event writeInputs() records; @p common the part of every job that the lesson filled in
+  /// (the owner's device and the event's handle). Needs a current context.
   Parent(Workers& workers, const std::optional<std::uint64_t>& requested, CUstream stream,
-         const CommonOptions& options);
+         const CommonOptions& options, CUevent inputsWritten, const Job& common);
 
   const std::uint64_t bytes;        ///< Bytes per vector.
   const std::size_t count;          ///< Floats per vector.
   const std::size_t workerCount;    ///< How many workers there are.
 
-  /// Asks the driver about @p pointers, just created (cuMemGetAddressRange), once the stream has
-  /// reached their allocation; then queues A and B into @p pointers[0..1] and NaN into C.
+  /// Asks the driver about @p pointers, just created (askDriverAbout()), once the stream has
+  /// reached their allocation; then queues A and B into @p pointers[0..1] and NaN into C, and
+  /// records the interprocess event that the workers wait for on the GPU.
   void writeInputs(const CUdeviceptr (&pointers)[3]);
+  /// A job of path @p path for @p allocations of A, B and C, each @p allocationBytes: the
+  /// common part (vector length, owner's device, the event's handle) filled in; the way of
+  /// sharing adds its handles, send() the worker's slice.
+  Job job(SharePath path, std::uint32_t allocations, std::uint64_t allocationBytes) const;
   /// Sends @p job to worker @p worker, with its equal slice of C, and @p descriptors, each first
   /// made close-on-exec (checked: a descriptor the driver just made may lack FD_CLOEXEC).
   void send(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors);
+  /// send() of a job that carries no descriptor (the legacy way).
+  void send(std::size_t worker, const Job& job);
   /// Waits for every worker's kDone (each imported its job and wrote its slice), copies C back
   /// from @p c and checks every element. @return path @p path's result, kept for the report.
   PathResult& checkSlices(SharePath path, CUdeviceptr c);
@@ -137,6 +156,8 @@ class Parent {
   Workers& workers_;
   CUstream stream_;
   CommonOptions options_;
+  CUevent inputsWritten_;
+  Job common_;
   OwnedPinnedHostMemory a_;
   OwnedPinnedHostMemory b_;
   OwnedPinnedHostMemory c_;

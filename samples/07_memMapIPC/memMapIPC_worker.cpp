@@ -11,19 +11,19 @@
  * - Step 2: the parent's Hello names its device: **cuInit**, a context there, the
  *   kernel, and a Hello back. None of the parent's CUDA state is here: a new program,
  *   not a fork.
- * - Step 5: a job is checked, then imported. VMM: **cuMemImportFromShareableHandle**,
- *   the descriptor closed, **cuMemAddressReserve**, **cuMemMap**, **cuMemSetAccess** for
- *   this device. Legacy: **cuIpcOpenMemHandle**. Pool:
- *   **cuMemPoolImportFromShareableHandle**, access for this device
- *   (**cuMemPoolGetAccess**, **cuMemPoolSetAccess**), then **cuMemPoolImportPointer**.
- * - Step 6: it waits for the parent's event on the GPU (**cuIpcOpenEventHandle**,
- *   **cuStreamWaitEvent**), computes its slice (**cuLaunchKernel**) and says Done.
- * - Steps 7 and 8: it times the kernel (worker 0), and on the parent's word releases
- *   what it imported, each answer checked: **cuMemUnmap**, **cuMemRelease**,
- *   **cuMemAddressFree**; **cuIpcCloseMemHandle**; **cuMemFreeAsync** of the pool's
- *   allocations, then **cuMemPoolDestroy** of the imported pool. A handoff is a job of A
- *   alone, released again at once.
- * - Step 9: told to quit, it exits with 0; the owners release its stream, module and
+ * - Steps 4 to 6: one job at a time, each served whole by its way's function (the core-b
+ *   region): receive the job (checked first) -> import -> map or open -> use -> release.
+ *   VMM: **cuMemImportFromShareableHandle**, the descriptor closed, **cuMemAddressReserve**
+ *   aligned to the job's granularity, **cuMemMap**, **cuMemSetAccess**; then **cuMemUnmap**,
+ *   **cuMemRelease**, **cuMemAddressFree**. Legacy: **cuIpcOpenMemHandle**, then
+ *   **cuIpcCloseMemHandle**. Pool: **cuMemPoolImportFromShareableHandle**, access for this
+ *   device (**cuMemPoolGetAccess**, **cuMemPoolSetAccess**), **cuMemPoolImportPointer**; then
+ *   **cuMemFreeAsync** of each allocation and **cuMemPoolDestroy** of the imported pool.
+ *   The use is the same for all three (Worker::use): wait for the parent's event on the GPU
+ *   (**cuIpcOpenEventHandle**, **cuStreamWaitEvent**), compute the slice
+ *   (**cuLaunchKernel**), say Done, time the kernel when asked (worker 0), until the parent
+ *   says release. A handoff is a job of A alone, released again at once.
+ * - Step 7: told to quit, it exits with 0; the owners release its stream, module and
  *   context.
  *
  * Any error is printed on stderr and sent to the parent (kFailed); the exit code is 1.
@@ -35,7 +35,6 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,8 +54,167 @@ constexpr CUmemAllocationHandleType kFdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESC
 /// this process already (dieWithParent), so this only catches one that hangs.
 constexpr std::chrono::minutes kParentSilence{10};
 
-void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& message,
-                 std::uint32_t i, int device);
+/// What the three ways share in a worker: its socket, device, stream and kernel, and the use
+/// of one job's imports.
+struct Worker {
+  int socket = -1;            ///< Its end of the socket pair.
+  int device = 0;             ///< The device its context is on.
+  CUstream stream = nullptr;  ///< Its stream.
+  CUfunction vecAdd = nullptr;
+  bool toldToQuit = false;  ///< The parent said quit while a job's imports were held.
+
+  /// Uses A, B and C of @p job at @p pointers (core-b, below the three ways). @return true once
+  /// the parent says release, with the stream's work done; false when it says quit instead.
+  bool use(const ipc::Job& job, const CUdeviceptr (&pointers)[3]);
+};
+
+/// The import's descriptor as cuMemImportFromShareableHandle and
+/// cuMemPoolImportFromShareableHandle take it: the int, passed in their void* argument.
+void* shareable(const ipc::OwnedFd& descriptor) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(descriptor.get()));
+}
+
+//! [core-b]
+/// The VMM way, this side: each descriptor becomes this process's handle of the allocation,
+/// which it maps into an address range of its own.
+void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& descriptors) {
+  // Receive: `job` came checked (acceptJob), with a descriptor per allocation.
+  const std::size_t size = job.allocationBytes;
+  const CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, worker.device};
+  const CUmemAccessDesc access = {here, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  ipc::Buffers imports(worker.stream);
+
+  for (std::uint32_t i = 0; i < job.allocations; ++i) {
+    // Import: the descriptor becomes a handle, and is closed: the handle holds the memory now.
+    CUmemGenericAllocationHandle* const handle = imports.handle[i].out();
+    ms::check(cuMemImportFromShareableHandle(handle, shareable(descriptors[i]), kFdType),
+              "cuMemImportFromShareableHandle");
+    descriptors[i].close();
+
+    // Map: a range aligned as the parent's (the job's granularity), the mapping, access.
+    CUdeviceptr& pointer = imports.pointer[i];
+    ms::check(cuMemAddressReserve(&pointer, size, job.granularity, 0, 0), "cuMemAddressReserve");
+    imports.range[i].own(pointer, size);
+    ms::check(cuMemMap(pointer, size, 0, imports.handle[i].get(), 0), "cuMemMap");
+    ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
+  }
+
+  // Use: this worker's slice of C, then what the parent asks, until it says release.
+  if (!worker.use(job, imports.pointer))
+    return;  // told to quit instead: the owners release the imports
+
+  // Release, before the parent frees anything: the mapping first; then the handle and the
+  // address range, in either order (the parent frees its range first).
+  for (std::uint32_t i = job.allocations; i-- > 0;) {
+    ms::check(cuMemUnmap(imports.range[i].get(), size), "cuMemUnmap");
+    ms::check(cuMemRelease(imports.handle[i].release()), "cuMemRelease");
+    ms::check(cuMemAddressFree(imports.range[i].release(), size), "cuMemAddressFree");
+  }
+  ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);
+}
+
+/// The legacy way, this side: each 64-byte handle opens as a pointer of this process.
+void serveLegacy(Worker& worker, const ipc::Job& job) {
+  // Receive: `job` came checked (acceptJob), the handles inside it.
+  ipc::Buffers imports(worker.stream);
+
+  // Open: the handle names the allocation; lazy peer access lets another GPU map it too.
+  for (std::uint32_t i = 0; i < job.allocations; ++i) {
+    ms::check(cuIpcOpenMemHandle(imports.opened[i].out(), job.legacy[i],
+                                 CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+              "cuIpcOpenMemHandle");
+    imports.pointer[i] = imports.opened[i].get();
+  }
+
+  // Use: this worker's slice of C, then what the parent asks, until it says release.
+  if (!worker.use(job, imports.pointer))
+    return;  // told to quit instead: the owners release the imports
+
+  // Release, before the parent frees anything: each opened mapping is closed.
+  for (std::uint32_t i = job.allocations; i-- > 0;)
+    ms::check(cuIpcCloseMemHandle(imports.opened[i].release()), "cuIpcCloseMemHandle");
+  ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);
+}
+
+/// The pool way, this side: the pool comes as a descriptor and becomes a pool of this
+/// process; each allocation comes as export data and becomes a pointer into it. (`job` is a
+/// copy: cuMemPoolImportPointer takes the export data through a non-const pointer.)
+void servePool(Worker& worker, ipc::Job job, std::vector<ipc::OwnedFd>& descriptors) {
+  // Receive: `job` came checked (acceptJob), with the pool's descriptor.
+  ipc::Buffers imports(worker.stream);
+
+  // Import the pool; the descriptor is closed: the imported pool holds it now.
+  ms::check(cuMemPoolImportFromShareableHandle(imports.pool.out(), shareable(descriptors[0]),
+                                               kFdType, 0),
+            "cuMemPoolImportFromShareableHandle");
+  descriptors[0].close();
+
+  // Access: the pool's own device has it, another one must be granted it (ipc_owners.hpp).
+  ipc::grantPoolAccess(imports.pool.get(), worker.device);
+
+  // Open each allocation from its 64 bytes of export data, which name it within the pool.
+  for (std::uint32_t i = 0; i < job.allocations; ++i) {
+    CUdeviceptr* const imported = imports.pooled[i].out();
+    ms::check(cuMemPoolImportPointer(imported, imports.pool.get(), &job.pooled[i]),
+              "cuMemPoolImportPointer");
+    imports.pointer[i] = *imported;
+  }
+
+  // Use: this worker's slice of C, then what the parent asks, until it says release.
+  if (!worker.use(job, imports.pointer))
+    return;  // told to quit instead: the owners release the imports
+
+  // Release, before the parent frees anything: every allocation (an importer must free its
+  // pointers before the owner frees the memory), then the imported pool.
+  for (std::uint32_t i = job.allocations; i-- > 0;)
+    ms::check(cuMemFreeAsync(imports.pooled[i].release(), worker.stream), "cuMemFreeAsync");
+  ms::check(cuStreamSynchronize(worker.stream), "cuStreamSynchronize");
+  ms::check(cuMemPoolDestroy(imports.pool.release()), "cuMemPoolDestroy");
+  ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);
+}
+
+/// The use, the same for the three ways.
+bool Worker::use(const ipc::Job& job, const CUdeviceptr (&pointers)[3]) {
+  // The imports are usable now: the moment a handoff is timed to.
+  const ipc::Done done{ipc::monotonicNanoseconds()};
+
+  // Wait on the GPU until the parent has written A and B, then compute this worker's slice
+  // of C. (A handoff brings A alone: nothing to compute.)
+  if (job.allocations == 3) {
+    ms::OwnedEvent inputsWritten;
+    ms::check(cuIpcOpenEventHandle(inputsWritten.out(), job.inputsWritten),
+              "cuIpcOpenEventHandle");
+    ms::check(cuStreamWaitEvent(stream, inputsWritten.get(), 0), "cuStreamWaitEvent");
+
+    CUdeviceptr a = pointers[0] + job.first * sizeof(float);
+    CUdeviceptr b = pointers[1] + job.first * sizeof(float);
+    CUdeviceptr c = pointers[2] + job.first * sizeof(float);
+    unsigned long long n = job.count;
+    void* params[] = {&a, &b, &c, &n};
+    const unsigned int grid = ms::blocksToCover(n, 4 * kBlockSize);
+    ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, kBlockSize, 1, 1, 0, stream, params, nullptr),
+              "cuLaunchKernel");
+    ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
+  ipc::send(socket, ipc::kDone, done);
+
+  // Then the parent's word: a benchmark (worker 0, memMapIPC_measure.cpp), and the release.
+  for (;;) {
+    const ipc::Message message = ipc::receiveMessage(socket, kParentSilence);
+    ipc::checkOrder(message.type, true);  // imports are held: no new job now
+    if (message.type == ipc::kRelease) {
+      // Nothing may still run on the imports when they are released.
+      ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+      return true;
+    }
+    if (message.type == ipc::kQuit) {
+      toldToQuit = true;
+      return false;
+    }
+    ipc::timeImportedKernel(socket, message, vecAdd, pointers, job, stream);
+  }
+}
+//! [core-b]
 
 /// The worker role: `memMapIPC --worker <descriptor> <parent pid> <index>`.
 int runWorker(const std::vector<std::string>& args) {
@@ -93,106 +251,28 @@ int runWorker(const std::vector<std::string>& args) {
 
     ipc::send(socket.get(), ipc::kHello, hello);
 
-    // One job's imports at a time, in an optional: a release empties its owners, then
-    // resets it. On an error, the unwinding destroys it, and its owners release what
-    // they still hold, in order: mappings and handles, then pool pointers, then the pool.
-    std::optional<ipc::Buffers> imports;
-    ipc::Job job;
-    const CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, hello.device};
-    const CUmemAccessDesc access = {here, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-
-    //! [core-b]
-    for (;;) {
-      // Receive the parent's next message, and refuse one that is out of order.
+    // Steps 4 to 6, this side: one job at a time, each served whole by its way's function
+    // (core-b), which returns once its imports are released, until the parent says quit.
+    Worker worker{socket.get(), hello.device, stream.get(), vecAdd};
+    while (!worker.toldToQuit) {
       ipc::Message message = ipc::receiveMessage(socket.get(), kParentSilence);
-      ipc::checkOrder(message.type, imports.has_value());
+      ipc::checkOrder(message.type, false);  // nothing is held between jobs
       if (message.type == ipc::kQuit)
         break;
 
-      if (message.type == ipc::kJob) {
-        // Step 5, this side: a job is checked first; its slice must lie within
-        // allocationBytes. cuMemMap holds a VMM import to the real size too; on the
-        // legacy and pool paths, allocationBytes is the parent's word.
-        job = ipc::acceptJob(message);
-        imports.emplace(stream.get());
-        const std::size_t size = job.allocationBytes;
-        for (std::uint32_t i = 0; i < job.allocations; ++i) {
-          if (job.path != ipc::SharePath::VmmDescriptor) {
-            importOther(*imports, job, message, i, hello.device);  // the other two paths
-            continue;
-          }
-          // The descriptor (an int, passed in the void* argument) becomes this process's
-          // handle of the allocation, and is closed: the handle holds the memory now.
-          const auto fd = static_cast<std::uintptr_t>(message.descriptors[i].get());
-          void* const shareable = reinterpret_cast<void*>(fd);
-          CUmemGenericAllocationHandle* const handle = imports->handle[i].out();
-          ms::check(cuMemImportFromShareableHandle(handle, shareable, kFdType),
-                    "cuMemImportFromShareableHandle");
-          message.descriptors[i].close();
-
-          // Then as with any VMM allocation: an address range, a mapping, access.
-          CUdeviceptr& pointer = imports->pointer[i];
-          ms::check(cuMemAddressReserve(&pointer, size, 0, 0, 0), "cuMemAddressReserve");
-          imports->range[i].own(pointer, size);
-          ms::check(cuMemMap(pointer, size, 0, imports->handle[i].get(), 0), "cuMemMap");
-          ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
-        }
-        const ipc::Done done{ipc::monotonicNanoseconds()};
-
-        // Step 6, this side: wait on the GPU until the parent has written A and B, then
-        // compute this worker's slice of C. (A handoff brings A alone: nothing to do.)
-        if (job.allocations == 3) {
-          ms::OwnedEvent inputsWritten;
-          ms::check(cuIpcOpenEventHandle(inputsWritten.out(), job.inputsWritten),
-                    "cuIpcOpenEventHandle");
-          const CUevent written = inputsWritten.get();
-          ms::check(cuStreamWaitEvent(stream.get(), written, 0), "cuStreamWaitEvent");
-
-          CUdeviceptr a = imports->pointer[0] + job.first * sizeof(float);
-          CUdeviceptr b = imports->pointer[1] + job.first * sizeof(float);
-          CUdeviceptr c = imports->pointer[2] + job.first * sizeof(float);
-          unsigned long long n = job.count;
-          void* params[] = {&a, &b, &c, &n};
-          const unsigned int grid = ms::blocksToCover(n, 4 * kBlockSize);
-          ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, kBlockSize, 1, 1, 0, stream.get(),
-                                   params, nullptr),
-                    "cuLaunchKernel");
-          ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        }
-        ipc::send(socket.get(), ipc::kDone, done);  // the struct's bytes, by sendMessage
-      } else if (message.type == ipc::kBench) {
-        // Step 7, this side: the kernel over all of A, B and C (memMapIPC_measure.cpp).
-        const CUdeviceptr(&pointers)[3] = imports->pointer;
-        ipc::timeImportedKernel(socket.get(), message, vecAdd, pointers, job, stream.get());
-      } else {
-        // Step 8, this side: release, before the parent frees anything (the work on the
-        // stream is done first). The mapping goes first; then the handle and the address
-        // range, in either order (the parent frees its range first). A legacy mapping is
-        // closed; pool memory is freed before its pool is destroyed.
-        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        for (std::uint32_t i = job.allocations; i-- > 0;) {
-          if (job.path == ipc::SharePath::LegacyIpc) {
-            ms::check(cuIpcCloseMemHandle(imports->opened[i].release()), "cuIpcCloseMemHandle");
-          } else if (job.path == ipc::SharePath::Pool) {
-            ms::check(cuMemFreeAsync(imports->pooled[i].release(), stream.get()), "cuMemFreeAsync");
-          } else {
-            const CUdeviceptr pointer = imports->range[i].get();  // owned until freed
-            ms::check(cuMemUnmap(pointer, job.allocationBytes), "cuMemUnmap");
-            ms::check(cuMemRelease(imports->handle[i].release()), "cuMemRelease");
-            ms::check(cuMemAddressFree(imports->range[i].release(), job.allocationBytes),
-                      "cuMemAddressFree");
-          }
-        }
-        ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-        if (job.path == ipc::SharePath::Pool)
-          ms::check(cuMemPoolDestroy(imports->pool.release()), "cuMemPoolDestroy");
-        imports.reset();
-        ipc::sendMessage(socket.get(), ipc::kReleased, nullptr, 0);  // no payload
-      }
+      // A job is checked before anything is imported: its slice must lie within
+      // allocationBytes. cuMemMap holds a VMM import to the real size too; on the legacy
+      // and pool ways, allocationBytes is the parent's word.
+      const ipc::Job job = ipc::acceptJob(message);
+      if (job.path == ipc::SharePath::VmmDescriptor)
+        serveVmm(worker, job, message.descriptors);
+      else if (job.path == ipc::SharePath::LegacyIpc)
+        serveLegacy(worker, job);
+      else
+        servePool(worker, job, message.descriptors);
     }
-    //! [core-b]
 
-    // Step 9, this side: told to quit. The owners release the stream, the module and the
+    // Step 7, this side: told to quit. The owners release the stream, the module and the
     // context (and any import a parent left behind), in reverse order of creation.
     return 0;
   } catch (const std::exception& error) {
@@ -208,43 +288,6 @@ int runWorker(const std::vector<std::string>& args) {
     return 1;
   }
 }
-
-// [worker-import-other]
-/// Step 5 for the legacy and pool paths: allocation @p i of @p job into @p imports, for
-/// @p device.
-void importOther(ipc::Buffers& imports, const ipc::Job& job, ipc::Message& message,
-                 std::uint32_t i, int device) {
-  if (job.path == ipc::SharePath::LegacyIpc) {
-    // The 64 bytes name the allocation; lazy peer access lets another GPU map it too.
-    ms::check(cuIpcOpenMemHandle(imports.opened[i].out(), job.legacy[i],
-                                 CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
-              "cuIpcOpenMemHandle");
-    imports.pointer[i] = imports.opened[i].get();
-    return;
-  }
-  if (i == 0) {
-    // The pool comes as one descriptor with the job, closed once it is imported.
-    const auto fd = static_cast<std::uintptr_t>(message.descriptors[0].get());
-    void* const shareable = reinterpret_cast<void*>(fd);
-    ms::check(cuMemPoolImportFromShareableHandle(imports.pool.out(), shareable, kFdType, 0),
-              "cuMemPoolImportFromShareableHandle");
-    message.descriptors[0].close();
-
-    // What the pool grants this device is the pool's to say: its own device has access,
-    // another one does not until it is granted. Read-write is granted where it is missing.
-    ipc::grantPoolAccess(imports.pool.get(), device);
-  }
-
-  // Each allocation of the pool comes as 64 bytes of export data, useless without the pool.
-  // cuMemPoolImportPointer takes the export data through a non-const pointer, and `job`
-  // is const here: a copy of the job (of which only pooled[i] is used) provides one.
-  ipc::Job copy = job;
-  CUdeviceptr* const imported = imports.pooled[i].out();
-  ms::check(cuMemPoolImportPointer(imported, imports.pool.get(), &copy.pooled[i]),
-            "cuMemPoolImportPointer");
-  imports.pointer[i] = imports.pooled[i].get();
-}
-// [worker-import-other]
 
 }  // namespace
 

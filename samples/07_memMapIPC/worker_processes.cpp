@@ -228,7 +228,7 @@ void Workers::hello(int device, int lastDevice) {
   }
 }
 
-std::string Workers::describe(int device, int lastDevice) const {
+std::string Workers::describe(int device, int lastDevice, const std::string& whyNotAcross) const {
   const std::string on = std::to_string(device);
   const std::string text = "Workers: " + std::to_string(size()) +
                            (size() == 1 ? " process" : " processes") + " on device " + on;
@@ -236,9 +236,7 @@ std::string Workers::describe(int device, int lastDevice) const {
     return text + ", the last one on device " + std::to_string(lastDevice) +
            " (it imports device " + on + "'s memory across the link)";
   }
-  return text + "; cross-GPU import: not run (" +
-         (size() > 1 ? "no other GPU can access device " + on
-                     : "one worker only; needs 2 with a second GPU") + ")";
+  return text + "; cross-GPU import: not run (" + whyNotAcross + ")";
 }
 
 Message Workers::receive(std::size_t index, const std::string& waitingFor) {

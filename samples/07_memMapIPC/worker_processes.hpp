@@ -116,8 +116,9 @@ class Workers {
   /// Says Hello to each worker: its index and its device, @p device, or @p lastDevice for the last
   /// one; then waits for each one's Hello back, which says its context exists on that device.
   void hello(int device, int lastDevice);
-  /// "Workers: 2 processes on device 0, the last one on device 1 (...)" or why not across GPUs.
-  std::string describe(int device, int lastDevice) const;
+  /// "Workers: 2 processes on device 0, the last one on device 1 (...)"; when @p lastDevice is
+  /// @p device, "...; cross-GPU import: not run (@p whyNotAcross)".
+  std::string describe(int device, int lastDevice, const std::string& whyNotAcross) const;
 
   /**
    * The next message from worker @p index, a kFailed one turned into its error. If none can come

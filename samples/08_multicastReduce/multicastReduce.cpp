@@ -157,8 +157,10 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
   for (mc::MulticastBinding& binding : memory.bindings)
     ms::check(cuMulticastUnbind(memory.object.get(), binding.release(), 0, bytes),
               "cuMulticastUnbind");  // release(): the device; offset 0, size as bound
-  for (mc::Mapping& mapping : memory.mappings)
-    ms::check(cuMemUnmap(mapping.release(), bytes), "cuMemUnmap");
+  for (mc::Mapping& mapping : memory.mappings) {
+    ms::check(cuMemUnmap(mapping.get(), bytes), "cuMemUnmap");
+    mapping.release();  // only now: a failed unmap is still the owner's to undo
+  }
   for (mc::OwnedAllocationHandle& copy : memory.copies)
     ms::check(cuMemRelease(copy.release()), "cuMemRelease");
   ms::check(cuMemRelease(memory.object.release()), "cuMemRelease");

@@ -212,13 +212,14 @@ std::string describe(const Mismatch& mismatch);
 /**
  * What @p result of the driver call @p call says about this system, when it says that the
  * system cannot run the sample now rather than that the sample is wrong: the waiver, naming the
- * call and the result, or "" (then the result is an error of the run). The results mapped are
- * those cuda.h documents for each call: CUDA_ERROR_NOT_PERMITTED and CUDA_ERROR_NOT_SUPPORTED
- * from cuMulticastGetGranularity, cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem
- * and cuMemMap; CUDA_ERROR_OUT_OF_MEMORY (the GPU's or the fabric's multicast resources, which
- * other programs share) from all of them but cuMulticastGetGranularity;
- * CUDA_ERROR_SYSTEM_NOT_READY (system software not running) from cuMulticastBindMem; and
- * CUDA_ERROR_ILLEGAL_STATE (the system configuration) from cuMulticastBindMem and cuMemMap.
+ * call and the result, or "" (then the result is an error of the run). Exactly these waive:
+ * CUDA_ERROR_NOT_PERMITTED and CUDA_ERROR_NOT_SUPPORTED from cuMulticastGetGranularity,
+ * cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem and cuMemMap;
+ * CUDA_ERROR_OUT_OF_MEMORY (the fabric's multicast resources, which other programs share) from
+ * cuMulticastCreate and cuMulticastAddDevice; CUDA_ERROR_SYSTEM_NOT_READY (system software not
+ * running) from cuMulticastBindMem. An out-of-memory or CUDA_ERROR_ILLEGAL_STATE answer of
+ * cuMulticastBindMem or cuMemMap is an error of the run: a wrong size, offset or order of the
+ * sample's own calls can cause it.
  * Pure: it calls no driver function.
  */
 std::string systemWaiver(std::string_view call, CUresult result);

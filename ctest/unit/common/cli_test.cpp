@@ -47,6 +47,11 @@ TEST(ParseSize, EnforcesBounds) {
   EXPECT_THROW(ms::parseSize("1K", "--size", 4096), ms::UsageError);
   EXPECT_THROW(ms::parseSize("2G", "--size", 1, 1ull << 30), ms::UsageError);
   EXPECT_EQ(ms::parseSize("1G", "--size", 1, 1ull << 30), 1ull << 30);
+  // Exactly the minimum is accepted, one byte below it is not (a `>` for `>=` must fail here).
+  EXPECT_EQ(ms::parseSize("4K", "--size", 4096), 4096u);
+  EXPECT_EQ(ms::parseSize("4096", "--size", 4096), 4096u);
+  EXPECT_THROW(ms::parseSize("4095", "--size", 4096), ms::UsageError);
+  EXPECT_EQ(ms::parseSize("1", "--size"), 1u);  // the default minimum
 }
 
 TEST(ParseInteger, AcceptsRangeAndRejectsRest) {

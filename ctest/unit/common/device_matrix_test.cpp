@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,39 @@ ms::DeviceTopology machine(const std::vector<std::string>& access) {
     result.canAccessPeer.push_back(row);
   }
   return result;
+}
+
+using Grid = std::vector<std::vector<std::string>>;
+
+// The cells of a printed grid, row by row: columns are separated by two or more spaces, so that a
+// test of what a cell says does not pin how wide the columns are (formatGrid's own tests do).
+Grid cellsOf(const std::string& text) {
+  Grid rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::size_t at = line.find_first_not_of(' ');
+    while (at != std::string::npos) {
+      std::size_t end = line.find("  ", at);
+      cells.push_back(line.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      at = end == std::string::npos ? end : line.find_first_not_of(' ', end);
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// The access matrix inside describePeerLinks()'s text: its header and "owner N" rows, as cells.
+Grid matrixIn(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  std::string matrix;
+  while (std::getline(lines, line)) {
+    if (line.rfind("  owner ", 0) == 0 || line.find("   accessor 0") != std::string::npos)
+      matrix += line + "\n";
+  }
+  return cellsOf(matrix);
 }
 
 }  // namespace
@@ -122,10 +156,10 @@ TEST(FormatAccessMatrix, RowsAreOwnersColumnsAreAccessors) {
   const ms::DeviceTopology topology = machine({"10", "11"});
   ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
   links[0][1] = {0, true, true, ""};  // owner 0, accessor 1
-  EXPECT_EQ(ms::formatAccessMatrix(topology, links),
-            "           accessor 0  accessor 1\n"
-            "  owner 0           -    rank 0 A\n"
-            "  owner 1          no           -\n");
+  EXPECT_EQ(cellsOf(ms::formatAccessMatrix(topology, links)),
+            (Grid{{"accessor 0", "accessor 1"},
+                  {"owner 0", "-", "rank 0 A"},
+                  {"owner 1", "no", "-"}}));
 }
 
 TEST(FormatAccessMatrix, FlagsAnAccessSupportedAttributeThatDisagrees) {
@@ -133,10 +167,10 @@ TEST(FormatAccessMatrix, FlagsAnAccessSupportedAttributeThatDisagrees) {
   ms::LinkMatrix links(2, std::vector<ms::LinkAttributes>(2));
   links[0][1] = {1, true, false, ""};
   links[1][0] = {1, false, false, ""};  // cuDeviceCanAccessPeer: yes; the attribute: no
-  EXPECT_EQ(ms::formatAccessMatrix(topology, links),
-            "           accessor 0  accessor 1\n"
-            "  owner 0           -      rank 1\n"
-            "  owner 1   rank 1 !s           -\n");
+  EXPECT_EQ(cellsOf(ms::formatAccessMatrix(topology, links)),
+            (Grid{{"accessor 0", "accessor 1"},
+                  {"owner 0", "-", "rank 1"},
+                  {"owner 1", "rank 1 !s", "-"}}));
 }
 
 TEST(FormatAccessMatrix, AFailedAttributeQueryIsAQuestionMark) {
@@ -147,25 +181,24 @@ TEST(FormatAccessMatrix, AFailedAttributeQueryIsAQuestionMark) {
   links[0][1] = {3, true, true,
                  "cuDeviceGetP2PAttribute(PERFORMANCE_RANK): CUDA_ERROR_NOT_SUPPORTED"};
   links[1][0] = {1, true, false, ""};
-  EXPECT_EQ(ms::formatAccessMatrix(topology, links),
-            "           accessor 0  accessor 1\n"
-            "  owner 0           -           ?\n"
-            "  owner 1      rank 1           -\n");
+  EXPECT_EQ(cellsOf(ms::formatAccessMatrix(topology, links)),
+            (Grid{{"accessor 0", "accessor 1"},
+                  {"owner 0", "-", "?"},
+                  {"owner 1", "rank 1", "-"}}));
   // Also where the hardware has no access at all.
   const ms::DeviceTopology none = machine({"10", "01"});
   links[1][0].failure = "cuDeviceGetP2PAttribute(ACCESS_SUPPORTED): CUDA_ERROR_INVALID_VALUE";
-  EXPECT_EQ(ms::formatAccessMatrix(none, links),
-            "           accessor 0  accessor 1\n"
-            "  owner 0           -           ?\n"
-            "  owner 1           ?           -\n");
+  EXPECT_EQ(cellsOf(ms::formatAccessMatrix(none, links)),
+            (Grid{{"accessor 0", "accessor 1"},
+                  {"owner 0", "-", "?"},
+                  {"owner 1", "?", "-"}}));
 }
 
 TEST(FormatAccessMatrix, OneDeviceIsJustTheDiagonal) {
   const ms::DeviceTopology topology = machine({"1"});
-  EXPECT_EQ(
-      ms::formatAccessMatrix(topology, ms::LinkMatrix(1, std::vector<ms::LinkAttributes>(1))),
-      "           accessor 0\n"
-      "  owner 0           -\n");
+  EXPECT_EQ(cellsOf(ms::formatAccessMatrix(
+                topology, ms::LinkMatrix(1, std::vector<ms::LinkAttributes>(1)))),
+            (Grid{{"accessor 0"}, {"owner 0", "-"}}));
 }
 
 TEST(FormatAccessMatrix, LinksMustMatchTheTopology) {
@@ -182,16 +215,21 @@ TEST(DescribePeerLinks, PrintsTheLegendTheMatrixAndEachRefusalAndFillsTheJson) {
   links[1][0] = {0, false, false,
                  "cuDeviceGetP2PAttribute(PERFORMANCE_RANK): CUDA_ERROR_NOT_SUPPORTED"};
   ms::JsonArray json;
-  EXPECT_EQ(ms::describePeerLinks(topology, links, json),
-            "Peer access (cuDeviceCanAccessPeer(accessor, owner); rank = "
-            "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,\n"
-            "A = native atomics, !s = ACCESS_SUPPORTED disagrees, ? = cuDeviceGetP2PAttribute "
-            "failed):\n"
-            "           accessor 0  accessor 1\n"
-            "  owner 0           -    rank 0 A\n"
-            "  owner 1           ?           -\n"
-            "  ? owner 1, accessor 0: cuDeviceGetP2PAttribute(PERFORMANCE_RANK): "
-            "CUDA_ERROR_NOT_SUPPORTED\n");
+  const std::string text = ms::describePeerLinks(topology, links, json);
+  // The legend first, then the matrix, then each refusal on a line of its own, naming the pair,
+  // the attribute and the driver's answer.
+  EXPECT_EQ(text.rfind("Peer access (cuDeviceCanAccessPeer(accessor, owner); rank = ", 0), 0u);
+  EXPECT_NE(text.find("A = native atomics, !s = ACCESS_SUPPORTED disagrees, ? = "
+                      "cuDeviceGetP2PAttribute failed):\n"),
+            std::string::npos);
+  EXPECT_EQ(matrixIn(text), (Grid{{"accessor 0", "accessor 1"},
+                                  {"owner 0", "-", "rank 0 A"},
+                                  {"owner 1", "?", "-"}}));
+  const std::string refusal =
+      "  ? owner 1, accessor 0: cuDeviceGetP2PAttribute(PERFORMANCE_RANK): "
+      "CUDA_ERROR_NOT_SUPPORTED\n";
+  ASSERT_GE(text.size(), refusal.size());
+  EXPECT_EQ(text.substr(text.size() - refusal.size()), refusal);
   EXPECT_EQ(json.dump(),
             "[{\"owner\": 0, \"accessor\": 1, \"canAccessPeer\": true, \"performanceRank\": 0, "
             "\"accessSupported\": true, \"nativeAtomics\": true}, "
@@ -204,9 +242,8 @@ TEST(DescribePeerLinks, OneDeviceHasNoPairs) {
   ms::JsonArray json;
   const std::string text =
       ms::describePeerLinks(machine({"1"}), ms::LinkMatrix(1, {ms::LinkAttributes{}}), json);
-  const std::string matrix = "failed):\n           accessor 0\n  owner 0           -\n";
-  ASSERT_GE(text.size(), matrix.size());
-  EXPECT_EQ(text.substr(text.size() - matrix.size()), matrix);
+  EXPECT_EQ(matrixIn(text), (Grid{{"accessor 0"}, {"owner 0", "-"}}));
+  EXPECT_EQ(text.find("  ? "), std::string::npos);  // no refusal line
   EXPECT_TRUE(json.empty());
 }
 
@@ -219,8 +256,9 @@ TEST(DescribePeerLinks, APairNobodyAskedAboutHasNoValues) {
   links[1][0].asked = false;
   ms::JsonArray json;
   const std::string text = ms::describePeerLinks(topology, links, json);
-  EXPECT_NE(text.find("  owner 0           -      rank 1\n  owner 1          no           -\n"),
-            std::string::npos);
+  EXPECT_EQ(matrixIn(text), (Grid{{"accessor 0", "accessor 1"},
+                                  {"owner 0", "-", "rank 1"},
+                                  {"owner 1", "no", "-"}}));
   EXPECT_EQ(json.dump(),
             "[{\"owner\": 0, \"accessor\": 1, \"canAccessPeer\": true, \"performanceRank\": 1, "
             "\"accessSupported\": true, \"nativeAtomics\": false}, "

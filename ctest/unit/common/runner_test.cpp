@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "memsamples.hpp"
+#include "support/devices.hpp"
 
 namespace ms = memsamples;
 
@@ -66,18 +67,69 @@ TEST(Runner, ErrorsAreFailuresWithTheMessage) {
   EXPECT_TRUE(contains(failed.out, "Result = FAIL"));
 }
 
+// Fake compute-mode sources for runSample(): what the driver would say about every device.
+std::vector<int> oneExclusiveDevice() {
+  return {CU_COMPUTEMODE_DEFAULT, CU_COMPUTEMODE_EXCLUSIVE_PROCESS};
+}
+std::vector<int> everyDeviceInDefaultMode() {
+  return {CU_COMPUTEMODE_DEFAULT, CU_COMPUTEMODE_DEFAULT};
+}
+
+// Installs a compute-mode source for one test, and takes it out again.
+class ComputeModes {
+ public:
+  explicit ComputeModes(ms::ComputeModeSource source) : saved_(ms::computeModeSource()) {
+    ms::setComputeModeSource(source);
+  }
+  ~ComputeModes() { ms::setComputeModeSource(saved_); }
+  ComputeModes(const ComputeModes&) = delete;
+  ComputeModes& operator=(const ComputeModes&) = delete;
+
+ private:
+  ms::ComputeModeSource saved_;
+};
+
+ms::Verdict deviceUnavailable(ms::Report&) {
+  throw ms::CudaError(CUDA_ERROR_DEVICE_UNAVAILABLE, "cuCtxCreate failed at x.cpp:5: busy");
+}
+
 TEST(Runner, ADeviceInUseByAnotherProcessWaives) {
   // In compute mode EXCLUSIVE_PROCESS, cuCtxCreate refuses a second process: the machine's state
-  // at that moment, not a fault of the sample, so no FAIL.
-  auto busy = run({"--json", "-"}, [](ms::Report&) -> ms::Verdict {
-    throw ms::CudaError(CUDA_ERROR_DEVICE_UNAVAILABLE, "cuCtxCreate failed at x.cpp:5: busy");
-  });
+  // at that moment, not a fault of the sample, so no FAIL; the waiver names the device and mode.
+  ComputeModes modes(&oneExclusiveDevice);
+  auto busy = run({"--json", "-"}, &deviceUnavailable);
   EXPECT_EQ(busy.exitCode, ms::kExitWaived);
   EXPECT_TRUE(contains(busy.err,
                        "WAIVED: cuCtxCreate failed at x.cpp:5: busy (another process "
-                       "holds the device, or its compute mode forbids this one)\n"));
+                       "holds the device, or its compute mode forbids this one: device 1 is in "
+                       "compute mode EXCLUSIVE_PROCESS (CU_COMPUTEMODE_EXCLUSIVE_PROCESS))\n"))
+      << busy.err;
   EXPECT_TRUE(contains(busy.out, "\"verdict\": \"WAIVED\", \"reason\": \"cuCtxCreate failed"));
   EXPECT_FALSE(contains(busy.err, "error:"));
+}
+
+TEST(Runner, AnUnavailableDeviceThatNoComputeModeExplainsFails) {
+  // Every device in DEFAULT mode, or no way to ask: a bug (a context made twice, a wrong device)
+  // must not become a waiver.
+  for (ms::ComputeModeSource source : {&everyDeviceInDefaultMode, ms::ComputeModeSource{}}) {
+    ComputeModes modes(source);
+    auto failed = run({}, &deviceUnavailable);
+    EXPECT_EQ(failed.exitCode, ms::kExitFail);
+    EXPECT_TRUE(contains(failed.err, "sample: error: cuCtxCreate failed at x.cpp:5: busy (no "
+                                     "device is in an exclusive or prohibited compute mode"))
+        << failed.err;
+    EXPECT_TRUE(contains(failed.out, "Result = FAIL"));
+    EXPECT_FALSE(contains(failed.out + failed.err, "WAIVED"));
+  }
+}
+
+TEST(Runner, TheExplanationNamesEachExclusiveOrProhibitedDevice) {
+  EXPECT_EQ(ms::deviceUnavailableExplanation({}), "");
+  EXPECT_EQ(ms::deviceUnavailableExplanation({CU_COMPUTEMODE_DEFAULT}), "");
+  EXPECT_EQ(ms::deviceUnavailableExplanation(
+                {CU_COMPUTEMODE_PROHIBITED, CU_COMPUTEMODE_DEFAULT, CU_COMPUTEMODE_EXCLUSIVE_PROCESS}),
+            "device 0 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED), device 2 is in "
+            "compute mode EXCLUSIVE_PROCESS (CU_COMPUTEMODE_EXCLUSIVE_PROCESS)");
 }
 
 TEST(Runner, UsageErrorsBeforeAndDuringTheBody) {

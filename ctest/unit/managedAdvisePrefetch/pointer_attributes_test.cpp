@@ -87,3 +87,17 @@ TEST(MemoryTypeName, KnownAndUnknown) {
   EXPECT_STREQ(mm::memoryTypeName(CU_MEMORYTYPE_HOST), "CU_MEMORYTYPE_HOST");
   EXPECT_STREQ(mm::memoryTypeName(99), "unknown CUmemorytype");
 }
+
+// The lesson's step 4 judges both answers against the allocation in one check of six.
+TEST(Judge, PointerAnswersAgainstTheAllocation) {
+  mm::PointerAttributes p = managedAllocation();
+  const mm::ManagedRange allocation{kBase, kBytes, 0};
+  mm::Judgement j = mm::judge(mm::PointerAnswers{p, p, kBase + kBytes / 2}, allocation);
+  EXPECT_TRUE(j.mismatches.empty());
+  EXPECT_EQ(j.checks, mm::kPointerAttributeChecks);
+  EXPECT_EQ(j.said, "managed 1, device 0, range 0x7f4742000000 + 1.00 GiB");
+  p.isManaged = 0;
+  j = mm::judge(mm::PointerAnswers{p, p, kBase}, allocation);
+  ASSERT_EQ(j.mismatches.size(), 1u);
+  EXPECT_EQ(j.mismatches[0].attribute, "CU_POINTER_ATTRIBUTE_IS_MANAGED");
+}

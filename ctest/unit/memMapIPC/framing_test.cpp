@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -154,6 +155,34 @@ TEST(Framing, SendingToAClosedPeerIsAnErrorNotSigpipe) {
   // Without MSG_NOSIGNAL this would kill the test binary with SIGPIPE.
   EXPECT_EQ(messageOf<ipc::IpcError>([&] { ipc::sendMessage(a.get(), 1, "x", 1); }),
             "sendmsg failed: Broken pipe");
+}
+
+TEST(Framing, SendingToAPeerThatReadsNothingTimesOut) {
+  // The peer never reads: once the socket is full, the send must end with an error within its
+  // timeout instead of blocking for ever in sendmsg.
+  auto [a, b] = itest::socketPair();
+  std::vector<std::uint8_t> payload(ipc::kMaxPayloadBytes);  // more than the socket holds
+  std::string sendError = "(still blocked)";
+  std::atomic<bool> finished{false};
+  std::thread sender([&, fd = a.get()] {
+    try {
+      ipc::sendMessage(fd, 1, payload.data(), payload.size(), {}, 100ms);
+      sendError = "(no error)";
+    } catch (const ipc::IpcError& e) {
+      sendError = e.what();
+    }
+    finished = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  while (!finished && std::chrono::steady_clock::now() - start < 10s)
+    std::this_thread::sleep_for(10ms);
+  const bool endedInTime = finished;
+  if (!endedInTime)
+    b.reset();  // the closed peer ends a sender stuck in sendmsg (EPIPE), so the test can end
+  sender.join();
+  EXPECT_TRUE(endedInTime) << "the send blocked for 10 s past its 100 ms timeout";
+  EXPECT_EQ(sendError.rfind("could not send within 100 ms: the peer reads nothing (", 0), 0u)
+      << sendError;
 }
 
 TEST(Framing, WrongMagicIsRefused) {

@@ -77,13 +77,14 @@ TEST(Protocol, PathNamesAndTheMonotonicClock) {
 
 namespace {
 
-/// A job that a worker accepts: 3 VMM allocations of 4 MiB for 1 Mi floats, and the slice
-/// [256 Ki, 768 Ki).
+/// A job that a worker accepts: 3 VMM allocations of 4 MiB (a granularity of 2 MiB) for 1 Mi
+/// floats, and the slice [256 Ki, 768 Ki).
 ipc::Job goodJob() {
   ipc::Job job;
   job.path = ipc::SharePath::VmmDescriptor;
   job.allocations = 3;
   job.allocationBytes = 4u << 20;
+  job.granularity = 2u << 20;
   job.elements = 1u << 20;
   job.first = 1u << 18;
   job.count = 1u << 19;
@@ -102,6 +103,8 @@ TEST(JobChecks, AGoodJobAndItsEdgesPass) {
   EXPECT_EQ(ipc::whyJobIsRefused(job, 3), "");
   job.first = 0;
   job.count = job.elements;  // the whole vector
+  EXPECT_EQ(ipc::whyJobIsRefused(job, 3), "");
+  job.granularity = job.allocationBytes;  // one granule each
   EXPECT_EQ(ipc::whyJobIsRefused(job, 3), "");
   job.elements = job.allocationBytes / 4;  // exactly full
   job.count = job.elements;
@@ -139,6 +142,11 @@ TEST(JobChecks, SlicesThatWouldWrapAroundAreRefused) {
             "its slice of 11 floats from 1048566 runs past the end of 1048576");
   job = goodJob();
   job.allocationBytes = 4 * job.elements - 1;  // one byte short
+  job.path = ipc::SharePath::LegacyIpc;        // (a VMM job would fail its granularity first)
+  EXPECT_EQ(ipc::whyJobIsRefused(job, 0),
+            "its 1048576 floats per vector do not fit its 4194303-byte allocations");
+  job.path = ipc::SharePath::VmmDescriptor;
+  job.granularity = 1;
   EXPECT_EQ(ipc::whyJobIsRefused(job, 3),
             "its 1048576 floats per vector do not fit its 4194303-byte allocations");
 }
@@ -220,4 +228,34 @@ TEST(MessageOrder, AWorkerTakesAJobOnlyWithNothingHeldAndAReleaseOnlyWithAJob) {
             "refused message 1: not one a worker takes");
   EXPECT_EQ(errorOf([] { ipc::checkOrder(ipc::kDone, true); }),
             "refused message 3: not one a worker takes");
+}
+
+TEST(JobChecks, AVmmJobCarriesAGranularityThatDividesItsAllocations) {
+  // The importer reserves its address range with the job's granularity as the alignment
+  // (cuMemAddressReserve): none, or one that does not divide the allocations, is refused.
+  ipc::Job job = goodJob();
+  job.granularity = 0;
+  EXPECT_EQ(ipc::whyJobIsRefused(job, 3),
+            "its 4194304-byte VMM allocations are not a multiple of its granularity 0");
+  job.granularity = 3u << 20;
+  EXPECT_EQ(ipc::whyJobIsRefused(job, 3),
+            "its 4194304-byte VMM allocations are not a multiple of its granularity 3145728");
+  // The other ways have no granularity to pass on.
+  job.granularity = 0;
+  job.path = ipc::SharePath::LegacyIpc;
+  EXPECT_EQ(ipc::whyJobIsRefused(job, 0), "");
+  job.path = ipc::SharePath::Pool;
+  EXPECT_EQ(ipc::whyJobIsRefused(job, 1), "");
+}
+
+TEST(JobChecks, TheGranularityTravelsWithTheJob) {
+  const ipc::SocketPair pair = ipc::makeSocketPair();
+  ipc::Job sent = goodJob();
+  sent.granularity = 2u << 20;
+  sent.allocationBytes = 6u << 20;
+  ipc::send(pair.parentEnd.get(), ipc::kJob, sent, {STDERR_FILENO, STDERR_FILENO, STDERR_FILENO});
+  const ipc::Message message = ipc::receiveMessage(pair.workerEnd.get(), std::chrono::seconds(5));
+  const ipc::Job received = ipc::acceptJob(message);
+  EXPECT_EQ(received.granularity, 2u << 20);
+  EXPECT_EQ(received.allocationBytes, 6u << 20);
 }

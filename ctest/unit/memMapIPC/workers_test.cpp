@@ -21,6 +21,7 @@
 
 #include "ipc_channel.hpp"
 #include "ipc_test_support.hpp"
+#include "peer_choice.hpp"
 #include "test_support.hpp"
 #include "worker_processes.hpp"
 
@@ -387,14 +388,14 @@ TEST(Workers, DestructionKillsAndReapsEveryWorker) {
 
 TEST(Workers, DescribeSaysWhereEachRuns) {
   ipc::Workers two(kTrue, 2);
-  EXPECT_EQ(two.describe(0, 1),
+  EXPECT_EQ(two.describe(0, 1, ""),
             "Workers: 2 processes on device 0, the last one on device 1 (it imports device 0's "
             "memory across the link)");
-  EXPECT_EQ(two.describe(0, 0),
+  EXPECT_EQ(two.describe(0, 0, ipc::choosePeer(0, {}, 2).whyNot),
             "Workers: 2 processes on device 0; cross-GPU import: not run (no other GPU can "
             "access device 0)");
   ipc::Workers one(kTrue, 1);
-  EXPECT_EQ(one.describe(2, 2),
+  EXPECT_EQ(one.describe(2, 2, ipc::choosePeer(2, {}, 1).whyNot),
             "Workers: 1 process on device 2; cross-GPU import: not run (one worker only; needs "
             "2 with a second GPU)");
 }

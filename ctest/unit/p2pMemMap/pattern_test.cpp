@@ -27,9 +27,19 @@ std::vector<std::uint32_t> pattern(std::size_t count, std::uint32_t seed) {
 
 }  // namespace
 
-TEST(Pattern, IsReproducible) {
-  EXPECT_EQ(memsamples::patternWord(7, 12345), memsamples::patternWord(7, 12345));
-  EXPECT_EQ(pattern(1000, 3), pattern(1000, 3));
+TEST(Pattern, TheSeedAndTheIndexBothChangeTheWord) {
+  // Each device's buffer is filled with its own seed: a copy from the wrong device, or a word
+  // written to the wrong place, must not check out by accident.
+  const std::vector<std::uint32_t> three = pattern(1000, 3);
+  const std::vector<std::uint32_t> four = pattern(1000, 4);
+  std::size_t sameWord = 0;
+  std::size_t sameAsNext = 0;
+  for (std::size_t i = 0; i < three.size(); ++i) {
+    sameWord += three[i] == four[i] ? 1 : 0;
+    sameAsNext += i + 1 < three.size() && three[i] == three[i + 1] ? 1 : 0;
+  }
+  EXPECT_LT(sameWord, 10u);
+  EXPECT_LT(sameAsNext, 10u);
 }
 
 TEST(Pattern, FillWritesTheWordsOfPatternWord) {

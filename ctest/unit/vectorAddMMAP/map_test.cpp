@@ -1,7 +1,8 @@
 /**
  * @file map_test.cpp
- * @brief mapStripedRange() of 02_vectorAddMMAP against the fake driver: the call sequence, and a
- *        failure at every call of the build, after which nothing may be left on the machine.
+ * @brief mapStripedRange() of 02_vectorAddMMAP against the fake driver: the call sequence (the
+ *        granularity of every device first), and a failure at every call of the build, after
+ *        which nothing may be left on the machine.
  */
 #include <gtest/gtest.h>
 
@@ -31,9 +32,15 @@ std::string nameOf(const FailurePoint& point) {
   return point.function + ":" + std::to_string(point.nth);
 }
 
-// Every call the build of @p stripes stripes makes.
+// The granularity questions of a range over backing devices 0,1 mapped by 0,1: two per device
+// of each list (the minimum and the recommended).
+constexpr int kGranularityCalls = 8;
+
+// Every call the build of @p stripes stripes over devices 0 and 1 makes.
 std::vector<FailurePoint> everyBuildCall(int stripes) {
   std::vector<FailurePoint> all{{"cuMemAddressReserve", 1}, {"cuMemSetAccess", 1}};
+  for (int nth = 1; nth <= kGranularityCalls; ++nth)
+    all.push_back({"cuMemGetAllocationGranularity", nth});
   for (const char* function : {"cuMemCreate", "cuMemMap", "cuMemRelease"}) {
     for (int nth = 1; nth <= stripes; ++nth)
       all.push_back({function, nth});
@@ -47,7 +54,7 @@ std::string expectedMessage(const FailurePoint& point, int stripes) {
   const std::string failed = point.function +
                              " failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of "
                              "memory)";
-  if (point.function == "cuMemAddressReserve")
+  if (point.function == "cuMemAddressReserve" || point.function == "cuMemGetAllocationGranularity")
     return failed;  // thrown before anything exists, so there is nothing to roll back
   int unmapped = 0;
   bool handle = false;
@@ -75,6 +82,8 @@ std::string expectedMessage(const FailurePoint& point, int stripes) {
 std::vector<std::string> expectedRollbackCalls(const FailurePoint& point, int stripes) {
   if (point.function == "cuMemAddressReserve")
     return {};
+  if (point.function == "cuMemGetAllocationGranularity")
+    return {};  // the build stops at its first question; nothing else is called
   const int stripe = point.nth - 1;
   const int unmapped = point.function == "cuMemSetAccess" ? stripes
                        : point.function == "cuMemRelease" ? stripe + 1
@@ -88,16 +97,33 @@ std::vector<std::string> expectedRollbackCalls(const FailurePoint& point, int st
 
 }  // namespace
 
-TEST_F(MapStripedRange, ReservesThenCreatesMapsAndReleasesEachStripeThenSetsAccessOnce) {
+TEST_F(MapStripedRange, AsksTheGranularityThenReservesCreatesMapsReleasesAndSetsAccessOnce) {
   fake::reset({{fake::Device{}, fake::Device{}}, {}});
-  const vmm::StripeLayout layout = layoutOf(8, {0, 1});
-  const CUdeviceptr base = vmm::mapStripedRange(layout, {0, 1});
+  const vmm::StripedRange range = vmm::mapStripedRange(64 * MiB, 8, {0, 1}, {0, 1});
+  const CUdeviceptr base = range.base;
+  const vmm::StripeLayout& layout = range.layout;
 
-  std::vector<std::string> expected{"cuMemAddressReserve"};
+  // Both granularities of every backing device and every mapping device, before anything else.
+  std::vector<std::string> expected(kGranularityCalls, "cuMemGetAllocationGranularity");
+  expected.push_back("cuMemAddressReserve");
   for (int i = 0; i < 8; ++i)
     expected.insert(expected.end(), {"cuMemCreate", "cuMemMap", "cuMemRelease"});
   expected.push_back("cuMemSetAccess");
   EXPECT_EQ(fake::callLog(), expected);
+
+  // 8 stripes of 8 MiB are smaller than the recommended 32 MiB: the layout is the one planned at
+  // the minimum granularity.
+  const vmm::StripeLayout planned = layoutOf(8, {0, 1});
+  EXPECT_EQ(layout.requestedBytes, planned.requestedBytes);
+  EXPECT_EQ(layout.granularity, planned.granularity);
+  EXPECT_EQ(layout.roundedBytes, planned.roundedBytes);
+  EXPECT_EQ(layout.stripeBytes, planned.stripeBytes);
+  ASSERT_EQ(layout.stripes.size(), planned.stripes.size());
+  for (std::size_t i = 0; i < planned.stripes.size(); ++i) {
+    EXPECT_EQ(layout.stripes[i].device, planned.stripes[i].device);
+    EXPECT_EQ(layout.stripes[i].offset, planned.stripes[i].offset);
+    EXPECT_EQ(layout.stripes[i].bytes, planned.stripes[i].bytes);
+  }
 
   EXPECT_EQ(base % fake::kDefaultGranularity, 0u);
   EXPECT_EQ(fake::lastReserveAlignment(), fake::kDefaultGranularity);
@@ -126,29 +152,33 @@ TEST_F(MapStripedRange, ReservesThenCreatesMapsAndReleasesEachStripeThenSetsAcce
 
 TEST_F(MapStripedRange, AlignsTheReservationToTheLayoutsGranularity) {
   fake::reset({{fake::Device{true, 8 * MiB}}, {}});
-  const vmm::StripeLayout layout = vmm::planStripes(MiB, vmm::stripedGranularity({0}, {0}), 3, {0});
-  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  const vmm::StripedRange range = vmm::mapStripedRange(MiB, 3, {0}, {0});
+  EXPECT_EQ(range.layout.granularity, 8 * MiB);
+  EXPECT_EQ(range.layout.roundedBytes, 24 * MiB);
   EXPECT_EQ(fake::lastReserveAlignment(), 8 * MiB);
-  EXPECT_EQ(base % (8 * MiB), 0u);
+  EXPECT_EQ(range.base % (8 * MiB), 0u);
   EXPECT_EQ(fake::leftovers().physicalBytes, 24 * MiB);
 }
 
 TEST_F(MapStripedRange, UsesTheRecommendedGranularityForStripesAndAlignmentWhereItFits) {
-  // The lesson's path: both granularities from the driver, the layout chooses, the range is built.
+  // Both granularities from the driver, the layout chooses, the range is built: the layout is
+  // the one step 4 of the lesson plans with stripedGranularities() to size the run.
   fake::reset({{fake::Device{}, fake::Device{}}, {}});
   const vmm::Granularities granularities = vmm::stripedGranularities({0, 1}, {0});
-  const vmm::StripeLayout layout = vmm::planStripes(64 * MiB, granularities, 2, {0, 1});
-  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  const vmm::StripedRange range = vmm::mapStripedRange(64 * MiB, 2, {0, 1}, {0});
+  EXPECT_EQ(range.layout.granularity, fake::kDefaultRecommendedGranularity);
+  EXPECT_EQ(range.layout.roundedBytes,
+            vmm::planStripes(64 * MiB, granularities, 2, {0, 1}).roundedBytes);
   EXPECT_EQ(fake::lastReserveAlignment(), fake::kDefaultRecommendedGranularity);
-  EXPECT_EQ(base % fake::kDefaultRecommendedGranularity, 0u);
-  EXPECT_EQ(fake::deviceMappedAt(base + fake::kDefaultRecommendedGranularity), 1);
-  vmm::unmapStripedRange(base, layout.roundedBytes);
+  EXPECT_EQ(range.base % fake::kDefaultRecommendedGranularity, 0u);
+  EXPECT_EQ(fake::deviceMappedAt(range.base + fake::kDefaultRecommendedGranularity), 1);
+  vmm::unmapStripedRange(range.base, range.layout.roundedBytes);
   // 8 stripes of 8 MiB are smaller than the recommended 32 MiB: the minimum, and no padding.
-  const vmm::StripeLayout small = vmm::planStripes(64 * MiB, granularities, 8, {0, 1});
-  const CUdeviceptr smallBase = vmm::mapStripedRange(small, {0});
+  const vmm::StripedRange small = vmm::mapStripedRange(64 * MiB, 8, {0, 1}, {0});
+  EXPECT_EQ(small.layout.granularity, fake::kDefaultGranularity);
   EXPECT_EQ(fake::lastReserveAlignment(), fake::kDefaultGranularity);
   EXPECT_EQ(fake::leftovers().physicalBytes, 64 * MiB);
-  vmm::unmapStripedRange(smallBase, small.roundedBytes);
+  vmm::unmapStripedRange(small.base, small.layout.roundedBytes);
   EXPECT_TRUE(machineIsClean());
 }
 
@@ -158,10 +188,9 @@ TEST_F(MapStripedRange, AFailureAtEveryCallLeavesNothingAndSaysWhatWasUndone) {
       SCOPED_TRACE(std::to_string(stripes) + " stripes, " + nameOf(point));
       fake::reset({{fake::Device{}, fake::Device{}}, {}});
       fake::failCall(point.function, point.nth);
-      const vmm::StripeLayout layout = layoutOf(stripes, {0, 1});
 
       const memsamples::CudaError error = cudaErrorOf([&] {
-        vmm::mapStripedRange(layout, {0, 1});
+        vmm::mapStripedRange(64 * MiB, stripes, {0, 1}, {0, 1});
       });
       EXPECT_TRUE(machineIsClean());
       EXPECT_EQ(error.result(), CUDA_ERROR_OUT_OF_MEMORY);
@@ -183,30 +212,44 @@ TEST_F(MapStripedRange, AFailureAtEveryCallLeavesNothingAndSaysWhatWasUndone) {
   }
 }
 
-TEST_F(MapStripedRange, ADriverThatRefusesAStripeIsRolledBackTheSameWay) {
-  // Device 1 needs 4 MiB pieces, but the layout was planned with device 0's 2 MiB only (not with
-  // stripedGranularity()): its first stripe is refused by the driver itself, not injected.
+TEST_F(MapStripedRange, AsksTheGranularityOfEveryBackingAndMappingDevice) {
+  // Device 1 needs 4 MiB pieces, device 0 2 MiB: a range planned with device 0's 2 MiB alone
+  // would have its stripes on device 1 refused by the driver. The build asks both devices, so
+  // its stripes are 4 MiB and every one is accepted.
   fake::reset({{fake::Device{true, 2 * MiB}, fake::Device{true, 4 * MiB}}, {}});
-  const vmm::StripeLayout layout = vmm::planStripes(16 * MiB, 2 * MiB, 8, {0, 1});
-  const memsamples::CudaError error = cudaErrorOf([&] { vmm::mapStripedRange(layout, {0}); });
+  const vmm::StripedRange backed = vmm::mapStripedRange(16 * MiB, 8, {0, 1}, {0});
+  EXPECT_EQ(backed.layout.stripeBytes, 4 * MiB);
+  EXPECT_EQ(backed.layout.roundedBytes, 32 * MiB);
+  EXPECT_EQ(fake::bytesOn(1), 16 * MiB);
+  vmm::unmapStripedRange(backed.base, backed.layout.roundedBytes);
+  EXPECT_TRUE(machineIsClean());
+
+  // A mapping device counts too: its mappings must be aligned for it.
+  const vmm::StripedRange mapped = vmm::mapStripedRange(16 * MiB, 8, {0}, {0, 1});
+  EXPECT_EQ(mapped.layout.stripeBytes, 4 * MiB);
+  EXPECT_EQ(fake::lastReserveAlignment(), 4 * MiB);
+  vmm::unmapStripedRange(mapped.base, mapped.layout.roundedBytes);
+  EXPECT_TRUE(machineIsClean());
+}
+
+TEST_F(MapStripedRange, ADriverThatRefusesAStripeIsRolledBackTheSameWay) {
+  // The driver refuses stripe 1's memory on device 1 with an answer of its own (here injected):
+  // the error names it, and what was built is undone.
+  fake::reset({{fake::Device{}, fake::Device{}}, {}});
+  fake::failCall("cuMemCreate", 2, CUDA_ERROR_INVALID_VALUE);
+  const memsamples::CudaError error =
+      cudaErrorOf([] { vmm::mapStripedRange(16 * MiB, 8, {0, 1}, {0}); });
   EXPECT_EQ(error.result(), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(withoutLine(error.what()),
             "cuMemCreate failed at striped_vmm.cpp:N: CUDA_ERROR_INVALID_VALUE (invalid argument) "
             "(stripe 1 of 8, on device 1); rolled back: 1 stripe unmapped, address range freed");
-  EXPECT_TRUE(machineIsClean());
-
-  // With the granularity of every device involved, the same range builds.
-  const vmm::StripeLayout fitting =
-      vmm::planStripes(16 * MiB, vmm::stripedGranularity({0, 1}, {0}), 8, {0, 1});
-  EXPECT_EQ(fitting.stripeBytes, 4 * MiB);
-  vmm::unmapStripedRange(vmm::mapStripedRange(fitting, {0}), fitting.roundedBytes);
   EXPECT_TRUE(machineIsClean());
 }
 
 TEST_F(MapStripedRange, AccessForADeviceThatCannotReachAStripeIsRefusedAndRolledBack) {
   fake::reset({{fake::Device{}, fake::Device{}}, {"10", "01"}});
   const memsamples::CudaError error = cudaErrorOf([] {
-    vmm::mapStripedRange(layoutOf(4, {0, 1}), {0});
+    vmm::mapStripedRange(64 * MiB, 4, {0, 1}, {0});
   });
   EXPECT_EQ(withoutLine(error.what()),
             "cuMemSetAccess failed at striped_vmm.cpp:N: CUDA_ERROR_INVALID_DEVICE (invalid device "
@@ -218,7 +261,8 @@ TEST_F(MapStripedRange, AFailedUndoIsReportedAndTheOtherUndoCallsAreStillMade) {
   // The build fails at stripe 2; undoing stripe 1 (the first undo, newest first) fails too.
   fake::failCall("cuMemMap", 3);
   fake::failCall("cuMemUnmap", 1);
-  const memsamples::CudaError error = cudaErrorOf([] { vmm::mapStripedRange(layoutOf(4), {0}); });
+  const memsamples::CudaError error =
+      cudaErrorOf([] { vmm::mapStripedRange(64 * MiB, 4, {0}, {0}); });
   const std::string message = withoutLine(error.what());
   EXPECT_EQ(error.result(), CUDA_ERROR_OUT_OF_MEMORY);  // the build's error, not the undo's
   EXPECT_EQ(message.rfind("cuMemMap failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of "
@@ -243,7 +287,8 @@ TEST_F(MapStripedRange, AFailedUndoIsReportedAndTheOtherUndoCallsAreStillMade) {
 TEST_F(MapStripedRange, AFailedReleaseDuringTheUndoStillFreesTheAddresses) {
   fake::failCall("cuMemMap", 2);
   fake::failCall("cuMemRelease", 2);  // the 1st release is stripe 0's; the 2nd is the undo's
-  const memsamples::CudaError error = cudaErrorOf([] { vmm::mapStripedRange(layoutOf(3), {0}); });
+  const memsamples::CudaError error =
+      cudaErrorOf([] { vmm::mapStripedRange(64 * MiB, 3, {0}, {0}); });
   EXPECT_EQ(withoutLine(error.what()),
             "cuMemMap failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of memory) "
             "(stripe 1 of 3, on device 0); rolled back: 1 stripe unmapped, address range freed; "
@@ -257,25 +302,34 @@ TEST_F(MapStripedRange, AnErrorWithoutADescriptionStillNamesTheCallAndRollsBack)
   // A result the driver has no name for: the message must still say what failed and what was
   // undone.
   fake::failCall("cuMemCreate", 2, static_cast<CUresult>(1000));
-  const memsamples::CudaError error = cudaErrorOf([] { vmm::mapStripedRange(layoutOf(2), {0}); });
+  const memsamples::CudaError error =
+      cudaErrorOf([] { vmm::mapStripedRange(64 * MiB, 2, {0}, {0}); });
   EXPECT_EQ(withoutLine(error.what()),
             "cuMemCreate failed at striped_vmm.cpp:N: CUresult 1000 (unknown to this driver) "
             "(stripe 1 of 2, on device 0); rolled back: 1 stripe unmapped, address range freed");
   EXPECT_TRUE(machineIsClean());
 }
 
-TEST_F(MapStripedRange, RefusesAnEmptyLayoutOrNoMappingDeviceBeforeAnyDriverCall) {
-  const std::string expected = "mapStripedRange: the layout has no stripe or no device maps it";
-  for (const auto& [layout, mapping] :
-       {std::pair<vmm::StripeLayout, std::vector<int>>{vmm::StripeLayout{}, {0}},
-        {layoutOf(2), {}}}) {
+TEST_F(MapStripedRange, RefusesNoBackingOrNoMappingDeviceBeforeAnyDriverCall) {
+  const std::string expected =
+      "mapStripedRange: no backing device holds the range or no device maps it";
+  for (const auto& [backing, mapping] :
+       {std::pair<std::vector<int>, std::vector<int>>{{}, {0}}, {{0}, {}}}) {
     try {
-      vmm::mapStripedRange(layout, mapping);
+      vmm::mapStripedRange(64 * MiB, 2, backing, mapping);
       ADD_FAILURE() << "accepted";
     } catch (const std::invalid_argument& error) {
       EXPECT_EQ(error.what(), expected);
     }
   }
-  EXPECT_THROW(vmm::StripedVmmRange(layoutOf(2), {}), std::invalid_argument);
+  EXPECT_THROW(vmm::StripedVmmRange(64 * MiB, 2, {0}, {}), std::invalid_argument);
   EXPECT_TRUE(fake::callLog().empty());
+}
+
+TEST_F(MapStripedRange, RefusesAZeroSizeOrStripeCountBeforeAnythingIsBuilt) {
+  // planStripes() refuses them after the granularity questions, which build nothing.
+  EXPECT_THROW(vmm::mapStripedRange(0, 2, {0}, {0}), std::invalid_argument);
+  EXPECT_THROW(vmm::mapStripedRange(64 * MiB, 0, {0}, {0}), std::invalid_argument);
+  EXPECT_EQ(fake::callCount("cuMemAddressReserve"), 0);
+  EXPECT_TRUE(machineIsClean());
 }

@@ -21,10 +21,9 @@ using StripedVmmRangeOwner = FakeDriverTest;
 }  // namespace
 
 TEST_F(UnmapStripedRange, OneUnmapOfTheWholeRangeThenTheAddressFree) {
-  const vmm::StripeLayout layout = layoutOf(8);
-  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  const vmm::StripedRange range = vmm::mapStripedRange(64 * MiB, 8, {0}, {0});
   const std::size_t built = fake::callLog().size();
-  vmm::unmapStripedRange(base, layout.roundedBytes);
+  vmm::unmapStripedRange(range.base, range.layout.roundedBytes);
   EXPECT_EQ(std::vector<std::string>(fake::callLog().begin() + static_cast<long>(built),
                                      fake::callLog().end()),
             (std::vector<std::string>{"cuMemUnmap", "cuMemAddressFree"}));
@@ -32,22 +31,20 @@ TEST_F(UnmapStripedRange, OneUnmapOfTheWholeRangeThenTheAddressFree) {
 }
 
 TEST_F(UnmapStripedRange, AFailedUnmapIsReportedAndTheAddressFreeIsStillTried) {
-  const vmm::StripeLayout layout = layoutOf(2);
-  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  const vmm::StripedRange range = vmm::mapStripedRange(64 * MiB, 2, {0}, {0});
   fake::failCall("cuMemUnmap", 1);
   const memsamples::CudaError error =
-      cudaErrorOf([&] { vmm::unmapStripedRange(base, layout.roundedBytes); });
+      cudaErrorOf([&] { vmm::unmapStripedRange(range.base, range.layout.roundedBytes); });
   EXPECT_EQ(withoutLine(error.what()),
             "cuMemUnmap failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
   EXPECT_EQ(fake::callCount("cuMemAddressFree"), 1);
 }
 
 TEST_F(UnmapStripedRange, AFailedAddressFreeIsReported) {
-  const vmm::StripeLayout layout = layoutOf(2);
-  const CUdeviceptr base = vmm::mapStripedRange(layout, {0});
+  const vmm::StripedRange range = vmm::mapStripedRange(64 * MiB, 2, {0}, {0});
   fake::failCall("cuMemAddressFree", 1, CUDA_ERROR_INVALID_VALUE);
   const memsamples::CudaError error =
-      cudaErrorOf([&] { vmm::unmapStripedRange(base, layout.roundedBytes); });
+      cudaErrorOf([&] { vmm::unmapStripedRange(range.base, range.layout.roundedBytes); });
   EXPECT_EQ(withoutLine(error.what()),
             "cuMemAddressFree failed at striped_vmm.cpp:N: CUDA_ERROR_INVALID_VALUE (invalid "
             "argument)");
@@ -58,7 +55,7 @@ TEST_F(UnmapStripedRange, AFailedAddressFreeIsReported) {
 TEST_F(StripedVmmRangeOwner, OwnsTheRangeItBuiltAndFreesItWhenDestroyed) {
   fake::reset({{fake::Device{}, fake::Device{}}, {}});
   {
-    const vmm::StripedVmmRange range(layoutOf(4, {0, 1}, 10 * MiB), {1, 0});
+    const vmm::StripedVmmRange range(10 * MiB, 4, {0, 1}, {1, 0});
     EXPECT_NE(range.get(), 0u);
     EXPECT_EQ(range.size(), 16 * MiB);
     EXPECT_EQ(range.layout().stripes.size(), 4u);
@@ -71,13 +68,13 @@ TEST_F(StripedVmmRangeOwner, OwnsTheRangeItBuiltAndFreesItWhenDestroyed) {
 
 TEST_F(StripedVmmRangeOwner, AFailedConstructionLeavesNothing) {
   fake::failCall("cuMemMap", 3);
-  EXPECT_THROW(vmm::StripedVmmRange(layoutOf(4), {0}), memsamples::CudaError);
+  EXPECT_THROW(vmm::StripedVmmRange(64 * MiB, 4, {0}, {0}), memsamples::CudaError);
   EXPECT_TRUE(machineIsClean());
 }
 
 TEST_F(StripedVmmRangeOwner, MoveConstructionTransfersTheRange) {
   {
-    vmm::StripedVmmRange first(layoutOf(2), {0});
+    vmm::StripedVmmRange first(64 * MiB, 2, {0}, {0});
     const CUdeviceptr base = first.get();
     const vmm::StripedVmmRange second(std::move(first));
     EXPECT_EQ(second.get(), base);
@@ -92,8 +89,8 @@ TEST_F(StripedVmmRangeOwner, MoveConstructionTransfersTheRange) {
 
 TEST_F(StripedVmmRangeOwner, MoveAssignmentFreesTheOldRangeAtOnce) {
   {
-    vmm::StripedVmmRange target(layoutOf(2), {0});
-    vmm::StripedVmmRange source(layoutOf(4), {0});
+    vmm::StripedVmmRange target(64 * MiB, 2, {0}, {0});
+    vmm::StripedVmmRange source(64 * MiB, 4, {0}, {0});
     const CUdeviceptr oldBase = target.get();
     const CUdeviceptr newBase = source.get();
     target = std::move(source);
@@ -113,7 +110,7 @@ TEST_F(StripedVmmRangeOwner, MoveAssignmentFreesTheOldRangeAtOnce) {
 }
 
 TEST_F(StripedVmmRangeOwner, ReleaseGivesTheRangeUpWithoutFreeingItAndLeavesAnEmptyOwner) {
-  vmm::StripedVmmRange range(layoutOf(2), {0});
+  vmm::StripedVmmRange range(64 * MiB, 2, {0}, {0});
   const CUdeviceptr base = range.get();
   const std::uint64_t bytes = range.size();
   const std::size_t built = fake::callLog().size();
@@ -123,7 +120,7 @@ TEST_F(StripedVmmRangeOwner, ReleaseGivesTheRangeUpWithoutFreeingItAndLeavesAnEm
   EXPECT_EQ(range.get(), 0u);
   EXPECT_EQ(range.size(), 0u);
   EXPECT_TRUE(range.mappingDevices().empty());
-  // The good path's explicit free, as the lesson writes it.
+  // Whoever took the range frees it.
   vmm::unmapStripedRange(base, bytes);
   EXPECT_TRUE(machineIsClean());
   const std::size_t calls = fake::callLog().size();
@@ -131,25 +128,41 @@ TEST_F(StripedVmmRangeOwner, ReleaseGivesTheRangeUpWithoutFreeingItAndLeavesAnEm
   EXPECT_EQ(fake::callLog().size(), calls);
 }
 
-TEST_F(StripedVmmRangeOwner, AFailedExplicitFreeThrowsAndTheEmptiedOwnerDoesNotTryAgain) {
+TEST_F(StripedVmmRangeOwner, TheGoodPathFreesWithCheckedCallsThenGivesTheRangeUp) {
+  // As the lesson writes it: get() for the checked free, release() once it succeeded.
+  vmm::StripedVmmRange range(64 * MiB, 2, {0}, {0});
+  vmm::unmapStripedRange(range.get(), range.size());
+  EXPECT_TRUE(machineIsClean());
+  EXPECT_NE(range.release(), 0u);
+  EXPECT_EQ(range.get(), 0u);
+  const std::size_t calls = fake::callLog().size();
+  range = vmm::StripedVmmRange();  // the emptied owner frees nothing
+  EXPECT_EQ(fake::callLog().size(), calls);
+}
+
+TEST_F(StripedVmmRangeOwner, AFailedExplicitFreeThrowsAndTheOwnerThatStillHoldsTheRangeTriesAgain) {
   {
-    vmm::StripedVmmRange range(layoutOf(2), {0});
-    const std::uint64_t bytes = range.size();
+    vmm::StripedVmmRange range(64 * MiB, 2, {0}, {0});
+    const CUdeviceptr base = range.get();
     fake::failCall("cuMemUnmap", 1);
     const memsamples::CudaError error =
-        cudaErrorOf([&] { vmm::unmapStripedRange(range.release(), bytes); });
+        cudaErrorOf([&] { vmm::unmapStripedRange(range.get(), range.size()); });
     EXPECT_EQ(withoutLine(error.what()),
               "cuMemUnmap failed at striped_vmm.cpp:N: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
-    EXPECT_EQ(range.get(), 0u);
+    // The free threw before release(): the owner still holds the range it could not free.
+    EXPECT_EQ(range.get(), base);
+    EXPECT_EQ(fake::leftovers().mappings, 2u);
   }
-  // The destructor of the emptied owner does not try again.
-  EXPECT_EQ(fake::callCount("cuMemUnmap"), 1);
-  EXPECT_EQ(fake::callCount("cuMemAddressFree"), 1);
+  // Its destructor tried again (cuMemUnmap once more, cuMemAddressFree once more), and this time
+  // nothing is left: the range did not leak.
+  EXPECT_EQ(fake::callCount("cuMemUnmap"), 2);
+  EXPECT_EQ(fake::callCount("cuMemAddressFree"), 2);
+  EXPECT_TRUE(machineIsClean());
 }
 
 TEST_F(StripedVmmRangeOwner, TheDestructorIgnoresAFailedUnmapAndStillTriesTheAddressFree) {
   {
-    const vmm::StripedVmmRange range(layoutOf(2), {0});
+    const vmm::StripedVmmRange range(64 * MiB, 2, {0}, {0});
     fake::failCall("cuMemUnmap", 1);
   }
   EXPECT_EQ(fake::callCount("cuMemAddressFree"), 1);
