@@ -36,7 +36,7 @@
  *     with two or more nodes with memory, nearest vs remote. The owners release the
  *     stream, the device vector, the module and the context, on every path.
  *
- * A default run uses 64 MiB vectors and takes about a second; `--full` measures 1 GiB
+ * A default run uses 64 MiB vectors and should take about a second; `--full` measures 1 GiB
  * vectors, the benchmark behind the course's plot (docs/refresh_data.sh).
  */
 #include <numaif.h>
@@ -60,8 +60,8 @@ namespace mn = memsamples::numa;  // this folder's binding rules: numa_binding.h
 
 namespace {
 
-// The default bytes per vector: a learner's first run takes about a second, and the
-// ratios hold (64 MiB copies run at the link's speed). `--full`: the benchmark behind the
+// The default bytes per vector: a learner's first run should take about a second, and
+// the ratios hold (64 MiB copies run at the link's speed). `--full`: the benchmark behind the
 // course's plot. Every host range holds three vectors: A, B and C.
 constexpr std::uint64_t kDefaultBytes = 64ull << 20;
 constexpr std::uint64_t kFullBytes = 1ull << 30;
@@ -283,7 +283,7 @@ int main(int argc, char** argv) {
                       options.sizeBytes, 1, 1ull << 40, sizeof(float));  // at most 1T
   commandLine.addFlag("full",
                       "the benchmark behind the course's plot: 1G per vector (about 15 s on "
-                      "an H100; the default run takes about a second)",
+                      "an H100; the default run, seconds)",
                       options.full);
   commandLine.addFlag("strict",
                       "MPOL_BIND: every page on the node or an error (default: "
