@@ -174,6 +174,7 @@ MEMSAMPLES_WEAK(cuMulticastGetGranularity)
 MEMSAMPLES_WEAK(cuMulticastCreate)
 MEMSAMPLES_WEAK(cuMulticastAddDevice)
 MEMSAMPLES_WEAK(cuMulticastBindMem)
+MEMSAMPLES_WEAK(cuMulticastBindAddr)
 MEMSAMPLES_WEAK(cuMulticastUnbind)
 
 // Stream-ordered allocation and pools.
