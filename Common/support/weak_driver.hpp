@@ -56,6 +56,8 @@ MEMSAMPLES_WEAK(cuDeviceGetPCIBusId)
 MEMSAMPLES_WEAK(cuDeviceTotalMem)
 MEMSAMPLES_WEAK(cuDeviceCanAccessPeer)
 MEMSAMPLES_WEAK(cuDeviceGetP2PAttribute)
+MEMSAMPLES_WEAK(cuDeviceGetHostAtomicCapabilities)  // 00_memoryQueryDrv: CUDA 13.0
+MEMSAMPLES_WEAK(cuDeviceGetP2PAtomicCapabilities)   // 00_memoryQueryDrv: CUDA 13.0
 MEMSAMPLES_WEAK(cuDeviceGetDefaultMemPool)
 MEMSAMPLES_WEAK(cuDevicePrimaryCtxRetain)
 MEMSAMPLES_WEAK(cuDevicePrimaryCtxRelease)
@@ -101,6 +103,9 @@ MEMSAMPLES_WEAK(cuMemHostGetDevicePointer)
 MEMSAMPLES_WEAK(cuMemHostRegister)
 MEMSAMPLES_WEAK(cuMemHostUnregister)
 MEMSAMPLES_WEAK(cuMemcpyAsync)
+MEMSAMPLES_WEAK(cuMemcpy)      // 01_vectorAddDrv's synchronous twins
+MEMSAMPLES_WEAK(cuMemcpyHtoD)  // 01_vectorAddDrv
+MEMSAMPLES_WEAK(cuMemcpyDtoD)  // 01_vectorAddDrv
 MEMSAMPLES_WEAK(cuMemcpyHtoDAsync)
 MEMSAMPLES_WEAK(cuMemcpyDtoH)
 MEMSAMPLES_WEAK(cuMemcpyDtoHAsync)
@@ -169,6 +174,7 @@ MEMSAMPLES_WEAK(cuMulticastGetGranularity)
 MEMSAMPLES_WEAK(cuMulticastCreate)
 MEMSAMPLES_WEAK(cuMulticastAddDevice)
 MEMSAMPLES_WEAK(cuMulticastBindMem)
+MEMSAMPLES_WEAK(cuMulticastBindAddr)
 MEMSAMPLES_WEAK(cuMulticastUnbind)
 
 // Stream-ordered allocation and pools.

@@ -35,15 +35,23 @@
  *    device has memory pools (cuMemAllocAsync).
  * 6. Theoretical memory bandwidth: memory clock x 2 (double data rate) x bus width, the
  *    ceiling the bandwidth figures of the other samples are compared with.
- * 7. Peer access (05_p2pMemMap): the **cuDeviceCanAccessPeer** matrix with the link's
- *    performance rank and native-atomic support (**cuDeviceGetP2PAttribute**). A driver
- *    may refuse those two (some virtual GPUs do): the matrix then shows "?" for them.
- * 8. The verdict: PASS when every query succeeded (a refused link attribute aside) and
- *    the answers agree with each other (answersAgree()).
+ * 7. Atomics on host memory: which atomic operations the device does natively over its
+ *    link to the host, and at which widths (**cuDeviceGetHostAtomicCapabilities**). A
+ *    refusal is kept and shown, not failed.
+ * 8. Every pair of devices (05_p2pMemMap, 08_multicastReduce): the
+ *    **cuDeviceCanAccessPeer** matrix with the link's performance rank and native-atomic
+ *    support (**cuDeviceGetP2PAttribute**), and which atomic operations the link does
+ *    natively (**cuDeviceGetP2PAtomicCapabilities**, the peer twin of step 7). A driver
+ *    may refuse those (some virtual GPUs do): the report then shows "?" for them. One
+ *    GPU has no pairs, so nothing is asked there.
+ * 9. The verdict: PASS when every query succeeded (a refused link or atomics answer
+ *    aside) and the answers agree with each other (answersAgree(), in
+ *    memoryQueryDrv_report.cpp).
  *
- * Steps 1 to 6 are the core region, what each device supports; step 7 is the second one
- * (core-b), what each pair of devices supports. The answers are printed by
- * memoryQueryDrv_report.cpp.
+ * Steps 1 to 7 are the core region, what each device supports; step 8 is the second one
+ * (core-b), what each pair of devices supports. The two helpers attribute() and
+ * granularity() wrap cuDeviceGetAttribute and cuMemGetAllocationGranularity. The answers
+ * are printed by memoryQueryDrv_report.cpp, after every question was asked.
  */
 #include <iostream>
 #include <optional>
@@ -58,16 +66,39 @@ namespace ms = memsamples;
 namespace {
 
 // The lesson's own helpers, defined below it.
-std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
-                                  int deviceCount);
+std::vector<int> ordinalsToReport(const std::optional<long long>& requested, int deviceCount);
 
-/// The lesson: every query, in the order it is made, and the verdict.
+/// cuDeviceGetAttribute as a value: most of the lesson's answers are device attributes.
+int attribute(CUdevice device, CUdevice_attribute which) {
+  int value = 0;
+  ms::check(cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
+  return value;
+}
+
+/// The minimum and recommended cuMemGetAllocationGranularity, asked with the
+/// CUmemAllocationProp that cuMemCreate would be given: pinned memory at a location (a
+/// device, or a host NUMA node).
+// [granularity]
+Granularity granularity(CUmemLocationType type, int id) {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = type;
+  prop.location.id = id;
+
+  Granularity g;
+  ms::check(cuMemGetAllocationGranularity(&g.minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+            "cuMemGetAllocationGranularity");
+  ms::check(
+      cuMemGetAllocationGranularity(&g.recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+      "cuMemGetAllocationGranularity");
+  return g;
+}
+// [granularity]
+
+/// The lesson: every query, in the order it is made, then the report and the verdict.
 ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRoot,
                      ms::Report& report) {
   std::ostream& out = report.out();
-  bool agree = true;
-  ms::JsonArray jsonDevices;
-  ms::JsonArray jsonPeers;
 
   //! [core]
   // 1. Load the driver, and find the devices. A CUdevice is a handle, not an ordinal:
@@ -77,51 +108,24 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
   ms::check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion");
   int count = 0;
   ms::check(cuDeviceGetCount(&count), "cuDeviceGetCount");
-  if (count == 0)
-    throw ms::WaivedError("no CUDA device found");
   std::vector<CUdevice> devices(static_cast<std::size_t>(count));
   for (int ordinal = 0; ordinal < count; ++ordinal)
     ms::check(cuDeviceGet(&devices[ordinal], ordinal), "cuDeviceGet");
-  const std::vector<int> reported = ordinalsToReport(common.device, count);
-  reportDriver(driverVersion, count, out);
 
-  // Most answers are device attributes; the VMM granularity is asked with the
-  // CUmemAllocationProp that cuMemCreate would be given: pinned memory at a location.
-  const auto attribute = [](CUdevice device, CUdevice_attribute which) {
-    int value = 0;
-    ms::check(cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
-    return value;
-  };
-
-  const auto granularity = [](CUmemLocationType type, int id) {
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = type;
-    prop.location.id = id;
-    Granularity g;
-    ms::check(cuMemGetAllocationGranularity(&g.minimum, &prop,
-                                            CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-              "cuMemGetAllocationGranularity");
-    ms::check(cuMemGetAllocationGranularity(&g.recommended, &prop,
-                                            CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-              "cuMemGetAllocationGranularity");
-    return g;
-  };
-
-  for (const int ordinal : reported) {
+  std::vector<DeviceAnswers> answers;  // every device, or only --device N
+  for (const int ordinal : ordinalsToReport(common.device, count)) {
     const CUdevice device = devices[ordinal];
-    DeviceAnswers d;
+    DeviceAnswers& d = answers.emplace_back();
     d.ordinal = ordinal;
 
     // 2. Identity: what the device is, and its PCI bus id, which names it in sysfs. The
     // compute mode says who may create contexts on it: a query needs no context.
-    ms::check(cuDeviceTotalMem(&d.totalBytes, device), "cuDeviceTotalMem");
-    ms::check(cuDeviceGetPCIBusId(d.pciBusId, sizeof d.pciBusId, device),
-              "cuDeviceGetPCIBusId");
+    ms::check(cuDeviceGetName(d.name, sizeof d.name, device), "cuDeviceGetName");
     d.computeMajor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     d.computeMinor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     d.multiprocessors = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    ms::check(cuDeviceGetName(d.name, sizeof d.name, device), "cuDeviceGetName");
+    ms::check(cuDeviceTotalMem(&d.totalBytes, device), "cuDeviceTotalMem");
+    ms::check(cuDeviceGetPCIBusId(d.pciBusId, sizeof d.pciBusId, device), "cuDeviceGetPCIBusId");
     d.computeMode = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
 
     // 3. Virtual memory management: cuMemCreate and cuMemMap, and their granularity.
@@ -131,23 +135,20 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
 
     // 4. Managed and pageable memory.
     d.managed = attribute(device, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
-    d.concurrentManaged =
-        attribute(device, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
+    d.concurrentManaged = attribute(device, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
     d.pageable = attribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
-    d.pageableUsesHostPageTables = attribute(
-        device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
+    d.pageableUsesHostPageTables =
+        attribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
 
     // 5. Host NUMA: the node nearest the device from the driver and from the kernel,
     // which may disagree, and whether cuMemCreate may place memory on a host node.
     d.hostNumaIdAttribute = attribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
     d.hostNumaSysfs = ms::readPciNumaNode(sysfsRoot, d.pciBusId);
-    d.hostNumaVmm = attribute(
-        device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
+    d.hostNumaVmm =
+        attribute(device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
     if (d.hostNumaVmm) {
-      // -1 is no contradiction: without NUMA, the one host location is id 0.
-      d.hostNumaLocationId = ms::hostNumaLocationId(d.hostNumaIdAttribute);
-      d.hostNumaGranularity =
-          granularity(CU_MEM_LOCATION_TYPE_HOST_NUMA, d.hostNumaLocationId);
+      d.hostNumaLocationId = ms::hostNumaLocationId(d.hostNumaIdAttribute);  // -1 (no NUMA): 0
+      d.hostNumaGranularity = granularity(CU_MEM_LOCATION_TYPE_HOST_NUMA, d.hostNumaLocationId);
     }
     d.memoryPools = attribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
 
@@ -156,48 +157,64 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
     d.busWidthBits = attribute(device, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     d.peakGBps = ms::peakBandwidthGBps(d.memoryClockKHz, d.busWidthBits);
 
-    reportDevice(d, out, jsonDevices);
-    agree = answersAgree(d) && agree;
+    // 7. Atomics on host memory: which operations the link to the host does natively. Kept,
+    // not checked, like step 8's; asked where the driver has it (a weak import, else null).
+    if (cuDeviceGetHostAtomicCapabilities != nullptr)
+      d.hostAtomics.answer = cuDeviceGetHostAtomicCapabilities(
+          d.hostAtomics.capabilities.data(), kAtomicOperations.data(), kAtomicCount, device);
   }
   //! [core]
 
   //! [core-b]
-  // 7. Peer access between every two devices, also with --device N: may the
-  // accessor map the owner's memory, how good is the link, and are its atomics native?
+  // 8. Every ordered pair of devices, also with --device N: may the accessor map the owner's
+  // memory, how good is their link, which atomics does it do? One GPU has no pairs.
   std::vector<PeerAnswer> peers;
   for (int accessor = 0; accessor < count; ++accessor) {
     for (int owner = 0; owner < count; ++owner) {
       if (accessor == owner)
         continue;
-      PeerAnswer p;
+      PeerAnswer& p = peers.emplace_back();
       p.accessor = accessor;
       p.owner = owner;
       const CUdevice from = devices[accessor];
       const CUdevice to = devices[owner];
 
       ms::check(cuDeviceCanAccessPeer(&p.canAccess, from, to), "cuDeviceCanAccessPeer");
-      if (p.canAccess) {
-        // The link's attributes only describe it, and a driver may refuse them: the
-        // answers are kept, not checked, so that a refusal shows as "?" in the matrix.
-        p.rankAnswer = cuDeviceGetP2PAttribute(
-            &p.rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, from, to);
-        p.atomicsAnswer = cuDeviceGetP2PAttribute(
-            &p.atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, from, to);
-      }
-      peers.push_back(p);
+      if (!p.canAccess)
+        continue;
+
+      // The link's answers only describe it, and a driver may refuse them: they are
+      // kept, not checked, so that a refusal shows as "?" and the report goes on.
+      p.rankAnswer =
+          cuDeviceGetP2PAttribute(&p.rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, from, to);
+      p.atomicsAnswer = cuDeviceGetP2PAttribute(
+          &p.atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, from, to);
+      if (cuDeviceGetP2PAtomicCapabilities != nullptr)
+        p.atomicOperations.answer =
+            cuDeviceGetP2PAtomicCapabilities(p.atomicOperations.capabilities.data(),
+                                             kAtomicOperations.data(), kAtomicCount, from, to);
     }
   }
   //! [core-b]
 
-  reportPeers(peers, count, out, jsonPeers);
-
-  // 8. The verdict: PASS when every query succeeded (a refused link attribute aside) and
-  // each device's answers agree.
+  // 9. The report, then the verdict: PASS when every query succeeded (a refused link or
+  // atomics answer aside) and each device's answers agree.
+  ms::JsonArray jsonDevices;
+  ms::JsonArray jsonPeers;
+  ms::JsonArray jsonPeerAtomics;
+  reportDriver(driverVersion, count, out);
+  bool agree = true;
+  for (const DeviceAnswers& d : answers) {
+    reportDevice(d, driverVersion, out, jsonDevices);
+    agree = answersAgree(d) && agree;
+  }
+  reportPeers(peers, count, driverVersion, out, jsonPeers, jsonPeerAtomics);
   report.json()
       .set("driverVersion", driverVersion)
       .set("deviceCount", count)
       .set("devices", jsonDevices)
-      .set("peerAccess", jsonPeers);
+      .set("peerAccess", jsonPeers)
+      .set("peerAtomics", jsonPeerAtomics);
   // answersAgree() also checks the HOST_NUMA granularities, which the first clause covers.
   if (!agree) {
     out << "Inconsistent answers: VMM without a usable granularity, or concurrent "
@@ -206,9 +223,11 @@ ms::Verdict runQuery(const ms::CommonOptions& common, const std::string& sysfsRo
   return agree ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 
-/// The ordinals to report: `--device N` alone (validated), or every device.
-std::vector<int> ordinalsToReport(const std::optional<long long>& requested,
-                                  int deviceCount) {
+/// The ordinals to report: `--device N` alone (validated), or every device. No device at
+/// all waives the sample.
+std::vector<int> ordinalsToReport(const std::optional<long long>& requested, int deviceCount) {
+  if (deviceCount == 0)
+    throw ms::WaivedError("no CUDA device found");
   if (requested)
     return {ms::validateDeviceOrdinal(*requested, deviceCount)};
 

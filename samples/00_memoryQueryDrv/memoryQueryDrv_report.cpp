@@ -1,7 +1,9 @@
 // 00_memoryQueryDrv's report: the answers as text and JSON (see memoryQueryDrv_report.hpp).
 #include "memoryQueryDrv_report.hpp"
 
+#include <algorithm>
 #include <iomanip>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -33,6 +35,77 @@ std::string computeModeConsequence(int mode) {
   }
 }
 
+/// The names of kAtomicOperations, in the same order: text, then JSON.
+constexpr const char* kOperationNames[] = {
+    "integer add", "integer min", "integer max", "increment", "decrement", "and",      "or",
+    "xor",         "exchange",    "CAS",         "float add", "float min", "float max"};
+constexpr const char* kOperationKeys[] = {
+    "integerAdd", "integerMin", "integerMax", "increment", "decrement", "and",     "or",
+    "xor",        "exchange",   "cas",        "floatAdd",  "floatMin",  "floatMax"};
+static_assert(std::size(kOperationNames) == kAtomicOperations.size() &&
+              std::size(kOperationKeys) == kAtomicOperations.size());
+
+/// One CUatomicOperationCapability mask in words: "signed unsigned 32-bit 64-bit".
+std::string capabilityText(unsigned int mask) {
+  const std::pair<unsigned int, const char*> bits[] = {
+      {CU_ATOMIC_CAPABILITY_SIGNED, "signed"},
+      {CU_ATOMIC_CAPABILITY_UNSIGNED, "unsigned"},
+      {CU_ATOMIC_CAPABILITY_REDUCTION, "reduction"},
+      {CU_ATOMIC_CAPABILITY_SCALAR_32, "32-bit"},
+      {CU_ATOMIC_CAPABILITY_SCALAR_64, "64-bit"},
+      {CU_ATOMIC_CAPABILITY_SCALAR_128, "128-bit"},
+      {CU_ATOMIC_CAPABILITY_VECTOR_32x4, "32x4-vector"}};
+  std::string text;
+  for (const auto& [bit, name] : bits) {
+    if ((mask & bit) != 0)
+      text += (text.empty() ? "" : " ") + std::string(name);
+  }
+  return text;
+}
+
+/// What an atomic-capability query answered, in words: the native operations grouped by their
+/// capabilities ("integer add, CAS: 32-bit 64-bit; float add: 32-bit"), "none native" when the
+/// link does none, the refusal after "? ", or why it was not asked (@p entryPoint missing).
+std::string atomicsText(const AtomicAnswers& atomics, const char* entryPoint, int driverVersion) {
+  if (!atomics.answer) {
+    return std::string("not asked: the NVIDIA driver (CUDA ") +
+           ms::formatCudaVersion(driverVersion) + ") has no " + entryPoint;
+  }
+  if (*atomics.answer != CUDA_SUCCESS)
+    return std::string("? ") + entryPoint + ": " + ms::describeResult(*atomics.answer);
+
+  std::vector<bool> done(kAtomicOperations.size(), false);
+  std::string text;
+  for (std::size_t k = 0; k < kAtomicOperations.size(); ++k) {
+    const unsigned int mask = atomics.capabilities[k];
+    if (mask == 0 || done[k])
+      continue;
+    std::string names;
+    for (std::size_t same = k; same < kAtomicOperations.size(); ++same) {
+      if (atomics.capabilities[same] != mask)
+        continue;
+      names += (names.empty() ? "" : ", ") + std::string(kOperationNames[same]);
+      done[same] = true;
+    }
+    text += (text.empty() ? "" : "; ") + names + ": " + capabilityText(mask);
+  }
+  return text.empty()
+             ? "none native (of " + std::to_string(kAtomicOperations.size()) + " operations asked)"
+             : text;
+}
+
+/// The answers as JSON: one capability mask per operation, or why there are none.
+ms::JsonObject atomicsJson(const AtomicAnswers& atomics) {
+  ms::JsonObject object;
+  object.set("asked", atomics.answer.has_value());
+  if (atomics.answer && *atomics.answer != CUDA_SUCCESS)
+    object.set("queryFailed", ms::describeResult(*atomics.answer));
+  if (atomics.answer && *atomics.answer == CUDA_SUCCESS) {
+    for (std::size_t k = 0; k < kAtomicOperations.size(); ++k)
+      object.set(kOperationKeys[k], static_cast<std::uint64_t>(atomics.capabilities[k]));
+  }
+  return object;
+}
 
 }  // namespace
 
@@ -41,7 +114,8 @@ void reportDriver(int driverVersion, int deviceCount, std::ostream& out) {
       << deviceCount << (deviceCount == 1 ? " device" : " devices") << "\n\n";
 }
 
-void reportDevice(const DeviceAnswers& d, std::ostream& out, ms::JsonArray& json) {
+void reportDevice(const DeviceAnswers& d, int driverVersion, std::ostream& out,
+                  ms::JsonArray& json) {
   std::vector<std::pair<std::string, std::string>> rows;
   ms::JsonObject object;
   const auto add = [&rows](const std::string& label, const std::string& value) {
@@ -117,6 +191,10 @@ void reportDevice(const DeviceAnswers& d, std::ostream& out, ms::JsonArray& json
       .set("busWidthBits", d.busWidthBits)
       .set("theoreticalPeakGBps", d.peakGBps);
 
+  add("Native atomics on host memory",
+      atomicsText(d.hostAtomics, "cuDeviceGetHostAtomicCapabilities", driverVersion));
+  object.set("hostAtomics", atomicsJson(d.hostAtomics));
+
   out << "Device " << d.ordinal << '\n';
   for (const auto& [label, value] : rows) {
     out << "  " << std::left << std::setw(38) << label << value << '\n';
@@ -125,8 +203,8 @@ void reportDevice(const DeviceAnswers& d, std::ostream& out, ms::JsonArray& json
   json.addRaw(object.dump());
 }
 
-void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
-                 ms::JsonArray& json) {
+void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, int driverVersion,
+                 std::ostream& out, ms::JsonArray& json, ms::JsonArray& atomicsJsonArray) {
   // Common's peer-access matrix, which 05_p2pMemMap prints too: rows are owners, columns
   // accessors, each refused attribute named below it and in the JSON.
   const auto n = static_cast<std::size_t>(deviceCount);
@@ -153,8 +231,34 @@ void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ost
     }
   }
   out << ms::describePeerLinks(reach, links, json);
-  if (deviceCount == 1)
-    out << "  (one device: no peers)\n";
+  if (deviceCount == 1) {
+    out << "  (one device: no pairs, so no peer access and no peer atomics to ask about)\n";
+    return;
+  }
+
+  // The atomics of each link that can be used, one line per pair; one line in all where the
+  // driver lacks the entry point, or no pair can access the other.
+  const char* const entryPoint = "cuDeviceGetP2PAtomicCapabilities";
+  out << "Peer atomics (" << entryPoint << "(accessor, owner): native over the link):\n";
+  std::size_t asked = 0;
+  for (const PeerAnswer& p : peers) {
+    if (!p.canAccess)
+      continue;
+    ms::JsonObject object = atomicsJson(p.atomicOperations);
+    object.set("accessor", p.accessor).set("owner", p.owner);
+    atomicsJsonArray.addRaw(object.dump());
+    if (!p.atomicOperations.answer)
+      continue;
+    ++asked;
+    out << "  accessor " << p.accessor << " -> owner " << p.owner << "  "
+        << atomicsText(p.atomicOperations, entryPoint, driverVersion) << '\n';
+  }
+  if (asked == 0 && std::any_of(peers.begin(), peers.end(),
+                                [](const PeerAnswer& p) { return p.canAccess != 0; })) {
+    out << "  " << atomicsText(AtomicAnswers{}, entryPoint, driverVersion) << '\n';
+  } else if (asked == 0) {
+    out << "  (no device can access another's memory: no link to ask about)\n";
+  }
 }
 
 // [agree]

@@ -7,19 +7,51 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <vector>
 
 #include "memsamples.hpp"
 #include "support/device_matrix.hpp"  // describePeerLinks
 #include "support/devices.hpp"        // peakBandwidthGBps, validateDeviceOrdinal
-#include "support/numa_sysfs.hpp"  // PciNumaNode, readPciNumaNode, hostNumaLocationId
+#include "support/numa_sysfs.hpp"     // PciNumaNode, readPciNumaNode, hostNumaLocationId
 
 /// The minimum and recommended cuMemGetAllocationGranularity of pinned memory at a location.
 struct Granularity {
   std::size_t minimum = 0;      ///< cuMemCreate's size and cuMemMap's address, size, offset.
   std::size_t recommended = 0;  ///< What the driver suggests for performance.
+};
+
+/// Every CUDA-valid atomic operation (CUatomicOperation), in cuda.h's order: the operations
+/// steps 7 and 8 ask cuDeviceGetHostAtomicCapabilities and cuDeviceGetP2PAtomicCapabilities about.
+inline constexpr std::array<CUatomicOperation, 13> kAtomicOperations = {
+    CU_ATOMIC_OPERATION_INTEGER_ADD,
+    CU_ATOMIC_OPERATION_INTEGER_MIN,
+    CU_ATOMIC_OPERATION_INTEGER_MAX,
+    CU_ATOMIC_OPERATION_INTEGER_INCREMENT,
+    CU_ATOMIC_OPERATION_INTEGER_DECREMENT,
+    CU_ATOMIC_OPERATION_AND,
+    CU_ATOMIC_OPERATION_OR,
+    CU_ATOMIC_OPERATION_XOR,
+    CU_ATOMIC_OPERATION_EXCHANGE,
+    CU_ATOMIC_OPERATION_CAS,
+    CU_ATOMIC_OPERATION_FLOAT_ADD,
+    CU_ATOMIC_OPERATION_FLOAT_MIN,
+    CU_ATOMIC_OPERATION_FLOAT_MAX};
+
+/// The count argument of the two atomic-capability queries.
+inline constexpr unsigned int kAtomicCount = kAtomicOperations.size();
+
+/// Which atomic operations a link does natively: the link between a device and the host
+/// (cuDeviceGetHostAtomicCapabilities) or between two devices (cuDeviceGetP2PAtomicCapabilities).
+struct AtomicAnswers {
+  /// What the query returned; empty where it was not asked (the driver lacks the entry point).
+  std::optional<CUresult> answer;
+  /// Per operation of kAtomicOperations, a mask of CUatomicOperationCapability bits (signed,
+  /// unsigned, reduction, 32/64/128-bit scalar, 32x4 vector); 0: not native over the link.
+  std::array<unsigned int, kAtomicOperations.size()> capabilities = {};
 };
 
 /// One device's answers, each from the query named beside it.
@@ -47,6 +79,7 @@ struct DeviceAnswers {
   int memoryClockKHz = 0;           ///< MEMORY_CLOCK_RATE.
   int busWidthBits = 0;             ///< GLOBAL_MEMORY_BUS_WIDTH.
   double peakGBps = 0;              ///< memory clock x 2 x bus width / 8.
+  AtomicAnswers hostAtomics;        ///< cuDeviceGetHostAtomicCapabilities.
 };
 
 /// What one device (the accessor) may do with another's (the owner's) memory.
@@ -58,6 +91,7 @@ struct PeerAnswer {
   int atomics = 0;    ///< P2P NATIVE_ATOMIC_SUPPORTED; asked only where canAccess is set.
   CUresult rankAnswer = CUDA_SUCCESS;     ///< What the rank query returned; else rank is unknown.
   CUresult atomicsAnswer = CUDA_SUCCESS;  ///< What the atomics query returned.
+  AtomicAnswers atomicOperations;  ///< cuDeviceGetP2PAtomicCapabilities; where canAccess is set.
 };
 
 /// "CUDA driver 13.0, 1 device" and a blank line. cuDriverGetVersion's number is
@@ -65,16 +99,21 @@ struct PeerAnswer {
 void reportDriver(int driverVersion, int deviceCount, std::ostream& out);
 
 /// Prints @p answers as a table ("Device N", a label and a value per line) and appends them to
-/// @p json as one object.
-void reportDevice(const DeviceAnswers& answers, std::ostream& out, memsamples::JsonArray& json);
+/// @p json as one object. @p driverVersion names the driver where an entry point is missing.
+void reportDevice(const DeviceAnswers& answers, int driverVersion, std::ostream& out,
+                  memsamples::JsonArray& json);
 
 /// Prints the peer-access matrix of @p deviceCount devices from @p peers, one answer per ordered
 /// pair of different devices, and appends each to @p json: Common's describePeerLinks()
 /// (support/device_matrix.hpp), the matrix 05_p2pMemMap prints too (row = owner, column =
 /// accessor). A pair whose attributes the driver refused is "?" in the matrix, with each
-/// refusal below it, and in the JSON (`attributeQueryFailed`) instead of the values.
-void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, std::ostream& out,
-                 memsamples::JsonArray& json);
+/// refusal below it, and in the JSON (`attributeQueryFailed`) instead of the values. Then the
+/// native atomic operations of each pair that can access the other (@p atomicsJson, one object
+/// per pair), a refusal as "?" with the reason; one line where the driver lacks the entry point
+/// (named with @p driverVersion), or where there is no pair to ask about.
+void reportPeers(const std::vector<PeerAnswer>& peers, int deviceCount, int driverVersion,
+                 std::ostream& out, memsamples::JsonArray& json,
+                 memsamples::JsonArray& atomicsJson);
 
 /**
  * The verdict on one device: whether its answers agree with each other. A device that reports

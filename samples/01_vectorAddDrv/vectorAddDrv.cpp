@@ -22,14 +22,22 @@
  *    **cuMemcpyHtoDAsync**, **cuLaunchKernel** with a `kernelParams` array,
  *    **cuMemcpyDtoHAsync**, **cuStreamSynchronize**.
  * 6. Check C exactly: every element is compared with A + B on the CPU.
- * 7. Measure the kernel against a copy and the peak (vectorAddDrv_measure.cpp): its
+ * 7. The same kinds of copy once more with their synchronous twins, which take no stream
+ *    (copySynchronously()): **cuMemcpyHtoD** returns once pinned host memory is copied,
+ *    **cuMemcpyDtoD** may return before its copy is done, and **cuMemcpy** works out the
+ *    direction from the two addresses (unified addressing). A's round trip must be exact.
+ * 8. Measure the kernel against a copy and the peak (vectorAddDrv_measure.cpp): its
  *    bandwidth next to a device-to-device copy and the theoretical peak, all from this
  *    run. C is checked again after the timed launches.
- * 8. Release everything in reverse order of creation, each answer checked:
+ * 9. Release everything in reverse order of creation, each answer checked:
  *    **cuStreamDestroy**, **cuMemFreeHost**, **cuMemFree**, **cuModuleUnload**, and
  *    **cuCtxDestroy** last. On an error path, the owners (`ms::Owned...`) release
  *    instead.
  */
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -46,10 +54,13 @@ namespace {
 /// not whole floats, is a usage error while the options are parsed, before any device output.
 constexpr std::uint64_t kMaxVectorBytes = 1ull << 40;
 
+// Step 7, defined below the lesson.
+bool copySynchronously(CUdeviceptr a, CUdeviceptr c, const float* hostA, float* hostC,
+                       std::size_t bytes, ms::Report& report);
+
 /// The lesson: every driver call of the baseline, in the order a program makes them.
 ms::Verdict runVectorAdd(const ms::CommonOptions& common,
-                         const std::optional<std::uint64_t>& requestedBytes,
-                         ms::Report& report) {
+                         const std::optional<std::uint64_t>& requestedBytes, ms::Report& report) {
   std::ostream& out = report.out();
 
   //! [core]
@@ -101,9 +112,8 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
   ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
 
-  // The launch's settings go in a struct, as step 7 repeats the launch. One float4 per
-  // thread: the kernel's grid-stride loop would do with fewer blocks, but on the H200
-  // this grid runs 6 % faster than one that fills every SM once (4347 vs 4086 GB/s).
+  // The launch's settings go in a struct, as step 8 repeats the launch. One float4 per
+  // thread: on the H200 that beats a grid that fills every SM once by 6 %.
   ms::VectorAddLaunch launch;
   launch.kernel = vecAdd;
   launch.block = 256;  // threads per block
@@ -118,8 +128,8 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   launch.c = c.get();
   unsigned long long n = count;
   void* kernelParams[] = {&launch.a, &launch.b, &launch.c, &n};
-  ms::check(cuLaunchKernel(launch.kernel, launch.grid, 1, 1, launch.block, 1, 1, 0,
-                           launch.stream, kernelParams, nullptr),
+  ms::check(cuLaunchKernel(launch.kernel, launch.grid, 1, 1, launch.block, 1, 1, 0, launch.stream,
+                           kernelParams, nullptr),
             "cuLaunchKernel");
   ms::check(cuMemcpyDtoHAsync(hostC, c.get(), bytes, stream.get()), "cuMemcpyDtoHAsync");
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
@@ -127,12 +137,16 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   // 6. Check C exactly: float addition is correctly rounded on the GPU and CPU alike.
   const ms::VectorAddCheck firstRun = ms::checkVectorAdd(hostA, hostB, hostC, count);
 
-  // 7. Measure the kernel against a copy and the peak. C is checked again after the
+  // 7. The same kinds of copy once more with their synchronous twins, which take no
+  // stream: A to the device, on into C, and back to the host (copySynchronously(), below).
+  const bool roundTripExact = copySynchronously(a.get(), c.get(), hostA, hostC, bytes, report);
+
+  // 8. Measure the kernel against a copy and the peak. C is checked again after the
   // timed launches, and the verdict counts both checks.
   const ms::Verdict verdict =
       measureVectorAdd(launch, firstRun, device, common, hostA, hostB, hostC, report);
 
-  // 8. Release everything in reverse order of creation, each answer checked. The stream
+  // 9. Release everything in reverse order of creation, each answer checked. The stream
   // is idle (the measurement ended with cuStreamSynchronize); the context goes last.
   ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
   ms::check(cuMemFreeHost(pinnedC.release()), "cuMemFreeHost");
@@ -145,8 +159,61 @@ ms::Verdict runVectorAdd(const ms::CommonOptions& common,
   ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   //! [core]
 
-  return verdict;
+  return roundTripExact ? verdict : ms::Verdict::Fail;
 }
+
+/**
+ * Step 7: cuMemcpyHtoD, cuMemcpyDtoD and cuMemcpy, the synchronous twins of step 5's
+ * copies, once each: A from @p hostA into @p a, on into @p c, and back into @p hostC.
+ * Prints how long the host spent in each call and whether the round trip is exact (the
+ * JSON gets the same), and returns that.
+ */
+// [sync-twins]
+bool copySynchronously(CUdeviceptr a, CUdeviceptr c, const float* hostA, float* hostC,
+                       std::size_t bytes, ms::Report& report) {
+  using Clock = std::chrono::steady_clock;
+  const auto msSince = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+
+  // The twins take no stream: they run on the legacy default stream (NULL), in order. That
+  // stream waits for blocking streams only, never for a CU_STREAM_NON_BLOCKING one like
+  // step 5's: its work is done here because step 5 ended with cuStreamSynchronize.
+
+  // Host to device from pinned memory: returns when the copy is done, with no synchronize.
+  // (From pageable memory it returns once the data is staged; the DMA may still run.)
+  const Clock::time_point upload = Clock::now();
+  ms::check(cuMemcpyHtoD(a, hostA, bytes), "cuMemcpyHtoD");
+  const double uploadMs = msSince(upload);
+
+  // Device to device: no host-side synchronization at all, in spite of the name. The
+  // call may return before the copy is done; the next call on the stream waits for it.
+  const Clock::time_point onDevice = Clock::now();
+  ms::check(cuMemcpyDtoD(c, a, bytes), "cuMemcpyDtoD");
+  const double onDeviceMs = msSince(onDevice);
+
+  // cuMemcpy takes two addresses and finds the direction from them (unified addressing
+  // tells device memory from pinned host memory). Into the host it returns only when the
+  // data has arrived, and after the copy before it: C holds A, and when it returns the
+  // legacy stream is idle, so step 8's stream may use A and C again.
+  const Clock::time_point download = Clock::now();
+  const auto hostAddress = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(hostC));
+  ms::check(cuMemcpy(hostAddress, c, bytes), "cuMemcpy");
+  const double downloadMs = msSince(download);
+
+  const bool exact = std::memcmp(hostC, hostA, bytes) == 0;
+  report.out() << std::fixed << std::setprecision(2) << "Sync    cuMemcpyHtoD " << uploadMs
+               << " ms, cuMemcpyDtoD " << onDeviceMs << " ms, cuMemcpy " << downloadMs
+               << " ms (host time per call); round trip "
+               << (exact ? "exact" : "NOT exact: C came back different from A") << '\n';
+  report.json()
+      .set("syncHtoDCallMs", uploadMs)
+      .set("syncDtoDCallMs", onDeviceMs)
+      .set("syncMemcpyCallMs", downloadMs)
+      .set("syncRoundTripExact", exact);
+  return exact;
+}
+// [sync-twins]
 
 }  // namespace
 

@@ -10,7 +10,28 @@
 #include "support/devices.hpp"
 #include "support/vmm_owners.hpp"  // AddressRange, Mapping (shared with 05 and 08)
 
+#include <string>
+
 namespace ms = memsamples;
+
+namespace {
+
+// cuMemMap's answer, checked with cuMemRelease's beside it: the core releases the handle
+// right after the map, mapped or not, so a failed map may come with a failed release,
+// and the message names both, neither hiding the other. The compiler fills in @p file
+// and @p line where it is called, as for ms::check().
+void checkMapped(CUresult mapped, CUresult released, const char* file = __builtin_FILE(),
+                 int line = __builtin_LINE()) {
+  if (mapped == CUDA_SUCCESS)
+    return;
+  std::string message =
+      ms::formatCallFailure("cuMemMap", file, line, ms::describeResult(mapped));
+  if (released != CUDA_SUCCESS)
+    message += "; cuMemRelease of its handle failed too: " + ms::describeResult(released);
+  throw ms::CudaError(mapped, message);
+}
+
+}  // namespace
 
 void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
                            const std::function<void(const HostNumaRange&)>& use) {
@@ -48,13 +69,7 @@ void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
   // The handle goes at once, mapped or not: a mapping holds its own reference, so
   // unmapping then frees the memory, with nothing else to track.
   const CUresult released = cuMemRelease(handle);
-  if (mapped != CUDA_SUCCESS && released != CUDA_SUCCESS) {
-    throw ms::CudaError(mapped, ms::formatCallFailure("cuMemMap", __FILE__, __LINE__,
-                                                      ms::describeResult(mapped)) +
-                                    "; cuMemRelease of its handle failed too: " +
-                                    ms::describeResult(released));
-  }
-  ms::check(mapped, "cuMemMap");
+  checkMapped(mapped, released);
   ms::Mapping mapping(range.size, reserved.get());
   ms::check(released, "cuMemRelease");
 

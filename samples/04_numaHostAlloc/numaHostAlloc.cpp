@@ -9,31 +9,35 @@
  * faster. Linux places a page when it is first touched, so the placement has to be
  * decided *before* that.
  *
- * 1. **Input first**, with no GPU: the host vectors are sized, and a strict binding to
- *    a `--node` that cannot hold them is an error before anything could be waived.
- * 2. **cuInit** and a device.
- * 3. **Topology**: the driver's CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and the kernel's
- *    sysfs `numa_node` give the nearest host node with memory.
- * 4. **cuCtxCreate**, and what the measurements run on: the kernel, a device vector,
+ * Bad input (a size that cannot fit, `--strict` with `--no-bind`, a strict binding to a
+ * `--node` that cannot hold the vectors) is refused first, with no GPU, before anything
+ * could be waived (checkInput()).
+ *
+ * 1. **cuInit**, a device, and the **topology**: the driver's
+ *    CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID and the kernel's sysfs `numa_node` give the nearest
+ *    host node with memory.
+ * 2. **cuCtxCreate**, and what the measurements run on: the kernel, a device vector,
  *    a stream.
- * 5. **Decide** before anything exists: `MPOL_F_STATIC_NODES | MPOL_BIND` (`--strict`)
- *    or `| MPOL_PREFERRED`, no binding, or an error (numa_binding.cpp).
- * 6. **mmap**, **mbind** while no page exists, **madvise** twice (MADV_HUGEPAGE,
- *    MADV_DONTFORK), and what each errno means: a warning or an error.
- * 7. **First touch**, with **move_pages** before and after it: where did the pages land?
- * 8. **cuMemHostRegister** and **cuMemHostGetDevicePointer**; the placement once more,
+ * 3. **Decide**, then **mmap**, **mbind** while no page exists, **madvise** twice
+ *    (MADV_HUGEPAGE, MADV_DONTFORK), and what each errno means: a warning or an error
+ *    (numa_binding.cpp).
+ * 4. **First touch**, with **move_pages** before and after it: where did the pages land?
+ * 5. **cuMemHostRegister** and **cuMemHostGetDevicePointer**; the placement once more,
  *    and the placement report.
- * 9. **Use**: copies both ways and a zero-copy VecAdd through the device pointer.
- * 10. **cuMemHostUnregister**, then **munmap**: unregister before the pages go.
- * 11. **The CUDA-native path** (host_numa_allocation.cpp):
- *     **cuMemGetAllocationGranularity**, **cuMemAddressReserve**, **cuMemCreate** with a
- *     HOST_NUMA location, **cuMemMap**, **cuMemRelease** at once, **cuMemSetAccess** for
- *     the device *and* the CPU, use, **cuMemUnmap**, **cuMemAddressFree**.
- * 12. **The reference**: **cuMemHostAlloc**(CU_MEMHOSTALLOC_DEVICEMAP), placed by the
- *     driver.
- * 13. **Compared** (numaHostAlloc_measure.cpp): GB/s and ratios to cuMemHostAlloc, and
+ * 6. **Use**: copies both ways and a zero-copy VecAdd through the device pointer.
+ * 7. **cuMemHostUnregister**, then **munmap**: unregister before the pages go.
+ * 8. **The CUDA-native path** (host_numa_allocation.cpp):
+ *    **cuMemGetAllocationGranularity**, **cuMemAddressReserve**, **cuMemCreate** with a
+ *    HOST_NUMA location, **cuMemMap**, **cuMemRelease** at once, **cuMemSetAccess** for
+ *    the device *and* the CPU, use, **cuMemUnmap**, **cuMemAddressFree**.
+ * 9. **The reference**: **cuMemHostAlloc**(CU_MEMHOSTALLOC_DEVICEMAP), placed by the
+ *    driver.
+ * 10. **Compared** (numaHostAlloc_measure.cpp): GB/s and ratios to cuMemHostAlloc, and
  *     with two or more nodes with memory, nearest vs remote. The owners release the
  *     stream, the device vector, the module and the context, on every path.
+ *
+ * A default run uses 64 MiB vectors and should take about a second; `--full` measures 1 GiB
+ * vectors, the benchmark behind the course's plot (docs/refresh_data.sh).
  */
 #include <numaif.h>
 #include <sys/mman.h>
@@ -56,8 +60,11 @@ namespace mn = memsamples::numa;  // this folder's binding rules: numa_binding.h
 
 namespace {
 
-// The default bytes per vector; every host range holds three vectors: A, B and C.
-constexpr std::uint64_t kDefaultBytes = 1ull << 30;
+// The default bytes per vector: a learner's first run should take about a second, and
+// the ratios hold (64 MiB copies run at the link's speed). `--full`: the benchmark behind the
+// course's plot. Every host range holds three vectors: A, B and C.
+constexpr std::uint64_t kDefaultBytes = 64ull << 20;
+constexpr std::uint64_t kFullBytes = 1ull << 30;
 constexpr int kVectors = 3;
 
 struct Options {
@@ -65,8 +72,19 @@ struct Options {
   std::optional<std::uint64_t> sizeBytes;
   bool noBind = false;
   bool strict = false;
+  bool full = false;
   long long node = -1;  // -1: the node nearest the GPU
 };
+
+// Bad input is refused before any GPU work, so that it is an error (exit 1) on every
+// machine, never a waiver: three vectors per host source, one source at a time, within
+// MemAvailable and any container's memory limit; a strict binding to a --node that
+// cannot hold them is bad input too. Returns the bytes per host vector that fit.
+std::uint64_t checkInput(const Options& options, const mn::BindPolicy& policy) {
+  const std::uint64_t defaultBytes = options.full ? kFullBytes : kDefaultBytes;
+  return mn::sizeHostVectors(options.sizeBytes, defaultBytes, kVectors, policy,
+                             options.node);
+}
 
 ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
@@ -79,22 +97,19 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   const mn::BindPolicy policy{!options.noBind, options.strict};
 
   // [before-the-core]
-  // 1. Input first, with no GPU needed to reject it: three vectors per host source, one
-  // source at a time, within MemAvailable and any container's memory limit; a strict
-  // binding to a --node that cannot hold them is bad input too.
-  const std::uint64_t hostVectorBytes = mn::sizeHostVectors(
-      options.sizeBytes, kDefaultBytes, kVectors, policy, options.node);
+  // Bad input first: an error on every machine, before anything could be waived.
+  const std::uint64_t hostVectorBytes = checkInput(options, policy);
 
-  // 2. The driver and a device.
+  // 1. The driver, a device, and the host node nearest it.
   ms::checkDriverInit(cuInit(0));
   const CUdevice device = ms::selectDevice(options.common.device);
 
-  // 3. Topology: the node nearest the GPU, from the driver's answer and the kernel's
+  // The node nearest the GPU, from the driver's answer and the kernel's
   // (numaHostAlloc_measure.cpp). GPU memory that is a NUMA node of its own (coherent
   // Grace-class systems) is never taken for host memory.
   const Topology topology = probeTopology(device, options.node, policy, report);
 
-  // 4. A context, and what every host source is measured with: the VecAdd kernel, one
+  // 2. A context, and what every host source is measured with: the VecAdd kernel, one
   // device vector (the copies' other end), and a stream.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
@@ -108,16 +123,16 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   out << "\n[1] mmap + mbind before first touch + cuMemHostRegister\n";
   {
     //! [core]
-    // 5. Decide before anything exists, so that a refusal leaves nothing behind:
-    // strict or soft; a node that is missing, empty, full or GPU memory; policy calls
-    // refused by a container's seccomp filter (numa_binding.cpp).
+    // 3. Decide, then map and bind. Decide before anything exists, so that a refusal
+    // leaves nothing behind: strict or soft; a node that is missing, empty, full or GPU
+    // memory; policy calls refused by a container's seccomp filter (numa_binding.cpp).
     const mn::BindPlan plan =
         mn::planBinding(policy, topology.target, work.hostBytes, topology.nodes);
     // bytes: what is bound, touched and registered; reserved (below): what mmap gets,
     // bytes plus the alignment margin.
     const std::size_t bytes = plan.layout.mappedBytes;
 
-    // 6. mmap only reserves addresses: no physical page exists until the first touch.
+    // mmap only reserves addresses: no physical page exists until the first touch.
     // From one huge page up, the range gets one huge page of extra addresses so that
     // it can start on a huge-page boundary; the margins are never touched.
     const std::size_t reserved = plan.layout.reservedBytes;
@@ -151,7 +166,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     const mn::CallErrors errors{mbindError, hugePageError, dontForkError};
     const mn::BindOutcome binding = mn::settleBinding(plan, errors, warn);
 
-    // 7. First touch: one byte per page creates it, on the node the policy picks.
+    // 4. First touch: one byte per page creates it, on the node the policy picks.
     // move_pages with no target nodes moves nothing: it writes each page's node into
     // `status`, or -ENOENT for a page that does not exist yet.
     mn::PlacementLog log;
@@ -170,7 +185,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
       *static_cast<char*>(page) = 0;
     log.touched = wherePagesAre();
 
-    // 8. Pinned, and mapped for the device: DEVICEMAP gives the range an address a
+    // 5. Pinned, and mapped for the device: DEVICEMAP gives the range an address a
     // kernel can use. Pinning may migrate pages first (out of ZONE_MOVABLE): look
     // again. Under --strict every page must stay on the node.
     ms::check(cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP),
@@ -184,19 +199,19 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     log.pinned = wherePagesAre();
     placement = mn::reportPlacement(plan, binding, log, out);
 
-    // 9. Use: copies to and from the device, and a kernel that reads and writes the
+    // 6. Use: copies to and from the device, and a kernel that reads and writes the
     // range in place through the device pointer.
     const HostVectors vectors{host, devicePointer, work.stride};
     results.push_back(measureSource("mbind + cuMemHostRegister", vectors, work, out, ""));
 
-    // 10. Unregister before the pages go; unmapping drops the memory policy too.
+    // 7. Unregister before the pages go; unmapping drops the memory policy too.
     ms::check(cuMemHostUnregister(registration.release()), "cuMemHostUnregister");
     if (munmap(ownedMapping.release(), reserved) != 0)
       throw std::system_error(errno, std::generic_category(), "munmap");
     //! [core]
   }
 
-  // 11. The CUDA-native path, where the driver offers it: the driver puts pinned pages
+  // 8. The CUDA-native path, where the driver offers it: the driver puts pinned pages
   // on the node itself, with no mbind (the second core, host_numa_allocation.cpp).
   out << "\n[2] cuMemCreate(CU_MEM_LOCATION_TYPE_HOST_NUMA) + cuMemMap + "
       << "cuMemSetAccess\n";
@@ -223,7 +238,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     useHostNumaAllocation(topology.ordinal, vmm.node, work.hostBytes, use);
   }
 
-  // 12. The reference: cuMemHostAlloc, placed by the driver.
+  // 9. The reference: cuMemHostAlloc, placed by the driver.
   {
     out << "\n[3] cuMemHostAlloc (reference)\n";
     ms::OwnedPinnedHostMemory pinned;
@@ -241,7 +256,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     ms::check(cuMemFreeHost(pinned.release()), "cuMemFreeHost");
   }
 
-  // 13. The comparison, nearest vs remote nodes and the data checks
+  // 10. The comparison, nearest vs remote nodes and the data checks
   // (numaHostAlloc_measure.cpp). The owners then release the stream (after its work),
   // the device vector, the module and the context.
   const bool dataOk =
@@ -263,9 +278,13 @@ int main(int argc, char** argv) {
   commandLine.addCommonOptions(options.common);
 
   commandLine.addSize("size",
-                      "bytes per vector, a multiple of 4, at most 1T (default 1G, less if "
-                      "memory is short); each host source holds three",
+                      "bytes per vector, a multiple of 4, at most 1T (default 64M, with "
+                      "--full 1G; less if memory is short); each host source holds three",
                       options.sizeBytes, 1, 1ull << 40, sizeof(float));  // at most 1T
+  commandLine.addFlag("full",
+                      "the benchmark behind the course's plot: 1G per vector (about 15 s on "
+                      "an H100; the default run, seconds)",
+                      options.full);
   commandLine.addFlag("strict",
                       "MPOL_BIND: every page on the node or an error (default: "
                       "MPOL_PREFERRED)",

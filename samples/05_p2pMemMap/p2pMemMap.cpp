@@ -11,9 +11,11 @@
  * by the **accessor** B. An **endpoint** is one side of a transfer: a device's primary
  * context, its kernels and a stream (two on one device with `--loopback`).
  *
- * 1. **Bad input first**, with no GPU: `--pairs`, `--pairs` with `--loopback`, a
- *    `--size` over 1T (no GPU holds three such buffers) or not whole floats. Then
- *    **cuInit**.
+ * Bad input is refused first, with no GPU (p2p::checkOptions()): `--pairs`, `--pairs`
+ * with `--loopback`, a `--size` over 1T (no GPU holds three such buffers) or not whole
+ * floats.
+ *
+ * 1. **cuInit**.
  * 2. **The machine** (Common's queryDeviceTopology(), as in 02): cuDeviceGetCount; per
  *    device cuDeviceGet and the VMM attribute (cuDeviceGetAttribute); per ordered pair
  *    cuDeviceCanAccessPeer(accessor, owner).
@@ -78,18 +80,36 @@ p2p::PathResult addOnAccessor(p2p::Run& run, const p2p::Endpoint& owner,
                               const p2p::Endpoint& accessor, CUdeviceptr a,
                               CUdeviceptr b, CUdeviceptr c);
 
+// What cuCtxEnablePeerAccess's answer means to the classic path (core-b):
+// - Enabled: this path turned access on, and turns it off after its kernel;
+// - Adopted (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED): other code enabled it (a primary
+//   context is the whole process's): used, and left on;
+// - Refused (CUDA_ERROR_TOO_MANY_PEERS, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED): the driver
+//   refuses the pair: reported, not failed.
+// Any other answer is an error: it throws, naming the call at @p file:@p line.
+enum class PeerAnswer { Enabled, Adopted, Refused };
+PeerAnswer sortPeerAnswer(CUresult enable, const char* file = __builtin_FILE(),
+                          int line = __builtin_LINE()) {
+  if (enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    return PeerAnswer::Adopted;
+  if (enable == CUDA_ERROR_TOO_MANY_PEERS || enable == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)
+    return PeerAnswer::Refused;
+  ms::check(enable, "cuCtxEnablePeerAccess", file, line);
+  return PeerAnswer::Enabled;
+}
+
 /// The lesson: steps 1 to 9, in the order they run.
 ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   std::ostream& out = report.out();
   ms::JsonObject& json = report.json();
 
-  // 1. Bad input first, with no GPU needed to refuse it: --pairs, --pairs with
-  // --loopback, a --size larger than any GPU holds or not whole floats. Then the
-  // driver (how many devices it sees is step 2's first question).
+  // Bad input first, with no GPU needed to refuse it: --pairs, --pairs with
+  // --loopback, a --size larger than any GPU holds or not whole floats.
   const p2p::Request request =
       p2p::checkOptions(options.pairs, options.loopback, options.common.device,
                         options.sizeBytes);
 
+  // 1. The driver (how many devices it sees is step 2's first question).
   ms::checkDriverInit(cuInit(0));
 
   // [machine]
@@ -245,11 +265,14 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
 
   // Unmapping frees the memory (the mapping held its last reference), then the
   // addresses go. No kernel runs any more: addOnAccessor waited for it.
-  // Newest first: C's mapping and addresses, then B's, then A's.
+  // Newest first: C's mapping and addresses, then B's, then A's. Each owner lets go
+  // only after its call succeeded, so a failed unmap is still undone on the way out.
   for (ms::AddressRange* range : {&c, &b, &a}) {
-    ms::check(cuMemUnmap(mappings.back().release(), size), "cuMemUnmap");
+    ms::check(cuMemUnmap(mappings.back().get(), size), "cuMemUnmap");
+    mappings.back().release();
     mappings.pop_back();
-    ms::check(cuMemAddressFree(range->release(), size), "cuMemAddressFree");
+    ms::check(cuMemAddressFree(range->get(), size), "cuMemAddressFree");
+    range->release();
   }
   //! [core]
   return result;
@@ -285,28 +308,22 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
     if (acrossContexts)
       enable = cuCtxEnablePeerAccess(owner.ctx, 0);
 
-    // ALREADY_ENABLED: other code enabled it (a primary context is the whole process's):
-    // used, and left on. TOO_MANY_PEERS, PEER_ACCESS_UNSUPPORTED: the driver refuses
-    // the pair: reported, not failed. Any other answer is an error.
-    const bool adopted = enable == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
-    const bool refused = enable == CUDA_ERROR_TOO_MANY_PEERS ||
-                         enable == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
-    if (!adopted && !refused)
-      ms::check(enable, "cuCtxEnablePeerAccess");
+    // Enabled here, adopted (already on), or refused: sortPeerAnswer(), above.
+    const PeerAnswer answer = sortPeerAnswer(enable);
 
     // Access this path enabled is its own to disable. `ours` (Common's InContext owner,
     // kept in the accessor's context) records the owner's context and disables the
     // access on an error path.
     p2p::EnabledPeerAccess ours(accessor.ctx);
-    if (acrossContexts && enable == CUDA_SUCCESS)
+    if (acrossContexts && answer == PeerAnswer::Enabled)
       *ours.out() = owner.ctx;
 
-    if (refused)
+    if (answer == PeerAnswer::Refused)
       result.note = "cuCtxEnablePeerAccess refused: " + ms::describeResult(enable);
     else
       result = addOnAccessor(run, owner, accessor, a.get(), b.get(), c.get());
     result.peerAccessEnabled = acrossContexts;
-    result.peerAccessAdopted = adopted;
+    result.peerAccessAdopted = answer == PeerAnswer::Adopted;
 
     // Undo what this path enabled, and only that. The kernel has finished.
     if (ours.get() != nullptr)

@@ -6,13 +6,14 @@
  * One executable plays two roles. This file is the parent: it owns A, B and C, and
  * `--workers N` worker processes (memMapIPC_worker.cpp) import them; each worker
  * computes its slice of C = A + B in the shared memory, and the parent checks every
- * element. Each way of sharing is one function of the core region, read top to bottom:
- * create A, B and C -> export -> send each worker its job -> wait for the workers ->
- * check C -> measure -> release. The worker's side of each way is a function of the core-b
- * region of memMapIPC_worker.cpp: receive -> import -> map or open -> use -> release. The
- * chores the three ways share (sizes, host copies, writing the inputs, slices, checking C,
- * the proof of each release, timings and the report) are one call each of an ipc::Parent,
- * in memMapIPC_measure.cpp.
+ * element. Each way of sharing is one function, read top to bottom: create A, B and C ->
+ * export -> send each worker its job -> wait for the workers -> check C -> measure ->
+ * release. The core region is the VMM way, shareVmm; the legacy and pool ways follow it, one
+ * function each (shareLegacy, sharePool), taking the same turns. The worker's side of each
+ * way is a function of memMapIPC_worker.cpp (its core-b region is the VMM way, serveVmm):
+ * receive -> import -> map or open -> use -> release. The chores the three ways share
+ * (sizes, host copies, writing the inputs, slices, checking C, the proof of each release,
+ * timings and the report) are one call each of an ipc::Parent, in memMapIPC_measure.cpp.
  *
  * runParent() takes these steps:
  * 1. Start the workers, before cuInit: one **socketpair** (AF_UNIX, SOCK_SEQPACKET) per
@@ -150,7 +151,12 @@ void shareVmm(const Run& run) {
   }
   parent.confirmRelease(result);
 }
+//! [core]
 
+// The other two ways take the same turns as shareVmm; they differ in what they create, what
+// travels to a worker, and how they free.
+
+//! [share-legacy]
 /// The legacy way: any cuMemAlloc memory, named by a 64-byte handle. The handles travel inside
 /// the job, with no descriptor: whoever learns the bytes may open the memory.
 void shareLegacy(const Run& run) {
@@ -185,7 +191,9 @@ void shareLegacy(const Run& run) {
     ms::check(cuMemFree(shared.memory[i].release()), "cuMemFree");
   parent.confirmRelease(result);
 }
+//! [share-legacy]
 
+//! [share-pool]
 /// The pool way: a pool created exportable as a POSIX file descriptor travels with each job
 /// (SCM_RIGHTS); each allocation from it as 64 bytes of export data, useless without the pool.
 void sharePool(const Run& run) {
@@ -244,7 +252,7 @@ void sharePool(const Run& run) {
   ms::check(cuMemPoolDestroy(shared.pool.release()), "cuMemPoolDestroy");
   parent.confirmRelease(result);
 }
-//! [core]
+//! [share-pool]
 
 /// The lesson's parent side: every step; the ways of sharing are the functions above.
 ms::Verdict runParent(const Options& options, ms::Report& report) {

@@ -11,8 +11,9 @@
  * - Step 2: the parent's Hello names its device: **cuInit**, a context there, the
  *   kernel, and a Hello back. None of the parent's CUDA state is here: a new program,
  *   not a fork.
- * - Steps 4 to 6: one job at a time, each served whole by its way's function (the core-b
- *   region): receive the job (checked first) -> import -> map or open -> use -> release.
+ * - Steps 4 to 6: one job at a time, each served whole by its way's function (serveVmm, the
+ *   core-b region; serveLegacy and servePool below it): receive the job (checked first) ->
+ *   import -> map or open -> use -> release.
  *   VMM: **cuMemImportFromShareableHandle**, the descriptor closed, **cuMemAddressReserve**
  *   aligned to the job's granularity, **cuMemMap**, **cuMemSetAccess**; then **cuMemUnmap**,
  *   **cuMemRelease**, **cuMemAddressFree**. Legacy: **cuIpcOpenMemHandle**, then
@@ -63,7 +64,7 @@ struct Worker {
   CUfunction vecAdd = nullptr;
   bool toldToQuit = false;  ///< The parent said quit while a job's imports were held.
 
-  /// Uses A, B and C of @p job at @p pointers (core-b, below the three ways). @return true once
+  /// Uses A, B and C of @p job at @p pointers (defined below the three ways). @return true once
   /// the parent says release, with the stream's work done; false when it says quit instead.
   bool use(const ipc::Job& job, const CUdeviceptr (&pointers)[3]);
 };
@@ -112,7 +113,12 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
   }
   ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);
 }
+//! [core-b]
 
+// The other two ways, this side, take the same turns as serveVmm; they differ in what arrives
+// and how it becomes a pointer of this process, and in how it is let go.
+
+//! [serve-legacy]
 /// The legacy way, this side: each 64-byte handle opens as a pointer of this process.
 void serveLegacy(Worker& worker, const ipc::Job& job) {
   // Receive: `job` came checked (acceptJob), the handles inside it.
@@ -135,7 +141,9 @@ void serveLegacy(Worker& worker, const ipc::Job& job) {
     ms::check(cuIpcCloseMemHandle(imports.opened[i].release()), "cuIpcCloseMemHandle");
   ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);
 }
+//! [serve-legacy]
 
+//! [serve-pool]
 /// The pool way, this side: the pool comes as a descriptor and becomes a pool of this
 /// process; each allocation comes as export data and becomes a pointer into it. (`job` is a
 /// copy: cuMemPoolImportPointer takes the export data through a non-const pointer.)
@@ -172,7 +180,9 @@ void servePool(Worker& worker, ipc::Job job, std::vector<ipc::OwnedFd>& descript
   ms::check(cuMemPoolDestroy(imports.pool.release()), "cuMemPoolDestroy");
   ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);
 }
+//! [serve-pool]
 
+//! [worker-use]
 /// The use, the same for the three ways.
 bool Worker::use(const ipc::Job& job, const CUdeviceptr (&pointers)[3]) {
   // The imports are usable now: the moment a handoff is timed to.
@@ -214,7 +224,7 @@ bool Worker::use(const ipc::Job& job, const CUdeviceptr (&pointers)[3]) {
     ipc::timeImportedKernel(socket, message, vecAdd, pointers, job, stream);
   }
 }
-//! [core-b]
+//! [worker-use]
 
 /// The worker role: `memMapIPC --worker <descriptor> <parent pid> <index>`.
 int runWorker(const std::vector<std::string>& args) {
@@ -252,7 +262,8 @@ int runWorker(const std::vector<std::string>& args) {
     ipc::send(socket.get(), ipc::kHello, hello);
 
     // Steps 4 to 6, this side: one job at a time, each served whole by its way's function
-    // (core-b), which returns once its imports are released, until the parent says quit.
+    // (serveVmm, serveLegacy or servePool), which returns once its imports are released,
+    // until the parent says quit.
     Worker worker{socket.get(), hello.device, stream.get(), vecAdd};
     while (!worker.toldToQuit) {
       ipc::Message message = ipc::receiveMessage(socket.get(), kParentSilence);

@@ -9,7 +9,8 @@
  * A multicast object joins one allocation on each GPU of a team. Mapped like memory, it
  * gives each GPU a *multicast address*: a store through it reaches every copy, and a
  * load-reduce through it returns the sum of every copy, computed by the NVSwitch (NVLS).
- * Steps 3 to 8 are the core:
+ * A `--size` that no machine could hold is refused first (validateSize()), before any
+ * device is asked anything. Steps 3 to 8 are the core:
  *
  * 1. Who can take part: **cuInit**, then findTeam() asks every device for multicast
  *    support, compute capability 9.0 or newer, cooperative launches and peer access to
@@ -20,9 +21,11 @@
  * 3. The multicast object: **cuMulticastGetGranularity**, the size rounded up,
  *    **cuMulticastCreate**, and **cuMulticastAddDevice** for *every* member before any
  *    memory is bound (a bind blocks until the team is complete).
- * 4. Per member: **cuMemCreate** of its copy, **cuMulticastBindMem** to the object, a
- *    unicast mapping of the copy for every member and a multicast mapping of the object
- *    for this GPU (**cuMemAddressReserve**, **cuMemMap**, **cuMemSetAccess** each).
+ * 4. Per member: **cuMemCreate** of its copy, a unicast mapping of the copy for every
+ *    member, **cuMulticastBindMem** of the copy to the object (with `--bind-by-address`,
+ *    **cuMulticastBindAddr** of its mapped address), and a multicast mapping of the
+ *    object for this GPU (**cuMemAddressReserve**, **cuMemMap**, **cuMemSetAccess** for
+ *    each mapping).
  * 5. Broadcast: the root stores a source through its multicast address
  *    (**cuLaunchKernel**); every copy is checked against the source.
  * 6. All-reduce, in place: every member sums its share across the team and stores it
@@ -53,12 +56,12 @@ namespace {
 
 /// The lesson: the multicast object's whole life, from granularity to the last release.
 ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
-  // 1. Who can take part. A --size that no machine could hold is a usage error first,
-  // reported before the devices are asked anything.
+  // Bad input first: a --size that no machine could hold is a usage error, reported
+  // before the devices are asked anything, so never a waiver.
   mc::validateSize(options.sizeBytes);
 
-  // Then every device's capabilities, and the switches that turn multicast off, may
-  // waive the run: all of it before any multicast call.
+  // 1. Who can take part: every device's capabilities, and the switches that turn
+  // multicast off, may waive the run, all of it before any multicast call.
   ms::checkDriverInit(cuInit(0));
   const mc::TeamChoice choice = mc::findTeam(options);
 
@@ -91,14 +94,12 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
     mc::checkOrWaive(cuMulticastAddDevice(memory.object.get(), member.device),
                      "cuMulticastAddDevice");
 
-  // 4. Per member: its copy, bound to the object, mapped twice, each step owned at once.
+  // 4. Per member: its copy, mapped for every member, bound to the object, and the
+  // object mapped for this GPU; each step owned at once.
   for (mc::Member& member : team.members) {
     const ms::ScopedContext current(member.context);
     mc::OwnedAllocationHandle& copy = memory.copies.emplace_back();
     ms::check(cuMemCreate(copy.out(), bytes, &member.allocation, 0), "cuMemCreate");
-    mc::checkOrWaive(cuMulticastBindMem(memory.object.get(), 0, copy.get(), 0, bytes, 0),
-                     "cuMulticastBindMem");  // at offset 0 of object and copy; flags 0
-    memory.bindings.emplace_back().bound(memory.object.get(), member.device, bytes);
     // The unicast mapping: this copy alone, for every member (checks, peer loads).
     ms::check(cuMemAddressReserve(&member.unicast, bytes, team.layout.granularity, 0, 0),
               "cuMemAddressReserve");  // 0, 0: no fixed address, no flags
@@ -106,6 +107,15 @@ ms::Verdict runMulticastReduce(const mc::Options& options, ms::Report& report) {
     mc::checkOrWaive(cuMemMap(member.unicast, bytes, 0, copy.get(), 0), "cuMemMap");
     memory.mappings.emplace_back().own(member.unicast, bytes);
     ms::check(cuMemSetAccess(member.unicast, bytes, team.everyMember.data(), n), "cuMemSetAccess");
+    // The copy joins the object at offset 0 of both: by its handle, or (--bind-by-address)
+    // by its mapped address, all that a program holding only a pointer has.
+    if (options.bindByAddress)
+      mc::checkOrWaive(cuMulticastBindAddr(memory.object.get(), 0, member.unicast, bytes, 0),
+                       "cuMulticastBindAddr");  // flags 0
+    else
+      mc::checkOrWaive(cuMulticastBindMem(memory.object.get(), 0, copy.get(), 0, bytes, 0),
+                       "cuMulticastBindMem");  // flags 0
+    memory.bindings.emplace_back().bound(memory.object.get(), member.device, bytes);
     // The multicast mapping: the object, mapped like memory; member.access: this GPU.
     ms::check(cuMemAddressReserve(&member.multicast, bytes, team.layout.granularity, 0, 0),
               "cuMemAddressReserve");  // 0, 0: no fixed address, no flags

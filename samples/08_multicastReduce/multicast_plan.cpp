@@ -18,6 +18,11 @@ void addOptions(CommandLine& commandLine, Options& options) {
   commandLine.addIntegerList("devices",
                              "the team, e.g. 0,1 (default: every GPU with multicast support)",
                              options.devices, 0, std::numeric_limits<int>::max());
+  commandLine.addFlag("bind-by-address",
+                      "bind each GPU's copy to the multicast object by the address of its "
+                      "mapping (cuMulticastBindAddr) instead of by its handle "
+                      "(cuMulticastBindMem)",
+                      options.bindByAddress);
 }
 
 void validateSize(const std::optional<std::uint64_t>& sizeBytes) {
@@ -259,7 +264,7 @@ std::string systemWaiver(std::string_view call, CUresult result) {
   };
   // Which of them waive each call: results cuda.h documents for it that only the system can
   // cause. An out-of-memory answer waives only the creation of the object and the adding of a
-  // device (fabric resources other programs share); from cuMulticastBindMem or cuMemMap it can
+  // device (fabric resources other programs share); from either bind call or cuMemMap it can
   // just as well come from a wrong size or offset of the sample, and CUDA_ERROR_ILLEGAL_STATE
   // from a binding or mapping in the wrong order, so those stay errors of the run.
   struct Documented {
@@ -273,6 +278,8 @@ std::string systemWaiver(std::string_view call, CUresult result) {
       {"cuMulticastAddDevice",
        {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
       {"cuMulticastBindMem",
+       {CUDA_ERROR_SYSTEM_NOT_READY, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
+      {"cuMulticastBindAddr",
        {CUDA_ERROR_SYSTEM_NOT_READY, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
       {"cuMemMap", {CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED}},
   };

@@ -34,6 +34,9 @@ struct Options {
   CommonOptions common;                    ///< --device (the broadcasting GPU), timing, --json...
   std::optional<std::uint64_t> sizeBytes;  ///< --size: bytes to all-reduce (default 256M).
   std::vector<int> devices;                ///< --devices: the team; empty: every capable GPU.
+  /// --bind-by-address: each copy joins the object with cuMulticastBindAddr, through the address
+  /// of its unicast mapping, instead of cuMulticastBindMem with its handle.
+  bool bindByAddress = false;
 };
 
 /// The default --size: 256 MiB.
@@ -214,12 +217,12 @@ std::string describe(const Mismatch& mismatch);
  * system cannot run the sample now rather than that the sample is wrong: the waiver, naming the
  * call and the result, or "" (then the result is an error of the run). Exactly these waive:
  * CUDA_ERROR_NOT_PERMITTED and CUDA_ERROR_NOT_SUPPORTED from cuMulticastGetGranularity,
- * cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem and cuMemMap;
+ * cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem, cuMulticastBindAddr and cuMemMap;
  * CUDA_ERROR_OUT_OF_MEMORY (the fabric's multicast resources, which other programs share) from
  * cuMulticastCreate and cuMulticastAddDevice; CUDA_ERROR_SYSTEM_NOT_READY (system software not
- * running) from cuMulticastBindMem. An out-of-memory or CUDA_ERROR_ILLEGAL_STATE answer of
- * cuMulticastBindMem or cuMemMap is an error of the run: a wrong size, offset or order of the
- * sample's own calls can cause it.
+ * running) from either bind call. An out-of-memory or CUDA_ERROR_ILLEGAL_STATE answer of a bind
+ * call or cuMemMap is an error of the run: a wrong size, offset or order of the sample's own
+ * calls can cause it.
  * Pure: it calls no driver function.
  */
 std::string systemWaiver(std::string_view call, CUresult result);

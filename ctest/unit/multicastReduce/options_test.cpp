@@ -27,7 +27,14 @@ TEST(MulticastOptions, Defaults) {
   EXPECT_FALSE(options.sizeBytes.has_value());
   EXPECT_TRUE(options.devices.empty());
   EXPECT_FALSE(options.common.device.has_value());
+  EXPECT_FALSE(options.bindByAddress);  // cuMulticastBindMem, by the copy's handle
   EXPECT_EQ(mc::kDefaultBytes, 256ull << 20);
+}
+
+TEST(MulticastOptions, BindByAddressIsAFlag) {
+  EXPECT_TRUE(parse({"--bind-by-address"}).bindByAddress);
+  EXPECT_TRUE(parse({"--size", "64M", "--bind-by-address", "--devices", "0,1"}).bindByAddress);
+  EXPECT_THROW(parse({"--bind-by-address=yes"}), ms::UsageError);  // a flag takes no value
 }
 
 TEST(MulticastOptions, SizeDevicesAndRoot) {
@@ -83,6 +90,8 @@ TEST(MulticastOptions, UnknownOptionsAndNoTestModes) {
   const std::string usage = commandLine.usage();
   EXPECT_NE(usage.find("--devices"), std::string::npos);
   EXPECT_NE(usage.find("--size"), std::string::npos);
+  EXPECT_NE(usage.find("--bind-by-address"), std::string::npos);
+  EXPECT_NE(usage.find("cuMulticastBindAddr"), std::string::npos);
 }
 
 }  // namespace

@@ -105,4 +105,9 @@ CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, size_t,
   reached("cuMulticastBindMem");
 }
 
+CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t,
+                                     unsigned long long) {
+  reached("cuMulticastBindAddr");
+}
+
 }  // extern "C"

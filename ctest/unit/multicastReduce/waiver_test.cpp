@@ -34,6 +34,9 @@ TEST(MulticastSystemWaiver, EveryDocumentedResultWaives) {
       {"cuMulticastBindMem", CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY"},
       {"cuMulticastBindMem", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
       {"cuMulticastBindMem", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+      {"cuMulticastBindAddr", CUDA_ERROR_SYSTEM_NOT_READY, "CUDA_ERROR_SYSTEM_NOT_READY"},
+      {"cuMulticastBindAddr", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+      {"cuMulticastBindAddr", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
       {"cuMemMap", CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
       {"cuMemMap", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
   };
@@ -42,6 +45,22 @@ TEST(MulticastSystemWaiver, EveryDocumentedResultWaives) {
     EXPECT_EQ(waiver.rfind(std::string(pair.call) + " returned " + pair.name + ": ", 0), 0u)
         << pair.call << " " << pair.name << ": " << waiver;
     EXPECT_NE(waiver.find("; this machine cannot run the sample now"), std::string::npos);
+  }
+}
+
+TEST(MulticastSystemWaiver, BothBindCallsWaiveAlike) {
+  // Binding by address (--bind-by-address) meets the same system as binding by handle: the
+  // same results waive, with the call that returned them named.
+  for (const CUresult result : {CUDA_ERROR_SYSTEM_NOT_READY, CUDA_ERROR_NOT_PERMITTED,
+                                CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY,
+                                CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_INVALID_VALUE}) {
+    const std::string byHandle = mc::systemWaiver("cuMulticastBindMem", result);
+    const std::string byAddress = mc::systemWaiver("cuMulticastBindAddr", result);
+    EXPECT_EQ(byHandle.empty(), byAddress.empty()) << result;
+    if (!byHandle.empty()) {
+      EXPECT_EQ(byAddress.substr(std::string("cuMulticastBindAddr").size()),
+                byHandle.substr(std::string("cuMulticastBindMem").size()));
+    }
   }
 }
 
@@ -56,7 +75,9 @@ TEST(MulticastSystemWaiver, WhatTheSampleGotWrongStillFails) {
   EXPECT_EQ(mc::systemWaiver("cuMemMap", CUDA_ERROR_INVALID_VALUE), "");
   // Out of memory or in an illegal state while binding or mapping: a wrong size, offset or order
   // of the sample's own calls can cause it, so a bug there must not become a waiver.
-  for (const char* call : {"cuMulticastBindMem", "cuMemMap"}) {
+  EXPECT_EQ(mc::systemWaiver("cuMulticastBindAddr", CUDA_ERROR_INVALID_VALUE), "");
+  EXPECT_EQ(mc::systemWaiver("cuMulticastBindAddr", CUDA_ERROR_INVALID_DEVICE), "");
+  for (const char* call : {"cuMulticastBindMem", "cuMulticastBindAddr", "cuMemMap"}) {
     EXPECT_EQ(mc::systemWaiver(call, CUDA_ERROR_OUT_OF_MEMORY), "") << call;
     EXPECT_EQ(mc::systemWaiver(call, CUDA_ERROR_ILLEGAL_STATE), "") << call;
   }
