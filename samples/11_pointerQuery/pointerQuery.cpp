@@ -96,6 +96,7 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
   std::ostringstream notes;  // steps 7 to 9 say what they found, printed after the table
 
   //! [core]
+  // Steps 3 and 4 for each pointer in turn (a row the device could not make is skipped).
   for (std::size_t i = 0; i < made.rows.size(); ++i) {
     const pq::Known& known = made.rows[i];
     if (!known.waived.empty())
