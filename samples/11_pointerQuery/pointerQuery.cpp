@@ -57,9 +57,12 @@ struct Options {
 
 /// What the driver said about one row, what classify() made of it, and how the check went.
 struct Answer {
-  pq::PointerFacts facts;
-  pq::PointerClass verdict;
-  pq::RowCheck check;
+  pq::PointerFacts facts;     ///< Step 3's answers (and step 5's ACCESS_FLAGS).
+  pq::PointerClass verdict;   ///< What classify() made of them.
+  pq::RowCheck check;         ///< How step 4's check went.
+  CUdeviceptr rangeBase = 0;  ///< Step 5: cuMemGetAddressRange, where asked.
+  std::size_t rangeSize = 0;
+  unsigned int hostFlags = 0;  ///< Step 5: cuMemHostGetFlags, where asked.
 };
 
 void expectSame(ms::Checklist& checks, const std::string& what, std::uint64_t plural,
@@ -123,8 +126,9 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
   // driver's own memory: about any other address they return an error, not "nothing".
   for (std::size_t i = 0; i < made.rows.size(); ++i) {
     const pq::Known& known = made.rows[i];
-    pq::PointerFacts& facts = answers[i].facts;
-    if (!known.waived.empty() || answers[i].verdict.kind == pq::PointerKind::NotCuda)
+    Answer& answer = answers[i];
+    pq::PointerFacts& facts = answer.facts;
+    if (!known.waived.empty() || answer.verdict.kind == pq::PointerKind::NotCuda)
       continue;
 
     std::uint64_t type = 0;  // zeroed: the driver writes the value's low bytes
@@ -132,23 +136,22 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
               "cuPointerGetAttribute");
     expectSame(checks, known.label + ": cuPointerGetAttribute", facts.memoryType, type);
 
+    if (facts.memoryType == CU_MEMORYTYPE_DEVICE) {
+      ms::check(cuMemGetAddressRange(&answer.rangeBase, &answer.rangeSize, known.address),
+                "cuMemGetAddressRange");
+      record(checks, known.label, pq::checkAddressRange(known, answer.rangeBase, answer.rangeSize));
+    }
     if (facts.memoryType == CU_MEMORYTYPE_DEVICE && facts.isManaged == 0) {
       // What this context's device may do with it: the plural call's list leaves it out.
       ms::check(cuPointerGetAttribute(&facts.accessFlags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
                                       known.address),
                 "cuPointerGetAttribute");
       record(checks, known.label, pq::checkAccess(known, facts.accessFlags));
-
-      CUdeviceptr base = 0;
-      std::size_t size = 0;
-      ms::check(cuMemGetAddressRange(&base, &size, known.address), "cuMemGetAddressRange");
-      record(checks, known.label, pq::checkAddressRange(known, base, size));
     }
     if (pq::hasHostFlags(known.made)) {
-      unsigned int flags = 0;
-      ms::check(cuMemHostGetFlags(&flags, reinterpret_cast<void*>(known.address)),
+      ms::check(cuMemHostGetFlags(&answer.hostFlags, reinterpret_cast<void*>(known.address)),
                 "cuMemHostGetFlags");
-      record(checks, known.label, pq::checkHostFlags(known, flags));
+      record(checks, known.label, pq::checkHostFlags(known, answer.hostFlags));
     }
   }
 
@@ -263,8 +266,14 @@ void finishReport(const pq::Specimens& made, const std::vector<Answer>& answers,
       rows.addRaw(row.dump());
       continue;
     }
-    if (verbose)
+    if (verbose) {
       out << known.label << ":\n" << pq::describeFacts(answer.facts, answer.verdict);
+      if (answer.rangeSize != 0)
+        out << "    cuMemGetAddressRange: " << pq::hexText(answer.rangeBase) << ", "
+            << pq::shortBytes(answer.rangeSize) << '\n';
+      if (pq::hasHostFlags(known.made))
+        out << "    cuMemHostGetFlags: " << pq::hexText(answer.hostFlags) << '\n';
+    }
     row.set("memory_type", static_cast<std::uint64_t>(answer.facts.memoryType));
     row.set("is_managed", answer.facts.isManaged != 0);
     row.set("device_ordinal", answer.facts.deviceOrdinal);
@@ -277,6 +286,8 @@ void finishReport(const pq::Specimens& made, const std::vector<Answer>& answers,
     row.set("kind", pq::kindName(answer.verdict.kind));
     row.set("copy_with", answer.verdict.copyWith);
     row.set("free_with", answer.verdict.freeWith);
+    row.set("address_range_size", static_cast<std::uint64_t>(answer.rangeSize));
+    row.set("host_flags", static_cast<std::uint64_t>(answer.hostFlags));
     row.set("failed_checks", static_cast<std::uint64_t>(answer.check.mismatches.size()));
     rows.addRaw(row.dump());
   }
