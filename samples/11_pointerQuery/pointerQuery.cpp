@@ -84,7 +84,9 @@ ms::Verdict runPointerQuery(const ms::CommonOptions& common, const Options& opti
   const CUdevice device = ms::selectDevice(common.device);
   pq::RunFacts run;
   run.ordinal = ms::deviceOrdinal(device);
-  run.pageableAccess = ms::deviceAttribute(device, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;
+  // Where the device reads pageable memory, the driver may know plain malloc memory too.
+  const CUdevice_attribute pageable = CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS;
+  run.pageableAccess = ms::deviceAttribute(device, pageable) != 0;
   out << "Device " << run.ordinal << ": " << ms::deviceName(device) << '\n';
 
   ms::OwnedContext context;

@@ -121,7 +121,8 @@ void makeVmm(Specimens& made, CUdevice device, int ordinal) {
   prop.location.id = ordinal;
   // Ask for a POSIX file descriptor handle where the device has one: ALLOWED_HANDLE_TYPES
   // then says so.
-  const CUdevice_attribute posixFd = CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED;
+  const CUdevice_attribute posixFd =
+      CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED;
   if (ms::deviceAttribute(device, posixFd) != 0)
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
