@@ -2,7 +2,7 @@
  * @file streamOrderedPool_measure.hpp
  * @brief What 10_streamOrderedPool measures and probes, one call per step: the two allocation
  *        loops' latency and footprint (cuMemAlloc against the pool at two release thresholds,
- *        for the same sizes every step and for a mix), the reuse rules across streams, peer
+ *        for one same-size block every step and for a mix 8 at a time), the reuse rules, peer
  *        access, a kernel on pool memory against the same kernel on cuMemAlloc memory, and the
  *        trim. Step 8's other pools are in other_pools.hpp.
  */
