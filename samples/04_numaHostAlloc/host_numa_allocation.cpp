@@ -1,8 +1,8 @@
 /**
  * @file host_numa_allocation.cpp
  * @brief cuMemCreate(CU_MEM_LOCATION_TYPE_HOST_NUMA), mapped, opened to the device and
- * the CPU, used, unmapped and freed: the second core of 04 (see
- * host_numa_allocation.hpp).
+ * the CPU, used, unmapped and freed: 04's CUDA-native path, step 8, the first section of
+ * the README's Going deeper (see host_numa_allocation.hpp).
  */
 #include "host_numa_allocation.hpp"
 
@@ -35,7 +35,7 @@ void checkMapped(CUresult mapped, CUresult released, const char* file = __builti
 
 void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
                            const std::function<void(const HostNumaRange&)>& use) {
-  //! [core-b]
+  //! [host-numa]
   // Pinned memory whose location is host NUMA node `node`: the driver places the pages
   // there, with no mbind, so this also works where a seccomp filter refuses the NUMA
   // system calls.
@@ -95,5 +95,5 @@ void useHostNumaAllocation(int deviceOrdinal, int node, std::size_t bytes,
   mapping.release();
   ms::check(cuMemAddressFree(reserved.get(), range.size), "cuMemAddressFree");
   reserved.release();
-  //! [core-b]
+  //! [host-numa]
 }

@@ -5,7 +5,7 @@
  *        reserved addresses, opened to the device and to the CPU, used, unmapped and freed.
  *
  * The layout it builds (one physical allocation, one cuMemSetAccess for the device and the
- * CPU) is drawn in the sample's README, "Details".
+ * CPU) is drawn in the sample's README, "Going deeper", "Step 8: the CUDA-native path".
  */
 #pragma once
 

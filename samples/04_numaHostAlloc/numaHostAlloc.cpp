@@ -122,7 +122,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   // Each host source lives in a block of its own: its owners end with the block.
   out << "\n[1] mmap + mbind before first touch + cuMemHostRegister\n";
   {
-    //! [core]
+    // [decide]
     // 3. Decide, then map and bind. Decide before anything exists, so that a refusal
     // leaves nothing behind: strict or soft; a node that is missing, empty, full or GPU
     // memory; policy calls refused by a container's seccomp filter (numa_binding.cpp).
@@ -131,7 +131,9 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
     // bytes: what is bound, touched and registered; reserved (below): what mmap gets,
     // bytes plus the alignment margin.
     const std::size_t bytes = plan.layout.mappedBytes;
+    // [decide]
 
+    //! [core]
     // mmap only reserves addresses: no physical page exists until the first touch.
     // From one huge page up, the range gets one huge page of extra addresses so that
     // it can start on a huge-page boundary; the margins are never touched.
@@ -212,7 +214,7 @@ ms::Verdict runNumaHostAlloc(const Options& options, ms::Report& report) {
   }
 
   // 8. The CUDA-native path, where the driver offers it: the driver puts pinned pages
-  // on the node itself, with no mbind (the second core, host_numa_allocation.cpp).
+  // on the node itself, with no mbind (host_numa_allocation.cpp; README: Going deeper).
   out << "\n[2] cuMemCreate(CU_MEM_LOCATION_TYPE_HOST_NUMA) + cuMemMap + "
       << "cuMemSetAccess\n";
   if (!topology.hostNumaVmm) {

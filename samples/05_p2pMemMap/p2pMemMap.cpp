@@ -35,9 +35,9 @@
  *    accessor: the whole peer set-up; **cuMemGetAccess** reads it back;
  *    the accessor's kernel (**cuLaunchKernel**) adds in the owner's memory, timed and
  *    checked; **cuMemUnmap**, **cuMemAddressFree**.
- * 7. **Classic path**, every pair (core-b): **cuMemAlloc** in the owner's context; with
- *    the accessor's context current, **cuCtxEnablePeerAccess**(owner's context), which
- *    opens every allocation of that context; the same kernel and check;
+ * 7. **Classic path**, every pair (right below the core): **cuMemAlloc** in the owner's
+ *    context; with the accessor's context current, **cuCtxEnablePeerAccess**(owner's
+ *    context), which opens every allocation of that context; the same kernel and check;
  *    **cuCtxDisablePeerAccess**, **cuMemFree**. A pair the driver refuses is reported.
  * 8. **Copy engine vs SMs**, pair by pair: peer access enabled, measured, disabled
  *    again (**cuMemcpyPeerAsync** and Copy_kernel, one way and both at once, counted as
@@ -71,8 +71,9 @@ struct Options {
   bool loopback = false;
 };
 
-// The two cores, below the lesson that runs them: one pair's VMM path and classic path,
-// each from creation to release; and the kernel both of them launch on the accessor.
+// The two paths, below the lesson that runs them: one pair's VMM path (the core) and,
+// right after it, its classic path, each from creation to release; and the kernel both
+// of them launch on the accessor.
 p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row);
 p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
                                const p2p::Endpoint& accessor);
@@ -80,7 +81,7 @@ p2p::PathResult addOnAccessor(p2p::Run& run, const p2p::Endpoint& owner,
                               const p2p::Endpoint& accessor, CUdeviceptr a,
                               CUdeviceptr b, CUdeviceptr c);
 
-// What cuCtxEnablePeerAccess's answer means to the classic path (core-b):
+// What cuCtxEnablePeerAccess's answer means to the classic path (runClassicPath):
 // - Enabled: this path turned access on, and turns it off after its kernel;
 // - Adopted (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED): other code enabled it (a primary
 //   context is the whole process's): used, and left on;
@@ -157,7 +158,7 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
       row.viaVmm = runVmmPath(run, row);
   }
 
-  // 7. The classic path of every pair (core-b, below): cuMemAlloc memory reached
+  // 7. The classic path of every pair (below the core): cuMemAlloc memory reached
   // through classic peer access, enabled for this pair's kernel and disabled after it.
   for (p2p::PairPaths& row : run.paths)
     row.classic = runClassicPath(run, *row.owner, *row.accessor);
@@ -185,12 +186,12 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
   const p2p::Endpoint& owner = *row.owner;
   const p2p::Endpoint& accessor = *row.accessor;
 
-  //! [core]
   // Who maps the memory: the owner and the accessor (on one device, one entry is both).
   std::vector<int> mappers = {pair.owner};
   if (pair.accessor != pair.owner)
     mappers.push_back(pair.accessor);
 
+  //! [core]
   // Device memory on the owner ("PINNED" here means resident on the device, not
   // page-locked host memory). Sizes and alignment are multiples of the largest
   // minimum granularity of the mapping devices (powers of two: a multiple of each).
@@ -282,7 +283,7 @@ p2p::PathResult runVmmPath(p2p::Run& run, const p2p::PairPaths& row) {
 /// through classic peer access. With owner == accessor it is step 5's reference.
 p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
                                const p2p::Endpoint& accessor) {
-  //! [core-b]
+  //! [classic-path]
   // cuMemAlloc allocates in the current context: the owner's, for this scope. Each
   // owner frees its buffer on an error path, in that context.
   const ms::ScopedContext onOwner(owner.ctx);
@@ -334,7 +335,7 @@ p2p::PathResult runClassicPath(p2p::Run& run, const p2p::Endpoint& owner,
   ms::check(cuMemFree(c.release()), "cuMemFree");
   ms::check(cuMemFree(b.release()), "cuMemFree");
   ms::check(cuMemFree(a.release()), "cuMemFree");
-  //! [core-b]
+  //! [classic-path]
   return result;
 }
 

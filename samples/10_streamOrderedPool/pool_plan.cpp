@@ -58,8 +58,10 @@ RunPlan checkOptions(const std::optional<std::uint64_t>& minBytes,
   return plan;
 }
 
-std::uint64_t fitLargest(std::uint64_t minBytes, std::uint64_t maxBytes, std::uint64_t freeBytes) {
-  const std::uint64_t budget = freeBytes / 4 / kTemporariesPerStep;
+std::uint64_t fitLargest(std::uint64_t minBytes, std::uint64_t maxBytes, std::uint64_t freeBytes,
+                         int livePerStep) {
+  const auto blocks = static_cast<std::uint64_t>(std::max(livePerStep, 1));
+  const std::uint64_t budget = freeBytes / 4 / blocks;
   return std::max(minBytes, std::min(maxBytes, budget));
 }
 
@@ -88,6 +90,35 @@ std::vector<std::uint64_t> sizeMix(int count, std::uint64_t minBytes, std::uint6
   return sizes;
 }
 
+Loop sameSizeLoop(const RunPlan& plan) {
+  Loop loop;
+  loop.sizes = sameSizes(plan.sameAllocations, plan.sameBytes);
+  loop.livePerStep = kSameSizeLivePerStep;
+  return loop;
+}
+
+Loop mixLoop(const RunPlan& plan, std::uint32_t seed) {
+  Loop loop;
+  loop.sizes = sizeMix(plan.allocations, plan.minBytes, plan.maxBytes, seed);
+  loop.livePerStep = kMixLivePerStep;
+  return loop;
+}
+
+std::vector<StepRange> steps(const Loop& loop) {
+  std::vector<StepRange> ranges;
+  if (loop.livePerStep < 1)
+    return ranges;
+
+  const auto perStep = static_cast<std::size_t>(loop.livePerStep);
+  for (std::size_t first = 0; first < loop.sizes.size(); first += perStep) {
+    StepRange range;
+    range.first = first;
+    range.count = std::min(perStep, loop.sizes.size() - first);
+    ranges.push_back(range);
+  }
+  return ranges;
+}
+
 void LiveBytes::allocate(std::uint64_t bytes) {
   live_ += bytes;
   high_ = std::max(high_, live_);
@@ -100,14 +131,14 @@ void LiveBytes::free(std::uint64_t bytes) {
   live_ -= bytes;
 }
 
-std::uint64_t loopHighWater(const std::vector<std::uint64_t>& sizes) {
+std::uint64_t loopHighWater(const Loop& loop) {
   LiveBytes live;
-  for (std::size_t first = 0; first < sizes.size(); first += kTemporariesPerStep) {
-    const std::size_t last = std::min(sizes.size(), first + kTemporariesPerStep);
-    for (std::size_t i = first; i < last; ++i)
-      live.allocate(sizes[i]);
-    for (std::size_t i = first; i < last; ++i)
-      live.free(sizes[i]);
+  for (const StepRange& step : steps(loop)) {
+    const std::size_t last = step.first + step.count;
+    for (std::size_t i = step.first; i < last; ++i)
+      live.allocate(loop.sizes[i]);
+    for (std::size_t i = step.first; i < last; ++i)
+      live.free(loop.sizes[i]);
   }
   return live.high();
 }

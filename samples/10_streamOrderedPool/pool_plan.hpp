@@ -1,11 +1,13 @@
 /**
  * @file pool_plan.hpp
  * @brief The CUDA-free part of 10_streamOrderedPool, unit tested without a GPU: the options'
- *        checks, the mix of allocation sizes, the live-bytes bookkeeping, the latency
- *        statistics and the tables the sample prints.
+ *        checks, the two allocation loops' shapes (one same-size block per step, a mix of
+ *        sizes 8 live per step), the live-bytes bookkeeping, the latency statistics and the
+ *        tables the sample prints.
  */
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,8 +18,11 @@ namespace pool_plan {
 
 /// Allocations per `--iterations`: the default 20 gives the 10,000 allocations of the mix.
 constexpr int kAllocationsPerIteration = 500;
-/// Temporaries alive at once in one step of the loop, as a training or serving step has them.
-constexpr int kTemporariesPerStep = 8;
+/// Blocks live at once in one step of the mix: a step's temporaries, whose sizes change.
+constexpr int kMixLivePerStep = 8;
+/// Blocks live at once in one step of the same-size loop: one temporary, allocated and freed,
+/// as a training or inference step asks for the same workspace every time.
+constexpr int kSameSizeLivePerStep = 1;
 /// Allocations per `--iterations` of the same-size loop: the default 20 gives 2,000.
 constexpr int kSameSizePairsPerIteration = 100;
 /// The default size of the same-size loop (`--same-size`): 16 MiB, an activation-sized block.
@@ -48,9 +53,10 @@ RunPlan checkOptions(const std::optional<std::uint64_t>& minBytes,
                      const std::optional<std::uint64_t>& sameBytes = std::nullopt);
 
 /// The largest allocation after sizing: @p maxBytes, or less so that one step's temporaries
-/// (kTemporariesPerStep of the largest size) take at most a quarter of @p freeBytes; never
-/// below @p minBytes. Sizing only: no verdict depends on free memory.
-std::uint64_t fitLargest(std::uint64_t minBytes, std::uint64_t maxBytes, std::uint64_t freeBytes);
+/// (@p livePerStep of the largest size) take at most a quarter of @p freeBytes; never below
+/// @p minBytes. Sizing only: no verdict depends on free memory.
+std::uint64_t fitLargest(std::uint64_t minBytes, std::uint64_t maxBytes, std::uint64_t freeBytes,
+                         int livePerStep);
 
 /// The same-size loop's allocations: @p count times @p bytes. Every step asks for the sizes the
 /// step before asked for, as the steps of a training or inference loop do.
@@ -61,6 +67,31 @@ std::vector<std::uint64_t> sameSizes(int count, std::uint64_t bytes);
 /// reproducible from @p seed on every machine.
 std::vector<std::uint64_t> sizeMix(int count, std::uint64_t minBytes, std::uint64_t maxBytes,
                                    std::uint32_t seed);
+
+/// One allocation loop: the sizes it asks for, in order, and how many of them are live at once.
+/// Each step allocates the next livePerStep sizes (fewer in the last step), frees them all,
+/// and ends with a synchronization, as a training or inference step ends.
+struct Loop {
+  std::vector<std::uint64_t> sizes;  ///< Every allocation of the loop, in order.
+  int livePerStep = 1;               ///< Blocks live at once in one step.
+};
+
+/// The same-size loop of @p plan: plan.sameAllocations steps, each one block of plan.sameBytes
+/// (kSameSizeLivePerStep), allocated and freed: a temporary that a training or inference step
+/// needs at the same size every time.
+Loop sameSizeLoop(const RunPlan& plan);
+
+/// The mix of @p plan: plan.allocations sizes from sizeMix(), kMixLivePerStep live per step.
+Loop mixLoop(const RunPlan& plan, std::uint32_t seed);
+
+/// One step of a loop: the allocations [first, first + count) of its sizes.
+struct StepRange {
+  std::size_t first = 0;  ///< Index of the step's first allocation.
+  std::size_t count = 0;  ///< Its allocations: livePerStep, fewer in a last short step.
+};
+
+/// The steps of @p loop, in order; none for a loop without sizes or with livePerStep below 1.
+std::vector<StepRange> steps(const Loop& loop);
 
 /// Live-bytes bookkeeping: what the program itself holds, whatever the allocator reserves.
 class LiveBytes {
@@ -76,9 +107,9 @@ class LiveBytes {
   std::uint64_t high_ = 0;
 };
 
-/// The high-water mark of live bytes of the loop over @p sizes: steps of kTemporariesPerStep
-/// allocations, all freed at the end of their step.
-std::uint64_t loopHighWater(const std::vector<std::uint64_t>& sizes);
+/// The high-water mark of live bytes of @p loop: each step's allocations live together, all
+/// freed at the end of their step (the largest step's sum).
+std::uint64_t loopHighWater(const Loop& loop);
 
 /// The @p fraction quantile (0.5 = median, 0.99 = p99, nearest rank) of @p values; 0 for none.
 double quantile(std::vector<double> values, double fraction);

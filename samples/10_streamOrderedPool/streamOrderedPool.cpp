@@ -23,9 +23,10 @@
  *    the current pool), **cuMemAllocFromPoolAsync** (from a named pool), a
  *    fill and a copy, **cuMemFreeAsync**.
  * 5. Set the release threshold (**cuMemPoolSetAttribute**) and measure two
- *    allocation loops, the same sizes every step and a mix: cuMemAlloc +
- *    cuMemFree against the pool keeping everything and the pool at threshold
- *    0, latency per pair, and footprint against the loop's own live bytes.
+ *    allocation loops, one block of the same size every step and a mix of
+ *    sizes 8 at a time: cuMemAlloc + cuMemFree against the pool keeping
+ *    everything and the pool at threshold 0, latency per pair, and footprint
+ *    against the loop's own live bytes.
  * 6. Watch the reuse rules: a block freed on stream 1 and allocated on
  *    stream 2, each rule on and off.
  * 7. Ask who may access the pool's memory (**cuMemPoolGetAccess**), and give

@@ -51,10 +51,11 @@ ms::JsonArray toJson(const std::vector<pool_plan::VariantResult>& variants) {
 }
 
 // [pool-loop]
-/// One step of the loop on the pool: @p count temporaries allocated in stream order on
-/// @p stream (from the device's current pool), freed in stream order, then the synchronization
-/// that ends a step, as a training step ends; that is where a pool above its release threshold
-/// gives memory back. Each call is timed on the host: pairUs[k] = allocate + free of block k.
+/// One step of a loop on the pool: @p count temporaries (1 in the same-size loop, 8 in the mix)
+/// allocated in stream order on @p stream (from the device's current pool), freed in stream
+/// order, then the synchronization that ends a step, as a training step ends; that is where a
+/// pool above its release threshold gives memory back. Each call is timed on the host:
+/// pairUs[k] = allocate + free of block k. The synchronization is not timed.
 void poolStep(CUstream stream, const std::uint64_t* sizes, std::size_t count, double* pairUs) {
   std::vector<ms::OwnedDeviceMemory> live(count);
   for (std::size_t k = 0; k < count; ++k) {
@@ -89,45 +90,40 @@ void allocStep(const std::uint64_t* sizes, std::size_t count, double* pairUs) {
   }
 }
 
-/// The first @p warmupSteps steps of the loop over @p sizes, untimed: the first calls of a
-/// kind pay for things a loop pays once, and a pool that keeps its memory fills up here.
+/// The first @p warmupSteps steps of @p loop, untimed: the first calls of a kind pay for
+/// things a loop pays once, and a pool that keeps its memory fills up here.
 template <typename Step>
-void warmUp(const std::vector<std::uint64_t>& sizes, int warmupSteps, Step step) {
-  const std::size_t perStep = pool_plan::kTemporariesPerStep;
-  std::vector<double> untimed(perStep);
-  const std::size_t stepsInLoop = (sizes.size() + perStep - 1) / perStep;
-  const std::size_t steps = std::min<std::size_t>(std::max(warmupSteps, 0), stepsInLoop);
-  for (std::size_t s = 0; s < steps; ++s) {
-    const std::size_t first = s * perStep;
-    step(&sizes[first], std::min(perStep, sizes.size() - first), untimed.data());
-  }
+void warmUp(const pool_plan::Loop& loop, int warmupSteps, Step step) {
+  const std::vector<pool_plan::StepRange> steps = pool_plan::steps(loop);
+  const std::size_t count = std::min<std::size_t>(std::max(warmupSteps, 0), steps.size());
+  std::vector<double> untimed(static_cast<std::size_t>(std::max(loop.livePerStep, 0)));
+  for (std::size_t s = 0; s < count; ++s)
+    step(&loop.sizes[steps[s].first], steps[s].count, untimed.data());
 }
 
-/// The loop over @p sizes in steps of kTemporariesPerStep, each done by @p step(sizes, count,
-/// pairUs). @return Microseconds per allocate + free pair, one per size.
+/// Every step of @p loop (pool_plan::steps()), each done by @p step(sizes, count, pairUs).
+/// @return Microseconds per allocate + free pair, one per size.
 template <typename Step>
-std::vector<double> timedLoop(const std::vector<std::uint64_t>& sizes, Step step) {
-  const std::size_t perStep = pool_plan::kTemporariesPerStep;
-  std::vector<double> pairUs(sizes.size());
-  for (std::size_t first = 0; first < sizes.size(); first += perStep)
-    step(&sizes[first], std::min(perStep, sizes.size() - first), &pairUs[first]);
+std::vector<double> timedLoop(const pool_plan::Loop& loop, Step step) {
+  std::vector<double> pairUs(loop.sizes.size());
+  for (const pool_plan::StepRange& range : pool_plan::steps(loop))
+    step(&loop.sizes[range.first], range.count, &pairUs[range.first]);
   return pairUs;
 }
 
-/// The loop on cuMemAlloc and cuMemFree, after @p warmupSteps untimed steps.
-pool_plan::VariantResult allocFreeLoop(const std::vector<std::uint64_t>& sizes,
-                                       int warmupSteps) {
-  warmUp(sizes, warmupSteps, allocStep);
+/// @p loop on cuMemAlloc and cuMemFree, after @p warmupSteps untimed steps.
+pool_plan::VariantResult allocFreeLoop(const pool_plan::Loop& loop, int warmupSteps) {
+  warmUp(loop, warmupSteps, allocStep);
   pool_plan::VariantResult variant;
   variant.name = "cuMemAlloc + cuMemFree";
-  summarize(variant, timedLoop(sizes, allocStep));
+  summarize(variant, timedLoop(loop, allocStep));
   return variant;
 }
 
-/// The loop on the pool at release threshold @p threshold: the pool trimmed, run.warmup steps
+/// @p loop on the pool at release threshold @p threshold: the pool trimmed, run.warmup steps
 /// untimed, the high-water marks reset, the loop timed, and the pool's counters read at the
 /// end and checked (pool_verdict::checkPoolLoop() against the loop's own live bytes).
-pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>& sizes,
+pool_plan::VariantResult poolLoop(PoolRun& run, const pool_plan::Loop& loop,
                                   std::uint64_t threshold, const std::string& name) {
   ms::check(cuStreamSynchronize(run.first), "cuStreamSynchronize");
   pa::setReleaseThreshold(run.pool, threshold);
@@ -138,9 +134,9 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>
                              double* pairUs) { poolStep(stream, stepSizes, count, pairUs); };
   std::vector<double> pairUs;
   try {
-    warmUp(sizes, run.warmup, step);
+    warmUp(loop, run.warmup, step);
     pa::resetHighWater(run.pool);
-    pairUs = timedLoop(sizes, step);
+    pairUs = timedLoop(loop, step);
   } catch (const ms::CudaError& error) {
     if (error.result() != CUDA_ERROR_OUT_OF_MEMORY)
       throw;
@@ -150,7 +146,7 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>
     throw ms::CudaError(error.result(),
                         std::string(error.what()) + "; " + name + " held " +
                             ms::formatBytes(usage.reservedCurrent) + " reserved for at most " +
-                            ms::formatBytes(pool_plan::loopHighWater(sizes)) +
+                            ms::formatBytes(pool_plan::loopHighWater(loop)) +
                             " live: freed blocks were not reused, or the GPU is full");
   }
 
@@ -162,7 +158,7 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const std::vector<std::uint64_t>
   variant.usedHigh = usage.usedHigh;
   variant.reservedAfter = usage.reservedCurrent;
   variant.usedAfter = usage.usedCurrent;
-  pool_verdict::checkPoolLoop(run.checks, variant, pool_plan::loopHighWater(sizes));
+  pool_verdict::checkPoolLoop(run.checks, variant, pool_plan::loopHighWater(loop));
   return variant;
 }
 
@@ -175,19 +171,19 @@ struct LoopResult {
   double speedUp = 0;
 };
 
-/// The loop over @p sizes, three times (see LoopResult).
-LoopResult measureLoop(PoolRun& run, const std::vector<std::uint64_t>& sizes) {
+/// @p loop, three times (see LoopResult).
+LoopResult measureLoop(PoolRun& run, const pool_plan::Loop& loop) {
   const std::uint64_t keep = run.plan.keepThreshold;
   const std::string keepName =
       keep == UINT64_MAX ? std::string("pool, threshold max")
                          : "pool, threshold " + ms::formatBytes(keep);
-  LoopResult loop;
-  loop.liveHigh = pool_plan::loopHighWater(sizes);
-  loop.variants.push_back(allocFreeLoop(sizes, run.warmup));
-  loop.variants.push_back(poolLoop(run, sizes, keep, keepName));
-  loop.variants.push_back(poolLoop(run, sizes, 0, "pool, threshold 0"));
-  loop.speedUp = pool_verdict::speedUp(loop.variants[0], loop.variants[1]);
-  return loop;
+  LoopResult result;
+  result.liveHigh = pool_plan::loopHighWater(loop);
+  result.variants.push_back(allocFreeLoop(loop, run.warmup));
+  result.variants.push_back(poolLoop(run, loop, keep, keepName));
+  result.variants.push_back(poolLoop(run, loop, 0, "pool, threshold 0"));
+  result.speedUp = pool_verdict::speedUp(result.variants[0], result.variants[1]);
+  return result;
 }
 
 /// Step 6's scenario for rule @p rule, run once with the rule on or off (the others off).
@@ -233,25 +229,26 @@ void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out) {
   std::size_t freeBytes = 0;
   std::size_t totalBytes = 0;
   ms::check(cuMemGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
-  run.plan.maxBytes = pool_plan::fitLargest(run.plan.minBytes, run.plan.maxBytes, freeBytes);
-  run.plan.sameBytes = pool_plan::fitLargest(1, run.plan.sameBytes, freeBytes);
+  run.plan.maxBytes = pool_plan::fitLargest(run.plan.minBytes, run.plan.maxBytes, freeBytes,
+                                            pool_plan::kMixLivePerStep);
+  run.plan.sameBytes = pool_plan::fitLargest(1, run.plan.sameBytes, freeBytes,
+                                             pool_plan::kSameSizeLivePerStep);
   run.kernelBytes = ms::chooseBufferBytes(options.kernelBytes, kDefaultKernelBytes, freeBytes,
                                           kKernelBuffers, sizeof(float));
   run.kernelBytes = ms::fitHostMemory(options.kernelBytes, run.kernelBytes, 3, sizeof(float));
   run.deviceName = ms::deviceName(run.device);
   out << "Device " << run.ordinal << ": " << run.deviceName << '\n';
   out << "Loops: " << run.plan.sameAllocations << " allocations of "
-      << ms::formatBytes(run.plan.sameBytes) << " (same size), then " << run.plan.allocations
+      << ms::formatBytes(run.plan.sameBytes) << " (same size, "
+      << pool_plan::kSameSizeLivePerStep << " live per step), then " << run.plan.allocations
       << " of " << ms::formatBytes(run.plan.minBytes) << " to "
-      << ms::formatBytes(run.plan.maxBytes) << " (mix), " << pool_plan::kTemporariesPerStep
-      << " live per step; kernel vectors " << ms::formatBytes(run.kernelBytes) << '\n';
+      << ms::formatBytes(run.plan.maxBytes) << " (mix, " << pool_plan::kMixLivePerStep
+      << " live per step); kernel vectors " << ms::formatBytes(run.kernelBytes) << '\n';
 }
 
 void measureAllocations(PoolRun& run, ms::Report& report) {
-  const std::vector<std::uint64_t> same =
-      pool_plan::sameSizes(run.plan.sameAllocations, run.plan.sameBytes);
-  const std::vector<std::uint64_t> mix =
-      pool_plan::sizeMix(run.plan.allocations, run.plan.minBytes, run.plan.maxBytes, kMixSeed);
+  const pool_plan::Loop same = pool_plan::sameSizeLoop(run.plan);
+  const pool_plan::Loop mix = pool_plan::mixLoop(run.plan, kMixSeed);
 
   const LoopResult sameLoop = measureLoop(run, same);
   const LoopResult mixLoop = measureLoop(run, mix);
@@ -262,11 +259,12 @@ void measureAllocations(PoolRun& run, ms::Report& report) {
   const std::uint64_t keep = run.plan.keepThreshold;
   std::ostream& out = report.out();
   out << pool_plan::latencyTable("Same size, " + ms::formatBytes(run.plan.sameBytes) + " x " +
-                                     std::to_string(pool_plan::kTemporariesPerStep) + " live",
+                                     std::to_string(same.livePerStep) + " live",
                                  sameLoop.variants)
       << pool_verdict::goalLine(sameGoal, sameLoop.speedUp, keep) << '\n'
       << pool_plan::latencyTable("Mix, " + ms::formatBytes(run.plan.minBytes) + " to " +
-                                     ms::formatBytes(run.plan.maxBytes),
+                                     ms::formatBytes(run.plan.maxBytes) + " x " +
+                                     std::to_string(mix.livePerStep) + " live",
                                  mixLoop.variants)
       << pool_verdict::goalLine(mixGoal, mixLoop.speedUp, keep) << '\n'
       << pool_plan::footprintTable(mixLoop.variants, mixLoop.liveHigh);
@@ -275,6 +273,7 @@ void measureAllocations(PoolRun& run, ms::Report& report) {
       .set("keepThreshold", keep == UINT64_MAX ? std::string("max") : std::to_string(keep))
       .set("sameSizeBytes", run.plan.sameBytes)
       .set("sameSizeAllocations", run.plan.sameAllocations)
+      .set("sameSizeLivePerStep", same.livePerStep)
       .set("sameSizeLiveHighBytes", sameLoop.liveHigh)
       .set("sameSizeVariants", toJson(sameLoop.variants))
       .set("sameSizeSpeedUp", sameLoop.speedUp)
@@ -283,6 +282,7 @@ void measureAllocations(PoolRun& run, ms::Report& report) {
       .set("allocations", run.plan.allocations)
       .set("minBytes", run.plan.minBytes)
       .set("maxBytes", run.plan.maxBytes)
+      .set("livePerStep", mix.livePerStep)
       .set("liveHighBytes", mixLoop.liveHigh)
       .set("variants", toJson(mixLoop.variants))
       .set("poolOverAllocSpeedUp", mixLoop.speedUp)

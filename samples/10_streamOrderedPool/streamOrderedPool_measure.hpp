@@ -2,7 +2,7 @@
  * @file streamOrderedPool_measure.hpp
  * @brief What 10_streamOrderedPool measures and probes, one call per step: the two allocation
  *        loops' latency and footprint (cuMemAlloc against the pool at two release thresholds,
- *        for the same sizes every step and for a mix), the reuse rules across streams, peer
+ *        for one same-size block every step and for a mix 8 at a time), the reuse rules, peer
  *        access, a kernel on pool memory against the same kernel on cuMemAlloc memory, and the
  *        trim. Step 8's other pools are in other_pools.hpp.
  */
@@ -46,8 +46,8 @@ struct PoolRun {
 
 /**
  * Sizes the run in the current context: the largest allocation of the mix and the same-size
- * loop's size are cut so that one step's temporaries take at most a quarter of the device's
- * free memory, and the kernel's vectors (default 256 MiB each, six of them at once: three from
+ * loop's size are cut so that one step's temporaries (8 of the mix's largest, or the one
+ * same-size block) take at most a quarter of the device's free memory, and the kernel's vectors (default 256 MiB each, six of them at once: three from
  * the pool, three from cuMemAlloc) fit in 80 % of it. Free memory is the whole device's
  * (cuMemGetInfo) and serves sizing only. Prints the "Device N: name" and "Loops:" lines.
  * @throws memsamples::UsageError when a `--size` does not fit; CudaError.
@@ -55,10 +55,12 @@ struct PoolRun {
 void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out);
 
 /**
- * Step 5: two allocation loops in steps of kTemporariesPerStep live blocks, each step ended by
- * a synchronization: the same size every step (`--same-size`, as training and inference loops
- * ask), then a mix of sizes. Each loop runs three times: cuMemAlloc + cuMemFree, then the pool
- * at `--threshold` (default max: keep everything) and at 0. Each allocate and free call is
+ * Step 5: two allocation loops, each step ended by a synchronization (untimed): one block of
+ * the same size allocated and freed every step (`--same-size`, a temporary that a training or
+ * inference step needs at the same size every time; pool_plan::sameSizeLoop()), then a mix of
+ * sizes with 8 blocks live per step (pool_plan::mixLoop()). Each loop runs three times:
+ * cuMemAlloc + cuMemFree, then the pool at `--threshold` (default max: keep everything) and
+ * at 0. Each allocate and free call is
  * timed on the host with std::chrono::steady_clock after `--warmup` untimed steps; the median
  * and p99 per pair are printed with each loop's goal (pool_verdict::goalLine()). The pool's
  * counters are read after each pool run and checked (pool_verdict::checkPoolLoop()). Leaves

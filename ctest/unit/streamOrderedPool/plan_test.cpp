@@ -34,9 +34,60 @@ TEST(StreamOrderedPoolMix, SameSizesRepeatOneSize) {
   ASSERT_EQ(sizes.size(), 20u);
   EXPECT_TRUE(std::all_of(sizes.begin(), sizes.end(),
                           [](std::uint64_t b) { return b == (16u << 20); }));
-  // 8 live per step: the loop's high-water mark is one step of them.
-  EXPECT_EQ(pp::loopHighWater(sizes), 8u * (16u << 20));
+  // Held 8 live per step, the same sizes reach one step of them: the bookkeeping counts what a
+  // step holds, whatever the sizes.
+  EXPECT_EQ(pp::loopHighWater({sizes, 8}), 8u * (16u << 20));
   EXPECT_TRUE(pp::sameSizes(0, 1).empty());
+}
+
+// Issue 34: the same-size loop is the case a training or inference step makes: one temporary of
+// the same size allocated and freed, step after step. It holds one block, never 8.
+TEST(StreamOrderedPoolLoops, TheSameSizeLoopHoldsOneBlockPerStep) {
+  const pp::RunPlan plan = pp::checkOptions({}, {}, "max", 20);
+  const pp::Loop loop = pp::sameSizeLoop(plan);
+  EXPECT_EQ(pp::kSameSizeLivePerStep, 1);
+  EXPECT_EQ(loop.livePerStep, 1);
+  ASSERT_EQ(loop.sizes.size(), 2000u);
+  EXPECT_TRUE(std::all_of(loop.sizes.begin(), loop.sizes.end(),
+                          [](std::uint64_t b) { return b == (16u << 20); }));
+
+  // 2,000 steps of one allocation each, in order: allocate, free, synchronize.
+  const std::vector<pp::StepRange> steps = pp::steps(loop);
+  ASSERT_EQ(steps.size(), 2000u);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    EXPECT_EQ(steps[s].first, s);
+    EXPECT_EQ(steps[s].count, 1u);
+  }
+
+  // Live at most: one block, which is what the pool's used high-water mark is checked against.
+  EXPECT_EQ(pp::loopHighWater(loop), 16u << 20);
+}
+
+// The mix keeps its shape: 8 live per step, the same sizes as sizeMix() gives.
+TEST(StreamOrderedPoolLoops, TheMixHoldsEightBlocksPerStep) {
+  const pp::RunPlan plan = pp::checkOptions({}, {}, "max", 20);
+  const pp::Loop loop = pp::mixLoop(plan, 2024);
+  EXPECT_EQ(pp::kMixLivePerStep, 8);
+  EXPECT_EQ(loop.livePerStep, 8);
+  EXPECT_EQ(loop.sizes, pp::sizeMix(10000, 1024, 64u << 20, 2024));
+
+  const std::vector<pp::StepRange> steps = pp::steps(loop);
+  ASSERT_EQ(steps.size(), 1250u);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    EXPECT_EQ(steps[s].first, 8 * s);
+    EXPECT_EQ(steps[s].count, 8u);
+  }
+}
+
+TEST(StreamOrderedPoolLoops, StepsCoverEverySizeOnceAndALastShortStep) {
+  const pp::Loop loop{std::vector<std::uint64_t>(20, 1), 8};
+  const std::vector<pp::StepRange> steps = pp::steps(loop);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[2].first, 16u);
+  EXPECT_EQ(steps[2].count, 4u);
+  EXPECT_TRUE(pp::steps({{}, 8}).empty());
+  EXPECT_TRUE(pp::steps({{1, 2}, 0}).empty());
+  EXPECT_EQ(pp::loopHighWater({{1, 2}, 0}), 0u);
 }
 
 TEST(StreamOrderedPoolOptions, ThresholdIsMaxOrAByteSize) {
@@ -71,10 +122,15 @@ TEST(StreamOrderedPoolOptions, ZeroIterationsAreRefused) {
 }
 
 TEST(StreamOrderedPoolSizing, LargestIsCutToAQuarterOfFreeMemoryPerStep) {
-  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 1ull << 40), 64u << 20);
+  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 1ull << 40, 8), 64u << 20);
   // 256 MiB free: a quarter is 64 MiB, for 8 temporaries 8 MiB each.
-  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 256u << 20), 8u << 20);
-  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 0), 1024u);
+  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 256u << 20, 8), 8u << 20);
+  EXPECT_EQ(pp::fitLargest(1024, 64u << 20, 0, 8), 1024u);
+  // The same-size loop's one block may take the whole quarter.
+  EXPECT_EQ(pp::fitLargest(1, 16u << 20, 256u << 20, 1), 16u << 20);
+  EXPECT_EQ(pp::fitLargest(1, 128u << 20, 256u << 20, 1), 64u << 20);
+  // A step of no blocks is sized as one.
+  EXPECT_EQ(pp::fitLargest(1, 128u << 20, 256u << 20, 0), 64u << 20);
 }
 
 TEST(StreamOrderedPoolMix, SizesStayInRangeAlignedAndReproducible) {
@@ -126,8 +182,10 @@ TEST(StreamOrderedPoolBookkeeping, LoopHighWaterIsTheLargestStep) {
   std::vector<std::uint64_t> sizes(20, 1);
   sizes[9] = 100;   // step 2 (allocations 8-15) holds 107
   sizes[17] = 10;   // step 3 (16-19) holds 13
-  EXPECT_EQ(pp::loopHighWater(sizes), 107u);
-  EXPECT_EQ(pp::loopHighWater({}), 0u);
+  EXPECT_EQ(pp::loopHighWater({sizes, 8}), 107u);
+  EXPECT_EQ(pp::loopHighWater({{}, 8}), 0u);
+  // One live per step: the largest single size.
+  EXPECT_EQ(pp::loopHighWater({sizes, 1}), 100u);
 }
 
 TEST(StreamOrderedPoolStatistics, NearestRankQuantiles) {
