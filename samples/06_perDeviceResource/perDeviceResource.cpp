@@ -153,7 +153,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 
   mr::RunRecord record(report);  // what the steps return, reported in step 7
   record.threads = options.threads;
-  {
+  {  // the core, in a scope of its own: its resource and the owners it uses end with it
     //! [core]
     // 2. Build one resource: pinned host memory, made for the chosen device's context. The
     // registry will only point at it: this code owns it and keeps it alive while it is set.

@@ -603,16 +603,21 @@ TEST(ReportRun, EveryStepInOrderThenTheVerdict) {
 
 // The core's part (steps 2-5): what it returned, as the README shows it, and its checks. The
 // resource it built is gone by step 7: it is named by what it was, never asked.
-TEST(ReportStep, TheCoreAsTheReadmeShowsItAndItsChecks) {
+// A record whose report writes to a string of its own.
+struct RecordedRun {
   std::ostringstream out;
-  memsamples::Report report(&out);
-  mr::RunRecord record(report);
+  memsamples::Report report{&out};
+  mr::RunRecord record{report};
+};
+
+TEST(ReportStep, TheCoreAsTheReadmeShowsItAndItsChecks) {
   const mr::Devices devices = devicesOf(1, 64ull << 20, {0, 140ull << 30});
   mr::MemoryResource* initial = mr::getPerDeviceResource(0);
   MallocResource built("never asked", 0);
-  record.core = {initial, {&built, &built, &built}, {}, &built};
-  mr::reportStep(mr::kCorePart, record, devices);
-  EXPECT_EQ(out.str(),
+  RecordedRun good;
+  good.record.core = {initial, {&built, &built, &built}, {}, &built};
+  mr::reportStep(mr::kCorePart, good.record, devices);
+  EXPECT_EQ(good.out.str(),
             "\n[2-5] One resource's whole life (the core): pinned host (device 0), built, set, "
             "used by 3 threads, reset, destroyed\n"
             "  setCurrentDeviceResource(pinned)  -> initial (the initial resource)\n"
@@ -621,50 +626,45 @@ TEST(ReportStep, TheCoreAsTheReadmeShowsItAndItsChecks) {
             "  C = A + B on its memory           -> all 16777216 elements exact\n"
             "  resetCurrentDeviceResource()      -> pinned host (device 0); then the resource is "
             "destroyed\n");
-  EXPECT_EQ(report.json().dump(),
+  EXPECT_EQ(good.report.json().dump(),
             "{\"core\": {\"resource\": \"pinned host (device 0)\", \"previous\": \"initial\", "
             "\"threads\": 3, \"mismatches\": 0}}");
   mr::Resources none;
-  EXPECT_EQ(verdictLines(record, devices, none), "\nChecks: 6 of 6 passed\n");
+  EXPECT_EQ(verdictLines(good.record, devices, none), "\nChecks: 6 of 6 passed\n");
 
   // Every rule broken: set answered another resource, reset removed the initial one (which only
   // thread 1 was answered: threads 0 and 2 disagree with it) and C is wrong. Each is a failed
   // check; thread 1's agreement is the one that passes.
-  std::ostringstream wrongOut;
-  memsamples::Report wrongReport(&wrongOut);
-  mr::RunRecord wrong(wrongReport);
   MallocResource other("other", 0);
-  wrong.core = {&other, {&built, initial, &built}, {}, initial};
-  wrong.core.verified.mismatches = 2;
-  mr::reportStep(mr::kCorePart, wrong, devices);
-  EXPECT_NE(wrongOut.str().find("-> not the same on every thread"), std::string::npos)
-      << wrongOut.str();
-  const std::string verdict = verdictLines(wrong, devices, none);
+  RecordedRun wrong;
+  wrong.record.core = {&other, {&built, initial, &built}, {}, initial};
+  wrong.record.core.verified.mismatches = 2;
+  mr::reportStep(mr::kCorePart, wrong.record, devices);
+  EXPECT_NE(wrong.out.str().find("-> not the same on every thread"), std::string::npos)
+      << wrong.out.str();
+  const std::string verdict = verdictLines(wrong.record, devices, none);
   EXPECT_NE(verdict.find("\nChecks: 1 of 6 passed\n"), std::string::npos) << verdict;
   for (const std::string& expected : std::vector<std::string>{
            "  FAILED: the core: set must return the initial resource\n",
            "  FAILED: the core: thread 0: getCurrentDeviceResource() must return the resource that "
            "was set\n",
-           "  FAILED: the core: " + memsamples::describeMismatch(wrong.core.verified) + "\n",
+           "  FAILED: the core: " + memsamples::describeMismatch(wrong.record.core.verified) + "\n",
            "  FAILED: the core: reset must return the resource it removed, not the initial "
            "one\n"}) {
     EXPECT_NE(verdict.find(expected), std::string::npos) << expected << "\nin:\n" << verdict;
   }
 
   // A core that did not run prints nothing and checks nothing.
-  std::ostringstream silentOut;
-  memsamples::Report silentReport(&silentOut);
-  mr::RunRecord silent(silentReport);
-  mr::reportStep(mr::kCorePart, silent, devices);
-  EXPECT_EQ(silentOut.str(), "");
-  EXPECT_EQ(verdictLines(silent, devices, none), "\nChecks: 0 of 0 passed\n");
+  RecordedRun silent;
+  mr::reportStep(mr::kCorePart, silent.record, devices);
+  EXPECT_EQ(silent.out.str(), "");
+  EXPECT_EQ(verdictLines(silent.record, devices, none), "\nChecks: 0 of 0 passed\n");
 }
 
 // askRegistry(): the answers step 7 checks, with an id one past the last for std::out_of_range.
 TEST(AskRegistry, TheCurrentDeviceTheChosenOneAndAnIdThatDoesNotExist) {
-  std::ostringstream out;
-  memsamples::Report report(&out);
-  mr::RunRecord record(report);
+  RecordedRun asked;
+  mr::RunRecord& record = asked.record;
   mr::askRegistry(record, devicesOf(2, 4096, {0, 1ull << 30}));
   EXPECT_EQ(record.initial, mr::processResourceRegistry().initial(0));
   EXPECT_EQ(record.perDeviceAnswer, record.initial);
