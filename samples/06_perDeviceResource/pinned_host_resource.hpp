@@ -30,15 +30,20 @@ inline constexpr ResourceProperties kHostAndDeviceMemory{true, true, false};
 /// TrackedResource's flag for host memory mapped for the device, by name.
 inline constexpr bool kMappedHost = true;
 
-// The managed, pinned, NUMA and VMM kinds: each is made for one context (its device comes from
-// cuCtxGetDevice_v2, which asks without making the context current), makes every driver call with
-// that context pushed, and keeps the RAII owner of each allocation (an OwnedDeviceMemory, a
-// StripedVmmRange...) in a table: a foreign pointer or a wrong size is refused, and what is left
-// is freed with the resource, in its context. What differs between the kinds is only how they
-// allocate and free: the name, the properties and the kernel address are the base's.
+/**
+ * The base of the managed, pinned, NUMA and VMM kinds: each is made for one context (its device
+ * comes from cuCtxGetDevice_v2, which asks without making the context current), makes every
+ * driver call with that context pushed, and keeps the RAII owner of each allocation (an
+ * OwnedDeviceMemory, a StripedVmmRange...) in a table: a foreign pointer or a wrong size is
+ * refused, and what is left is freed with the resource, in its context. What differs between the
+ * kinds is only how they allocate and free: the name, the properties and the kernel address are
+ * the base's.
+ * @tparam Owner the RAII owner of one allocation; destroying it frees the memory.
+ */
 template <typename Owner>
 class TrackedResource : public MemoryResource {
  public:
+  /// Frees what the table still holds, with the resource's context pushed.
   ~TrackedResource() override {
     try {
       ScopedContext scope(context_);
@@ -60,17 +65,18 @@ class TrackedResource : public MemoryResource {
         properties_(properties),
         mappedHost_(mappedHost) {}
 
-  // The deallocate rule of every kind that frees at once: work queued on the stream may still
-  // use the memory, so wait for it; then take the owner out of the table (destroying it frees).
+  /// The deallocate rule of every kind that frees at once: work queued on @p stream may still
+  /// use the memory, so wait for it; then take the owner out of the table (destroying it frees).
+  /// @throws CudaError; what OwnedAllocations::take() throws.
   Owner takeBack(void* ptr, std::size_t bytes, CUstream stream) {
     check(cuStreamSynchronize(stream), "cuStreamSynchronize");
     return allocations_.take(ptr, bytes);
   }
 
-  const CUcontext context_;
-  const int ordinal_;
-  OwnedAllocations<Owner> allocations_;
-  std::string name_;  // "pinned host (device 0)"; a kind may say more (its node, its stripes)
+  const CUcontext context_;               ///< The context every driver call is made in.
+  const int ordinal_;                     ///< Its device's ordinal.
+  OwnedAllocations<Owner> allocations_;   ///< The owner of every live allocation.
+  std::string name_;  ///< "pinned host (device 0)"; a kind may say more (its node, its stripes).
 
  private:
   static int ordinalOf(CUcontext context) {
@@ -105,13 +111,15 @@ class TrackedResource : public MemoryResource {
 // ------------------------------------------------------------------------------------ pinned host
 
 // [pinned-host]
-// Page-locked host memory mapped for the device: the resource the lesson's core builds. It is
-// cuMemHostAlloc(DEVICEMAP), not PORTABLE. With unified addressing every context can still reach
-// the memory (cuda.h: all cuMemHostAlloc memory is mapped into every context); without PORTABLE
-// only this context treats it as pinned. It "belongs to its device" by bookkeeping: allocated,
-// freed and asked for its device address in this context.
+/// Page-locked host memory mapped for the device: the resource the lesson's core builds. It is
+/// cuMemHostAlloc(DEVICEMAP), not PORTABLE. With unified addressing every context can still reach
+/// the memory (cuda.h: all cuMemHostAlloc memory is mapped into every context); without PORTABLE
+/// only this context treats it as pinned. It "belongs to its device" by bookkeeping: allocated,
+/// freed and asked for its device address in this context.
 class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
  public:
+  /// A resource for @p context's device, which must outlive it. @throws std::invalid_argument
+  /// for a null context; CudaError.
   explicit PinnedHostResource(CUcontext context)
       : TrackedResource(context, "pinned host", kHostAndDeviceMemory, kMappedHost) {}
 
