@@ -5,10 +5,11 @@
  *        of memory behind it, each used by the same vector add.
  *
  * Code that needs memory asks the registry and allocates from what it answers; which kind of
- * memory that is gets decided in one place, at run time, with one call. The registry is
+ * memory that is gets decided in one place, at run time, with one call. The core region of
+ * runPerDeviceResource() is one resource's whole life: built, set for the current device, got and
+ * allocated from by threads, used, deallocated, reset and destroyed. The registry it calls is
  * per_device_registry.hpp, whole in its core-b region: a mutex, one slot per device, get / set /
- * reset, and the initial resource each device starts on. runPerDeviceResource() uses it in its
- * core region: threads get their device's resource, allocate through it, use and free.
+ * reset, and the initial resource each device starts on.
  *
  * 1. Set the devices up as 01 does (setUpDevices(), resources.cpp): **cuInit**, and for the
  *    chosen device and every GPU beside it that may take part a context (**cuCtxCreate**), the
@@ -17,37 +18,39 @@
  *    unless `--devices` names it. The chosen device's context is pushed
  *    (**cuCtxPushCurrent**): the registry's "current device" is the device of this thread's
  *    current context.
- * 2. Ask the registry: getCurrentDeviceResource() answers the current device's initial
- *    resource (its default memory pool, made on first use), getPerDeviceResource() of the same
- *    device the same one, and an id that does not exist gets std::out_of_range.
- * 3. Make one resource of each kind for the device, and one for every other device used
- *    (resources.cpp): device pool, managed, pinned host, NUMA-bound host, striped VMM. A kind
- *    this machine cannot make is waived, named with the reason.
- * 4. Each kind in turn for the current device: setCurrentDeviceResource() returns the previous
- *    resource; `--threads` threads ask getCurrentDeviceResource(), allocate A, B and C through
- *    it and use and free scratch buffers; C = A + B is checked exactly, which frees the
- *    vectors; resetCurrentDeviceResource() returns the kind.
- * 5. A resource per device (2+ GPUs used): one thread per device sets its device's resource
- *    with setPerDeviceResource(), allocates through getCurrentDeviceResource() with its
- *    device's context current, checks its vector add, and resetPerDeviceResource() puts the
- *    pool back.
- * 6. Report and judge (reportRun(), perDeviceResource_measure.cpp): what steps 1-5 found,
- *    checked against RMM's rules, and the allocate / free latency of every kind, measured the
- *    same way.
- * 7. Release, each answer checked: the resources (each frees what it still holds), the pushed
+ * 2. Build one resource: a PinnedHostResource (pinned_host_resource.hpp) for the chosen
+ *    device's context.
+ * 3. Set it for the current device: setCurrentDeviceResource() returns the previous resource,
+ *    the device's initial one (its default memory pool, made on first use).
+ * 4. Three threads make the context current, ask getCurrentDeviceResource() and allocate A, B
+ *    and C through the answer.
+ * 5. Use and give back: C = A + B is checked exactly, A, B and C are deallocated,
+ *    resetCurrentDeviceResource() puts the initial resource back and returns the one it removed,
+ *    and only then is the resource destroyed.
+ * 6. Every kind in turn the same way (resources.cpp's makeResources(): device pool, managed,
+ *    pinned host, NUMA-bound host, striped VMM; a kind this machine cannot make is waived, with
+ *    the reason), while `--threads` threads each allocate, fill and free scratch buffers through
+ *    it; with 2+ GPUs used, one thread per device sets its own device's resource at once
+ *    (setPerDeviceResource(), resetPerDeviceResource()).
+ * 7. Report and judge (reportRun(), perDeviceResource_measure.cpp): what steps 1-6 returned,
+ *    checked against RMM's rules with the registry's own answers (an id that does not exist gets
+ *    std::out_of_range), and the allocate / free latency of every kind, measured the same way.
+ * 8. Release, each answer checked: the resources (each frees what it still holds), the pushed
  *    context (**cuCtxPopCurrent**), then every device as 01 releases it (releaseDevice()): the
  *    stream once idle, the staging, the module, and its context last.
  */
 #include <cstddef>
+#include <cstdint>
 #include <future>
 #include <limits>
+#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "memsamples.hpp"
 #include "perDeviceResource_measure.hpp"
+#include "pinned_host_resource.hpp"
 
 namespace ms = memsamples;
 namespace mr = memsamples::resource;
@@ -66,19 +69,78 @@ struct Options {
   bool noLatency = false;
 };
 
-/// Runs work(0) .. work(count - 1), each on a thread of its own, all at once, and waits for
-/// them. A std::async future waits for its thread when destroyed: if get() rethrows what one
-/// thread threw, every thread has still finished before anything they use is freed.
+/// Runs work(0) .. work(count - 1), each on a thread of its own, all at once, waits for them and
+/// returns what each returned, in order. A std::async future waits for its thread when
+/// destroyed: if get() rethrows what one thread threw, every thread has still finished before
+/// anything they use is freed.
 template <typename Work>
-void onThreads(std::size_t count, const Work& work) {
-  std::vector<std::future<void>> threads;
+auto onThreads(std::size_t count, const Work& work) {
+  using Result = decltype(work(0));
+  std::vector<std::future<Result>> threads;
   for (std::size_t t = 0; t < count; ++t)
     threads.push_back(std::async(std::launch::async, work, static_cast<int>(t)));
-  for (std::future<void>& thread : threads)
-    thread.get();
+  std::vector<Result> results;
+  for (std::future<Result>& thread : threads)
+    results.push_back(thread.get());
+  return results;
 }
 
-/// The lesson: the registry at work, in the order a program uses it.
+/// Step 6's scratch buffers, beside the vectors: @p threads threads at once ask the registry for
+/// the current device's resource, then allocate, fill and free mr::kScratchPerThread short-lived
+/// buffers through it. Returns what each thread was answered.
+std::vector<mr::MemoryResource*> useScratchBuffers(const mr::DeviceSetup& setup, int threads) {
+  const CUstream stream = setup.stream.get();
+  return onThreads(threads, [&](int t) {
+    ms::ScopedContext current(setup.context.get());  // the registry's current device
+    mr::MemoryResource* resource = mr::getCurrentDeviceResource();
+    for (int i = 0; i < mr::kScratchPerThread; ++i) {
+      mr::ResourceAllocation scratch(*resource, mr::kScratchBytes, stream);
+      mr::fillBuffer(scratch, static_cast<unsigned char>(t + i), stream);
+      scratch.release();
+    }
+    return resource;
+  });
+}
+
+/// Step 6 for one kind that makeResources() made: the core's steps 3 to 5 for a resource that
+/// lives on (the latency table times it in step 7), with --threads threads asking the registry at
+/// once. What each call returned goes into @p entry for step 7; if a call throws, Resources'
+/// destructor puts the previous resource back.
+void runKind(mr::KindResource& entry, const mr::DeviceSetup& setup, int threads,
+             std::uint32_t seed) {
+  entry.previous = mr::setCurrentDeviceResource(entry.resource);
+  entry.answers = useScratchBuffers(setup, threads);
+
+  mr::Vectors vectors = mr::allocateVectors(*mr::getCurrentDeviceResource(), setup);
+  entry.verified = mr::addAndVerify(setup, vectors, seed);
+  mr::releaseVectors(vectors, setup.stream.get());
+  entry.removed = mr::resetCurrentDeviceResource();
+}
+
+/// Step 6 with 2+ GPUs used: one thread per device at once, each with its own device's context
+/// current, so "the current device" differs per thread. Each sets its device's resource,
+/// allocates through getCurrentDeviceResource(), checks its vector add and resets its device.
+void runPerDevice(mr::Resources& resources, const mr::Devices& devices) {
+  const std::vector<mr::MemoryResource*> answers =
+      onThreads(resources.perDevice.size(), [&](int d) {
+        mr::KindResource& entry = resources.perDevice[d];
+        const mr::DeviceSetup& mine = *devices.setups[d];
+        ms::ScopedContext current(mine.context.get());
+
+        entry.previous = mr::setPerDeviceResource(mine.ordinal, entry.resource);
+        mr::MemoryResource* answer = mr::getCurrentDeviceResource();
+        mr::Vectors vectors = mr::allocateVectors(*answer, mine);
+        entry.verified = mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
+        mr::releaseVectors(vectors, mine.stream.get());
+        entry.removed = mr::resetPerDeviceResource(mine.ordinal);
+        return answer;
+      });
+  for (std::size_t d = 0; d < answers.size(); ++d)
+    resources.perDevice[d].answers = {answers[d]};
+}
+
+/// The lesson: one resource's whole life with the registry (the core), then every kind in turn,
+/// the report and the release.
 ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   // 1. Set the devices up as 01 does, leaving out a GPU beside the chosen one that its
   // compute mode or its memory forbids. The registry's "current device" is the device of
@@ -89,74 +151,63 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   const CUstream stream = setup.stream.get();
   ms::check(cuCtxPushCurrent(setup.context.get()), "cuCtxPushCurrent");
 
-  mr::RunRecord record(report);  // what the steps find, reported in step 6
+  mr::RunRecord record(report);  // what the steps return, reported in step 7
   record.threads = options.threads;
-  std::uint32_t seed = 606;  // any value: each vector add gets inputs of its own
+  {  // the core, in a scope of its own: its resource and the owners it uses end with it
+    //! [core]
+    // 2. Build one resource: pinned host memory, made for the chosen device's context. The
+    // registry will only point at it: this code owns it and keeps it alive while it is set.
+    auto pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
-  //! [core]
-  // 2. Ask the registry: a device starts on its initial resource, made on first use; an id
-  // that does not exist is a clear error here (RMM leaves it undefined).
-  record.initial = mr::getCurrentDeviceResource();
-  record.perDeviceAnswer = mr::getPerDeviceResource(devices.chosen);
-  try {
-    mr::getPerDeviceResource(devices.count);  // ids are 0 .. count - 1
-  } catch (const std::out_of_range& error) {
-    record.outOfRange = error.what();
-  }
+    // 3. Make it the current device's resource. set returns the previous one: the device's
+    // initial resource (its default memory pool), which reset will put back.
+    mr::MemoryResource* previous = mr::setCurrentDeviceResource(pinned.get());
+    const mr::RestoreOnError restore(setup.ordinal, pinned.get(), previous);  // error path only
 
-  // 3. One resource of each kind for this device; with 2+ GPUs used, one per device.
-  mr::Resources resources = mr::makeResources(devices, options.vmmStripes);
-
-  // 4. Each kind in turn: set returns the previous resource; every thread makes the context
-  // current, asks get, allocates through the answer, uses and frees; reset returns the kind.
-  for (mr::KindResource& entry : resources.kinds) {
-    if (entry.resource == nullptr)
-      continue;  // waived in step 3, with the reason
-    entry.previous = mr::setCurrentDeviceResource(entry.resource);
-
-    mr::Vectors vectors;  // A, B and C, shared out between the threads
-    entry.answers.assign(options.threads, nullptr);
-    onThreads(options.threads, [&](int t) {
+    // 4. Threads get the resource from the registry and allocate through it, one vector each.
+    mr::Vectors vectors;  // A, B and C
+    const std::vector<mr::MemoryResource*> answers = onThreads(vectors.size(), [&](int v) {
+      // The registry's current device is the device of the calling thread's current context,
+      // and a new thread has none: make the chosen device's context current on this one first.
       ms::ScopedContext current(setup.context.get());
       mr::MemoryResource* resource = mr::getCurrentDeviceResource();
-      entry.answers[t] = resource;
-      for (int v = t; v < 3; v += options.threads)
-        vectors[v] = mr::ResourceAllocation(*resource, devices.bytes, stream);
-
-      for (int i = 0; i < mr::kScratchPerThread; ++i) {  // short-lived buffers
-        mr::ResourceAllocation scratch(*resource, mr::kScratchBytes, stream);
-        mr::fillBuffer(scratch, static_cast<unsigned char>(t + i), stream);
-        scratch.release();
-      }
+      vectors[v] = mr::ResourceAllocation(*resource, devices.bytes, stream);  // allocate()
+      return resource;
     });
 
-    entry.verified = mr::addAndVerify(setup, vectors, ++seed);  // C = A + B; frees A, B, C
-    entry.removed = mr::resetCurrentDeviceResource();
+    // 5. Use the memory: C = A + B, checked exactly. Then deallocate A, B and C, put the
+    // device's initial resource back, and only then destroy the resource: the registry must
+    // never point at a resource that is gone.
+    const ms::VectorAddCheck verified = mr::addAndVerify(setup, vectors, 605);
+    for (mr::ResourceAllocation& vector : vectors)
+      vector.release();  // deallocate(): this kind waits for the stream, then frees
+    mr::MemoryResource* removed = mr::resetCurrentDeviceResource();
+    pinned.reset();  // ~PinnedHostResource: frees what it still holds (nothing by now)
+    //! [core]
+
+    record.core = {previous, answers, verified, removed};  // what the core saw, for step 7
   }
 
-  // 5. A resource per device, one thread per device at once: "current" differs per thread.
-  onThreads(resources.perDevice.size(), [&](int d) {
-    mr::KindResource& entry = resources.perDevice[d];
-    const mr::DeviceSetup& mine = *devices.setups[d];
-    ms::ScopedContext current(mine.context.get());
+  // 6. Every kind in turn the same way, each made by makeResources() (a kind this machine
+  // cannot make is waived there, with the reason); with 2+ GPUs used, one resource per device.
+  mr::Resources resources = mr::makeResources(devices, options.vmmStripes);
+  std::uint32_t seed = 606;  // any value: each vector add gets inputs of its own
+  for (mr::KindResource& entry : resources.kinds) {
+    if (entry.resource != nullptr)
+      runKind(entry, setup, options.threads, ++seed);
+  }
+  runPerDevice(resources, devices);
 
-    entry.previous = mr::setPerDeviceResource(mine.ordinal, entry.resource);
-    entry.answers = {mr::getCurrentDeviceResource()};
-    mr::Vectors vectors = mr::allocateVectors(*entry.answers[0], mine);
-    entry.verified = mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
-    entry.removed = mr::resetPerDeviceResource(mine.ordinal);
-  });
-  //! [core]
-
-  // 6. Report what steps 1-5 found, checked against RMM's rules, and measure each kind's
-  // allocate / free latency (perDeviceResource_measure.cpp).
+  // 7. Report what steps 1-6 returned, checked against RMM's rules and the registry's own
+  // answers, and measure each kind's allocate / free latency (perDeviceResource_measure.cpp).
+  mr::askRegistry(record, devices);
   record.latency.largeBytes = options.largeBytes.value_or(record.latency.largeBytes);
   record.latency.iterations = options.common.iterations;
   record.latency.warmup = options.common.warmup;
   record.skipLatency = options.noLatency;
   const ms::Verdict verdict = mr::reportRun(record, devices, resources);
 
-  // 7. Release in reverse order, each answer checked: the resources first (each kind frees
+  // 8. Release in reverse order, each answer checked: the resources first (each kind frees
   // what it still holds, in its own context), the pushed context, then every device as 01
   // releases it (the stream once idle, the staging, the module), its context last.
   resources.kinds.clear();
@@ -187,18 +238,20 @@ int main(int argc, char** argv) {
                       options.sizeBytes, sizeof(float), kMaxVectorBytes, sizeof(float));
   commandLine.addString(
       "resources",
-      "comma-separated resource kinds to run: device, managed, pinned, numa, "
+      "comma-separated resource kinds step 6 runs: device, managed, pinned, numa, "
       "vmm (default: all this machine supports; a listed kind it lacks waives)",
       options.resources, "LIST");
   commandLine.addIntegerList(
       "devices",
-      "GPUs that step 5 uses beside the chosen one, e.g. 1,2 (default: every GPU whose compute "
+      "GPUs that step 6 uses beside the chosen one, e.g. 1,2 (default: every GPU whose compute "
       "mode and free memory allow; a listed GPU that cannot be used waives the run)",
       options.devices, 0, std::numeric_limits<int>::max());
 
-  commandLine.addInteger("threads",
-                         "host threads that allocate through the registry (default 4)",
-                         options.threads, 1, 64);
+  commandLine.addInteger(
+      "threads",
+      "host threads that ask the registry at once and allocate scratch buffers through it, per "
+      "kind in step 6 (default 4)",
+      options.threads, 1, 64);
   commandLine.addSize("large-size", "largest size of the latency table (default 64M)",
                       options.largeBytes, 1, std::uint64_t{1} << 34);
   commandLine.addInteger(

@@ -213,7 +213,7 @@ void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUst
   const std::vector<std::uint64_t> sizes = latencySizes(settings.largeBytes);
   // As many repetitions as a small row has allocations (10 x --iterations).
   const int baselineRepetitions = latencyRepetitions(1, settings.iterations);
-  out << "\n[6] Allocate / free latency on device " << ordinal
+  out << "\n[7] Allocate / free latency on device " << ordinal
       << ": host time (steady_clock), every row measured the same way\n"
          "  per batch: N allocate calls, one cuStreamSynchronize, N deallocate calls, one "
          "cuStreamSynchronize\n"
@@ -345,10 +345,10 @@ void reportPerDeviceStep(std::ostream& out, JsonObject& json, Checks& checks,
     return d < devices.used.size() ? devices.used[d] : static_cast<int>(d);
   };
   if (perDevice.empty())
-    out << "\n[5] A different resource per device: skipped ("
+    out << "\n[6] A different resource per device: skipped ("
         << (devices.count > 1 ? "one device is used" : "this machine has one device") << ")\n";
   else
-    out << "\n[5] A different resource per device, one thread per device "
+    out << "\n[6] A different resource per device, one thread per device "
            "(setPerDeviceResource / getCurrentDeviceResource / resetPerDeviceResource)\n";
   for (std::size_t d = 0; d < perDevice.size(); ++d)
     if (!perDevice[d].whyNot.empty())
@@ -379,6 +379,46 @@ void reportPerDeviceStep(std::ostream& out, JsonObject& json, Checks& checks,
                        .dump());
   }
   json.set("perDevice", records);
+}
+
+// Steps 2-5, the core: its lines, its JSON `core`, and its checks. The resource it built is
+// destroyed by now, so its answers are compared as addresses only and named by what it was.
+void reportCore(std::ostream& out, JsonObject& json, Checks& checks, const RegistryRun& core,
+                int ordinal, std::uint64_t elements) {
+  if (core.answers.empty())
+    return;  // not run (unit tests of the other parts)
+  const std::string built = onDevice("pinned host", ordinal);
+  const MemoryResource* initial = processResourceRegistry().initial(ordinal);
+  const bool everyThreadGotIt =
+      std::all_of(core.answers.begin(), core.answers.end(),
+                  [&core](const MemoryResource* answer) { return answer == core.removed; });
+  const std::string previous = core.previous != nullptr ? core.previous->name() : "nothing";
+  out << "\n[2-5] One resource's whole life (the core): " << built << ", built, set, used by "
+      << core.answers.size() << " threads, reset, destroyed\n"
+      << "  setCurrentDeviceResource(pinned)  -> " << previous
+      << (core.previous == initial ? " (the initial resource)" : "") << '\n'
+      << "  getCurrentDeviceResource()        -> "
+      << (everyThreadGotIt ? built + " on every thread" : "not the same on every thread")
+      << "; A, B and C allocated through it\n"
+      << "  C = A + B on its memory           -> "
+      << verdictOf(core.verified, "all " + std::to_string(elements) + " elements exact") << '\n'
+      << "  resetCurrentDeviceResource()      -> "
+      << (core.removed == initial || core.removed == nullptr ? previous : built)
+      << "; then the resource is destroyed\n";
+  json.set("core", JsonObject()
+                       .set("resource", built)
+                       .set("previous", previous)
+                       .set("threads", static_cast<int>(core.answers.size()))
+                       .set("mismatches", static_cast<std::uint64_t>(core.verified.mismatches)));
+
+  checks.expect(core.previous == initial, "the core: set must return the initial resource");
+  for (std::size_t t = 0; t < core.answers.size(); ++t)
+    checks.expect(core.answers[t] == core.removed,
+                  "the core: thread " + std::to_string(t) +
+                      ": getCurrentDeviceResource() must return the resource that was set");
+  checks.expect(core.verified.mismatches == 0, "the core: " + describeMismatch(core.verified));
+  checks.expect(core.removed != nullptr && core.removed != initial,
+                "the core: reset must return the resource it removed, not the initial one");
 }
 
 // "0, 1": the ordinals of the devices used.
@@ -421,15 +461,15 @@ void reportWaivedKinds(const std::vector<KindResource>& kinds, std::ostream& out
 
 }  // namespace
 
-Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Resources* resources,
+Verdict reportStep(int part, RunRecord& record, const Devices& devices, const Resources* resources,
                    const KindResource* kind) {
   std::ostream& out = record.report.out();
   JsonObject& json = record.report.json();
   Checks& checks = record.checks;
   PerDeviceResourceRegistry& registry = processResourceRegistry();
   const int ordinal = devices.chosen;
-  switch (step) {
-    case 1:  // the vectors, and what sized them
+  switch (part) {
+    case kDevicesPart:  // the vectors, and what sized them
       out << "Vectors: " << devices.bytes / sizeof(float) << " floats ("
           << formatBytes(devices.bytes) << ") each, allocated by " << record.threads
           << " host threads";
@@ -450,8 +490,8 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
           .set("devicesUsed", devicesUsedJson(devices))
           .set("devicesLeftOut", leftOutJson(devices));
       break;
-    case 2:  // the first answers, and an id that does not exist
-      out << "\n[2] The process-wide registry (" << devices.count
+    case kRegistryPart:  // the registry's answers, and an id that does not exist
+      out << "\n[7] The process-wide registry (" << devices.count
           << (devices.count == 1 ? " device" : " devices")
           << "; current device = cuCtxGetDevice = " << ordinal << ")\n"
           << "  getCurrentDeviceResource()        -> " << record.initial->name() << " ["
@@ -459,7 +499,7 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
           << "  getPerDeviceResource(" << ordinal << ")           -> "
           << record.perDeviceAnswer->name() << '\n';
       checks.expect(record.initial == registry.initial(ordinal),
-                    "the first get must answer the initial one");
+                    "get must answer the initial one once every kind is reset");
       checks.expect(record.perDeviceAnswer == record.initial, "get per device must answer it too");
       if (!record.outOfRange.empty())
         out << "  getPerDeviceResource(" << devices.count
@@ -467,8 +507,8 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       checks.expect(!record.outOfRange.empty(),
                     "a device id that does not exist must get std::out_of_range");
       break;
-    case 3:  // one line per kind, then the heading of step 4, which begins now
-      out << "\n[3] Resources of device " << ordinal << '\n';
+    case kResourcesPart:  // one line per kind, then the heading of the kinds' runs
+      out << "\n[6] Resources of device " << ordinal << '\n';
       for (const KindResource& made : resources->kinds) {
         out << format("  %-8s", kindName(made.kind));
         if (made.resource == nullptr)
@@ -478,11 +518,12 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
                         describeProperties(made.resource->properties()).c_str())
               << made.detail << '\n';
       }
-      out << "\n[4] Each resource in turn on device " << ordinal << ": " << record.threads
-          << " threads allocate A, B, C and " << kScratchPerThread << " x "
-          << formatBytes(kScratchBytes) << " scratch each via getCurrentDeviceResource()\n";
+      out << "\n[6] Each resource in turn on device " << ordinal << ": " << record.threads
+          << " threads ask getCurrentDeviceResource() at once and allocate, fill and free "
+          << kScratchPerThread << " x " << formatBytes(kScratchBytes)
+          << " scratch each through it; A, B and C come from it too\n";
       break;
-    case 4: {  // one kind: its answers and its vector add
+    case kKindPart: {  // one kind: its answers and its vector add
       const std::string label = std::string(kindName(kind->kind)) + ": ";
       expectRules(checks, *kind, label);
       if (kind->contextFree)
@@ -496,10 +537,13 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
       out << '\n';
       break;
     }
-    case 5:
+    case kPerDevicePart:
       reportPerDeviceStep(out, json, checks, devices, *resources);
       break;
-    default:  // 6: the latency of each kind on this device, every row measured the same way
+    case kCorePart:
+      reportCore(out, json, checks, record.core, devices.chosen, devices.bytes / sizeof(float));
+      break;
+    default:  // kVerdictPart: each kind's latency on this device, every row measured alike
       if (!record.skipLatency)
         reportLatency(resources->kinds, ordinal, devices.chosenSetup().stream.get(),
                       record.latency, out, json);
@@ -510,15 +554,26 @@ Verdict reportStep(int step, RunRecord& record, const Devices& devices, const Re
   return Verdict::Pass;
 }
 
+void askRegistry(RunRecord& record, const Devices& devices) {
+  record.initial = getCurrentDeviceResource();
+  record.perDeviceAnswer = getPerDeviceResource(devices.chosen);
+  try {
+    getPerDeviceResource(devices.count);  // ids are 0 .. count - 1
+  } catch (const std::out_of_range& error) {
+    record.outOfRange = error.what();
+  }
+}
+
 Verdict reportRun(RunRecord& record, const Devices& devices, const Resources& resources) {
-  reportStep(1, record, devices);
-  reportStep(2, record, devices);
-  reportStep(3, record, devices, &resources);
+  reportStep(kDevicesPart, record, devices);
+  reportStep(kCorePart, record, devices);
+  reportStep(kResourcesPart, record, devices, &resources);
   for (const KindResource& kind : resources.kinds)
     if (kind.resource != nullptr)
-      reportStep(4, record, devices, &resources, &kind);
-  reportStep(5, record, devices, &resources);
-  return reportStep(6, record, devices, &resources);
+      reportStep(kKindPart, record, devices, &resources, &kind);
+  reportStep(kPerDevicePart, record, devices, &resources);
+  reportStep(kRegistryPart, record, devices);
+  return reportStep(kVerdictPart, record, devices, &resources);
 }
 
 }  // namespace memsamples::resource

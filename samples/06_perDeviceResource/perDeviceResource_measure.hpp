@@ -2,7 +2,7 @@
  * @file perDeviceResource_measure.hpp
  * @brief What 06_perDeviceResource measures and reports beside its lesson: reportRun(), which
  *        prints each step's lines and JSON and checks its answers (reportStep(), one call per
- *        step), and the allocate / free latency table of every resource kind (step 6).
+ *        part), and the allocate / free latency table of every resource kind (step 7).
  *
  * **How the latency is measured**, the same way for every kind so that the rows compare: per
  * batch, the N allocate calls back to back, then one cuStreamSynchronize; then the N deallocate
@@ -94,14 +94,14 @@ std::string formatLatencyTable(const std::vector<LatencyRow>& rows,
 LatencyRow measureLatency(const std::string& label, MemoryResource& resource, std::uint64_t bytes,
                           int warmup, const LatencyBatches& plan, CUstream stream);
 
-/// What step 6 is run with.
+/// What step 7's latency table is run with.
 struct LatencySettings {
   std::uint64_t largeBytes = 64ull << 20;  ///< `--large-size`.
   int iterations = 20;                     ///< `--iterations`.
   int warmup = 3;                          ///< `--warmup`.
 };
 
-/// Step 6: the baselines, a row per kind and size (the device pool twice, with the threshold as
+/// Step 7: the baselines, a row per kind and size (the device pool twice, with the threshold as
 /// found and at its maximum, which is put back), the table with what its labels include, and the
 /// JSON `latency` and `latencyBaselines`. @throws CudaError.
 void reportLatency(const std::vector<KindResource>& resources, int ordinal, CUstream stream,
@@ -128,7 +128,7 @@ class Checks {
   std::vector<std::string> failures_;
 };
 
-/// What the lesson's steps found, and the command line's values, for reportStep(): a plain
+/// What the lesson's steps returned, and the command line's values, for reportStep(): a plain
 /// struct the lesson fills.
 struct RunRecord {
   /// Reports to @p into.
@@ -136,26 +136,48 @@ struct RunRecord {
   Report& report;                             ///< The lines and the JSON.
   LatencySettings latency;                    ///< `--large-size`, `--iterations`, `--warmup`.
   bool skipLatency = false;                   ///< `--no-latency`.
-  int threads = 4;                            ///< `--threads`, for the lines of steps 1 and 4.
-  MemoryResource* initial = nullptr;          ///< Step 2: getCurrentDeviceResource(), first call.
-  MemoryResource* perDeviceAnswer = nullptr;  ///< Step 2: getPerDeviceResource() of that device.
-  std::string outOfRange;  ///< Step 2: what getPerDeviceResource(count) threw; empty if nothing.
+  int threads = 4;                            ///< `--threads`, for the lines of steps 1 and 6.
+  RegistryRun core;                           ///< Steps 2-5, the core (no answers: not run).
+  MemoryResource* initial = nullptr;          ///< askRegistry(): getCurrentDeviceResource().
+  MemoryResource* perDeviceAnswer = nullptr;  ///< askRegistry(): getPerDeviceResource() of it.
+  std::string outOfRange;  ///< What getPerDeviceResource(count) threw; empty if nothing.
   Checks checks;           ///< Every check so far.
 };
 
+/// Step 7's own questions to the registry, with the chosen device's context current: which
+/// resource the current device and getPerDeviceResource() of the chosen device answer (after
+/// step 6, its initial one), and what getPerDeviceResource() of an id that does not exist
+/// (`devices.count`) throws. The answers go into @p record. @throws what the registry throws
+/// for anything but that id.
+void askRegistry(RunRecord& record, const Devices& devices);
+
+/// What reportStep() prints, by part; the lesson's step each part belongs to is in brackets.
+enum ReportPart : int {
+  kDevicesPart = 1,    ///< [1] the vectors and the GPUs used.
+  kRegistryPart = 2,   ///< [7] the registry's answers (askRegistry()) and their checks.
+  kResourcesPart = 3,  ///< [6] the resources made, one line per kind, and the next heading.
+  kKindPart = 4,       ///< [6] one kind, @p kind of reportStep().
+  kPerDevicePart = 5,  ///< [6] the resource per device, every device back on its initial one.
+  kVerdictPart = 6,    ///< [7] the latency table, the waived kinds, the warnings and the checks.
+  kCorePart = 7,       ///< [2-5] the core's run, RunRecord::core.
+};
+
 /**
- * Prints step @p step's lines, adds its JSON and records its checks against RMM's rules: 1 the vectors;
- * 2 the registry's first answers; 3 the resources (and step 4's heading); 4 one kind, @p kind
- * (set returned the initial resource, every thread got the one set, C is exact, reset returned
- * it); 5 the resource per device and every device back on its initial one; 6 the latency table,
- * the warnings and the checks.
- * @return Pass, except for step 6: Pass when every check passed. @throws CudaError.
+ * Prints part @p part's lines (ReportPart), adds its JSON and records its checks against RMM's
+ * rules: kDevicesPart the vectors; kRegistryPart the registry's answers; kResourcesPart the
+ * resources (and the heading of the kinds); kKindPart one kind, @p kind (set returned the initial
+ * resource, every thread got the one set, C is exact, reset returned it); kPerDevicePart the
+ * resource per device and every device back on its initial one; kVerdictPart the latency table,
+ * the warnings and the checks; kCorePart the core's run (set returned the initial resource,
+ * every thread got the resource reset later removed, which is not the initial one, C is exact).
+ * @return Pass, except for kVerdictPart: Pass when every check passed. @throws CudaError.
  */
-Verdict reportStep(int step, RunRecord& record, const Devices& devices,
+Verdict reportStep(int part, RunRecord& record, const Devices& devices,
                    const Resources* resources = nullptr, const KindResource* kind = nullptr);
 
-/// Step 6 of the lesson: reportStep() of steps 1 to 5 in order (step 4 once per kind that was
-/// made), then of step 6. @return step 6's verdict. @throws CudaError.
+/// Step 7 of the lesson: reportStep() of the parts in the order of the lesson's steps (1, the
+/// core, the resources, each kind that was made, per device, the registry's answers), then of
+/// kVerdictPart. @return its verdict. @throws CudaError.
 Verdict reportRun(RunRecord& record, const Devices& devices, const Resources& resources);
 
 /// @}

@@ -121,7 +121,12 @@ inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource
   Slot& slot = slotOf(device, resource);
   MemoryResource* initial = initialOf(device, slot);
   MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
-  slot.current = resource == initial ? nullptr : resource;
+
+  // A null slot means "the initial resource", so setting the initial resource itself stores
+  // null too: set(nullptr), reset and set(initial) all put the device back on it.
+  if (resource == initial)
+    resource = nullptr;
+  slot.current = resource;
   return previous;
 }
 

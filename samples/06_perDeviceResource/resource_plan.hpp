@@ -93,7 +93,7 @@ DeviceFreeMemory smallestFreeMemory(const std::vector<DeviceFreeMemory>& devices
 std::string describeSizedFor(const DeviceFreeMemory& smallest, std::size_t devicesUsed);
 
 /// @name Which GPUs a run uses beside the chosen one
-/// Step 5 gives every GPU it uses a resource of its own, and every GPU used allocates vectors of
+/// Step 6 gives every GPU it uses a resource of its own, and every GPU used allocates vectors of
 /// the same size. A GPU beside the chosen one that the user did not name (`--devices`) must not
 /// stop or shrink a run whose chosen device is fine: it is left out, with the reason, when its
 /// compute mode forbids a context, when it refused one (EXCLUSIVE_PROCESS held by another

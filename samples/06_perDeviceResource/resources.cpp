@@ -1,9 +1,13 @@
-// The five kinds of memory resource (resources.hpp), each a small class that writes its own driver
-// calls, the process-wide registry, makeResources(), which makes step 3's resources, and below
-// them what step 1 sets up on every device (as in 01_vectorAddDrv) and the vector add of step 4.
+// Four of the five kinds of memory resource (resources.hpp has the pinned host kind, which the
+// lesson's core builds, and the base the context-bound kinds share), each a small class that
+// writes its own driver calls; the process-wide registry; makeResources(), which makes step 6's
+// resources; and below them what step 1 sets up on every device (as in 01_vectorAddDrv) and the
+// vector add.
 // The NUMA kind is built only where libnuma was found at configure time
 // (PER_DEVICE_RESOURCE_HAS_NUMA), like 04_numaHostAlloc itself.
 #include "resources.hpp"
+
+#include "pinned_host_resource.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -24,16 +28,10 @@
 namespace memsamples::resource {
 namespace {
 
-// What each kind's memory can be used for (ResourceProperties: host, device, stream-ordered).
+// What each kind's memory can be used for (ResourceProperties: host, device, stream-ordered); the
+// host kinds' kHostAndDeviceMemory is in resources.hpp, beside TrackedResource.
 constexpr ResourceProperties kDevicePoolMemory{false, true, true};
-constexpr ResourceProperties kHostAndDeviceMemory{true, true, false};
 constexpr ResourceProperties kDeviceOnlyMemory{false, true, false};
-// TrackedResource's flag for host memory mapped for the device, by name.
-constexpr bool kMappedHost = true;
-
-std::string onDevice(const std::string& what, int ordinal) {
-  return what + " (device " + std::to_string(ordinal) + ")";
-}
 
 // ------------------------------------------------------------------------------------ device pool
 
@@ -76,7 +74,7 @@ class DevicePoolResource final : public MemoryResource {
   }
   void* doAllocate(std::size_t bytes, CUstream stream) override {
     // A device without pools has none (pool_ is null): step 1 waives on the chosen device
-    // before any allocation, and step 3 (makeResources) on another before step 5 uses it.
+    // before any allocation, and makeResources() on another before step 6 uses it.
     requireOwnDevice("allocate");
     CUdeviceptr address = 0;
     check(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream), "cuMemAllocFromPoolAsync");
@@ -98,80 +96,6 @@ class DevicePoolResource final : public MemoryResource {
   int ordinal_;
   Policy policy_;
   CUmemoryPool pool_ = nullptr;
-};
-
-// ---------------------------------------------------------- what the context-bound kinds share
-
-// The managed, pinned, NUMA and VMM kinds: each is made for one context (its device comes from
-// cuCtxGetDevice_v2, which asks without making the context current), makes every driver call with
-// that context pushed, and keeps the RAII owner of each allocation (an OwnedDeviceMemory, a
-// StripedVmmRange...) in a table: a foreign pointer or a wrong size is refused, and what is left
-// is freed with the resource, in its context. What differs between the kinds is only how they
-// allocate and free: the name, the properties and the kernel address are the base's.
-template <typename Owner>
-class TrackedResource : public MemoryResource {
- public:
-  ~TrackedResource() override {
-    try {
-      ScopedContext scope(context_);
-      allocations_.clear();
-    } catch (...) {
-      // The push failed: the table's own destructor frees what is left, in whatever is current.
-    }
-  }
-
- protected:
-  /// @p mappedHost: host memory mapped for the device, whose kernel address the driver gives
-  /// (cuMemHostGetDevicePointer); otherwise the pointer itself is the kernel address.
-  TrackedResource(CUcontext context, const std::string& kind, ResourceProperties properties,
-                  bool mappedHost = false)
-      : context_(context),
-        ordinal_(ordinalOf(context)),
-        allocations_(onDevice(kind, ordinal_)),
-        name_(onDevice(kind, ordinal_)),
-        properties_(properties),
-        mappedHost_(mappedHost) {}
-
-  // The deallocate rule of every kind that frees at once: work queued on the stream may still
-  // use the memory, so wait for it; then take the owner out of the table (destroying it frees).
-  Owner takeBack(void* ptr, std::size_t bytes, CUstream stream) {
-    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    return allocations_.take(ptr, bytes);
-  }
-
-  const CUcontext context_;
-  const int ordinal_;
-  OwnedAllocations<Owner> allocations_;
-  std::string name_;  // "pinned host (device 0)"; a kind may say more (its node, its stripes)
-
- private:
-  static int ordinalOf(CUcontext context) {
-    if (context == nullptr)
-      throw std::invalid_argument("a context-bound memory resource needs a context (got null)");
-    CUdevice device = 0;
-    check(cuCtxGetDevice_v2(&device, context), "cuCtxGetDevice_v2");
-    return deviceOrdinal(device);
-  }
-  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
-    ScopedContext scope(context_);
-    takeBack(ptr, bytes, stream);  // the owner is destroyed here: it frees
-  }
-  // Where every device can use host pointers of registered memory the device address of mapped
-  // host memory is the same value; the sample never assumes so.
-  CUdeviceptr doKernelAddress(void* ptr) const override {
-    if (!mappedHost_)
-      return toDevicePointer(ptr);
-    ScopedContext scope(context_);
-    CUdeviceptr address = 0;
-    check(cuMemHostGetDevicePointer(&address, ptr, 0), "cuMemHostGetDevicePointer");
-    return address;
-  }
-  ResourceProperties doProperties() const noexcept override { return properties_; }
-  std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
-  std::string doName() const override { return name_; }
-
-  const ResourceProperties properties_;
-  const bool mappedHost_;
 };
 
 // ---------------------------------------------------------------------------------------- managed
@@ -210,32 +134,6 @@ class ManagedResource final : public TrackedResource<OwnedDeviceMemory> {
 
   ManagedMemoryBudget budget_;
 };
-
-// ------------------------------------------------------------------------------------ pinned host
-
-// [pinned-host]
-// cuMemHostAlloc(DEVICEMAP), not PORTABLE. With unified addressing every context can still reach
-// the memory (cuda.h: all cuMemHostAlloc memory is mapped into every context); without PORTABLE
-// only this context treats it as pinned. It "belongs to its device" by bookkeeping: allocated,
-// freed and asked for its device address in this context.
-class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
- public:
-  explicit PinnedHostResource(CUcontext context)
-      : TrackedResource(context, "pinned host", kHostAndDeviceMemory, kMappedHost) {}
-
- private:
-  // Freed by the base: the stream synchronized, then its owner's cuMemFreeHost. Its kernel
-  // address is the base's too: cuMemHostGetDevicePointer, asked in this context.
-  void* doAllocate(std::size_t bytes, CUstream) override {
-    ScopedContext scope(context_);
-    OwnedPinnedHostMemory buffer;
-    check(cuMemHostAlloc(buffer.out(), bytes, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
-    void* ptr = buffer.get();
-    allocations_.add(ptr, bytes, std::move(buffer));
-    return ptr;
-  }
-};
-// [pinned-host]
 
 // -------------------------------------------------------------------------------- NUMA-bound host
 
@@ -327,7 +225,7 @@ class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
         granularity_(vmm::stripedGranularity(backing_, {ordinal_})) {
     name_ = onDevice("vmm x" + std::to_string(stripes_) + " stripes", ordinal_);
   }
-  // What step 3 prints about it.
+  // What step 6 prints about it.
   std::string detail() const {
     return "backing devices " + vmm::formatDeviceList(backing_) + ", granularity " +
            formatBytes(granularity_);
@@ -345,9 +243,11 @@ class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
   void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
     ScopedContext scope(context_);
     vmm::StripedVmmRange range = takeBack(ptr, bytes, stream);
-    const std::uint64_t mapped = range.size();
-    // Freed here, not by the destructor: cuMemUnmap and cuMemAddressFree errors are reported.
-    vmm::unmapStripedRange(range.release(), mapped);
+    // Freed here, not by the destructor, so that cuMemUnmap and cuMemAddressFree errors are
+    // reported; the owner gives the range up only after they succeeded (if they fail, its
+    // destructor tries again), as 02's cleanup does.
+    vmm::unmapStripedRange(range.get(), range.size());
+    range.release();
   }
 
   std::vector<int> backing_;
@@ -486,8 +386,9 @@ Resources makeResources(const Devices& devices, int vmmStripes) {
   if (devices.setups.size() < 2 || available.empty())
     return made;
 
-  // Step 5's resources: the i-th device used gets the kind assignKindsToDevices() gives it, made
-  // in its own context; where that kind is missing, the device keeps its pool and whyNot says why.
+  // Step 6's resource per device: the i-th device used gets the kind assignKindsToDevices() gives
+  // it, made in its own context; where that kind is missing, the device keeps its pool and whyNot
+  // says why.
   const std::vector<ResourceKind> assignment =
       assignKindsToDevices(available, static_cast<int>(devices.setups.size()));
   for (std::size_t i = 0; i < devices.setups.size(); ++i) {
@@ -592,6 +493,9 @@ Devices setUpDevices(const std::optional<long long>& device, const std::vector<i
   if (const std::string why = unavailableReason(ResourceKind::Device, handle); !why.empty())
     throw WaivedError("device " + std::to_string(devices.chosen) + " has " + why +
                       ": its initial resource cannot allocate");
+  if (const std::string why = unavailableReason(ResourceKind::Pinned, handle); !why.empty())
+    throw WaivedError("device " + std::to_string(devices.chosen) + " " + why +
+                      ": the pinned host resource of the lesson's core cannot allocate");
 
   // The chosen device; then every other GPU that may take part (the named ones, or else all),
   // with what decides whether it does: its compute mode, its answer to cuCtxCreate, its memory.
@@ -679,7 +583,7 @@ void fillBuffer(const ResourceAllocation& buffer, unsigned char value, CUstream 
 }
 
 // [kernel-addresses]
-VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed) {
+VectorAddCheck addAndVerify(const DeviceSetup& setup, const Vectors& vectors, std::uint32_t seed) {
   const std::uint64_t bytes = vectors[0].size();
   const std::size_t count = bytes / sizeof(float);
   const CUstream stream = setup.stream.get();
@@ -706,12 +610,14 @@ VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uin
   if (!onHost)
     check(cuMemcpyDtoHAsync(c, z, bytes, stream), "cuMemcpyDtoHAsync");
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-  const VectorAddCheck verified = checkVectorAdd(a, b, c, count);
+  return checkVectorAdd(a, b, c, count);
+}
+// [kernel-addresses]
+
+void releaseVectors(Vectors& vectors, CUstream stream) {
   for (ResourceAllocation& vector : vectors)
     vector.release();  // the kinds that free at once synchronize the stream first
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");  // the pool's frees, too
-  return verified;
 }
-// [kernel-addresses]
 
 }  // namespace memsamples::resource

@@ -14,7 +14,10 @@
  * | numa | host memory bound to the GPU's nearest NUMA node, then pinned | mmap + mbind + cuMemHostRegister / cuMemHostUnregister + munmap | host + device | 04's NumaBoundHostRange |
  * | vmm | one virtual range striped over physical allocations | cuMemAddressReserve + cuMemCreate + cuMemMap + cuMemSetAccess / cuMemUnmap + cuMemAddressFree | device | 02's StripedVmmRange |
  *
- * Each kind is a small class in resources.cpp that writes its own driver calls.
+ * Each kind is a small class that writes its own driver calls: the pinned host kind, which the
+ * lesson's core builds itself, and the base it shares with the other context-bound kinds
+ * (TrackedResource) are in pinned_host_resource.hpp; the others are in resources.cpp, made by
+ * makeResources().
  * - **Stream.** Only the device pool is stream-ordered. The others allocate at once and, in
  *   deallocate, synchronize the stream before they free (memory_resource.hpp).
  * - **Context.** The device pool belongs to its device. By its own policy (RMM's, not a driver
@@ -27,8 +30,10 @@
  *   end of this header): a foreign pointer or a wrong size is refused, and what is left is freed
  *   with the resource.
  *
- * Also here: what the lesson sets up on every device (DeviceSetup, as in 01_vectorAddDrv) and the
- * vector add it runs on memory of any resource (addAndVerify(), fillBuffer()).
+ * Also here: what the lesson sets up on every device (DeviceSetup, as in 01_vectorAddDrv), the
+ * vector add it runs on memory of any resource (addAndVerify(), fillBuffer()), what its core
+ * returns (RegistryRun) and the owner that keeps the registry right on an error path
+ * (RestoreOnError).
  */
 // clang-format on
 #pragma once
@@ -39,6 +44,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -122,7 +128,7 @@ struct Devices {
         return *setup;
     throw std::logic_error("the chosen device " + std::to_string(chosen) + " was not set up");
   }
-  /// The device used after the chosen one (wrapping around): whose pool step 3 tries here.
+  /// The device used after the chosen one (wrapping around): whose pool step 6 tries here.
   int nextUsedDevice() const {
     const auto at = std::find(used.begin(), used.end(), chosen);
     if (at == used.end() || used.size() < 2)
@@ -135,12 +141,14 @@ struct Devices {
  * Step 1: parses @p resources (a `--resources` value; empty: every kind) before any driver call,
  * cuInit (Common's checkDriverInit() waives a driver of an older CUDA major version), picks
  * the device (Common's selectDevice()), waives when it has no memory pools (its initial resource
- * could not allocate), and sets it up. Then every other GPU that may take part in step 5
- * (@p named, `--devices`, or else all of them): a GPU whose compute mode forbids a context gets
- * none, one that refuses cuCtxCreate as busy is noted, and chooseDevices() decides which are
- * used and how large the vectors are (they fit the chosen and the named devices, and the host
- * memory their pinned staging takes); the others are left out with the reason and released
- * (releaseDevice()). Allocates the staging copies and reports the "Device" line.
+ * could not allocate) or cannot map host memory (the core's pinned host resource could not), and
+ * sets it up. Then every other GPU that may take part in step 6's
+ * resource per device (@p named, `--devices`, or else all of them): a GPU whose compute mode
+ * forbids a context gets none, one that refuses cuCtxCreate as busy is noted, and
+ * chooseDevices() decides which are used and how large the vectors are (they fit the chosen and
+ * the named devices, and the host memory their pinned staging takes); the others are left out
+ * with the reason and released (releaseDevice()). Allocates the staging copies and reports the
+ * "Device" line.
  * @throws WaivedError; UsageError for a size that does not fit or a device that does not exist;
  *         CudaError.
  */
@@ -160,18 +168,23 @@ using Vectors = std::array<ResourceAllocation, 3>;
 /**
  * The interface at work: fills A and B where the CPU may write them (the memory itself when the
  * resource is host-accessible, else the pinned staging copies and cuMemcpyHtoDAsync), runs
- * C = A + B on the vectors' kernelAddress() (mapped host memory may have its own), reads C back,
- * compares it exactly, and gives A, B and C back so that a failing deallocate is reported.
- * @throws CudaError; what deallocate throws.
+ * C = A + B on the vectors' kernelAddress() (mapped host memory may have its own), reads C back
+ * and compares it exactly. The vectors stay allocated: the caller deallocates them.
+ * @throws CudaError.
  */
-VectorAddCheck addAndVerify(const DeviceSetup& setup, Vectors& vectors, std::uint32_t seed);
+VectorAddCheck addAndVerify(const DeviceSetup& setup, const Vectors& vectors, std::uint32_t seed);
 
-/// Step 4's scratch buffers: each thread allocates, fills and frees this many of this size.
+/// Deallocates A, B and C (ResourceAllocation::release(), so that a failing deallocate is
+/// reported), then waits for @p stream: a stream-ordered resource's frees are queued there.
+/// @throws CudaError; what deallocate throws.
+void releaseVectors(Vectors& vectors, CUstream stream);
+
+/// Step 6's scratch buffers: each thread allocates, fills and frees this many of this size.
 inline constexpr int kScratchPerThread = 8;
 /// The size of one scratch buffer (64 KiB).
 inline constexpr std::size_t kScratchBytes = 64 << 10;
 
-/// A, B and C of @p setup's vector size from @p resource, on @p setup's stream (step 5).
+/// A, B and C of @p setup's vector size from @p resource, on @p setup's stream (step 6).
 /// @throws what the resource throws; nothing stays allocated then.
 inline Vectors allocateVectors(MemoryResource& resource, const DeviceSetup& setup) {
   const CUstream stream = setup.stream.get();
@@ -180,7 +193,7 @@ inline Vectors allocateVectors(MemoryResource& resource, const DeviceSetup& setu
           ResourceAllocation(resource, setup.vectorBytes, stream)};
 }
 
-/// Step 4's use of a short-lived buffer: fills @p buffer with @p value, by the CPU where its
+/// Step 6's use of a short-lived buffer: fills @p buffer with @p value, by the CPU where its
 /// memory is host-accessible, else with cuMemsetD8Async on @p stream. A stream-ordered free
 /// queued on @p stream afterwards follows the fill; the other kinds synchronize the stream
 /// before they free. @throws CudaError.
@@ -201,7 +214,7 @@ struct KindResource {
   /// its current-device policy (a check of the resource's, not the driver's).
   MemoryResource* timed = nullptr;
   std::string detail;                    ///< What it chose: threshold, budget, node, stripes.
-  std::string whyNot;                    ///< Why resource is null (or replaced, step 5).
+  std::string whyNot;                    ///< Why resource is null (or replaced, per device).
   CUmemoryPool pool = nullptr;           ///< The device pool's pool (the latency table).
   VectorAddCheck verified;               ///< The vector add on its memory.
   std::optional<bool> contextFree;       ///< usableWithoutCurrentContext(), where asked.
@@ -234,27 +247,76 @@ class WarningLog {
   std::vector<std::string> lines_;
 };
 
-/// Step 3's resources: one per kind for the chosen device, one per device for step 5.
+/// "pinned host (device 0)": a resource's name.
+inline std::string onDevice(const std::string& what, int ordinal) {
+  return what + " (device " + std::to_string(ordinal) + ")";
+}
+
+/// If @p resource is still @p device's resource, puts @p previous back (what set returned when
+/// @p resource was set): an error path's way to keep the registry from pointing at a resource
+/// that is about to be destroyed. Errors are swallowed: it runs in unwinding.
+inline void restoreIfRegistered(int device, const MemoryResource* resource,
+                                MemoryResource* previous) noexcept {
+  try {
+    if (getPerDeviceResource(device) == resource)
+      setPerDeviceResource(device, previous);
+  } catch (...) {
+    // The registry accepted this device and this resource before; nothing to report here.
+  }
+}
+
+/**
+ * The error path of one set, as a small owner: if a step after the set throws, it puts the
+ * previous resource back for the device before the resource itself is destroyed, so that the
+ * registry never points at a resource that is gone. On the good path the lesson resets the device
+ * itself, and this does nothing: it acts only while an exception unwinds. Declare it after the
+ * resource's owner, so that it ends first.
+ */
+class RestoreOnError {
+ public:
+  /// @p resource was just set for @p device, and set returned @p previous.
+  RestoreOnError(int device, const MemoryResource* resource, MemoryResource* previous) noexcept
+      : device_(device),
+        resource_(resource),
+        previous_(previous),
+        exceptionsBefore_(std::uncaught_exceptions()) {}
+  ~RestoreOnError() {
+    if (std::uncaught_exceptions() > exceptionsBefore_)  // a step threw: we are unwinding
+      restoreIfRegistered(device_, resource_, previous_);
+  }
+  RestoreOnError(const RestoreOnError&) = delete;
+  RestoreOnError& operator=(const RestoreOnError&) = delete;
+
+ private:
+  int device_;
+  const MemoryResource* resource_;
+  MemoryResource* previous_;
+  int exceptionsBefore_;
+};
+
+/// What the lesson's core saw (steps 3-5), checked in step 7. The resource it built is destroyed
+/// by then: these pointers are compared as addresses only, never used.
+struct RegistryRun {
+  MemoryResource* previous = nullptr;    ///< What set returned: the device's initial resource.
+  std::vector<MemoryResource*> answers;  ///< What getCurrentDeviceResource() gave each thread.
+  VectorAddCheck verified;               ///< C = A + B on the resource's memory.
+  MemoryResource* removed = nullptr;     ///< What reset returned: the resource that was set.
+};
+
+/// Step 6's resources: one per kind for the chosen device, one per device for the per-device part.
 struct Resources {
   Resources() = default;
   /// Takes over @p other's resources.
   Resources(Resources&& other) = default;
-  /// The error path of steps 4 and 5: an entry that was set (its previous is recorded) and is
-  /// still registered for its device gets that previous resource back before any kind is
-  /// destroyed, so that no resource is destroyed while registered. On the good path each was
-  /// reset already, and nothing changes. Errors are swallowed: it runs in unwinding.
+  /// The error path of step 6: an entry that was set (its previous is recorded) and is still
+  /// registered for its device gets that previous resource back before any kind is destroyed
+  /// (restoreIfRegistered()). On the good path each was reset already, and nothing changes.
   ~Resources() {
     for (const std::vector<KindResource>* entries : {&kinds, &perDevice}) {
       for (const KindResource& entry : *entries) {
-        if (entry.previous == nullptr || entry.resource == nullptr)
-          continue;
-        try {
-          const int device = entry.resource->ownerDevice().value_or(0);
-          if (getPerDeviceResource(device) == entry.resource)
-            setPerDeviceResource(device, entry.previous);
-        } catch (...) {
-          // The registry accepted this device and this resource before; nothing to report here.
-        }
+        if (entry.previous != nullptr && entry.resource != nullptr)
+          restoreIfRegistered(entry.resource->ownerDevice().value_or(0), entry.resource,
+                              entry.previous);
       }
     }
   }
@@ -266,11 +328,11 @@ struct Resources {
 };
 
 /**
- * Step 3: makes each of the kinds of @p devices for its chosen device (when they were listed
- * with `--resources`, a kind the device lacks waives the run), tries every context-bound kind
- * on a thread without a current context, makes step 5's resource of every device (2+ devices:
- * the kind assignKindsToDevices() gives it, else its pool, and whyNot says why), and asks
- * another device's pool to allocate here (it must refuse). @throws WaivedError; CudaError.
+ * Step 6's resources: makes each of the kinds of @p devices for its chosen device (when they were
+ * listed with `--resources`, a kind the device lacks waives the run), tries every context-bound
+ * kind on a thread without a current context, makes the per-device resource of every device (2+
+ * devices: the kind assignKindsToDevices() gives it, else its pool, and whyNot says why), and
+ * asks another device's pool to allocate here (it must refuse). @throws WaivedError; CudaError.
  */
 Resources makeResources(const Devices& devices, int vmmStripes);
 

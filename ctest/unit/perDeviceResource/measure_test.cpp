@@ -213,7 +213,7 @@ TEST(ReportLatency, EveryKindEverySizeThePoolTwiceAndItsThresholdPutBack) {
 
   const std::string text = out.str();
   for (const std::string expected :
-       {"[6] Allocate / free latency on device 3: host time (steady_clock)",
+       {"[7] Allocate / free latency on device 3: host time (steady_clock)",
         "baselines (median of 10): cuStreamSynchronize of the idle stream ",
         "alloc+sync / device pool\n", "\ndevice pool                         4.00 KiB        2 x 5",
         "\ndevice pool, keeps memory           64.0 KiB        2 x 5",
@@ -362,7 +362,7 @@ TEST(ReportStep, Step1NamesEveryGpuLeftOut) {
       << json;
 }
 
-TEST(ReportStep, Step2TheFirstAnswersAndTheirChecks) {
+TEST(ReportStep, TheRegistrysAnswersAndTheirChecks) {
   std::ostringstream out;
   memsamples::Report report(&out);
   mr::RunRecord record(report);
@@ -372,7 +372,7 @@ TEST(ReportStep, Step2TheFirstAnswersAndTheirChecks) {
   record.outOfRange = "device 1 is out of range";
   mr::reportStep(2, record, devices);
   EXPECT_EQ(out.str(),
-            "\n[2] The process-wide registry (1 device; current device = cuCtxGetDevice = 0)\n"
+            "\n[7] The process-wide registry (1 device; current device = cuCtxGetDevice = 0)\n"
             "  getCurrentDeviceResource()        -> initial [host]\n"
             "  getPerDeviceResource(0)           -> initial\n"
             "  getPerDeviceResource(1)           -> std::out_of_range: device 1 is out of range\n");
@@ -393,7 +393,7 @@ TEST(ReportStep, Step2TheFirstAnswersAndTheirChecks) {
             "  FAILED: a device id that does not exist must get std::out_of_range\n");
 }
 
-TEST(ReportStep, Step3TheResourcesAndTheHeadingOfStep4) {
+TEST(ReportStep, Step6TheResourcesAndTheHeadingOfTheKinds) {
   std::ostringstream out;
   memsamples::Report report(&out);
   mr::RunRecord record(report);
@@ -407,12 +407,13 @@ TEST(ReportStep, Step3TheResourcesAndTheHeadingOfStep4) {
   resources.kinds.push_back(std::move(missing));
   mr::reportStep(3, record, devicesOf(1, 4096, {0, 1ull << 30}), &resources);
   EXPECT_EQ(out.str(),
-            "\n[3] Resources of device 0\n"
+            "\n[6] Resources of device 0\n"
             "  pinned  pinned host (device 0)              host+device               "
             "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)\n"
             "  numa    waived: this build has no NUMA support\n"
-            "\n[4] Each resource in turn on device 0: 4 threads allocate A, B, C and 8 x 64.0 KiB "
-            "scratch each via getCurrentDeviceResource()\n");
+            "\n[6] Each resource in turn on device 0: 4 threads ask getCurrentDeviceResource() at "
+            "once and allocate, fill and free 8 x 64.0 KiB scratch each through it; A, B and C "
+            "come from it too\n");
 }
 
 TEST(ReportStep, Step4EachKindAsTheReadmeShowsItAndItsChecks) {
@@ -474,7 +475,7 @@ TEST(ReportStep, Step5OnOneDeviceIsSkippedAndRecordsEveryKindInOrder) {
   const mr::Devices devices = devicesOf(1, 4096, {0, 1ull << 30});
   mr::reportStep(5, record, devices, &resources);
   EXPECT_EQ(out.str(),
-            "\n[5] A different resource per device: skipped (this machine has one device)\n");
+            "\n[6] A different resource per device: skipped (this machine has one device)\n");
   EXPECT_EQ(report.json().dump(),
             "{\"kinds\": [{\"kind\": \"device\", \"available\": true, \"resource\": \"device "
             "pool (device 0)\", \"properties\": \"device, stream-ordered\", \"detail\": \"d\", "
@@ -504,7 +505,7 @@ TEST(ReportStep, Step5PerDeviceAsTheReadmeShowsIt) {
   const mr::Devices devices = devicesOf(2, 4096, {0, 1ull << 30});
   mr::reportStep(5, record, devices, &resources);
   EXPECT_EQ(out.str(),
-            "\n[5] A different resource per device, one thread per device "
+            "\n[6] A different resource per device, one thread per device "
             "(setPerDeviceResource / getCurrentDeviceResource / resetPerDeviceResource)\n"
             "  device 1: pinned is not available (cannot map host memory); it keeps the device "
             "pool\n"
@@ -541,14 +542,17 @@ TEST(ReportStep, Step6PrintsTheWarningsThenTheVerdict) {
             memsamples::Verdict::Fail);
 }
 
-// Step 6 of the lesson reports steps 1 to 5 in order (step 4 once per kind that was made, none
-// for a waived kind), then the verdict of every check they recorded.
+// Step 7 of the lesson reports the parts in the order of the steps (the core, then each kind that
+// was made, none for a waived kind, then the registry's answers), then the verdict of every
+// check they recorded.
 TEST(ReportRun, EveryStepInOrderThenTheVerdict) {
   std::ostringstream out;
   memsamples::Report report(&out);
   mr::RunRecord record(report);
   record.skipLatency = true;
   const mr::Devices devices = devicesOf(1, 4096, {0, 1ull << 30});
+  MallocResource built("pinned host (device 0)", 0);  // what the core built and set
+  record.core = {mr::getPerDeviceResource(0), {&built, &built, &built}, {}, &built};
   record.initial = mr::getCurrentDeviceResource();
   record.perDeviceAnswer = record.initial;
   record.outOfRange = "device 2 is out of range";
@@ -569,18 +573,20 @@ TEST(ReportRun, EveryStepInOrderThenTheVerdict) {
   const std::string text = out.str();
   std::size_t at = 0;
   for (const std::string expected :
-       {"Vectors: 1024 floats", "\n[2] The process-wide registry", "\n[3] Resources of device 0",
-        "  vmm     waived: no virtual memory management", "\n[4] Each resource in turn",
+       {"Vectors: 1024 floats", "\n[2-5] One resource's whole life (the core): pinned host",
+        "  C = A + B on its memory           -> all 1024 elements exact",
+        "\n[6] Resources of device 0", "  vmm     waived: no virtual memory management",
+        "\n[6] Each resource in turn",
         "  pinned  C = A + B on pinned host (device 0): all 1024 elements exact",
-        "\n[5] A different resource per device: skipped",
-        "\nWaived kind: vmm (no virtual memory management)", "\nChecks: 8 of 8 passed\n"}) {
+        "\n[6] A different resource per device: skipped", "\n[7] The process-wide registry",
+        "\nWaived kind: vmm (no virtual memory management)", "\nChecks: 14 of 14 passed\n"}) {
     const std::size_t found = text.find(expected, at);
     ASSERT_NE(found, std::string::npos) << expected << "\nafter " << at << " in:\n" << text;
     at = found + expected.size();
   }
   EXPECT_EQ(text.find("  vmm     C = A + B"), std::string::npos) << text;
 
-  // A rule broken in step 4 is a failed verdict.
+  // A rule broken in step 6 is a failed verdict.
   std::ostringstream second;
   memsamples::Report secondReport(&second);
   mr::RunRecord broken(secondReport);
@@ -593,6 +599,78 @@ TEST(ReportRun, EveryStepInOrderThenTheVerdict) {
   EXPECT_NE(second.str().find("FAILED: pinned: reset must return the resource it removed"),
             std::string::npos)
       << second.str();
+}
+
+// The core's part (steps 2-5): what it returned, as the README shows it, and its checks. The
+// resource it built is gone by step 7: it is named by what it was, never asked.
+// A record whose report writes to a string of its own.
+struct RecordedRun {
+  std::ostringstream out;
+  memsamples::Report report{&out};
+  mr::RunRecord record{report};
+};
+
+TEST(ReportStep, TheCoreAsTheReadmeShowsItAndItsChecks) {
+  const mr::Devices devices = devicesOf(1, 64ull << 20, {0, 140ull << 30});
+  mr::MemoryResource* initial = mr::getPerDeviceResource(0);
+  MallocResource built("never asked", 0);
+  RecordedRun good;
+  good.record.core = {initial, {&built, &built, &built}, {}, &built};
+  mr::reportStep(mr::kCorePart, good.record, devices);
+  EXPECT_EQ(good.out.str(),
+            "\n[2-5] One resource's whole life (the core): pinned host (device 0), built, set, "
+            "used by 3 threads, reset, destroyed\n"
+            "  setCurrentDeviceResource(pinned)  -> initial (the initial resource)\n"
+            "  getCurrentDeviceResource()        -> pinned host (device 0) on every thread; A, B "
+            "and C allocated through it\n"
+            "  C = A + B on its memory           -> all 16777216 elements exact\n"
+            "  resetCurrentDeviceResource()      -> pinned host (device 0); then the resource is "
+            "destroyed\n");
+  EXPECT_EQ(good.report.json().dump(),
+            "{\"core\": {\"resource\": \"pinned host (device 0)\", \"previous\": \"initial\", "
+            "\"threads\": 3, \"mismatches\": 0}}");
+  mr::Resources none;
+  EXPECT_EQ(verdictLines(good.record, devices, none), "\nChecks: 6 of 6 passed\n");
+
+  // Every rule broken: set answered another resource, reset removed the initial one (which only
+  // thread 1 was answered: threads 0 and 2 disagree with it) and C is wrong. Each is a failed
+  // check; thread 1's agreement is the one that passes.
+  MallocResource other("other", 0);
+  RecordedRun wrong;
+  wrong.record.core = {&other, {&built, initial, &built}, {}, initial};
+  wrong.record.core.verified.mismatches = 2;
+  mr::reportStep(mr::kCorePart, wrong.record, devices);
+  EXPECT_NE(wrong.out.str().find("-> not the same on every thread"), std::string::npos)
+      << wrong.out.str();
+  const std::string verdict = verdictLines(wrong.record, devices, none);
+  EXPECT_NE(verdict.find("\nChecks: 1 of 6 passed\n"), std::string::npos) << verdict;
+  for (const std::string& expected : std::vector<std::string>{
+           "  FAILED: the core: set must return the initial resource\n",
+           "  FAILED: the core: thread 0: getCurrentDeviceResource() must return the resource that "
+           "was set\n",
+           "  FAILED: the core: " + memsamples::describeMismatch(wrong.record.core.verified) + "\n",
+           "  FAILED: the core: reset must return the resource it removed, not the initial "
+           "one\n"}) {
+    EXPECT_NE(verdict.find(expected), std::string::npos) << expected << "\nin:\n" << verdict;
+  }
+
+  // A core that did not run prints nothing and checks nothing.
+  RecordedRun silent;
+  mr::reportStep(mr::kCorePart, silent.record, devices);
+  EXPECT_EQ(silent.out.str(), "");
+  EXPECT_EQ(verdictLines(silent.record, devices, none), "\nChecks: 0 of 0 passed\n");
+}
+
+// askRegistry(): the answers step 7 checks, with an id one past the last for std::out_of_range.
+TEST(AskRegistry, TheCurrentDeviceTheChosenOneAndAnIdThatDoesNotExist) {
+  RecordedRun asked;
+  mr::RunRecord& record = asked.record;
+  mr::askRegistry(record, devicesOf(2, 4096, {0, 1ull << 30}));
+  EXPECT_EQ(record.initial, mr::processResourceRegistry().initial(0));
+  EXPECT_EQ(record.perDeviceAnswer, record.initial);
+  EXPECT_EQ(record.outOfRange,
+            "per-device resource registry: device 2 is out of range (this registry has 2 "
+            "devices: ids 0..1)");
 }
 
 TEST(Checks, CountEveryCheckAndListTheFailedOnes) {
@@ -680,6 +758,54 @@ TEST(Resources, AStepThatThrowsLeavesTheRegistryAsItWas) {
     entry.previous = mr::setCurrentDeviceResource(entry.resource);
     entry.removed = mr::resetCurrentDeviceResource();
     EXPECT_EQ(entry.removed, entry.resource);
+  }
+  EXPECT_EQ(mr::getPerDeviceResource(0), before);
+}
+
+// The core's owner for the error path: a step that throws after the set puts the previous
+// resource back before the resource is destroyed; on the good path the core resets the device
+// itself, and the owner does nothing, not even look at the resource it was given.
+TEST(RestoreOnError, PutsThePreviousResourceBackOnlyWhenAStepThrows) {
+  mr::MemoryResource* before = mr::getPerDeviceResource(0);
+  const int destroyedBefore = MallocResource::destroyed();
+  EXPECT_THROW(
+      {
+        auto built = std::make_unique<MallocResource>("pinned host (device 0)", 0);
+        mr::MemoryResource* previous = mr::setCurrentDeviceResource(built.get());
+        const mr::RestoreOnError restore(0, built.get(), previous);
+        EXPECT_EQ(mr::getCurrentDeviceResource(), built.get());
+        throw std::runtime_error("step 4 failed between set and reset");
+      },
+      std::runtime_error);
+  EXPECT_EQ(mr::getPerDeviceResource(0), before);
+  EXPECT_EQ(MallocResource::destroyed(), destroyedBefore + 1);  // destroyed after it was put back
+
+  // The good path: reset, then destroy; the owner ends after both and changes nothing, even
+  // when another resource was set for the device since.
+  MallocResource later("later", 0);
+  {
+    auto built = std::make_unique<MallocResource>("pinned host (device 0)", 0);
+    mr::MemoryResource* previous = mr::setCurrentDeviceResource(built.get());
+    const mr::RestoreOnError restore(0, built.get(), previous);
+    EXPECT_EQ(mr::resetCurrentDeviceResource(), built.get());
+    built.reset();
+    mr::setCurrentDeviceResource(&later);
+  }
+  EXPECT_EQ(mr::getPerDeviceResource(0), &later);
+  mr::resetCurrentDeviceResource();
+
+  // An owner made while another exception unwinds (a destructor's cleanup) still acts only on
+  // an exception of its own.
+  try {
+    throw std::runtime_error("outer");
+  } catch (const std::runtime_error&) {
+    MallocResource inner("inner", 0);
+    {
+      mr::MemoryResource* previous = mr::setCurrentDeviceResource(&inner);
+      const mr::RestoreOnError restore(0, &inner, previous);
+    }
+    EXPECT_EQ(mr::getPerDeviceResource(0), &inner);  // not put back: nothing threw inside
+    mr::resetCurrentDeviceResource();
   }
   EXPECT_EQ(mr::getPerDeviceResource(0), before);
 }
