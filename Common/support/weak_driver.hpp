@@ -138,6 +138,7 @@ MEMSAMPLES_WEAK(cuMemAdvise)
 MEMSAMPLES_WEAK(cuMemPrefetchAsync)
 MEMSAMPLES_WEAK(cuMemPrefetchBatchAsync)
 MEMSAMPLES_WEAK(cuMemDiscardBatchAsync)
+MEMSAMPLES_WEAK(cuMemDiscardAndPrefetchBatchAsync)  // 03_managedAdvisePrefetch: CUDA 13.0
 MEMSAMPLES_WEAK(cuMemRangeGetAttribute)
 MEMSAMPLES_WEAK(cuMemRangeGetAttributes)
 

@@ -87,6 +87,7 @@ ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction k
   // and the sample then waives naming the one it misses, before anything calls it.
   ms::requireEntryPoint(cuMemPrefetchBatchAsync, "cuMemPrefetchBatchAsync");
   ms::requireEntryPoint(cuMemDiscardBatchAsync, "cuMemDiscardBatchAsync");
+  ms::requireEntryPoint(cuMemDiscardAndPrefetchBatchAsync, "cuMemDiscardAndPrefetchBatchAsync");
   mm::ManagedSupport& s = plan.support;
   // The six attributes, read one by one into the fields they fill.
   const std::pair<CUdevice_attribute, int*> reads[] = {
@@ -166,7 +167,7 @@ Judgement judge(const VectorAddCheck& said, const VectorAddCheck& expected) {
 }
 }  // namespace memsamples::managed
 
-mm::RangeAttributes readBack(Checks& r, CUdeviceptr ptr, std::size_t bytes) {
+mm::RangeAttributes readRangeAttributes(Checks& r, CUdeviceptr ptr, std::size_t bytes) {
   mm::RangeAttributeQuery one(r.plan.accessedBySlots);  // one cuMemRangeGetAttribute each
   mm::RangeAttributeQuery all(r.plan.accessedBySlots);  // one cuMemRangeGetAttributes call
   for (std::size_t i = 0; i < one.asked.size(); ++i)
@@ -180,7 +181,7 @@ mm::RangeAttributes readBack(Checks& r, CUdeviceptr ptr, std::size_t bytes) {
   return one.said;
 }
 
-std::vector<mm::RangeAttributes> readBack(Checks& r, const mm::PrefetchBatch& batch) {
+std::vector<mm::RangeAttributes> readRangeAttributesOfEach(Checks& r, const mm::PrefetchBatch& batch) {
   // The batch's shape, for people and in the JSON result.
   if (r.options.verbose)
     r.report.out() << "  cuMemPrefetchBatchAsync: " << mm::describeBatch(batch) << '\n';
@@ -189,18 +190,18 @@ std::vector<mm::RangeAttributes> readBack(Checks& r, const mm::PrefetchBatch& ba
       .set("batchLocations", static_cast<std::uint64_t>(batch.locations.size()));
   std::vector<mm::RangeAttributes> said;
   for (std::size_t i = 0; i < batch.dptrs.size(); ++i)
-    said.push_back(readBack(r, batch.dptrs[i], batch.sizes[i]));
+    said.push_back(readRangeAttributes(r, batch.dptrs[i], batch.sizes[i]));
   return said;
 }
 
-void checkDiscard(Checks& r, CUresult discarded) {
-  r.discardSupported = discarded != CUDA_ERROR_NOT_SUPPORTED;
-  if (!r.discardSupported) {
-    r.report.out() << "[7] cuMemDiscardBatchAsync is not supported by this driver ("
-                   << ms::describeResult(discarded) << "): step 7 goes on without it\n";
-    return;
+bool checkUnlessNotSupported(Checks& r, CUresult result, const char* call) {
+  if (result == CUDA_ERROR_NOT_SUPPORTED) {
+    r.report.out() << call << " is not supported by this driver (" << ms::describeResult(result)
+                   << "): the run goes on without it\n";
+    return false;
   }
-  ms::check(discarded, "cuMemDiscardBatchAsync");
+  ms::check(result, call);
+  return true;
 }
 
 // ------------------------------------------------------------------------------ the measurements
@@ -251,7 +252,7 @@ void checkAdviceTable(Checks& r) {
       continue;
     mm::ExpectedRange expected = *row.expected;
     expected.lastPrefetch = r.gpu;
-    expect(r, row.label, readBack(r, ptr, row.range.bytes), expected);
+    expect(r, row.label, readRangeAttributes(r, ptr, row.range.bytes), expected);
   }
 }
 
@@ -328,7 +329,7 @@ void measureKernels(Checks& r) {
   poisonC(r);
   prefetchVectors(r, r.host);
   // Read back: preferred host, accessed by the GPU, last prefetched to the host.
-  expect(r, "A with preferred host + accessed-by GPU", readBack(r, k.a, r.bytes),
+  expect(r, "A with preferred host + accessed-by GPU", readRangeAttributes(r, k.a, r.bytes),
          mm::ExpectedRange{false, r.host, {r.plan.ordinal}, r.host});
   const double remote =
       ms::timeVectorAdd(k, std::min(warmup, 1), std::min(iterations, r.options.migrationIterations))
@@ -427,7 +428,7 @@ void measureTransfers(Checks& r) {
   prefetch(k.c, r.bytes, r.host, k.stream);
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
   std::memset(r.hostC, 0xFF, r.bytes);
-  expect(r, "C with preferred host + accessed-by GPU", readBack(r, k.c, r.bytes),
+  expect(r, "C with preferred host + accessed-by GPU", readRangeAttributes(r, k.c, r.bytes),
          mm::ExpectedRange{false, r.host, {r.plan.ordinal}, r.host});
   const ms::TimingStats inPlace = ms::timeVectorAdd(k, warmup, iterations);
   expect(r, "C written in place by the GPU, read on the host", r.sum(), kExact);
@@ -531,18 +532,41 @@ void measureDiscard(Checks& r) {
   }
   // C starts on the host each time. Moving it there copies its pages back from the GPU, so it
   // holds data again (the values do not matter: the kernel overwrites C afterwards).
+  CUmemLocation toGpuLocation = r.gpu;  // the one destination of the combined call
+  std::size_t fromRange = 0;            // its prefetchLocIdxs: from the first (only) range on
   const auto toHost = [&] { prefetch(k.c, r.bytes, r.host, k.stream); };
-  const auto discard = [&] {
-    toHost();
-    ms::check(cuMemDiscardBatchAsync(&r.vecAdd.c, &r.bytes, 1, 0, k.stream), "cuMemDiscardBatchAsync");
-  };
   const auto toGpu = [&] { prefetch(k.c, r.bytes, r.gpu, k.stream); };
-  const std::vector<StageTimes> t =
-      timeRounds(k.stream, 0, r.options.migrationIterations, {toHost, toGpu, discard, toGpu});
+  const auto discard = [&] {
+    ms::check(cuMemDiscardBatchAsync(&r.vecAdd.c, &r.bytes, 1, 0, k.stream),
+              "cuMemDiscardBatchAsync");
+  };
+  const auto discardAndPrefetch = [&]() -> CUresult {
+    return cuMemDiscardAndPrefetchBatchAsync(&r.vecAdd.c, &r.bytes, 1, &toGpuLocation, &fromRange,
+                                             1, 0, k.stream);
+  };
+  // The combined call is asked once, untimed, before it is timed: a driver may not support it.
+  toHost();
+  const bool combined =
+      checkUnlessNotSupported(r, discardAndPrefetch(), "cuMemDiscardAndPrefetchBatchAsync");
+  std::vector<std::function<void()>> stages = {toHost, toGpu, toHost, discard, toGpu};
+  if (combined) {
+    stages.push_back(toHost);
+    stages.push_back([&] {
+      ms::check(discardAndPrefetch(), "cuMemDiscardAndPrefetchBatchAsync");
+    });
+  }
+  const std::vector<StageTimes> t = timeRounds(k.stream, 0, r.options.migrationIterations, stages);
+  const double live = t[1].gpuMs;
+  const double discarded = t[4].gpuMs;
+  const double separate = t[3].gpuMs + t[4].gpuMs;  // discard, then prefetch: two calls
   out << format("[8d] Prefetch of C (%s) host -> GPU: live data %.3f ms, after "
                 "cuMemDiscardBatchAsync %.3f ms (median of %d)\n",
-                ms::formatBytes(r.bytes).c_str(), t[1].gpuMs, t[3].gpuMs,
-                r.options.migrationIterations);
+                ms::formatBytes(r.bytes).c_str(), live, discarded, r.options.migrationIterations);
+  if (combined) {
+    out << format("     discard + prefetch: two calls %.3f ms, one "
+                  "cuMemDiscardAndPrefetchBatchAsync %.3f ms\n", separate, t[6].gpuMs);
+    r.report.json().set("discardThenPrefetchMs", separate).set("discardAndPrefetchMs", t[6].gpuMs);
+  }
   if (r.options.verbose) {
     out << "  Discarded pages hold nothing worth keeping, so the driver may populate them on the "
            "GPU instead of copying them.\n";
@@ -551,7 +575,7 @@ void measureDiscard(Checks& r) {
   launch(k);
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
   expect(r, "C written by the GPU after the timed discards", r.sum(), kExact);
-  r.report.json().set("prefetchLiveMs", t[1].gpuMs).set("prefetchDiscardedMs", t[3].gpuMs);
+  r.report.json().set("prefetchLiveMs", live).set("prefetchDiscardedMs", discarded);
 }
 
 ms::Verdict verdict(Checks& r) {

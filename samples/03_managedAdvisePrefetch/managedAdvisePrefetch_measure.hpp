@@ -30,7 +30,7 @@ struct ManagedOptions {
   bool verbose = false;     ///< `--verbose`: every check of steps 3-8 on its own line.
 };
 
-/// The smallest vector: step 7 cuts each one into ten 64 KiB-aligned chunks.
+/// The smallest vector: step 6 cuts each one into ten 64 KiB-aligned chunks.
 inline constexpr std::uint64_t kMinVectorBytes = 1ull << 20;
 /// Bytes per vector of a default run, a learner's first, in seconds (README, "Going deeper").
 inline constexpr std::uint64_t kQuickVectorBytes = 64ull << 20;
@@ -82,13 +82,13 @@ struct Checks {
   std::size_t bytes;                   ///< Bytes per vector.
   CUmemLocation gpu;                   ///< The device.
   CUmemLocation host;                  ///< The host.
-  float* hostA;                        ///< A as the host sees it: the same address.
-  float* hostB;                        ///< B as the host sees it.
-  float* hostC;                        ///< C as the host sees it.
+  float* hostA;                        ///< A's managed address as the host's float*: no copy.
+  float* hostB;                        ///< B's managed address as the host's float*.
+  float* hostC;                        ///< C's managed address as the host's float*.
   memsamples::OwnedEvent stepStart;    ///< Recorded before step 5's prefetches.
   memsamples::OwnedEvent stepEnd;      ///< Recorded after step 5's kernel.
   memsamples::Checklist list;           ///< Every check so far.
-  bool discardSupported = true;         ///< Step 7's answer; 8d is skipped without it.
+  bool discardSupported = true;         ///< Step 7's discard worked; 8d is skipped without it.
   double prefetchedOverDevice = 0;  ///< Kernel on prefetched managed / on cuMemAlloc (GB/s).
   double pagingSlowdown = 0;        ///< Kernel time under demand paging / after a prefetch.
   double prefetchOverPinned = 0;    ///< Prefetch host -> GPU / pinned cuMemcpyHtoDAsync.
@@ -118,17 +118,20 @@ bool expect(Checks& checks, const std::string& what, const Said& said, const Exp
   return checks.record(what, memsamples::managed::judge(said, expected));
 }
 
-/// The eight range attributes of [@p ptr, @p ptr + @p bytes), asked one by one with
-/// cuMemRangeGetAttribute and again in one cuMemRangeGetAttributes call; the two reads must agree
-/// (recorded as kRangeAttributeCount checks). @return the one-by-one answers.
-memsamples::managed::RangeAttributes readBack(Checks& checks, CUdeviceptr ptr, std::size_t bytes);
-/// readBack() of every range of @p batch, in order; the batch's shape goes into the JSON result
-/// (and is printed with `--verbose`).
-std::vector<memsamples::managed::RangeAttributes> readBack(
+/// All eight range attributes of [@p ptr, @p ptr + @p bytes), asked twice: eight
+/// cuMemRangeGetAttribute calls (one per attribute), then one cuMemRangeGetAttributes call for
+/// all eight. The two reads must agree (recorded as kRangeAttributeCount checks).
+/// @return the answers of the eight single calls.
+memsamples::managed::RangeAttributes readRangeAttributes(Checks& checks, CUdeviceptr ptr,
+                                                         std::size_t bytes);
+/// readRangeAttributes() of each range of @p batch, in order (nine calls per range); the batch's
+/// shape goes into the JSON result (and is printed with `--verbose`).
+std::vector<memsamples::managed::RangeAttributes> readRangeAttributesOfEach(
     Checks& checks, const memsamples::managed::PrefetchBatch& batch);
-/// Step 7: cuMemDiscardBatchAsync's answer. CUDA_ERROR_NOT_SUPPORTED is said (8d is then
-/// skipped); any other failure throws as ms::check does.
-void checkDiscard(Checks& checks, CUresult discarded);
+/// The answer @p result of @p call, a driver call that may be unsupported: CUDA_ERROR_NOT_SUPPORTED
+/// is said in @p checks' report, and false returned (the run goes on without it); CUDA_SUCCESS
+/// returns true; any other answer throws as ms::check does.
+bool checkUnlessNotSupported(Checks& checks, CUresult result, const char* call);
 
 /// @}
 
@@ -141,8 +144,9 @@ void checkDiscard(Checks& checks, CUresult discarded);
  * pinned copy, GPU -> host against a pageable copy (reported without a goal: the driver's
  * figure), and results written in place over the link against a pinned copy, the way to get
  * results back; (8c) one cuMemPrefetchBatchAsync of K ranges against K cuMemPrefetchAsync calls,
- * on a managed span of its own; (8d) the prefetch of C with live data and after
- * cuMemDiscardBatchAsync. Then the summary, every failed check and the JSON result.
+ * on a managed span of its own; (8d) the prefetch of C with live data, after
+ * cuMemDiscardBatchAsync, and both in one cuMemDiscardAndPrefetchBatchAsync call. Then the
+ * summary, every failed check and the JSON result.
  * @return PASS when no check of the run failed.
  */
 memsamples::Verdict measureCosts(Checks& checks);

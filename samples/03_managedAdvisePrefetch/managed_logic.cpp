@@ -268,11 +268,15 @@ void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream) {
 
 
 // [chunk-batch]
+namespace {
+constexpr std::size_t kChunks = 10;        // step 6 cuts each vector into ten chunks
+constexpr std::size_t kDeviceChunks = 6;   // chunks 0-5 go to the GPU, 6-9 to the host
+constexpr std::uint64_t kChunkAlignment = 64ull << 10;
+}  // namespace
+
 PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
                          const CUmemLocation& gpu, const CUmemLocation& host, CUstream stream) {
-  constexpr std::size_t kChunks = 10;
-  constexpr std::size_t kDeviceChunks = 6;  // chunks 0-5 go to the GPU, 6-9 to the host
-  const std::vector<ByteRange> chunks = splitIntoChunks(bytes, kChunks, 64ull << 10);
+  const std::vector<ByteRange> chunks = splitIntoChunks(bytes, kChunks, kChunkAlignment);
   PrefetchBatch batch;
   for (const bool toGpu : {true, false}) {
     for (const CUdeviceptr vector : vectors) {
@@ -282,6 +286,10 @@ PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t 
   }
   validatePrefetchBatch(batch, stream);
   return batch;
+}
+
+std::uint64_t gpuPartBytes(std::uint64_t bytes) {
+  return splitIntoChunks(bytes, kChunks, kChunkAlignment).at(kDeviceChunks).offset;
 }
 // [chunk-batch]
 

@@ -155,13 +155,21 @@ void addRange(PrefetchBatch& batch, CUdeviceptr ptr, std::size_t bytes,
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream);
 
 /**
- * Step 7's batch: each of @p vectors (@p bytes each) cut into ten 64 KiB-aligned chunks, chunks
+ * Step 6's batch: each of @p vectors (@p bytes each) cut into ten 64 KiB-aligned chunks, chunks
  * 0-5 of every vector to @p gpu, then chunks 6-9 of every vector to @p host (ranges in destination
  * order: two locations, prefetchLocIdxs = {0, 6 x vectors}), validated for @p stream.
+ * The GPU's part of each vector is its first gpuPartBytes(@p bytes) bytes.
  * @throws BatchPrefetchError, std::invalid_argument (vectors under 640 KiB).
  */
 PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
                          const CUmemLocation& gpu, const CUmemLocation& host, CUstream stream);
+
+/**
+ * The bytes at the start of a vector of @p bytes that chunkBatch() sends to the GPU: chunks 0-5 of
+ * ten, about 60 %, where chunk 6 (the first one sent to the host) starts. Step 6's kernel adds
+ * these elements, the CPU the rest. @throws std::invalid_argument (vectors under 640 KiB).
+ */
+std::uint64_t gpuPartBytes(std::uint64_t bytes);
 
 /// The destination of range @p range. @throws std::out_of_range when there is no such range.
 CUmemLocation destinationOf(const PrefetchBatch& batch, std::size_t range);

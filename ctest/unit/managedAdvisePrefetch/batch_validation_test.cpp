@@ -257,7 +257,7 @@ TEST(DescribeBatch, NamesTheFourArrays) {
             "0 ranges; prefetchLocs = {}, prefetchLocIdxs = {}, numPrefetchLocs = 0");
 }
 
-// Step 7's batch: ten 64 KiB-aligned chunks per vector, 0-5 of each to the GPU, then 6-9 of each
+// Step 6's batch: ten 64 KiB-aligned chunks per vector, 0-5 of each to the GPU, then 6-9 of each
 // to the host, so two locations whose second starts after the GPU's 3 x 6 ranges.
 TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
   constexpr std::uint64_t kBytes = 1ull << 20;
@@ -284,4 +284,19 @@ TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
   EXPECT_THROW(mm::chunkBatch(abc, 10 * 65536 - 1, deviceLocation(0), hostLocation(),
                               createdStream()),
                std::invalid_argument);
+}
+
+TEST(ChunkBatch, TheGpuPartEndsWhereTheFirstHostChunkStarts) {
+  // Step 6's kernel adds the first gpuPartBytes() of each vector and the CPU the rest: that split
+  // must be the batch's, or one side would work on pages prefetched to the other.
+  constexpr std::uint64_t kBytes = 1ull << 20;
+  const std::vector<CUdeviceptr> abc = {kBase, kBase + kBytes, kBase + 2 * kBytes};
+  const mm::PrefetchBatch batch =
+      mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), createdStream());
+  const std::uint64_t gpuPart = mm::gpuPartBytes(kBytes);
+  EXPECT_EQ(batch.dptrs[batch.locationStarts[1]], kBase + gpuPart);
+  EXPECT_EQ(gpuPart, 6u * 65536u);
+  // 64 MiB, the default: 6 x 102 x 64 KiB, just under 60 %.
+  EXPECT_EQ(mm::gpuPartBytes(64ull << 20), 6u * 6684672u);
+  EXPECT_THROW(mm::gpuPartBytes(10 * 65536 - 1), std::invalid_argument);
 }

@@ -84,7 +84,7 @@ TEST(Judge, ARangeCountsItsEightAttributes) {
   EXPECT_EQ(j.mismatches[1].attribute, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE");
 }
 
-// Step 5's three pieces of advice, as cuMemRangeGetAttributes reads them back.
+// Step 4's three pieces of advice together, as the advice table's first half reads them back.
 TEST(Judge, TheThreePiecesOfAdviceTogether) {
   mm::RangeAttributes got = pristine();
   got.readMostly = 1;

@@ -88,7 +88,7 @@ TEST(MemoryTypeName, KnownAndUnknown) {
   EXPECT_STREQ(mm::memoryTypeName(99), "unknown CUmemorytype");
 }
 
-// The lesson's step 4 judges both answers against the allocation in one check of six.
+// Step 8 (checkPointerAttributes) judges both answers against the allocation in one check of six.
 TEST(Judge, PointerAnswersAgainstTheAllocation) {
   mm::PointerAttributes p = managedAllocation();
   const mm::ManagedRange allocation{kBase, kBytes, 0};

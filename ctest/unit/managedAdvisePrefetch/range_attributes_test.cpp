@@ -311,7 +311,7 @@ TEST(Checklist, CountsChecksAndWordsFailures) {
             "SET_READ_MOSTLY: CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: expected 1, got 0");
 }
 
-// Step 5's table: every advice set, read back and unset on all of A, then the halves.
+// Step 8's advice table: every advice set, read back and unset on all of A, then the halves.
 TEST(AdviceSteps, EachAdviceIsSetReadBackAndUnset) {
   constexpr std::uint64_t kBytes = 1ull << 20;
   const std::vector<mm::AdviceStep> steps = mm::adviceSteps(kBytes, 2, 1);
