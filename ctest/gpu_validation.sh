@@ -78,9 +78,12 @@ for sample in "$build"/bin/*; do
   name="$(basename "$sample")"
   [[ "$name" == memsamples_* ]] && continue  # the build's own tools, not samples
   echo "== $name (default size)"
+  started=$(date +%s%N)
   "$sample" 2>&1 | tee "$logs/$name.log"
   rc=${PIPESTATUS[0]}
-  echo "exit=$rc"
+  ms=$((($(date +%s%N) - started) / 1000000))
+  # A default run is a learner's first run: it should end within 5 s on an H100 or H200.
+  printf 'exit=%s wall=%d.%03d s\n' "$rc" $((ms / 1000)) $((ms % 1000))
   [ "$rc" = 0 ] || [ "$rc" = 2 ] || status=1
 done
 
