@@ -207,6 +207,7 @@ rc=$?
 echo "exit=$rc"
 grep -E "LEAK SUMMARY|ERROR SUMMARY" "$logs/p2pMemMap.loopback.memcheck.log"
 { [ "$rc" = 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$logs/p2pMemMap.loopback.memcheck.log"; } || status=1
-rm -rf "$build"
+# MEMSAMPLES_KEEP_BUILD=1 keeps the build (e.g. for docs/refresh_data.sh right after).
+if [ "${MEMSAMPLES_KEEP_BUILD:-0}" = 1 ]; then echo "build kept: $build"; else rm -rf "$build"; fi
 echo "gpu_validation: $([ "$status" = 0 ] && echo PASSED || echo FAILED)"
 exit $status
