@@ -9,10 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "printed_text.hpp"
 #include "support/device_matrix.hpp"
 #include "test_support.hpp"
 
 namespace ms = memsamples;
+using memsamples::test::cellsOf;
+using memsamples::test::Grid;
 using memsamples::test::messageOf;
 
 namespace {
@@ -28,27 +31,6 @@ ms::DeviceTopology machine(const std::vector<std::string>& access) {
     result.canAccessPeer.push_back(row);
   }
   return result;
-}
-
-using Grid = std::vector<std::vector<std::string>>;
-
-// The cells of a printed grid, row by row: columns are separated by two or more spaces, so that a
-// test of what a cell says does not pin how wide the columns are (formatGrid's own tests do).
-Grid cellsOf(const std::string& text) {
-  Grid rows;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> cells;
-    std::size_t at = line.find_first_not_of(' ');
-    while (at != std::string::npos) {
-      std::size_t end = line.find("  ", at);
-      cells.push_back(line.substr(at, end == std::string::npos ? std::string::npos : end - at));
-      at = end == std::string::npos ? end : line.find_first_not_of(' ', end);
-    }
-    rows.push_back(cells);
-  }
-  return rows;
 }
 
 // The access matrix inside describePeerLinks()'s text: its header and "owner N" rows, as cells.

@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "memoryQueryDrv_report.hpp"
+#include "printed_text.hpp"
+
+using memsamples::test::Grid;
+using memsamples::test::rowsLabelled;
 
 namespace {
 
@@ -67,9 +71,10 @@ TEST(MemoryQueryAtomics, OperationsWithTheSameMaskAreGrouped) {
   EXPECT_NE(text.find("Peer atomics (cuDeviceGetP2PAtomicCapabilities(accessor, owner)"),
             std::string::npos)
       << text;
-  const std::string line = "integer add, CAS: signed unsigned 32-bit 64-bit; float add: 32-bit\n";
-  EXPECT_NE(text.find("  accessor 0 -> owner 1  " + line), std::string::npos) << text;
-  EXPECT_NE(text.find("  accessor 1 -> owner 0  " + line), std::string::npos) << text;
+  // One row per direction, each with the operations grouped by mask.
+  const Grid grouped = {{"integer add, CAS: signed unsigned 32-bit 64-bit; float add: 32-bit"}};
+  EXPECT_EQ(rowsLabelled(text, "accessor 0 -> owner 1"), grouped) << text;
+  EXPECT_EQ(rowsLabelled(text, "accessor 1 -> owner 0"), grouped) << text;
 
   const std::string json = atomicsJson.dump();
   EXPECT_NE(json.find("\"integerAdd\": " + std::to_string(integers)), std::string::npos) << json;
@@ -82,9 +87,10 @@ TEST(MemoryQueryAtomics, ARefusalIsShownNotFailed) {
   atomics.answer = CUDA_ERROR_NOT_SUPPORTED;
   memsamples::JsonArray atomicsJson;
   const std::string text = printedPeers(twoDevices(atomics), 2, atomicsJson);
-  EXPECT_NE(text.find("  accessor 0 -> owner 1  ? cuDeviceGetP2PAtomicCapabilities: "),
-            std::string::npos)
-      << text;
+  const Grid row = rowsLabelled(text, "accessor 0 -> owner 1");
+  ASSERT_EQ(row.size(), 1u) << text;
+  ASSERT_EQ(row[0].size(), 1u) << text;
+  EXPECT_EQ(row[0][0].rfind("? cuDeviceGetP2PAtomicCapabilities: ", 0), 0u) << text;
   EXPECT_NE(atomicsJson.dump().find("\"queryFailed\""), std::string::npos);
 }
 
@@ -111,6 +117,9 @@ TEST(MemoryQueryAtomics, NoPairCanAccessTheOther) {
   EXPECT_TRUE(atomicsJson.empty());
 }
 
+// The row of reportDevice()'s table that answers cuDeviceGetHostAtomicCapabilities.
+constexpr const char* kHostRow = "Native atomics on host memory";
+
 // The table reportDevice() prints for @p d.
 std::string printedDevice(const DeviceAnswers& d) {
   std::ostringstream out;
@@ -123,15 +132,13 @@ TEST(MemoryQueryAtomics, HostRowSaysNoneNativeOrNotAsked) {
   DeviceAnswers answered;
   answered.hostAtomics.answer = CUDA_SUCCESS;  // every mask 0, as the H100 answered for add
   const std::string none = printedDevice(answered);
-  EXPECT_NE(none.find("Native atomics on host memory         none native (of 13 operations "
-                      "asked)\n"),
-            std::string::npos)
+  EXPECT_EQ(rowsLabelled(none, kHostRow), (Grid{{"none native (of 13 operations asked)"}}))
       << none;
 
   const std::string missing = printedDevice(DeviceAnswers{});
-  EXPECT_NE(missing.find("not asked: the NVIDIA driver (CUDA 13.0) has no "
-                         "cuDeviceGetHostAtomicCapabilities"),
-            std::string::npos)
+  EXPECT_EQ(rowsLabelled(missing, kHostRow),
+            (Grid{{"not asked: the NVIDIA driver (CUDA 13.0) has no "
+                   "cuDeviceGetHostAtomicCapabilities"}}))
       << missing;
 }
 

@@ -12,12 +12,15 @@
 
 #include "fake_cuda_driver.hpp"
 #include "memsamples.hpp"
+#include "printed_text.hpp"
 #include "run_plan.hpp"
 #include "striped_test_support.hpp"
 #include "test_support.hpp"
 
 namespace ms = memsamples;
 namespace vmm = memsamples::vmm;
+using memsamples::test::cellsOf;
+using memsamples::test::Grid;
 using memsamples::test::messageOf;
 using namespace striped_test;
 
@@ -43,9 +46,11 @@ TEST_F(ChooseDevices, OneGpuBacksAndMapsItsOwnRangeAndSaysSo) {
   EXPECT_EQ(devices.stripes, 1);
   EXPECT_EQ(devices.granularities.minimum, fake::kDefaultGranularity);
   EXPECT_EQ(devices.granularities.recommended, fake::kDefaultRecommendedGranularity);
-  EXPECT_EQ(captured.text.str(),
-            "Device 0: Fake GPU 0\nBacking devices: 0   mapping devices: 0   stripes: 1   "
-            "granularity: 2.00 MiB minimum, 32.0 MiB recommended\n");
+  // Two lines: the device, then the roles, stripes and granularities, each field in a cell.
+  EXPECT_EQ(cellsOf(captured.text.str()),
+            (Grid{{"Device 0: Fake GPU 0"},
+                  {"Backing devices: 0", "mapping devices: 0", "stripes: 1",
+                   "granularity: 2.00 MiB minimum, 32.0 MiB recommended"}}));
   const std::string json = captured.report.json().dump();
   EXPECT_TRUE(contains(json, "\"backingDevices\": [0]")) << json;
 }
@@ -129,7 +134,12 @@ TEST_F(SizeRunOnTheDriver, PrintsTheSizeTheStripesAndTheGranularityUsed) {
   Captured captured;
   const vmm::RunSize size = vmm::sizeRun(options, devices, captured.report);
   EXPECT_EQ(size.layout.roundedBytes, 6 * MiB);
-  EXPECT_EQ(captured.text.str(),
-            "Vectors: 1025 floats (4.00 KiB) each, 6.00 MiB mapped in 3 stripes of 2.00 MiB "
-            "(minimum granularity: a stripe is smaller than the recommended one)\n");
+  // One line, with each number the plan chose and the granularity it used.
+  const std::string text = captured.text.str();
+  ASSERT_EQ(cellsOf(text).size(), 1u) << text;
+  for (const char* fact :
+       {"1025 floats (4.00 KiB) each", "6.00 MiB mapped in 3 stripes of 2.00 MiB",
+        "(minimum granularity"}) {
+    EXPECT_TRUE(contains(text, fact)) << fact << " is not in: " << text;
+  }
 }
