@@ -119,6 +119,9 @@ MEMSAMPLES_WEAK(cuMemcpy3DBatchAsync)
 MEMSAMPLES_WEAK(cuMemAllocPitch)
 MEMSAMPLES_WEAK(cuMemcpy2DAsync)
 MEMSAMPLES_WEAK(cuMemcpy3DAsync)
+MEMSAMPLES_WEAK(cuMemcpy2D)           // 09_memcpyBatch's synchronous twins
+MEMSAMPLES_WEAK(cuMemcpy2DUnaligned)  // 09_memcpyBatch
+MEMSAMPLES_WEAK(cuMemcpy3D)           // 09_memcpyBatch
 MEMSAMPLES_WEAK(cuMemsetD8)
 MEMSAMPLES_WEAK(cuMemsetD16)
 MEMSAMPLES_WEAK(cuMemsetD32)
@@ -187,5 +190,7 @@ MEMSAMPLES_WEAK(cuMemAllocAsync)
 MEMSAMPLES_WEAK(cuMemGetDefaultMemPool)
 MEMSAMPLES_WEAK(cuMemGetMemPool)
 MEMSAMPLES_WEAK(cuMemSetMemPool)
+MEMSAMPLES_WEAK(cuDeviceRegisterAsyncNotification)    // 10_streamOrderedPool: over budget
+MEMSAMPLES_WEAK(cuDeviceUnregisterAsyncNotification)  // 10_streamOrderedPool
 
 #undef MEMSAMPLES_WEAK
