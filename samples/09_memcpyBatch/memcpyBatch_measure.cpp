@@ -632,7 +632,6 @@ void measureShapes(Bench& bench, ms::Report& report) {
     return CUDA_SUCCESS;
   }, rectArrived);
 
-  // [sync-twins-2d]
   // The synchronous twin: the same descriptor and no stream. It runs on the NULL stream, and
   // its time in the call (us/copy) shows how long it held the host.
   way.copies = 1;
@@ -671,7 +670,6 @@ void measureShapes(Bench& bench, ms::Report& report) {
   way.name = "2D, " + std::to_string(oddPitch) + "-byte rows, cuMemcpy2DUnaligned";
   const Way unaligned = measureWay(bench, way, poisonMatrix,
                                    [&] { return cuMemcpy2DUnaligned(&onDevice); }, rectArrived);
-  // [sync-twins-2d]
 
   // A volume of 64 layers of 128 rows of 256 words, dense on both sides.
   const ms::Volume volume{256, 128, 64};
