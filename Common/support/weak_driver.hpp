@@ -111,6 +111,9 @@ MEMSAMPLES_WEAK(cuMemcpyDtoH)
 MEMSAMPLES_WEAK(cuMemcpyDtoHAsync)
 MEMSAMPLES_WEAK(cuMemcpyDtoDAsync)
 MEMSAMPLES_WEAK(cuMemcpyPeerAsync)
+MEMSAMPLES_WEAK(cuMemcpyPeer)         // 05_p2pMemMap's synchronous and 3D peer copies
+MEMSAMPLES_WEAK(cuMemcpy3DPeer)       // 05_p2pMemMap
+MEMSAMPLES_WEAK(cuMemcpy3DPeerAsync)  // 05_p2pMemMap
 MEMSAMPLES_WEAK(cuMemsetD8Async)
 MEMSAMPLES_WEAK(cuMemsetD32Async)
 // 09_memcpyBatch: batches, pitched memory, 2D/3D copies, every memset form.
