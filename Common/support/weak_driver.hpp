@@ -111,6 +111,9 @@ MEMSAMPLES_WEAK(cuMemcpyDtoH)
 MEMSAMPLES_WEAK(cuMemcpyDtoHAsync)
 MEMSAMPLES_WEAK(cuMemcpyDtoDAsync)
 MEMSAMPLES_WEAK(cuMemcpyPeerAsync)
+MEMSAMPLES_WEAK(cuMemcpyPeer)         // 05_p2pMemMap's synchronous and 3D peer copies
+MEMSAMPLES_WEAK(cuMemcpy3DPeer)       // 05_p2pMemMap
+MEMSAMPLES_WEAK(cuMemcpy3DPeerAsync)  // 05_p2pMemMap
 MEMSAMPLES_WEAK(cuMemsetD8Async)
 MEMSAMPLES_WEAK(cuMemsetD32Async)
 // 09_memcpyBatch: batches, pitched memory, 2D/3D copies, every memset form.
@@ -119,6 +122,9 @@ MEMSAMPLES_WEAK(cuMemcpy3DBatchAsync)
 MEMSAMPLES_WEAK(cuMemAllocPitch)
 MEMSAMPLES_WEAK(cuMemcpy2DAsync)
 MEMSAMPLES_WEAK(cuMemcpy3DAsync)
+MEMSAMPLES_WEAK(cuMemcpy2D)           // 09_memcpyBatch's synchronous twins
+MEMSAMPLES_WEAK(cuMemcpy2DUnaligned)  // 09_memcpyBatch
+MEMSAMPLES_WEAK(cuMemcpy3D)           // 09_memcpyBatch
 MEMSAMPLES_WEAK(cuMemsetD8)
 MEMSAMPLES_WEAK(cuMemsetD16)
 MEMSAMPLES_WEAK(cuMemsetD32)
@@ -188,6 +194,8 @@ MEMSAMPLES_WEAK(cuMemAllocAsync)
 MEMSAMPLES_WEAK(cuMemGetDefaultMemPool)
 MEMSAMPLES_WEAK(cuMemGetMemPool)
 MEMSAMPLES_WEAK(cuMemSetMemPool)
+MEMSAMPLES_WEAK(cuDeviceRegisterAsyncNotification)    // 10_streamOrderedPool: over budget
+MEMSAMPLES_WEAK(cuDeviceUnregisterAsyncNotification)  // 10_streamOrderedPool
 
 // Pointer and handle questions (11_pointerQuery).
 MEMSAMPLES_WEAK(cuMemAllocHost)

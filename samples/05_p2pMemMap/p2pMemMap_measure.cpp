@@ -2,6 +2,8 @@
 #include "p2pMemMap_measure.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <ostream>
 #include <set>
 #include <utility>
@@ -153,6 +155,91 @@ void smCopy(const Run& run, const Endpoint& to, const Endpoint& from) {
         "cuLaunchKernel");
 }
 // [peer-copies]
+
+// The whole buffer seen as a volume, for the 3D peer copies: rows of rowBytes, split into
+// `layers` layers of layerRows rows. The row and the layer count are the largest powers of two
+// up to 64 KiB and 64 that divide what they cut (a buffer is whole 32-bit words, so a row is at
+// least 4 bytes), so the volume holds every byte, in at most 64 layers whatever the size.
+struct Volume3D {
+  std::size_t rowBytes = 4;
+  std::size_t layerRows = 1;
+  std::size_t layers = 1;
+};
+
+Volume3D volumeOf(std::size_t bytes) {
+  const auto largestPowerOfTwo = [](std::size_t value, std::size_t cap) {
+    std::size_t power = 1;
+    while (power * 2 <= cap && value % (power * 2) == 0)
+      power *= 2;
+    return power;
+  };
+  Volume3D volume;
+  volume.rowBytes = largestPowerOfTwo(bytes, 64 << 10);
+  const std::size_t rows = bytes / volume.rowBytes;
+  volume.layers = largestPowerOfTwo(rows, 64);
+  volume.layerRows = rows / volume.layers;
+  return volume;
+}
+
+// [peer-twins]
+// cuMemcpyPeer, the synchronous twin of cuMemcpyPeerAsync, and the 3D peer copies
+// cuMemcpy3DPeer and cuMemcpy3DPeerAsync, once each: @p from's source into @p to's
+// destination, cleared before and checked word by word after, like every copy above.
+// cuMemcpyPeer and cuMemcpy3DPeer take no stream (they run on the default stream) and are
+// \note_sync in cuda.h; cuMemcpy3DPeerAsync takes @p to's stream. The 3D forms name each
+// pointer's context in a CUDA_MEMCPY3D_PEER and walk the buffer as layers of rows. Returns
+// the host's time in each call, "call 1.234 ms" each.
+std::string runPeerTwins(Run& run, const Endpoint& to, const Endpoint& from,
+                         const std::string& name) {
+  const CUdeviceptr destination = to.destination.get();
+  const Volume3D shape = volumeOf(run.bytes);
+  CUDA_MEMCPY3D_PEER volume{};
+  volume.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  volume.srcDevice = from.source.get();
+  volume.srcContext = from.ctx;
+  volume.srcPitch = shape.rowBytes;
+  volume.srcHeight = shape.layerRows;
+  volume.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  volume.dstDevice = destination;
+  volume.dstContext = to.ctx;
+  volume.dstPitch = shape.rowBytes;
+  volume.dstHeight = shape.layerRows;
+  volume.WidthInBytes = shape.rowBytes;
+  volume.Height = shape.layerRows;
+  volume.Depth = shape.layers;
+
+  const std::vector<std::pair<std::string, std::function<CUresult()>>> twins = {
+      {"cuMemcpyPeer",
+       [&] { return cuMemcpyPeer(destination, to.ctx, from.source.get(), from.ctx, run.bytes); }},
+      {"cuMemcpy3DPeer", [&] { return cuMemcpy3DPeer(&volume); }},
+      {"cuMemcpy3DPeerAsync", [&] { return cuMemcpy3DPeerAsync(&volume, to.stream.get()); }},
+  };
+  std::string times;
+  for (const auto& twin : twins) {
+    const std::string& call = twin.first;
+    // The sentinels land first: a copy on the default stream need not wait for to's stream.
+    clear(run, to, destination);
+    synchronize(to);
+
+    double callMs = 0;
+    inContext(to, [&] {
+      const auto start = std::chrono::steady_clock::now();
+      check(twin.second(), call.c_str());
+      const auto end = std::chrono::steady_clock::now();
+      callMs = std::chrono::duration<double, std::milli>(end - start).count();
+    });
+
+    // A copy between device memories may return before it is done: wait for every stream of
+    // both contexts before reading the destination back.
+    for (const Endpoint* side : {&to, &from})
+      inContext(*side, [] { check(cuCtxSynchronize(), "cuCtxSynchronize"); });
+    readBack(run, to, destination);
+    checkCopied(run, from, call + name);
+    times += (times.empty() ? "" : ", ") + call + format(" %.3f ms", callMs);
+  }
+  return times;
+}
+// [peer-twins]
 
 using Copy = void (*)(const Run& run, const Endpoint& to, const Endpoint& from);
 
@@ -492,6 +579,7 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
   DeviceMatrix sm(run.topology.deviceCount());      // elsewhere: owner -> accessor
   std::string loopbackRows;                         // the loopback pair's rows of its table
   std::string bothWaysRows;                         // the rows of the both-ways table
+  std::string twinsLine;                            // cuMemcpyPeer and the 3D peer copies
   JsonArray oneWayJson, engineBothJson, smBothJson;
   JsonArray refusedJson;  // each pair the driver refused: `0:1` one way, `0<->1` both ways
 
@@ -519,6 +607,10 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
     loopbackRows +=
         copyRow("pair " + formatPair(pair) + ": cuMemcpyPeerAsync (one context) / Copy_kernel",
                 viaEngine, viaSm);
+    if (twinsLine.empty())  // the first pair measured only: once is enough to see them
+      twinsLine = "Peer copies once more, pair " + formatPair(pair) +
+                  ", each checked word by word (host time in the call): " +
+                  runPeerTwins(run, accessor, owner, name) + "\n";
     JsonObject item;
     item.set("pair", formatPair(pair)).set("copyEngineGBps", viaEngine);
     oneWayJson.addRaw(item.set("smCopyGBps", viaSm).dump());
@@ -571,6 +663,7 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
         << formatMatrix(sm, "from", "to", 1, refused) << "Ratio SM / copy engine:\n"
         << formatMatrix(smOverEngine, "from", "to", 3, refused);
   }
+  out << twinsLine;
   // Each refusal once, as it is printed and in the JSON: one way under the matrices, both ways
   // in the both-ways table.
   for (const PeerRefusal& refusal : refused) {
@@ -610,6 +703,8 @@ void measureCopies(Run& run, std::ostream& out, JsonObject& json) {
       .set("smCopyBidirectional", smBothJson);
   if (!refusedJson.empty())
     json.set("peerAccessRefused", refusedJson);
+  if (!twinsLine.empty())
+    json.set("peerCopiesOnce", twinsLine.substr(0, twinsLine.size() - 1));
 }
 
 // ---------------------------------------------------------------------------------- the verdict

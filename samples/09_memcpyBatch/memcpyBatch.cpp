@@ -31,7 +31,8 @@
  * 7. Measure every way in both directions next to one contiguous copy of the same bytes
  *    (memcpyBatch_measure.cpp): the loop, the batch, the pageable batch, the batch
  *    beside a kernel, the SM gather and scatter and the fewest CTAs that keep up with
- *    the link; then the 2D/3D shapes and the memsets, each checked; with `--sweep`,
+ *    the link; then the 2D/3D shapes with their synchronous twins (cuMemcpy2D,
+ *    cuMemcpy2DUnaligned, cuMemcpy3D) and the memsets, each checked; with `--sweep`,
  *    every block size, and where the batch catches up with the SMs.
  * 8. Release everything in reverse order of creation, each answer checked:
  *    **cuStreamDestroy**, **cuMemFreeHost**, **cuMemFree**, **cuCtxDestroy**.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "batch_results.hpp"
@@ -46,6 +47,9 @@ struct Way {
   std::uint64_t copies = 0;
   std::uint64_t bytes = 0;     // bytes one pass moves
   unsigned int ctas = 0;       // the SM copy's grid; 0 for the other ways
+  // A synchronous twin (cuMemcpy2D, cuMemcpy3D...): it takes no stream and runs on the NULL
+  // stream, which the run's CU_STREAM_NON_BLOCKING streams never wait for, nor it for them.
+  bool synchronous = false;
   bool passed = true;          // every word arrived (checked before timing)
   std::string problem;         // the first wrong word, when not
   double medianMs = kNaN;      // CUDA-event time of one pass, median
@@ -74,11 +78,12 @@ struct Timing {
   double submitUs = kNaN;
 };
 
-/// Times @p pass: @p warmup untimed passes, then @p iterations each between two events on the
-/// run's stream; @p before runs ahead of each pass (the spin kernel). Every answer is checked.
-Timing timePasses(const Bench& bench, const Pass& pass, const std::function<void()>& before,
-                  int warmup, int iterations, std::uint64_t copies, const std::string& name) {
-  const CUstream stream = bench.run.stream;
+/// Times @p pass: @p warmup untimed passes, then @p iterations each between two events on
+/// @p stream (the one the pass runs on); @p before runs ahead of each pass (the spin kernel).
+/// Every answer is checked.
+Timing timePasses(const Bench& bench, CUstream stream, const Pass& pass,
+                  const std::function<void()>& before, int warmup, int iterations,
+                  std::uint64_t copies, const std::string& name) {
   std::vector<double> timesMs;
   std::vector<double> submitUs;
   for (int i = 0; i < warmup + iterations; ++i) {
@@ -104,13 +109,18 @@ Timing timePasses(const Bench& bench, const Pass& pass, const std::function<void
 /**
  * Runs @p pass once and checks it (@p poison before, @p verify after), recording the check in
  * the bench's checks, then times it (timePasses(), `--warmup` and `--iterations`); @p before
- * runs ahead of each pass (the spin kernel). Every answer of the driver is checked.
+ * runs ahead of each pass (the spin kernel). A synchronous twin is timed on the NULL stream,
+ * where it runs. Every answer of the driver is checked.
  */
 // [measure-way]
 Way measureWay(Bench& bench, Way way, const std::function<void()>& poison, const Pass& pass,
                const std::function<ms::PatternCheck()>& verify,
                const std::function<void()>& before = {}) {
   poison();
+  // The poison went to the run's stream, which a synchronous twin's NULL stream does not wait
+  // for: it must be done before the twin starts, or the sentinels could land on its copy.
+  if (way.synchronous)
+    ms::check(cuStreamSynchronize(bench.run.stream), "cuStreamSynchronize");
   if (before)
     before();
   ms::check(pass(), way.name.c_str());
@@ -122,7 +132,8 @@ Way measureWay(Bench& bench, Way way, const std::function<void()>& poison, const
                                                  : ms::describePatternCheck(check);
   bench.checks.expect(way.passed, bench.context + way.name, way.problem);
 
-  const Timing timing = timePasses(bench, pass, before, bench.common.warmup,
+  const CUstream timedOn = way.synchronous ? nullptr : bench.run.stream;
+  const Timing timing = timePasses(bench, timedOn, pass, before, bench.common.warmup,
                                    bench.common.iterations, way.copies, way.name);
   way.medianMs = timing.medianMs;
   way.submitUs = timing.submitUs;
@@ -152,6 +163,8 @@ ms::JsonObject wayJson(const Way& way, const Way& reference) {
       .set("submitUsPerCopy", way.submitUs);
   if (way.ctas > 0)
     json.set("ctas", static_cast<std::uint64_t>(way.ctas));
+  if (way.synchronous)
+    json.set("synchronous", true);
   return json;
 }
 
@@ -242,7 +255,8 @@ std::optional<unsigned int> fewestCtas(const Bench& bench, const Kernels& kernel
   while (const std::optional<unsigned int> ctas = search.next()) {
     const Pass pass = [&] { return launchBlockCopy(kernels, run, copy, *ctas); };
     const Timing timing =
-        timePasses(bench, pass, {}, 1, kSearchIterations, 1, "cuLaunchKernel (BlockCopy_kernel)");
+        timePasses(bench, run.stream, pass, {}, 1, kSearchIterations, 1,
+                   "cuLaunchKernel (BlockCopy_kernel)");
     search.record(*ctas, ms::gigabytesPerSecond(static_cast<double>(run.layout.totalBytes()),
                                                 timing.medianMs));
   }
@@ -538,8 +552,10 @@ std::uint32_t* pinned(ms::OwnedPinnedHostMemory& owner, std::size_t bytes) {
 /**
  * The shapes the copy engine walks itself, each checked word by word: a pitched matrix
  * (cuMemAllocPitch) and a sub-rectangle copied into it by one cuMemcpy2DAsync against one copy
- * per row; a sub-box of a volume by cuMemcpy3DAsync, four boxes by one cuMemcpy3DBatchAsync;
- * and every memset form (D8/D16/D32, their Async and 2D forms) on the same memory.
+ * per row and against its synchronous twin cuMemcpy2D; the same rectangle device to device from
+ * rows at an odd pitch by cuMemcpy2DUnaligned; a sub-box of a volume by cuMemcpy3DAsync, four
+ * boxes by one cuMemcpy3DBatchAsync, the sub-box again by cuMemcpy3D; and every memset form
+ * (D8/D16/D32, their Async and 2D forms) on the same memory.
  */
 void measureShapes(Bench& bench, ms::Report& report) {
   const CUstream stream = bench.run.stream;
@@ -616,6 +632,45 @@ void measureShapes(Bench& bench, ms::Report& report) {
     return CUDA_SUCCESS;
   }, rectArrived);
 
+  // The synchronous twin: the same descriptor and no stream. It runs on the NULL stream, and
+  // its time in the call (us/copy) shows how long it held the host.
+  way.copies = 1;
+  way.synchronous = true;
+  way.name = "2D sub-rectangle, cuMemcpy2D (sync)";
+  const Way rectSync = measureWay(bench, way, poisonMatrix, [&] { return cuMemcpy2D(&copy); },
+                                  rectArrived);
+
+  // The same rectangle once more, now from device memory whose rows are 4004 bytes apart: a
+  // pitch that cuMemAllocPitch never computes (not even a multiple of 8). cuda.h: within a
+  // device, cuMemcpy2D may fail for such pitches; cuMemcpy2DUnaligned does not have this
+  // restriction, but may run significantly slower where cuMemcpy2D would have failed.
+  const std::size_t oddPitch = rowBytes + sizeof(std::uint32_t);
+  ms::OwnedDeviceMemory oddRows;
+  ms::check(cuMemAlloc(oddRows.out(), oddPitch * matrix.height), "cuMemAlloc");
+
+  // The whole host matrix into those rows first: a copy from the host has no such restriction.
+  CUDA_MEMCPY2D upload{};
+  upload.srcMemoryType = CU_MEMORYTYPE_HOST;
+  upload.srcHost = hostMatrix;
+  upload.srcPitch = rowBytes;
+  upload.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  upload.dstDevice = oddRows.get();
+  upload.dstPitch = oddPitch;
+  upload.WidthInBytes = rowBytes;
+  upload.Height = matrix.height;
+  ms::check(cuMemcpy2DAsync(&upload, stream), "cuMemcpy2DAsync");
+  ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+
+  // Then the rectangle, device to device, into the pitched matrix: what the check reads.
+  CUDA_MEMCPY2D onDevice = copy;
+  onDevice.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  onDevice.srcHost = nullptr;
+  onDevice.srcDevice = oddRows.get();
+  onDevice.srcPitch = oddPitch;
+  way.name = "2D, " + std::to_string(oddPitch) + "-byte rows, cuMemcpy2DUnaligned";
+  const Way unaligned = measureWay(bench, way, poisonMatrix,
+                                   [&] { return cuMemcpy2DUnaligned(&onDevice); }, rectArrived);
+
   // A volume of 64 layers of 128 rows of 256 words, dense on both sides.
   const ms::Volume volume{256, 128, 64};
   const std::size_t volumeBytes = volume.words() * sizeof(std::uint32_t);
@@ -663,6 +718,7 @@ void measureShapes(Bench& bench, ms::Report& report) {
   copy3D.Depth = box.depth;
   way.bytes = copy3D.WidthInBytes * box.height * box.depth;
   way.copies = 1;
+  way.synchronous = false;
   way.name = "3D sub-box, one cuMemcpy3DAsync";
   const Way box3D = measureWay(bench, way, poisonVolume,
                                [&] { return cuMemcpy3DAsync(&copy3D, stream); },
@@ -697,14 +753,30 @@ void measureShapes(Bench& bench, ms::Report& report) {
   }, boxesArrived(boxes));
   // [batch-3d]
 
-  out << "Shapes (x = ratio to the first line of each pair):\n";
-  printWay(out, rect2D, rect2D);
-  printWay(out, rows, rect2D);
-  printWay(out, box3D, box3D);
-  printWay(out, batch3D, box3D);
+  // The 3D copy's synchronous twin: the same descriptor, no stream.
+  way.bytes = copy3D.WidthInBytes * box.height * box.depth;
+  way.copies = 1;
+  way.synchronous = true;
+  way.name = "3D sub-box, cuMemcpy3D (sync)";
+  const Way boxSync = measureWay(bench, way, poisonVolume, [&] { return cuMemcpy3D(&copy3D); },
+                                 boxesArrived({box}));
+
+  // Each line with the line it is compared with: the first of its group.
+  const std::vector<std::pair<const Way*, const Way*>> lines = {
+      {&rect2D, &rect2D},
+      {&rows, &rect2D},
+      {&rectSync, &rect2D},
+      {&unaligned, &unaligned},  // device to device: a group of its own
+      {&box3D, &box3D},
+      {&batch3D, &box3D},
+      {&boxSync, &box3D},
+  };
+  out << "Shapes (x = ratio to the first line of its group; a sync line's us/copy is the time "
+         "it held the host):\n";
   ms::JsonArray json;
-  for (const Way* w : {&rect2D, &rows, &box3D, &batch3D}) {
-    json.addRaw(wayJson(*w, w == &rows ? rect2D : w == &batch3D ? box3D : *w).dump());
+  for (const auto& [line, reference] : lines) {
+    printWay(out, *line, *reference);
+    json.addRaw(wayJson(*line, *reference).dump());
   }
   report.json().set("shapes", json);
 

@@ -3,7 +3,8 @@
  * @brief What 09_memcpyBatch measures: how many blocks fit, every way of moving them in both
  *        directions next to one contiguous copy of the same bytes (with the fewest CTAs the SMs
  *        need to keep up with the link), the block-size sweep and its crossover, and the shapes
- *        the copy engine walks itself (pitched 2D, 3D boxes, their batch, the memsets).
+ *        the copy engine walks itself (pitched 2D, 3D boxes, their batch and synchronous twins,
+ *        the memsets).
  */
 #pragma once
 
@@ -52,7 +53,8 @@ memsamples::BlockLayout sizeRun(CUdevice device, const memsamples::BatchOptions&
  * CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE, the SM gather over mapped memory on every SM and
  * on the fewest CTAs that reach 0.9 of the contiguous copy; device to host the same but the
  * pageable batch. Prints GB/s, the ratio to the contiguous copy and the host's submit time per
- * copy; then the shapes and memsets and, with `--sweep`, every block size in both directions
+ * copy; then the shapes (with the synchronous twins cuMemcpy2D, cuMemcpy2DUnaligned and
+ * cuMemcpy3D) and memsets and, with `--sweep`, every block size in both directions
  * with where the batch catches up with the SMs. Every check, the lesson's batch first, goes to
  * a RunChecks, whose report is the verdict. @throws CudaError.
  */

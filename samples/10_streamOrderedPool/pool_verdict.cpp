@@ -65,6 +65,33 @@ std::string goalLine(const Goal& goal, double speedUp, std::uint64_t keepThresho
   return out.str();
 }
 
+std::string budgetLine(const BudgetReport& report) {
+  std::string line = "Over-budget notifications: ";
+  if (!report.registered)
+    return line + "cuDeviceRegisterAsyncNotification answered " + report.refusal +
+           ", so none could be watched for";
+  line += "registered for the whole run; ";
+  if (report.overBudget == 0)
+    line += "none arrived during this run";
+  else
+    line += std::to_string(report.overBudget) + " arrived, the largest " +
+            ms::formatBytes(report.mostBytesOver) + " over the budget";
+  if (report.otherTypes > 0)
+    line += "; " + std::to_string(report.otherTypes) + " of another type";
+  return line + "; unregistered";
+}
+
+ms::JsonObject budgetJson(const BudgetReport& report) {
+  ms::JsonObject json;
+  json.set("registered", report.registered);
+  if (!report.registered)
+    json.set("refusal", report.refusal);
+  json.set("overBudget", report.overBudget)
+      .set("mostBytesOverBudget", report.mostBytesOver)
+      .set("otherTypes", report.otherTypes);
+  return json;
+}
+
 ms::Verdict verdict(const ms::Checklist& checks, std::ostream& out, ms::JsonObject& json) {
   ms::JsonArray failures;
   for (const std::string& failure : checks.failures()) {

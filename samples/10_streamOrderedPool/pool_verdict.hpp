@@ -73,6 +73,26 @@ std::string goalLine(const Goal& goal, double speedUp, std::uint64_t keepThresho
 /// True when @p speedUp meets @p goal at @p keepThreshold (see goalLine()).
 bool goalMet(const Goal& goal, double speedUp, std::uint64_t keepThreshold);
 
+/// What step 2's watch over the process's device memory budget saw (budget_notice.hpp).
+struct BudgetReport {
+  bool registered = false;          ///< cuDeviceRegisterAsyncNotification registered the callback.
+  std::string refusal;              ///< Otherwise the driver's answer (CUDA_ERROR_NOT_SUPPORTED).
+  std::uint64_t overBudget = 0;     ///< Over-budget notifications that arrived.
+  std::uint64_t mostBytesOver = 0;  ///< The largest bytesOverBudget among them.
+  std::uint64_t otherTypes = 0;     ///< Notifications of a type cuda.h 13.0 lacks.
+};
+
+/**
+ * "Over-budget notifications: ..." for @p report: registered, and none arrived during the run
+ * (said as it is, no more), or how many arrived and the largest excess; or that the driver
+ * refused the registration with its answer. Reported, never judged: whether a process goes over
+ * its budget depends on the machine, not on the lesson.
+ */
+std::string budgetLine(const BudgetReport& report);
+
+/// @p report as JSON: registered, refusal (where refused), the counts and the largest excess.
+memsamples::JsonObject budgetJson(const BudgetReport& report);
+
 /**
  * The verdict of the run: every failed check printed as "Check failed: ...", then "Checks: N,
  * failed: M"; the JSON gets "checks" and "failures". @return Pass when none failed.

@@ -13,7 +13,8 @@
  *
  * 1. Load the driver, pick a device, and check that it has memory pools
  *    (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED; without them: WAIVED).
- * 2. Create a context and two streams, and size the run to the device.
+ * 2. Create a context and two streams, watch for the driver's over-budget notification
+ *    (**cuDeviceRegisterAsyncNotification**, budget_notice.cpp), and size the run.
  * 3. Find the device's pools: the default pool, asked for by location
  *    (**cuMemGetDefaultMemPool**, CUDA 13) and by device
  *    (**cuDeviceGetDefaultMemPool**), and the current one (**cuMemGetMemPool**);
@@ -36,8 +37,9 @@
  * 9. Run a kernel on pool memory and on cuMemAlloc memory, and compare.
  * 10. Tear down: wait for both streams, trim the pool (**cuMemPoolTrimTo**)
  *     and report what it still holds, make the default pool current again,
- *     destroy the pool (**cuMemPoolDestroy**), then the streams and the
- *     context.
+ *     destroy the pool (**cuMemPoolDestroy**), stop watching the budget
+ *     (**cuDeviceUnregisterAsyncNotification**) and say what arrived, then the
+ *     streams and the context.
  */
 #include <algorithm>
 #include <cstdint>
@@ -45,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "budget_notice.hpp"
 #include "memsamples.hpp"
 #include "other_pools.hpp"
 #include "pool_plan.hpp"
@@ -90,10 +93,18 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
     throw ms::WaivedError("device " + std::to_string(run.ordinal) + " has no memory pools "
                           "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 0)");
 
-  // 2. Create a context and two streams, and size the run to the device. Both streams
-  // are non-blocking: neither waits for the legacy NULL stream other code may use.
+  // 2. Create a context and two streams, watch the budget, and size the run to the device.
+  // Both streams are non-blocking: neither waits for the legacy NULL stream other code may use.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, run.device), "cuCtxCreate");
+
+  // Ask the driver to call us when this process goes over its device memory budget. The
+  // callback runs on a driver thread and only counts; the counters live as long as the
+  // process, since cuda.h does not say that a callback under way has returned when the
+  // unregister does. A driver that answers CUDA_ERROR_NOT_SUPPORTED is reported, not failed.
+  static pool_budget::Notices notices;
+  pool_budget::Watch budget(run.device, notices);
+  budget.start();
 
   // Step 4's two blocks, declared before the streams: on an error the streams' owners
   // die first and drain them, so no queued copy still uses a block when it is freed.
@@ -203,6 +214,12 @@ ms::Verdict runPool(const ms::CommonOptions& common, const PoolOptions& options,
   ms::check(cuMemSetMemPool(&location, kPinned, defaultPool), "cuMemSetMemPool");
   ms::check(cuMemPoolDestroy(pool.release()), "cuMemPoolDestroy");
   //! [core]
+
+  // Stop watching the budget, and say what arrived while the lesson ran.
+  budget.stop();
+  const pool_verdict::BudgetReport budgetSeen = budget.report();
+  out << pool_verdict::budgetLine(budgetSeen) << '\n';
+  report.json().set("overBudgetNotifications", pool_verdict::budgetJson(budgetSeen));
 
   // The streams are idle (step 10 waited for both); the context goes last.
   ms::check(cuStreamDestroy(second.release()), "cuStreamDestroy");

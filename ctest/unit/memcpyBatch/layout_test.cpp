@@ -2,6 +2,7 @@
 // blocks and of 2D/3D boxes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -115,6 +116,38 @@ TEST(MemcpyBatchLayout, BoxMismatches) {
   got[volume.index(3, 2, 1)] = 1;
   got[volume.index(1, 1, 0)] = ms::kSentinelWord;
   EXPECT_EQ(ms::boxMismatches(got.data(), source.data(), volume, boxes), 2u);
+}
+
+/// A 2D copy in software: @p rect of @p from, whose rows are @p fromPitch words apart, into
+/// the same place of @p to, rows @p toPitch words apart (what cuMemcpy2D* do with pitches).
+void copyRect(const std::uint32_t* from, std::uint64_t fromPitch, std::uint32_t* to,
+              std::uint64_t toPitch, const ms::Box& rect) {
+  for (std::uint64_t y = rect.y; y < rect.y + rect.height; ++y)
+    for (std::uint64_t x = rect.x; x < rect.x + rect.width; ++x)
+      to[y * toPitch + x] = from[y * fromPitch + x];
+}
+
+TEST(MemcpyBatchLayout, BoxMismatchesCatchACopyThatUsedTheWrongPitch) {
+  // The shapes' cuMemcpy2DUnaligned reads a rectangle from rows one word longer than the
+  // matrix's (4,004 bytes for 4,000): a copy that took the wrong pitch must fail the check.
+  const ms::Volume matrix{10, 6, 1};
+  const std::uint64_t oddPitch = matrix.width + 1;
+  std::vector<std::uint32_t> source(matrix.words());
+  for (std::size_t i = 0; i < source.size(); ++i)
+    source[i] = static_cast<std::uint32_t>(7000 + i);
+  std::vector<std::uint32_t> oddRows(oddPitch * matrix.height, 0);
+  copyRect(source.data(), matrix.width, oddRows.data(), oddPitch, {0, 0, 0, 10, 6, 1});
+  const ms::Box rect{2, 1, 0, 5, 4, 1};
+
+  std::vector<std::uint32_t> got(matrix.words(), ms::kSentinelWord);
+  copyRect(oddRows.data(), oddPitch, got.data(), matrix.width, rect);
+  EXPECT_EQ(ms::boxMismatches(got.data(), source.data(), matrix, {rect}), 0u);
+
+  // Rows read at the matrix's own pitch drift by one word a row: row y is y words off, so only
+  // row 0 would be right, and it is outside the rectangle.
+  std::fill(got.begin(), got.end(), ms::kSentinelWord);
+  copyRect(oddRows.data(), matrix.width, got.data(), matrix.width, rect);
+  EXPECT_EQ(ms::boxMismatches(got.data(), source.data(), matrix, {rect}), rect.width * rect.height);
 }
 
 }  // namespace

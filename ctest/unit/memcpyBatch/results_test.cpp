@@ -169,6 +169,21 @@ TEST(MemcpyBatchVerdict, TheLessonsBatchCounts) {
   EXPECT_EQ(verdict, ms::Verdict::Fail);
 }
 
+TEST(MemcpyBatchVerdict, TheSynchronousTwinsCount) {
+  // The shapes' twins are checks like their Async forms: one wrong twin fails the run, named.
+  ms::RunChecks checks;
+  checks.expectWords(goodWords(), "the lesson's batch: every block in its slot");
+  checks.expect(true, "shapes: 2D sub-rectangle, one cuMemcpy2DAsync");
+  checks.expect(true, "shapes: 2D sub-rectangle, cuMemcpy2D (sync)");
+  checks.expect(false, "shapes: 2D, 4004-byte rows, cuMemcpy2DUnaligned", "1536 wrong words");
+  checks.expect(true, "shapes: 3D sub-box, cuMemcpy3D (sync)");
+  ms::Verdict verdict = ms::Verdict::Pass;
+  EXPECT_EQ(verdictOf(checks, verdict),
+            "Checks: 4 of 5 passed\n  FAILED: shapes: 2D, 4004-byte rows, cuMemcpy2DUnaligned: "
+            "1536 wrong words\n{\"checks\": 5, \"failedChecks\": 1}");
+  EXPECT_EQ(verdict, ms::Verdict::Fail);
+}
+
 TEST(MemcpyBatchVerdict, NothingCheckedIsNoPass) {
   const ms::RunChecks none;
   ms::Verdict verdict = ms::Verdict::Pass;

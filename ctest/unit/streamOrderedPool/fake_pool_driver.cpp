@@ -21,13 +21,52 @@ Driver& driver() {
 using fake_pool::driver;
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char** text) {
-  *text = error == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
+  *text = error == CUDA_ERROR_INVALID_VALUE   ? "CUDA_ERROR_INVALID_VALUE"
+          : error == CUDA_ERROR_NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED"
+                                              : "CUDA_ERROR_UNKNOWN";
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGetErrorString(CUresult error, const char** text) {
-  *text = error == CUDA_ERROR_INVALID_VALUE ? "invalid argument" : "unknown error";
+  *text = error == CUDA_ERROR_INVALID_VALUE   ? "invalid argument"
+          : error == CUDA_ERROR_NOT_SUPPORTED ? "operation not supported"
+                                              : "unknown error";
   return CUDA_SUCCESS;
+}
+
+// Step 2's over-budget watch: one registration at a time, delivered by fake_pool::notify().
+CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callback,
+                                                   void* userData,
+                                                   CUasyncCallbackHandle* handle) {
+  fake_pool::Driver& fake = driver();
+  fake.calls.push_back("cuDeviceRegisterAsyncNotification");
+  if (fake.registerAnswer != CUDA_SUCCESS) {
+    *handle = reinterpret_cast<CUasyncCallbackHandle>(0xBAD);  // junk, as a failed call may leave
+    return fake.registerAnswer;
+  }
+  fake.callback = callback;
+  fake.userData = userData;
+  fake.registeredDevice = device;
+  *handle = fake.handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice device,
+                                                     CUasyncCallbackHandle handle) {
+  fake_pool::Driver& fake = driver();
+  fake.calls.push_back("cuDeviceUnregisterAsyncNotification");
+  fake.unregistered.push_back({device, handle});
+  if (fake.unregisterAnswer != CUDA_SUCCESS)
+    return fake.unregisterAnswer;
+  if (handle == fake.handle)
+    fake.callback = nullptr;
+  return CUDA_SUCCESS;
+}
+
+void fake_pool::notify(CUasyncNotificationInfo info) {
+  const Driver& fake = driver();
+  if (fake.callback != nullptr)
+    fake.callback(&info, fake.userData, fake.handle);
 }
 
 namespace {

@@ -30,11 +30,25 @@ struct Driver {
   int poolsDestroyed = 0;                ///< cuMemPoolDestroy calls.
   std::vector<std::string> calls;        ///< Every step-8 call, by name, in order.
   std::vector<std::uint32_t> memory;     ///< The one block cuMemAllocFromPoolAsync hands out.
+
+  // Step 2's over-budget watch (budget_notice.cpp): what was registered and unregistered.
+  CUresult registerAnswer = CUDA_SUCCESS;    ///< What cuDeviceRegisterAsyncNotification answers.
+  CUresult unregisterAnswer = CUDA_SUCCESS;  ///< What cuDeviceUnregisterAsyncNotification answers.
+  CUasyncCallback callback = nullptr;        ///< The registered callback, while registered.
+  void* userData = nullptr;                  ///< Its user data.
+  CUdevice registeredDevice = -1;            ///< The device it was registered for.
+  /// The handle a registration returns (never dereferenced).
+  CUasyncCallbackHandle handle = reinterpret_cast<CUasyncCallbackHandle>(0x2000);
+  /// Every unregister: the device and handle asked for.
+  std::vector<std::pair<CUdevice, CUasyncCallbackHandle>> unregistered;
 };
 
 Driver& driver();  ///< The fake; tests assign `driver() = Driver{}` to start clean.
 
 /// True when @p name was called.
 bool called(const std::string& name);
+
+/// Delivers a notification as the driver would, to the registered callback (if any).
+void notify(CUasyncNotificationInfo info);
 
 }  // namespace fake_pool
