@@ -104,8 +104,10 @@ std::string formatCudaVersion(int version);
  * Why a driver that supports CUDA @p driverVersion cannot run a sample built with CUDA
  * @p builtVersion (both as cuDriverGetVersion gives them): its major version is older. A driver
  * of the same major version runs it (NVIDIA's minor version compatibility: a CUDA 13.x program
- * on any CUDA 13 driver, R580 or newer), with the entry points that driver has; a sample that
- * calls a newer one checks for it (requireEntryPoint(), missingEntryPointReason()).
+ * on any CUDA 13 driver, R580 or newer), with the entry points that driver has. Those the samples
+ * call are all in CUDA 13.0; where a newer toolkit's build may call one an older driver lacks, 03
+ * and 09 check for their batch entry points first (requireEntryPoint(),
+ * missingEntryPointReason()), and the other samples do not check.
  * @return the reason, naming both versions, or "" when the driver can run the sample.
  */
 std::string driverTooOldReason(int driverVersion, int builtVersion);

@@ -12,10 +12,13 @@
  * address, which is harmless as long as it is never called: checkDriverInit() compares
  * cuDriverGetVersion with CUDA_VERSION before any of them is, and waives a driver of an older
  * major version. One of the toolkit's major version but an older minor one runs the samples
- * (NVIDIA's minor version compatibility) and lacks only the newest entry points: a sample checks
- * each of those it calls with requireEntryPoint() (memsamples.hpp), which waives where the weak
- * reference is null. With a driver as new as the toolkit every weak reference binds exactly as a
- * strong one would (an LD_PRELOAD shim that redefines one still comes first).
+ * (NVIDIA's minor version compatibility) with the entry points it has. Every entry point the
+ * samples call is in CUDA 13.0, so a 13.0 build finds them all in any CUDA 13 driver; a build
+ * with a newer 13.x toolkit may call one an older 13.x driver lacks. 03 and 09 ask for their
+ * batch entry points first with requireEntryPoint() (memsamples.hpp), which waives where the weak
+ * reference is null; the other samples do not ask. With a driver as new as the toolkit every
+ * weak reference binds exactly as a strong one would (an LD_PRELOAD shim that redefines one still
+ * comes first).
  *
  * **How it is applied: by the build, to every file, not by an `#include`.** The linker makes an
  * imported symbol weak only when *every* object file that refers to it declared it weak, so one

@@ -21,8 +21,10 @@
  *    cuDeviceCanAccessPeer(accessor, owner).
  * 3. **The pairs**, printed with the machine (p2pMemMap_measure.cpp): a device the
  *    options name that the machine lacks is a usage error (exit 1), before any output
- *    and any waiver; fewer than two GPUs, or no pair with access, is WAIVED;
- *    `--loopback` tests the one pair N:N.
+ *    and any waiver; a GPU the options do not name is left out, with the reason, where
+ *    its compute mode or a busy device refuses a context or it lacks the memory for the
+ *    buffers; fewer than two GPUs, or no pair with access, is WAIVED; `--loopback` tests
+ *    the one pair N:N.
  * 4. **The endpoints**: each retains its device's primary context, loads both kernels
  *    into it and creates a stream; the buffers are sized to every endpoint's free
  *    memory; the inputs are pinned host memory, portable to every context; one row per
@@ -126,7 +128,9 @@ ms::Verdict runP2pMemMap(const Options& options, ms::Report& report) {
   // 3. The pairs, printed with the machine: every ordered pair with peer access,
   // --pairs, or those of --device; with --loopback, N:N. A device the options name must
   // exist, checked before any output, so that a typo is an error on every machine, never
-  // a waiver. Waived here, before any allocation, without two devices that connect.
+  // a waiver. A GPU the options do not name is left out, saying why, where it would
+  // refuse a context or lacks the memory for the buffers: it must not waive or shrink
+  // the run. Waived here, before any allocation, without two devices that connect.
   const p2p::PairPlan plan = p2p::choosePairs(request, topology, report);
 
   // 4. One endpoint per side of a transfer, each holding its device's primary context
@@ -393,7 +397,8 @@ int main(int argc, char** argv) {
   commandLine.addString("pairs",
                         "ordered pairs to test as OWNER:ACCESSOR, e.g. 0:1,1:0 "
                         "(default: every pair with peer access; with --device: those "
-                        "involving that device)",
+                        "involving that device; a GPU that is busy or short of memory is "
+                        "left out, saying why, unless named)",
                         options.pairs, "LIST");
   commandLine.addFlag("loopback",
                       "one GPU: owner == accessor == --device (or the fastest); every "

@@ -347,6 +347,48 @@ JsonObject bothWaysJson(const DevicePair& pair, const BothWaysFigures& figures) 
   return json.set("aggregateGBps", figures.bothDoneGBps).set("directions", directions);
 }
 
+// Step 3's look at each device a peer run may use (every device, or those --pairs lists): its
+// compute mode, and unless that forbids a context, its free memory, asked in its primary context
+// (retained for the question and released again: step 4's endpoints retain it once more). A
+// device nobody named that refuses the context as busy (CUDA_ERROR_DEVICE_UNAVAILABLE: another
+// process holds it in EXCLUSIVE_PROCESS mode; CUDA_ERROR_OUT_OF_MEMORY) is noted for
+// chooseDevices(); a named one fails as the endpoint would (PrimaryContext).
+std::vector<DeviceState> surveyDevices(const Request& request, int count) {
+  std::vector<DeviceState> states;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    DeviceState state;
+    state.ordinal = ordinal;
+    for (const DevicePair& pair : request.pairs)
+      if (pair.owner == ordinal || pair.accessor == ordinal)
+        state.namedBy = "--pairs";
+    if (request.device && *request.device == ordinal)
+      state.namedBy = "--device";
+    if (!request.pairs.empty() && state.namedBy.empty())
+      continue;  // in no pair of --pairs
+    CUdevice device = 0;
+    check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+    state.computeMode = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+    if (contextForbidden(state).empty()) {
+      try {
+        const PrimaryContext context(device);
+        const ScopedContext current(context.get());
+        std::size_t freeBytes = 0, total = 0;
+        check(cuMemGetInfo(&freeBytes, &total), "cuMemGetInfo");
+        state.freeBytes = freeBytes;
+      } catch (const CudaError& error) {
+        const CUresult result = error.result();
+        const bool busy =
+            result == CUDA_ERROR_DEVICE_UNAVAILABLE || result == CUDA_ERROR_OUT_OF_MEMORY;
+        if (!busy || !state.namedBy.empty())
+          throw;
+        state.contextRefused = error.what();
+      }
+    }
+    states.push_back(state);
+  }
+  return states;
+}
+
 }  // namespace
 
 // -------------------------------------------------------------------------- machine and pairs
@@ -381,12 +423,26 @@ PairPlan choosePairs(const Request& request, const DeviceTopology& topology, Rep
     out << "  (? is informative only: the pairs are chosen with cuDeviceCanAccessPeer)\n";
   json.set("deviceCount", count).set("devices", jsonDevices).set("peerAccess", jsonLinks);
 
+  // Which GPUs take part: one the options do not name is left out, with the reason, where its
+  // compute mode forbids a context, it refused one, or it lacks the memory for the buffers.
+  std::vector<LeftOutDevice> leftOut;
+  if (!request.loopback && count >= 2) {
+    leftOut = chooseDevices(surveyDevices(request, count), request.size, kDefaultBytes).leftOut;
+    JsonArray jsonLeftOut;
+    for (const LeftOutDevice& left : leftOut) {
+      out << "Left out: " << left.reason << '\n';
+      JsonObject item;
+      jsonLeftOut.addRaw(item.set("device", left.ordinal).set("reason", left.reason).dump());
+    }
+    json.set("devicesLeftOut", jsonLeftOut);
+  }
+
   PairPlan plan;
   if (request.loopback) {
     plan = planLoopback(topology, deviceOrdinal(selectDevice(request.device)));
   } else {
     try {
-      plan = planPairs(topology, request.pairs, request.device);
+      plan = planPairs(topology, request.pairs, request.device, leftOut);
     } catch (const WaivedError&) {
       if (count == 1)
         out << "(With one GPU, --loopback runs every check that one GPU can run.)\n";

@@ -95,15 +95,22 @@ struct Run {
  * link (performance rank, native atomics, ACCESS_SUPPORTED), asked with the accessor as source
  * device, the order of cuDeviceCanAccessPeer(accessor, owner) (Common's queryPeerLinks() and
  * describePeerLinks(), whose matrix 00 prints too). These are informative: a query the driver
- * does not answer is shown as "?" with the reason, and the run goes on. Then the
- * plan: planLoopback() on `--device` or the fastest device (selectDevice()) with `--loopback`,
- * else planPairs(); printed and added to the JSON (reportPlan).
+ * does not answer is shown as "?" with the reason, and the run goes on. Then, for a peer run,
+ * which GPUs take part (chooseDevices()): each that may (every device, or those `--pairs` lists)
+ * is asked for its compute mode and, where that admits a context, its free memory in its primary
+ * context (retained and released again); one the options do not name is left out where its
+ * compute mode is PROHIBITED, its context is refused as busy, or three buffers of the default
+ * size (or `--size`, or what the named GPUs hold) do not fit in 80 % of its free memory; a
+ * `Left out:` line and `devicesLeftOut` in the JSON say why. Then the plan: planLoopback() on
+ * `--device` or the fastest device (selectDevice()) with `--loopback`, else planPairs() without
+ * the GPUs left out; printed and added to the JSON (reportPlan).
  * @param request the options, as checkOptions() read them.
  * @param topology the machine, as the lesson read it.
  * @param report where the text and the JSON go.
  * @return the plan.
  * @throws WaivedError without two devices that connect (after a hint that `--loopback` runs on
- *         one GPU, when the machine has one); UsageError, CudaError.
+ *         one GPU, when the machine has one), or where a GPU the options name cannot take part;
+ *         UsageError, CudaError.
  */
 PairPlan choosePairs(const Request& request, const DeviceTopology& topology, Report& report);
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "support/cli.hpp"
+#include "support/devices.hpp"
 #include "support/text_format.hpp"
 
 namespace memsamples::p2p {
@@ -103,8 +104,75 @@ void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& reque
   }
 }
 
+// ------------------------------------------------------------------------ which GPUs take part
+
+std::string contextForbidden(const DeviceState& device) {
+  return computeModeProblem(device.ordinal, device.computeMode, DeviceUse::OneProcess);
+}
+
+DeviceChoice chooseDevices(const std::vector<DeviceState>& devices,
+                           const std::optional<std::uint64_t>& size, std::uint64_t defaultBytes) {
+  DeviceChoice choice;
+  std::optional<DeviceState> smallestNamed;  // the named device with the least free memory
+  std::vector<const DeviceState*> unnamed;   // usable so far, not named
+
+  for (const DeviceState& device : devices) {
+    std::string why = contextForbidden(device);
+    if (why.empty() && !device.contextRefused.empty()) {
+      why = "device " + std::to_string(device.ordinal) + " refused a context (" +
+            device.contextRefused + ")";
+      if (device.computeMode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
+        why += ": it is in compute mode " + computeModeName(device.computeMode) +
+               " and another process holds it";
+    }
+    const bool named = !device.namedBy.empty();
+    if (named && !why.empty())
+      throw WaivedError(why + "; " + device.namedBy + " names it");
+    if (!why.empty())
+      choice.leftOut.push_back({device.ordinal, why});
+    else if (!named)
+      unnamed.push_back(&device);
+    else {
+      choice.used.push_back(device.ordinal);
+      if (!smallestNamed || device.freeBytes < smallestNamed->freeBytes)
+        smallestNamed = device;
+    }
+  }
+
+  // The named devices size the buffers; with none named, the default (or --size) is what the run
+  // needs of every device.
+  choice.bytes = size.value_or(defaultBytes);
+  if (smallestNamed) {
+    const std::string where = "device " + std::to_string(smallestNamed->ordinal);
+    choice.bytes = chooseBufferBytes(size, defaultBytes, smallestNamed->freeBytes, kPathBuffers,
+                                     sizeof(float), where);
+  }
+
+  // A device nobody named takes part only where the buffers fit in the share chooseBufferBytes()
+  // leaves a device (80 % of its free memory): it must not shrink the run.
+  for (const DeviceState* device : unnamed) {
+    const std::uint64_t share = device->freeBytes / 10 * 8;
+    if (choice.bytes <= share / kPathBuffers) {
+      choice.used.push_back(device->ordinal);
+      continue;
+    }
+    choice.leftOut.push_back(
+        {device->ordinal, "device " + std::to_string(device->ordinal) + " has only " +
+                              formatBytes(device->freeBytes) + " free, too little for " +
+                              std::to_string(kPathBuffers) + " buffers of " +
+                              formatBytes(choice.bytes) + " (name it in --pairs to use it)"});
+  }
+  std::sort(choice.used.begin(), choice.used.end());
+  std::sort(choice.leftOut.begin(), choice.leftOut.end(),
+            [](const LeftOutDevice& a, const LeftOutDevice& b) { return a.ordinal < b.ordinal; });
+  return choice;
+}
+
+// ---------------------------------------------------------------------------------- the pairs
+
 PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>& requested,
-                   const std::optional<long long>& device) {
+                   const std::optional<long long>& device,
+                   const std::vector<LeftOutDevice>& leftOut) {
   topology.checkShape();
   const int count = topology.deviceCount();
   const std::string needs = "needs 2 or more GPUs with peer access; ";
@@ -115,12 +183,24 @@ PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>
   checkRequestedDevices(count, requested, device);
   if (count < 2)
     throw WaivedError(needs + "this machine has 1");
-  // 4. The candidates: --pairs, or every ordered pair, owner-major; with --device, those
-  // involving it (only --pairs can leave none then).
+  // Every later waiver also says which devices were left out, and why.
+  std::string leftOutText;
+  for (const LeftOutDevice& left : leftOut)
+    leftOutText += "; left out: " + left.reason;
+  const auto isLeftOut = [&](int ordinal) {
+    return std::any_of(leftOut.begin(), leftOut.end(),
+                       [ordinal](const LeftOutDevice& left) { return left.ordinal == ordinal; });
+  };
+  const auto usable = count - static_cast<int>(leftOut.size());
+  if (usable < 2)
+    throw WaivedError(needs + "this machine has " + std::to_string(count) + ", " +
+                      std::to_string(usable) + " of them usable" + leftOutText);
+  // 4. The candidates: --pairs, or every ordered pair of devices not left out, owner-major; with
+  // --device, those involving it (only --pairs can leave none then).
   std::vector<DevicePair> candidates = requested;
   for (int owner = 0; requested.empty() && owner < count; ++owner) {
     for (int accessor = 0; accessor < count; ++accessor) {
-      if (owner != accessor)
+      if (owner != accessor && !isLeftOut(owner) && !isLeftOut(accessor))
         candidates.push_back({owner, accessor});
     }
   }
@@ -145,7 +225,7 @@ PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>
             ? std::string("none of the requested pairs has it")
             : "no pair of this machine's " + std::to_string(count) + " GPUs has it";
     throw WaivedError(needs + scope + " (cuDeviceCanAccessPeer is 0 for owner:accessor " +
-                      formatPairList(plan.lacking) + ")");
+                      formatPairList(plan.lacking) + ")" + leftOutText);
   }
   std::set<int> devices;
   for (const DevicePair& pair : plan.tested) {

@@ -132,6 +132,64 @@ struct PairPlan {
 void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& requested,
                            const std::optional<long long>& device);
 
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name Which GPUs take part (issue 33, R1)
+/// A GPU the options do not name takes part only where it can: a compute mode that forbids a
+/// context, a busy GPU that refused one, or too little free memory leaves it out, with the
+/// reason, instead of waiving or shrinking the run. A GPU the options name takes part, or the run
+/// is waived naming it.
+/// @{
+
+/// A GPU that may take part in a peer run, as step 3 found it: plain data, so that the unit tests
+/// can describe any machine.
+struct DeviceState {
+  int ordinal = 0;  ///< Its ordinal.
+  /// CU_DEVICE_ATTRIBUTE_COMPUTE_MODE (a CUcomputemode).
+  int computeMode = CU_COMPUTEMODE_DEFAULT;
+  std::string namedBy;          ///< The option that names it ("--pairs", "--device"), or empty.
+  std::string contextRefused;   ///< Why its primary context was refused (a busy GPU), or empty.
+  std::uint64_t freeBytes = 0;  ///< cuMemGetInfo in its primary context; 0 when it has none.
+};
+
+/// A GPU left out of the run, and why.
+struct LeftOutDevice {
+  int ordinal = 0;     ///< Its ordinal.
+  std::string reason;  ///< A sentence that names the device.
+};
+
+/// The GPUs a peer run uses, those it leaves out, and the bytes per buffer it plans for.
+struct DeviceChoice {
+  std::vector<int> used;               ///< In ordinal order.
+  std::vector<LeftOutDevice> leftOut;  ///< In ordinal order.
+  std::uint64_t bytes = 0;             ///< Bytes per buffer every used GPU holds kPathBuffers of.
+};
+
+/// Why @p device must not get a context at all (its compute mode: Common's computeModeProblem()
+/// for this one process), or empty. Asked before its primary context is retained.
+std::string contextForbidden(const DeviceState& device);
+
+/**
+ * Which of @p devices a peer run uses. The bytes per buffer are @p size, or else @p defaultBytes
+ * cut to the free memory of the devices the options name (chooseBufferBytes() for kPathBuffers
+ * buffers); with no device named, @p defaultBytes. A device nobody named is left out when its
+ * compute mode forbids a context, when its primary context was refused, or when kPathBuffers
+ * buffers do not fit in 80 % of its free memory (the share chooseBufferBytes() leaves a device):
+ * it never shrinks the buffers.
+ * @throws WaivedError naming a named device whose compute mode forbids a context or that refused
+ *         one; UsageError or std::runtime_error as chooseBufferBytes() for a @p size that does not
+ *         fit a named device.
+ */
+DeviceChoice chooseDevices(const std::vector<DeviceState>& devices,
+                           const std::optional<std::uint64_t>& size, std::uint64_t defaultBytes);
+
+/// @}
+
+// ------------------------------------------------------------------------------------------------
+/// @name The pairs
+/// @{
+
 /**
  * Decides which ordered pairs to test.
  *
@@ -149,13 +207,18 @@ void checkRequestedDevices(int deviceCount, const std::vector<DevicePair>& reque
  * 4. `--pairs` and `--device` leave nothing to test: UsageError;
  * 5. no candidate has peer access: WaivedError that names every pair lacking it.
  *
+ * A device in @p leftOut (chooseDevices()) is in no candidate; fewer than 2 devices left is a
+ * WaivedError, and every waiver then names the devices left out and why.
+ *
  * @param topology the machine: VMM flags (unused here) and the cuDeviceCanAccessPeer matrix.
  * @param requested `--pairs` as parsed by parsePairList(), or empty.
  * @param device `--device`, or nothing.
+ * @param leftOut the devices chooseDevices() left out, or none.
  * @throws std::invalid_argument when @p topology is malformed (the matrix is not N x N).
  */
 PairPlan planPairs(const DeviceTopology& topology, const std::vector<DevicePair>& requested,
-                   const std::optional<long long>& device);
+                   const std::optional<long long>& device,
+                   const std::vector<LeftOutDevice>& leftOut = {});
 
 /**
  * The plan of a `--loopback` run on one device: owner == accessor == @p device. It tests the one
@@ -319,7 +382,6 @@ struct PeerRefusal {
 std::string formatMatrix(const DeviceMatrix& matrix, std::string_view rowLabel,
                          std::string_view columnLabel, int precision,
                          const std::vector<PeerRefusal>& refused = {});
-
 
 /// @}
 

@@ -13,11 +13,13 @@
  * device is asked anything. Steps 3 to 8 are the core:
  *
  * 1. Who can take part: **cuInit**, then findTeam() asks every device for multicast
- *    support, compute capability 9.0 or newer, cooperative launches and peer access to
- *    every other member; fewer than two such GPUs, or NVLink multicast turned off
- *    (NCCL_NVLS_ENABLE=0 and the like), is WAIVED before any multicast call.
+ *    support, compute capability 9.0 or newer, cooperative launches, a compute mode that
+ *    admits a context and peer access to every other member; fewer than two such GPUs,
+ *    or NVLink multicast turned off (NCCL_NVLS_ENABLE=0 and the like), is WAIVED before
+ *    any multicast call.
  * 2. The team (multicast_team.cpp): each member's primary context, stream and kernels,
- *    the buffer's size, and the broadcast's source on the root.
+ *    the buffer's size, and the broadcast's source on the root; a GPU nobody named that
+ *    is busy or short of memory is left out, with the reason.
  * 3. The multicast object: **cuMulticastGetGranularity**, the size rounded up,
  *    **cuMulticastCreate**, and **cuMulticastAddDevice** for *every* member before any
  *    memory is bound (a bind blocks until the team is complete).

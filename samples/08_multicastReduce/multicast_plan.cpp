@@ -16,7 +16,9 @@ void addOptions(CommandLine& commandLine, Options& options) {
   commandLine.addSize("size", "bytes to all-reduce, a multiple of 16 (default 256M)",
                       options.sizeBytes);
   commandLine.addIntegerList("devices",
-                             "the team, e.g. 0,1 (default: every GPU with multicast support)",
+                             "the team, e.g. 0,1 (default: every GPU with multicast support "
+                             "that can take part; one that is busy or short of memory is left "
+                             "out, saying why)",
                              options.devices, 0, std::numeric_limits<int>::max());
   commandLine.addFlag("bind-by-address",
                       "bind each GPU's copy to the multicast object by the address of its "
@@ -72,7 +74,7 @@ std::string whyNotMember(const DeviceCapability& device, int ordinal) {
   if (!device.cooperativeLaunch)
     return name + " cannot launch cooperative kernels (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = "
                   "0), and the all-reduce is one";
-  return "";
+  return computeModeProblem(ordinal, device.computeMode, DeviceUse::OneProcess);
 }
 
 namespace {
@@ -120,14 +122,26 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
     return std::string();
   };
   if (requested.empty()) {
+    // A root --device names is used or waives: its compute mode is the machine's, not a typo.
+    if (root) {
+      const int ordinal = static_cast<int>(*root);
+      const int mode = devices[static_cast<std::size_t>(ordinal)].computeMode;
+      const std::string why = computeModeProblem(ordinal, mode, DeviceUse::OneProcess);
+      if (!why.empty()) {
+        choice.waiver = why + "; --device names it";
+        return choice;
+      }
+    }
     for (int ordinal = 0; ordinal < count; ++ordinal) {
       std::string why = whyNotMember(devices[static_cast<std::size_t>(ordinal)], ordinal);
       if (why.empty())
         why = whyNotPeerOfTeam(ordinal);
-      if (why.empty())
+      if (why.empty()) {
         choice.members.push_back(ordinal);
-      else
+      } else {
         reasons.push_back(why);
+        choice.leftOut.push_back({ordinal, why});
+      }
     }
   } else {
     for (const int ordinal : requested) {
@@ -150,6 +164,7 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
     for (const std::string& reason : reasons)
       text << "; " << reason;
     choice.members.clear();
+    choice.leftOut.clear();
     choice.waiver = text.str();
     return choice;
   }
@@ -168,6 +183,70 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
     choice.root = choice.members[static_cast<std::size_t>(pickFastestDevice(scores))];
   }
   return choice;
+}
+
+TeamFit fitTeam(const std::vector<MemberState>& members, const std::optional<std::uint64_t>& size) {
+  constexpr int kBuffers = 3;  // per GPU: its copy, the reference's scratch, the broadcast source
+  TeamFit fit;
+  std::optional<MemberState> smallestRequired;  // the required member with the least free memory
+  std::vector<const MemberState*> kept;         // every member that can hold a context
+  for (const MemberState& member : members) {
+    if (member.contextRefused.empty()) {
+      kept.push_back(&member);
+      if (member.required && (!smallestRequired || member.freeBytes < smallestRequired->freeBytes))
+        smallestRequired = member;
+      continue;
+    }
+    std::string why = "device " + std::to_string(member.ordinal) + " refused a context (" +
+                      member.contextRefused + ")";
+    if (member.computeMode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
+      why += ": it is in compute mode " + computeModeName(member.computeMode) +
+             " and another process holds it";
+    if (member.required)
+      throw WaivedError(why + "; it must take part (the root, or named by --devices)");
+    fit.leftOut.push_back({member.ordinal, why});
+  }
+
+  // The required members size the buffer; a member nobody named must hold it as it is.
+  fit.dataBytes = size.value_or(kDefaultBytes);
+  if (smallestRequired) {
+    const std::string where = "device " + std::to_string(smallestRequired->ordinal);
+    fit.dataBytes = chooseBufferBytes(size, kDefaultBytes, smallestRequired->freeBytes, kBuffers,
+                                      kVectorBytes, where);
+  }
+  for (const MemberState* member : kept) {
+    const std::uint64_t share = member->freeBytes / 10 * 8;
+    if (member->required || fit.dataBytes <= share / kBuffers) {
+      fit.members.push_back(member->ordinal);
+      continue;
+    }
+    fit.leftOut.push_back(
+        {member->ordinal, "device " + std::to_string(member->ordinal) + " has only " +
+                              formatBytes(member->freeBytes) + " free, too little for " +
+                              std::to_string(kBuffers) + " buffers of " +
+                              formatBytes(fit.dataBytes) + " (name it with --devices to use it)"});
+  }
+
+  // Back in the order of the choice.
+  const auto place = [&](int ordinal) {
+    return std::find_if(members.begin(), members.end(),
+                        [ordinal](const MemberState& m) { return m.ordinal == ordinal; });
+  };
+  std::sort(fit.members.begin(), fit.members.end(),
+            [&](int a, int b) { return place(a) < place(b); });
+  std::sort(fit.leftOut.begin(), fit.leftOut.end(),
+            [&](const LeftOutDevice& a, const LeftOutDevice& b) {
+              return place(a.ordinal) < place(b.ordinal);
+            });
+  if (fit.members.size() < 2) {
+    std::string text = "needs two or more GPUs that can hold the buffer; " +
+                       std::to_string(fit.members.size()) + " of the team's " +
+                       std::to_string(members.size()) + " can";
+    for (const LeftOutDevice& left : fit.leftOut)
+      text += "; left out: " + left.reason;
+    throw WaivedError(text);
+  }
+  return fit;
 }
 
 std::size_t roundUp(std::size_t bytes, std::size_t granularity) {

@@ -87,21 +87,33 @@ struct DeviceCapability {
   /// CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH != 0: the all-reduce is launched with
   /// cuLaunchCooperativeKernel, which needs it.
   bool cooperativeLaunch = false;
+  /// CU_DEVICE_ATTRIBUTE_COMPUTE_MODE (a CUcomputemode): PROHIBITED admits no context.
+  int computeMode = CU_COMPUTEMODE_DEFAULT;
   /// peerAccess[j]: cuDeviceCanAccessPeer(this device, device j) = 1, i.e. this device may map
   /// device j's memory (index = ordinal; a device's own entry is not read). Every member's copy
   /// is mapped for every other member (cuMemSetAccess), so members need it both ways.
   std::vector<bool> peerAccess;
 };
 
-/// Why device @p ordinal cannot take part, or "" when it can (multicast, sm_90 or newer, and
-/// cooperative launches).
+/// Why device @p ordinal cannot take part, or "" when it can (multicast, sm_90 or newer,
+/// cooperative launches, and a compute mode that admits a context: Common's
+/// computeModeProblem() for this one process).
 std::string whyNotMember(const DeviceCapability& device, int ordinal);
+
+/// A GPU left out of the team, and why.
+struct LeftOutDevice {
+  int ordinal = 0;     ///< Its ordinal.
+  std::string reason;  ///< A sentence that names the device.
+};
 
 /// The team and the GPU that broadcasts, or why this machine cannot run the sample.
 struct TeamChoice {
   std::vector<int> members;  ///< Device ordinals, ascending (or in --devices order).
   int root = -1;             ///< The broadcasting member's ordinal.
   std::string waiver;        ///< Non-empty: the reason to waive (members is then empty).
+  /// Without --devices: each GPU that is not a member, and why (whyNotMember(), or no peer of
+  /// the team), in ordinal order.
+  std::vector<LeftOutDevice> leftOut;
 };
 
 /**
@@ -112,8 +124,9 @@ struct TeamChoice {
  * must be able to take part, and every two of which must be peers (else a waiver naming the
  * device or the pair). Fewer than two members: a waiver that says how many GPUs qualify and why
  * the others do not.
- * The root is @p root when given (it must be a member), else the fastest member
- * (pickFastestDevice(), as every sample's default device; ties go to the lower ordinal).
+ * The root is @p root when given (it must be a member, and a compute mode that forbids a
+ * context waives naming it), else the fastest member (pickFastestDevice(), as every sample's
+ * default device; ties go to the lower ordinal).
  * @throws UsageError for an ordinal outside the table (in @p requested or @p root) and for more
  *         than kMaxTeam in @p requested, before any waiver, so that such a mistake is reported
  *         as one on every machine; and for a @p root that is not a member of a team that can
@@ -121,6 +134,37 @@ struct TeamChoice {
  */
 TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
                       const std::vector<int>& requested, const std::optional<long long>& root);
+
+/// What step 2 found of one member of a TeamChoice when it retained its primary context: plain
+/// data, so that the unit tests can describe any machine.
+struct MemberState {
+  int ordinal = 0;                           ///< Its ordinal.
+  int computeMode = CU_COMPUTEMODE_DEFAULT;  ///< CU_DEVICE_ATTRIBUTE_COMPUTE_MODE.
+  /// It must take part: the root (`--device`, or the fastest member), or named by `--devices`.
+  bool required = false;
+  std::string contextRefused;   ///< Why its primary context was refused (a busy GPU), or empty.
+  std::uint64_t freeBytes = 0;  ///< cuMemGetInfo in its primary context; 0 when it has none.
+};
+
+/// The team that can hold the buffer, and the buffer's size.
+struct TeamFit {
+  std::vector<int> members;            ///< The members kept, in the order of the choice.
+  std::vector<LeftOutDevice> leftOut;  ///< The members left out, in the order of the choice.
+  std::uint64_t dataBytes = 0;         ///< Bytes to all-reduce (every member holds 3 buffers).
+};
+
+/**
+ * Which members of a team (@p members, in the order of the choice) take part, and the bytes to
+ * all-reduce: @p size, or else kDefaultBytes cut to the free memory of the required members (the
+ * root and the GPUs `--devices` names; chooseBufferBytes() for 3 buffers per GPU: its copy, the
+ * copy-engine reference's scratch, the broadcast source). A member nobody named is left out,
+ * with the reason, when its primary context was refused or when the 3 buffers do not fit in 80 %
+ * of its free memory (the share chooseBufferBytes() leaves a device): it never shrinks the run.
+ * @throws WaivedError naming a required member that refused a context, or when fewer than two
+ *         members are left (naming the ones left out); UsageError or std::runtime_error as
+ *         chooseBufferBytes() for a @p size that does not fit a required member.
+ */
+TeamFit fitTeam(const std::vector<MemberState>& members, const std::optional<std::uint64_t>& size);
 
 // ------------------------------------------------------------------------------------------------
 

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "support/devices.hpp"
 
@@ -33,6 +36,8 @@ TeamChoice findTeam(const Options& options) {
                         deviceAttribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE)};
     capability.cooperativeLaunch =
         deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
+    // PROHIBITED admits no context: such a GPU is left out unless the options name it.
+    capability.computeMode = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
     // Each member's copy is mapped for every other member (cuMemSetAccess of the unicast
     // mapping), which needs peer access both ways.
     capability.peerAccess.assign(handles.size(), false);
@@ -68,19 +73,74 @@ void checkOrWaive(CUresult result, const char* call, const char* file, int line)
   check(result, call, file, line);
 }
 
+namespace {
+
+/// @p device's primary context, retained; or, for a member that need not take part and that the
+/// driver refuses as busy (CUDA_ERROR_DEVICE_UNAVAILABLE: another process holds it in
+/// EXCLUSIVE_PROCESS mode; CUDA_ERROR_OUT_OF_MEMORY), nothing, with the answer in @p state.
+std::optional<PrimaryContext> retainUnlessBusy(CUdevice device, MemberState& state) {
+  try {
+    return PrimaryContext(device);
+  } catch (const CudaError& error) {
+    const CUresult result = error.result();
+    const bool busy = result == CUDA_ERROR_DEVICE_UNAVAILABLE || result == CUDA_ERROR_OUT_OF_MEMORY;
+    if (!busy || state.required)
+      throw;
+    state.contextRefused = error.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Team::Team(const TeamChoice& choice, const Options& options, Report& report)
     : options_(options), report_(report), memory(choice.members.size()) {
   std::ostream& out = report_.out();
-  const std::size_t n = choice.members.size();
+  JsonObject& json = report_.json();
+
+  // Who of the team can hold the buffer: each member's primary context and its free memory. A
+  // member nobody named that is busy or short of memory is left out (fitTeam()), and says why.
+  std::vector<MemberState> states;
+  std::vector<std::optional<PrimaryContext>> retained;
+  for (const int ordinal : choice.members) {
+    MemberState& state = states.emplace_back();
+    state.ordinal = ordinal;
+    state.required = !options.devices.empty() || ordinal == choice.root;
+    CUdevice device = 0;
+    check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+    state.computeMode = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+    std::optional<PrimaryContext>& context = retained.emplace_back(retainUnlessBusy(device, state));
+    if (context) {
+      const ScopedContext current(context->get());
+      std::size_t freeHere = 0;
+      std::size_t total = 0;
+      check(cuMemGetInfo(&freeHere, &total), "cuMemGetInfo");
+      state.freeBytes = freeHere;
+    }
+  }
+  const TeamFit fit = fitTeam(states, options.sizeBytes);
+  JsonArray jsonLeftOut;
+  for (const std::vector<LeftOutDevice>* list : {&choice.leftOut, &fit.leftOut}) {
+    for (const LeftOutDevice& left : *list) {
+      out << "Left out: " << left.reason << '\n';
+      JsonObject item;
+      jsonLeftOut.addRaw(item.set("device", left.ordinal).set("reason", left.reason).dump());
+    }
+  }
+  json.set("devices_left_out", jsonLeftOut);
+
+  const std::size_t n = fit.members.size();
   members.reserve(n);
   contexts_.reserve(n);
-  std::size_t freeBytes = SIZE_MAX;
   std::size_t allocationMinimum = 1;
-  for (const int ordinal : choice.members) {
+  for (std::size_t i = 0; i < choice.members.size(); ++i) {
+    const int ordinal = choice.members[i];
+    if (std::find(fit.members.begin(), fit.members.end(), ordinal) == fit.members.end())
+      continue;  // left out: its retain, if any, is released with `retained`
     Member& member = members.emplace_back();
     member.ordinal = ordinal;
     check(cuDeviceGet(&member.device, ordinal), "cuDeviceGet");
-    member.context = contexts_.emplace_back(member.device).get();
+    member.context = contexts_.emplace_back(std::move(*retained[i])).get();
     if (ordinal == choice.root)
       root = members.size() - 1;
     member.allocation.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -88,13 +148,9 @@ Team::Team(const TeamChoice& choice, const Options& options, Report& report)
     member.access = {member.allocation.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     everyMember.push_back(member.access);
 
-    // Its free memory, and the granularity of cuMemCreate there: each copy is also an
-    // ordinary VMM allocation on its GPU.
+    // The granularity of cuMemCreate there: each copy is also an ordinary VMM allocation on
+    // its GPU.
     const ScopedContext current(member.context);
-    std::size_t freeHere = 0;
-    std::size_t total = 0;
-    check(cuMemGetInfo(&freeHere, &total), "cuMemGetInfo");
-    freeBytes = std::min(freeBytes, freeHere);
     std::size_t granularity = 0;
     check(cuMemGetAllocationGranularity(&granularity, &member.allocation,
                                         CU_MEM_ALLOC_GRANULARITY_MINIMUM),
@@ -106,11 +162,9 @@ Team::Team(const TeamChoice& choice, const Options& options, Report& report)
   allocationMinimum_ = allocationMinimum;
   rootCurrent_.emplace(members[root].context);
 
-  // Per GPU: its copy, the copy-engine reference's scratch, and (the root) the broadcast source.
-  layout.dataBytes = fitHostMemory(
-      options.sizeBytes,
-      chooseBufferBytes(options.sizeBytes, kDefaultBytes, freeBytes, 3, kVectorBytes), 1,
-      kVectorBytes);
+  // Per GPU: its copy, the copy-engine reference's scratch, and (the root) the broadcast source,
+  // sized by fitTeam(); and one check buffer on the host.
+  layout.dataBytes = fitHostMemory(options.sizeBytes, fit.dataBytes, 1, kVectorBytes);
   host_.resize(layout.dataBytes / sizeof(float));
   vectors = layout.dataBytes / kVectorBytes;
   shares = splitShares(vectors, static_cast<int>(n));

@@ -44,7 +44,8 @@ inline constexpr unsigned int kBlockSize = 512;
 /**
  * Step 1 of the lesson, the platform probe: asks the driver about every device
  * (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, the compute capability,
- * CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, cuDeviceCanAccessPeer between every two), lets
+ * CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE,
+ * cuDeviceCanAccessPeer between every two), lets
  * chooseTeam() decide, and then, before any multicast call, reads the switches that turn NVLink
  * multicast off (multicastTurnedOff()) and blocking launches (launchesBlock()). Needs cuInit().
  * @throws WaivedError with the reason when this machine cannot run the sample; UsageError for
@@ -117,13 +118,17 @@ struct PathResult {
 class Team {
  public:
   /**
-   * Step 2: retains every member's primary context; sizes the buffer so that three buffers per
-   * GPU (its copy, the copy-engine reference's scratch, the broadcast source) fit in the team's
-   * smallest free memory (cuMemGetInfo) and a check buffer in host memory; reads the allocation
+   * Step 2: retains every member's primary context and asks its free memory (cuMemGetInfo);
+   * fitTeam() sizes the buffer so that three buffers per GPU (its copy, the copy-engine
+   * reference's scratch, the broadcast source) fit in the free memory of the root and of the GPUs
+   * `--devices` names, and leaves out, printing why, a member nobody named that refused its
+   * context as busy or cannot hold them (with those chooseTeam() left out; `devices_left_out` in
+   * the JSON); the buffer is also cut to fit a check buffer in host memory; reads the allocation
    * granularity of every member (cuMemGetAllocationGranularity); creates a stream and loads the
    * kernels in each context (one grid for all: what every GPU holds resident at once); and puts
    * the broadcast's source on the root. Prints a line per member.
-   * @throws UsageError for a --size that does not fit; CudaError.
+   * @throws UsageError for a --size that does not fit; WaivedError when fewer than two members
+   *         can hold the buffer, or a member that must take part refused a context; CudaError.
    */
   Team(const TeamChoice& choice, const Options& options, Report& report);
   Team(const Team&) = delete;
