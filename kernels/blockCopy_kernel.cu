@@ -25,10 +25,12 @@ constexpr unsigned int kLoadsInFlight = 4;
 
 /// Copies @p words 16-byte words from @p from to @p to with the threads of this CTA.
 ///
-/// The loads are written as __ldcg (`ld.global.cg`): every word is read once, so L1 has nothing
-/// to keep, and the load is an ordinary global one. Left to itself the compiler reads a
-/// `const __restrict__` source through the read-only data path (`ld.global.nc`), and on an H100
-/// that path gathered mapped host memory at only 0.6 of the link, at every block size and grid.
+/// The loads are written as __ldcg (`ld.global.cg`, cached in L2 only): every word is read once,
+/// so L1 has nothing to keep. (Left to itself the compiler reads a `const __restrict__` source
+/// through the read-only path, `ld.global.nc`. That build gathered at 0.57-0.66 of the link in
+/// two runs on an H100; this one at 0.91-0.95 in a later run on an H100, where a separate probe
+/// kernel reached 0.92-0.96 with `.nc`, `.cg`, `.ca` and plain loads alike: so the load form is
+/// not shown to be what differed. See 09's README.)
 __device__ void copyWide(uint4* __restrict__ to, const uint4* __restrict__ from,
                          unsigned long long words) {
   const unsigned long long stride = blockDim.x;
@@ -39,7 +41,7 @@ __device__ void copyWide(uint4* __restrict__ to, const uint4* __restrict__ from,
     for (unsigned int k = 0; k < kLoadsInFlight; ++k) {
       const unsigned long long w = first + k * stride;
       if (w < words)
-        held[k] = __ldcg(from + w);  // a plain global load, cached in L2 only: see below
+        held[k] = __ldcg(from + w);  // cached in L2 only: see above
     }
 #pragma unroll
     for (unsigned int k = 0; k < kLoadsInFlight; ++k) {
