@@ -262,12 +262,15 @@ std::optional<std::uint64_t> batchStopsMattering(const std::vector<std::uint64_t
                                                  const std::vector<double>& loopGBps,
                                                  const std::vector<double>& batchGBps,
                                                  double threshold) {
-  for (std::size_t k = 0; k < blockBytes.size() && k < loopGBps.size() && k < batchGBps.size();
-       ++k) {
-    if (batchGBps[k] < threshold * loopGBps[k])
-      return blockBytes[k];
+  // From the largest block size down, as long as the batch gains less than the threshold.
+  const std::size_t sizes = std::min({blockBytes.size(), loopGBps.size(), batchGBps.size()});
+  std::optional<std::uint64_t> from;
+  for (std::size_t k = sizes; k-- > 0;) {
+    if (batchGBps[k] >= threshold * loopGBps[k])
+      break;
+    from = blockBytes[k];
   }
-  return std::nullopt;
+  return from;
 }
 
 std::vector<std::uint64_t> sweepSizes(std::uint64_t from, std::uint64_t to,

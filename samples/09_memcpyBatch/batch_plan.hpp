@@ -170,8 +170,10 @@ std::string planProblem(const BatchPlan& plan);
 /// check. @throws std::logic_error for a malformed plan.
 CUresult enqueueBatch(BatchPlan& plan, CUstream stream);
 
-/// The smallest block size of a sweep at which the batch gains less than @p threshold over the
-/// loop (batchGBps[k] / loopGBps[k] < threshold), or nullopt when it gains at every size.
+/// The smallest block size of a sweep from which on, at that size and every larger one, the batch
+/// gains less than @p threshold over the loop (batchGBps[k] / loopGBps[k] < threshold); nullopt
+/// when it gains at the largest size. A small size where the batch happens to gain little (the
+/// loop's 8 KiB run-to-run noise) does not count while a larger size still gains.
 std::optional<std::uint64_t> batchStopsMattering(const std::vector<std::uint64_t>& blockBytes,
                                                  const std::vector<double>& loopGBps,
                                                  const std::vector<double>& batchGBps,

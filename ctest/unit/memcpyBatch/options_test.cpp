@@ -143,7 +143,13 @@ TEST(MemcpyBatchOptions, BatchStopsMattering) {
   const std::vector<std::uint64_t> sizes = {4096, 65536, 1048576};
   EXPECT_EQ(ms::batchStopsMattering(sizes, {1, 16, 50}, {4, 36, 52}), 1048576u);
   EXPECT_EQ(ms::batchStopsMattering(sizes, {1, 16, 50}, {4, 36, 60}), std::nullopt);
-  EXPECT_EQ(ms::batchStopsMattering(sizes, {1, 16, 50}, {1, 36, 60}), 4096u);
+  // The batch gains nothing at 4 KiB but gains again at 64 KiB and 1 MiB: it has not stopped
+  // mattering (the H100 sweep of 2026-12-07 printed "from 8.00 KiB blocks on" here before).
+  EXPECT_EQ(ms::batchStopsMattering(sizes, {1, 16, 50}, {1, 36, 60}), std::nullopt);
+  // It gains at 4 KiB and at no larger size: from 64 KiB on.
+  EXPECT_EQ(ms::batchStopsMattering(sizes, {1, 16, 50}, {4, 17, 52}), 65536u);
+  // It gains nowhere: from the smallest size on.
+  EXPECT_EQ(ms::batchStopsMattering(sizes, {1, 16, 50}, {1, 16, 50}), 4096u);
 }
 
 }  // namespace
