@@ -1,11 +1,14 @@
 // The CUDA-free device rules of support/devices.hpp: default device, --device check, compute
-// modes, driver results, versions and entry points, topology shape, VMM granularity, theoretical
-// bandwidth. Unit tested in ctest/unit/common (cli_test, compute_mode_test, errors_test,
-// driver_version_test, sysfs_test).
+// modes, which GPU beside the chosen one a run leaves out, driver results, versions and entry
+// points, topology shape, VMM granularity, theoretical bandwidth. Unit tested in ctest/unit/common
+// (cli_test, compute_mode_test, left_out_test, errors_test, driver_version_test, sysfs_test).
 #include "support/devices.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "memsamples.hpp"
 
@@ -72,6 +75,38 @@ std::string computeModeProblem(int ordinal, int mode, DeviceUse use) {
            "several";
   }
   return "";
+}
+
+std::optional<std::string> whyNoContext(const ExtraGpu& gpu) {
+  if (!gpu.computeModeProblem.empty())
+    return gpu.computeModeProblem;
+  if (gpu.contextRefused.empty())
+    return std::nullopt;
+  std::string why =
+      "device " + std::to_string(gpu.ordinal) + " refused a context (" + gpu.contextRefused + ")";
+  // In EXCLUSIVE_PROCESS mode a refusal means another process holds the GPU's one context.
+  if (gpu.computeMode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
+    why += ": it is in compute mode " + computeModeName(gpu.computeMode) +
+           " and another process holds it";
+  return why;
+}
+
+std::optional<std::string> whyLeftOut(const ExtraGpu& gpu, const BuffersPerGpu& need,
+                                      std::string_view hint) {
+  if (std::optional<std::string> why = whyNoContext(gpu))
+    return why;
+
+  // The share chooseBufferBytes() leaves a device: 80 % of its free memory.
+  const std::uint64_t share = gpu.freeBytes / 10 * 8;
+  if (need.bytes <= share / static_cast<std::uint64_t>(need.count))
+    return std::nullopt;
+
+  std::string why = "device " + std::to_string(gpu.ordinal) + " has only " +
+                    formatBytes(gpu.freeBytes) + " free, too little for " +
+                    std::to_string(need.count) + " " + need.noun + " of " + formatBytes(need.bytes);
+  if (!hint.empty())
+    why += " (" + std::string(hint) + ")";
+  return why;
 }
 
 std::string deviceUnavailableExplanation(const std::vector<int>& computeModes) {

@@ -6,7 +6,8 @@
  * memsamples::selectDevice(), memsamples::checkDriverInit() and memsamples::requireEntryPoint()
  * (memsamples.hpp) are what a lesson calls; they read the driver and decide with the functions
  * here, which touch no driver and are unit tested on machines without a GPU: the default device,
- * a `--device` check, what a compute mode allows, which cuInit() results mean "no usable GPU",
+ * a `--device` check, what a compute mode allows, which GPU beside the chosen one a run of
+ * several GPUs leaves out, which cuInit() results mean "no usable GPU",
  * whether the driver is new enough, the peer topology of a machine, the VMM granularity to use
  * and the theoretical memory bandwidth.
  */
@@ -15,9 +16,11 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memsamples.hpp"  // DeviceUse
@@ -50,6 +53,65 @@ std::string computeModeName(int mode);
  * @return the reason, naming the device and the mode, or "" when the mode allows @p use.
  */
 std::string computeModeProblem(int ordinal, int mode, DeviceUse use);
+
+/// What a sample that uses several GPUs learned about one GPU beside the one it chose (a peer, a
+/// team member), before deciding whether it takes part: plain data, so the decision is testable.
+struct ExtraGpu {
+  int ordinal = 0;  ///< Its ordinal.
+  /// CU_DEVICE_ATTRIBUTE_COMPUTE_MODE (a CUcomputemode).
+  int computeMode = CU_COMPUTEMODE_DEFAULT;
+  /// computeModeProblem() for it, or "" when its mode allows a context (or was checked before).
+  std::string computeModeProblem;
+  /// Why the driver refused it a context (the failed call and its error), or "" when it gave one.
+  std::string contextRefused;
+  std::uint64_t freeBytes = 0;  ///< cuMemGetInfo in its context; 0 when it has none.
+};
+
+/// An ExtraGpu from a sample's own record of a GPU (any struct with ExtraGpu's members ordinal,
+/// computeMode, contextRefused and freeBytes), with @p computeModeProblem as the sample found it
+/// (computeModeProblem()), or "" where its mode was checked before. Throws nothing but
+/// std::bad_alloc.
+template <typename Record>
+ExtraGpu extraGpuOf(const Record& record, std::string computeModeProblem) {
+  ExtraGpu gpu;
+  gpu.ordinal = record.ordinal;
+  gpu.computeMode = record.computeMode;
+  gpu.computeModeProblem = std::move(computeModeProblem);
+  gpu.contextRefused = record.contextRefused;
+  gpu.freeBytes = record.freeBytes;
+  return gpu;
+}
+
+/// What a run places on every GPU it uses: @c count buffers of @c bytes each.
+struct BuffersPerGpu {
+  int count = 1;                 ///< How many buffers; at least 1.
+  std::uint64_t bytes = 0;       ///< The bytes of each.
+  std::string noun = "buffers";  ///< What a message calls them: "buffers", "vectors".
+};
+
+/**
+ * Why @p gpu cannot hold a context, from what the sample learned before using it.
+ * @return @c gpu.computeModeProblem when it is set; else, when the driver refused a context,
+ *         "device N refused a context (<contextRefused>)", to which a GPU in EXCLUSIVE_PROCESS
+ *         mode adds ": it is in compute mode EXCLUSIVE_PROCESS (CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
+ *         and another process holds it"; std::nullopt when it has a context.
+ * Throws nothing but std::bad_alloc. A GPU the user named must take part: a sample waives with
+ * this reason rather than leaving it out.
+ */
+std::optional<std::string> whyNoContext(const ExtraGpu& gpu);
+
+/**
+ * Why a run leaves out @p gpu, a GPU beside the chosen one that the user did not name: it cannot
+ * hold a context (whyNoContext()), or @p need does not fit in the share chooseBufferBytes() leaves
+ * a device, 80 % of its free memory, so that a GPU nobody named never shrinks the run.
+ * @param hint how the user can make it take part all the same ("name it with --devices to use
+ *        it"), added to a memory reason in parentheses; "" adds nothing.
+ * @return whyNoContext(), or "device N has only <free> free, too little for <count> <noun> of
+ *         <bytes> (<hint>)"; std::nullopt when @p gpu can take part.
+ * Throws nothing but std::bad_alloc; @c need.count must be at least 1.
+ */
+std::optional<std::string> whyLeftOut(const ExtraGpu& gpu, const BuffersPerGpu& need,
+                                      std::string_view hint);
 
 /**
  * Why CUDA_ERROR_DEVICE_UNAVAILABLE is the machine's state rather than a fault of the sample,

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "support/cli.hpp"
 #include "support/devices.hpp"
@@ -113,30 +115,18 @@ std::string contextForbidden(const DeviceState& device) {
 DeviceChoice chooseDevices(const std::vector<DeviceState>& devices,
                            const std::optional<std::uint64_t>& size, std::uint64_t defaultBytes) {
   DeviceChoice choice;
-  std::optional<DeviceState> smallestNamed;  // the named device with the least free memory
-  std::vector<const DeviceState*> unnamed;   // usable so far, not named
 
+  // A device the options name must take part: one that cannot hold a context waives the run.
+  std::optional<DeviceState> smallestNamed;  // the named device with the least free memory
   for (const DeviceState& device : devices) {
-    std::string why = contextForbidden(device);
-    if (why.empty() && !device.contextRefused.empty()) {
-      why = "device " + std::to_string(device.ordinal) + " refused a context (" +
-            device.contextRefused + ")";
-      if (device.computeMode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
-        why += ": it is in compute mode " + computeModeName(device.computeMode) +
-               " and another process holds it";
-    }
-    const bool named = !device.namedBy.empty();
-    if (named && !why.empty())
-      throw WaivedError(why + "; " + device.namedBy + " names it");
-    if (!why.empty())
-      choice.leftOut.push_back({device.ordinal, why});
-    else if (!named)
-      unnamed.push_back(&device);
-    else {
-      choice.used.push_back(device.ordinal);
-      if (!smallestNamed || device.freeBytes < smallestNamed->freeBytes)
-        smallestNamed = device;
-    }
+    if (device.namedBy.empty())
+      continue;
+    const ExtraGpu gpu = extraGpuOf(device, contextForbidden(device));
+    if (const std::optional<std::string> why = whyNoContext(gpu))
+      throw WaivedError(*why + "; " + device.namedBy + " names it");
+    choice.used.push_back(device.ordinal);
+    if (!smallestNamed || device.freeBytes < smallestNamed->freeBytes)
+      smallestNamed = device;
   }
 
   // The named devices size the buffers; with none named, the default (or --size) is what the run
@@ -148,20 +138,21 @@ DeviceChoice chooseDevices(const std::vector<DeviceState>& devices,
                                      sizeof(float), where);
   }
 
-  // A device nobody named takes part only where the buffers fit in the share chooseBufferBytes()
-  // leaves a device (80 % of its free memory): it must not shrink the run.
-  for (const DeviceState* device : unnamed) {
-    const std::uint64_t share = device->freeBytes / 10 * 8;
-    if (choice.bytes <= share / kPathBuffers) {
-      choice.used.push_back(device->ordinal);
+  // A device nobody named takes part only where it holds a context and the buffers fit in the
+  // share chooseBufferBytes() leaves a device (80 % of its free memory): it must not shrink the
+  // run.
+  const BuffersPerGpu need{kPathBuffers, choice.bytes, "buffers"};
+  const std::string_view hint = "name it in --pairs to use it";
+  for (const DeviceState& device : devices) {
+    if (!device.namedBy.empty())
       continue;
-    }
-    choice.leftOut.push_back(
-        {device->ordinal, "device " + std::to_string(device->ordinal) + " has only " +
-                              formatBytes(device->freeBytes) + " free, too little for " +
-                              std::to_string(kPathBuffers) + " buffers of " +
-                              formatBytes(choice.bytes) + " (name it in --pairs to use it)"});
+    const ExtraGpu gpu = extraGpuOf(device, contextForbidden(device));
+    if (const std::optional<std::string> why = whyLeftOut(gpu, need, hint))
+      choice.leftOut.push_back({device.ordinal, *why});
+    else
+      choice.used.push_back(device.ordinal);
   }
+
   std::sort(choice.used.begin(), choice.used.end());
   std::sort(choice.leftOut.begin(), choice.leftOut.end(),
             [](const LeftOutDevice& a, const LeftOutDevice& b) { return a.ordinal < b.ordinal; });

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "memsamples.hpp"
@@ -145,26 +146,16 @@ DeviceChoice chooseDevices(const DeviceFreeMemory& chosen, const std::vector<Oth
                            std::uint64_t defaultBytes, std::uint64_t elementBytes) {
   constexpr int kVectors = 3;  // A, B and C on every device used
   DeviceChoice choice;
-  std::vector<DeviceFreeMemory> sizing = {chosen};  // the devices whose memory sizes the vectors
-  std::vector<const OtherDevice*> unnamed;           // usable so far, not named
 
+  // A device --devices names must take part: one that cannot hold a context waives the run.
+  std::vector<DeviceFreeMemory> sizing = {chosen};  // the devices whose memory sizes the vectors
   for (const OtherDevice& other : others) {
-    std::string why = contextForbidden(other);
-    if (why.empty() && !other.contextRefused.empty()) {
-      why = "device " + std::to_string(other.ordinal) + " refused a context (" +
-            other.contextRefused + ")";
-      if (other.computeMode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
-        why += ": it is in compute mode " + computeModeName(other.computeMode) +
-               " and another process holds it";
-    }
-    if (other.named && !why.empty())
-      throw WaivedError(why + "; --devices names it");
-    if (!why.empty())
-      choice.leftOut.push_back({other.ordinal, why});
-    else if (other.named)
-      sizing.push_back({other.ordinal, other.freeBytes});
-    else
-      unnamed.push_back(&other);
+    if (!other.named)
+      continue;
+    const ExtraGpu gpu = extraGpuOf(other, contextForbidden(other));
+    if (const std::optional<std::string> why = whyNoContext(gpu))
+      throw WaivedError(*why + "; --devices names it");
+    sizing.push_back({other.ordinal, other.freeBytes});
   }
 
   choice.sizedFor = smallestFreeMemory(sizing);
@@ -173,19 +164,19 @@ DeviceChoice chooseDevices(const DeviceFreeMemory& chosen, const std::vector<Oth
   for (const DeviceFreeMemory& device : sizing)
     choice.used.push_back(device.device);
 
-  // An unnamed device takes part only where the vectors fit in the share chooseBufferBytes()
-  // leaves a device (80 % of its free memory): it must not shrink the run.
-  for (const OtherDevice* other : unnamed) {
-    const std::uint64_t share = other->freeBytes / 10 * 8;
-    if (choice.bytes <= share / kVectors) {
-      choice.used.push_back(other->ordinal);
+  // An unnamed device takes part only where it holds a context and the vectors fit in the share
+  // chooseBufferBytes() leaves a device (80 % of its free memory): it must not shrink the run.
+  const BuffersPerGpu need{kVectors, choice.bytes, "vectors"};
+  for (const OtherDevice& other : others) {
+    if (other.named)
       continue;
-    }
-    choice.leftOut.push_back(
-        {other->ordinal, "device " + std::to_string(other->ordinal) + " has only " +
-                             formatBytes(other->freeBytes) + " free, too little for " +
-                             std::to_string(kVectors) + " vectors of " + formatBytes(choice.bytes)});
+    const ExtraGpu gpu = extraGpuOf(other, contextForbidden(other));
+    if (const std::optional<std::string> why = whyLeftOut(gpu, need, ""))
+      choice.leftOut.push_back({other.ordinal, *why});
+    else
+      choice.used.push_back(other.ordinal);
   }
+
   std::sort(choice.used.begin(), choice.used.end());
   std::sort(choice.leftOut.begin(), choice.leftOut.end(),
             [](const LeftOutDevice& a, const LeftOutDevice& b) { return a.ordinal < b.ordinal; });

@@ -8,6 +8,8 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 namespace memsamples::multicast {
 
@@ -188,23 +190,20 @@ TeamChoice chooseTeam(const std::vector<DeviceCapability>& devices,
 TeamFit fitTeam(const std::vector<MemberState>& members, const std::optional<std::uint64_t>& size) {
   constexpr int kBuffers = 3;  // per GPU: its copy, the reference's scratch, the broadcast source
   TeamFit fit;
+
+  // A required member (the root, or named by --devices) must take part: one that cannot hold a
+  // context waives the run. chooseTeam() has already left out every GPU whose compute mode
+  // forbids a context, so here only the driver's answer counts (no compute mode problem: "").
   std::optional<MemberState> smallestRequired;  // the required member with the least free memory
-  std::vector<const MemberState*> kept;         // every member that can hold a context
   for (const MemberState& member : members) {
-    if (member.contextRefused.empty()) {
-      kept.push_back(&member);
-      if (member.required && (!smallestRequired || member.freeBytes < smallestRequired->freeBytes))
-        smallestRequired = member;
+    if (!member.required)
       continue;
-    }
-    std::string why = "device " + std::to_string(member.ordinal) + " refused a context (" +
-                      member.contextRefused + ")";
-    if (member.computeMode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
-      why += ": it is in compute mode " + computeModeName(member.computeMode) +
-             " and another process holds it";
-    if (member.required)
-      throw WaivedError(why + "; it must take part (the root, or named by --devices)");
-    fit.leftOut.push_back({member.ordinal, why});
+    const ExtraGpu gpu = extraGpuOf(member, "");
+    if (const std::optional<std::string> why = whyNoContext(gpu))
+      throw WaivedError(*why + "; it must take part (the root, or named by --devices)");
+    fit.members.push_back(member.ordinal);
+    if (!smallestRequired || member.freeBytes < smallestRequired->freeBytes)
+      smallestRequired = member;
   }
 
   // The required members size the buffer; a member nobody named must hold it as it is.
@@ -214,17 +213,20 @@ TeamFit fitTeam(const std::vector<MemberState>& members, const std::optional<std
     fit.dataBytes = chooseBufferBytes(size, kDefaultBytes, smallestRequired->freeBytes, kBuffers,
                                       kVectorBytes, where);
   }
-  for (const MemberState* member : kept) {
-    const std::uint64_t share = member->freeBytes / 10 * 8;
-    if (member->required || fit.dataBytes <= share / kBuffers) {
-      fit.members.push_back(member->ordinal);
+
+  // A member nobody named takes part only where it holds a context and the buffers fit in the
+  // share chooseBufferBytes() leaves a device (80 % of its free memory): it must not shrink the
+  // run.
+  const BuffersPerGpu need{kBuffers, fit.dataBytes, "buffers"};
+  const std::string_view hint = "name it with --devices to use it";
+  for (const MemberState& member : members) {
+    if (member.required)
       continue;
-    }
-    fit.leftOut.push_back(
-        {member->ordinal, "device " + std::to_string(member->ordinal) + " has only " +
-                              formatBytes(member->freeBytes) + " free, too little for " +
-                              std::to_string(kBuffers) + " buffers of " +
-                              formatBytes(fit.dataBytes) + " (name it with --devices to use it)"});
+    const ExtraGpu gpu = extraGpuOf(member, "");
+    if (const std::optional<std::string> why = whyLeftOut(gpu, need, hint))
+      fit.leftOut.push_back({member.ordinal, *why});
+    else
+      fit.members.push_back(member.ordinal);
   }
 
   // Back in the order of the choice.
