@@ -104,6 +104,8 @@ std::optional<std::string> whyNoContext(const ExtraGpu& gpu);
  * Why a run leaves out @p gpu, a GPU beside the chosen one that the user did not name: it cannot
  * hold a context (whyNoContext()), or @p need does not fit in the share chooseBufferBytes() leaves
  * a device, 80 % of its free memory, so that a GPU nobody named never shrinks the run.
+ * @param gpu what the sample learned about the GPU (its mode, its context, its free memory).
+ * @param need the buffers the run would place on it.
  * @param hint how the user can make it take part all the same ("name it with --devices to use
  *        it"), added to a memory reason in parentheses; "" adds nothing.
  * @return whyNoContext(), or "device N has only <free> free, too little for <count> <noun> of
