@@ -4,7 +4,7 @@
 #     latencies, 07's handoffs and 05's two-way copies are timed otherwise).
 # F3: cuCtxCreate_v4 is a CUDA 12.5 entry point, not one a 12.x driver lacks; and only 03 and 09
 #     ask for their newer entry points (requireEntryPoint), not "every sample that needs one".
-# Newcomer: "jobs": 0 in a build preset is an unbounded make -j.
+# Newcomer: "jobs": 0 in a build preset is an unbounded make -j; a page shows a temporary path.
 set(claims
     "README.md|the host's launch time never enters even a short repetition"
     "README.md|\\(`cuCtxCreate_v4`, `cuMemPrefetchBatchAsync`"
@@ -26,6 +26,20 @@ foreach(entry IN LISTS claims)
   string(REGEX REPLACE "[ */]+" " " text "${text}")
   if(text MATCHES "${claim}")
     string(APPEND found "\n  ${file}: \"${CMAKE_MATCH_0}\"")
+  endif()
+endforeach()
+# Newcomer: output shown on a page comes from ./build/bin, never from a temporary build folder.
+file(GLOB pages RELATIVE "${ROOT}" "${ROOT}/README.md" "${ROOT}/samples/*/README.md"
+     "${ROOT}/docs/samples/*.md")
+list(LENGTH pages page_count)
+if(page_count LESS 12)
+  message(FATAL_ERROR "no_false_claims: found ${page_count} pages under ${ROOT}: nothing to check")
+endif()
+foreach(page IN LISTS pages)
+  file(STRINGS "${ROOT}/${page}" temporary REGEX "/tmp/cms-gpu-build")
+  if(temporary)
+    list(GET temporary 0 line)
+    string(APPEND found "\n  ${page}: a temporary build path: ${line}")
   endif()
 endforeach()
 if(found)
