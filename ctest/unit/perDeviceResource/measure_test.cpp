@@ -22,8 +22,8 @@ namespace mr = memsamples::resource;
 using memsamples::TimingStats;
 using memsamples::test::cellsOf;
 using memsamples::test::Grid;
-using memsamples::test::rowsLabelled;
 using memsamples::test::messageOf;
+using memsamples::test::rowsLabelled;
 using mr::testing::fakeStream;
 using mr::testing::MallocResource;
 
@@ -335,7 +335,8 @@ Grid kindRunsOf(const std::string& text) {
       contextFree = result.substr(at + context.size());
       result.resize(at);
     }
-    runs.push_back({line.substr(0, on), line.substr(on + 14, colon - on - 14), result, contextFree});
+    runs.push_back(
+        {line.substr(0, on), line.substr(on + 14, colon - on - 14), result, contextFree});
   }
   return runs;
 }
