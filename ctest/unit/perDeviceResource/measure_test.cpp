@@ -14,12 +14,16 @@
 #include "fake_measure_driver.hpp"
 #include "memsamples.hpp"
 #include "perDeviceResource_measure.hpp"
+#include "printed_text.hpp"
 #include "test_resources.hpp"
 #include "test_support.hpp"
 
 namespace mr = memsamples::resource;
 using memsamples::TimingStats;
+using memsamples::test::cellsOf;
+using memsamples::test::Grid;
 using memsamples::test::messageOf;
+using memsamples::test::rowsLabelled;
 using mr::testing::fakeStream;
 using mr::testing::MallocResource;
 
@@ -306,6 +310,37 @@ mr::Devices devicesOf(int count, std::uint64_t bytes, mr::DeviceFreeMemory small
   return devices;
 }
 
+// Step 4's lines read back as {kind, resource, result, context} (context "" where the line has
+// none), however wide the kind's column: "  managed C = A + B on managed (device 0): all 8
+// elements exact; used from a thread without a current context: ok" reads as {"managed",
+// "managed (device 0)", "all 8 elements exact", "ok"}. A line of another shape is kept whole, as
+// {line}, so that it fails a comparison.
+Grid kindRunsOf(const std::string& text) {
+  Grid runs;
+  for (const std::vector<std::string>& cells : cellsOf(text)) {
+    std::string line;
+    for (const std::string& cell : cells)
+      line += (line.empty() ? "" : " ") + cell;
+    const std::size_t on = line.find(" C = A + B on ");
+    const std::size_t colon = on == std::string::npos ? on : line.find(": ", on);
+    if (colon == std::string::npos) {
+      runs.push_back({line});
+      continue;
+    }
+    const std::string context = "; used from a thread without a current context: ";
+    std::string result = line.substr(colon + 2);
+    std::string contextFree;
+    const std::size_t at = result.find(context);
+    if (at != std::string::npos) {
+      contextFree = result.substr(at + context.size());
+      result.resize(at);
+    }
+    runs.push_back(
+        {line.substr(0, on), line.substr(on + 14, colon - on - 14), result, contextFree});
+  }
+  return runs;
+}
+
 // What reportStep(6) prints when the latency is skipped: the warnings and the checks.
 std::string verdictLines(mr::RunRecord& record, const mr::Devices& devices,
                          mr::Resources& resources) {
@@ -350,11 +385,18 @@ TEST(ReportStep, Step1NamesEveryGpuLeftOut) {
   devices.leftOut = {{1, "device 1 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED): "
                          "no context can be created"}};
   mr::reportStep(1, record, devices);
-  EXPECT_EQ(out.str(),
-            "Vectors: 1024 floats (4.00 KiB) each, allocated by 4 host threads; 2 devices used "
-            "(0, 2), sized for device 0's free memory (1.00 GiB)\n"
-            "Left out: device 1 is in compute mode PROHIBITED (CU_COMPUTEMODE_PROHIBITED): no "
-            "context can be created (name it with --devices to use it)\n");
+  // The vectors' line names the devices used (Step1TheVectorsAsTheReadmeShowsThem has its
+  // words); one line follows per GPU left out, with the reason exactly as the user reads it.
+  const Grid printed = cellsOf(out.str());
+  ASSERT_EQ(printed.size(), 2u) << out.str();
+  ASSERT_EQ(printed[0].size(), 1u) << out.str();
+  EXPECT_EQ(printed[0][0].rfind("Vectors: ", 0), 0u) << out.str();
+  EXPECT_NE(printed[0][0].find("; 2 devices used (0, 2), sized for device 0's"), std::string::npos)
+      << out.str();
+  EXPECT_EQ(printed[1],
+            std::vector<std::string>{"Left out: device 1 is in compute mode PROHIBITED "
+                                     "(CU_COMPUTEMODE_PROHIBITED): no context can be created "
+                                     "(name it with --devices to use it)"});
   const std::string json = report.json().dump();
   EXPECT_NE(json.find("\"devicesUsed\": [0, 2], \"devicesLeftOut\": [{\"device\": 1, "
                       "\"reason\": \"device 1 is in compute mode PROHIBITED"),
@@ -371,11 +413,21 @@ TEST(ReportStep, TheRegistrysAnswersAndTheirChecks) {
   record.perDeviceAnswer = mr::getPerDeviceResource(0);
   record.outOfRange = "device 1 is out of range";
   mr::reportStep(2, record, devices);
-  EXPECT_EQ(out.str(),
-            "\n[7] The process-wide registry (1 device; current device = cuCtxGetDevice = 0)\n"
-            "  getCurrentDeviceResource()        -> initial [host]\n"
-            "  getPerDeviceResource(0)           -> initial\n"
-            "  getPerDeviceResource(1)           -> std::out_of_range: device 1 is out of range\n");
+  // A heading, then one row per question, in this order, each with its answer in the next cell.
+  const Grid printed = cellsOf(out.str());
+  ASSERT_EQ(printed.size(), 5u) << out.str();
+  EXPECT_TRUE(printed[0].empty()) << out.str();
+  ASSERT_EQ(printed[1].size(), 1u) << out.str();
+  EXPECT_EQ(printed[1][0].rfind("[7] The process-wide registry (1 device; current device = "
+                                "cuCtxGetDevice = 0)",
+                                0),
+            0u)
+      << out.str();
+  EXPECT_EQ(Grid(printed.begin() + 2, printed.end()),
+            (Grid{{"getCurrentDeviceResource()", "-> initial [host]"},
+                  {"getPerDeviceResource(0)", "-> initial"},
+                  {"getPerDeviceResource(1)", "-> std::out_of_range: device 1 is out of range"}}))
+      << out.str();
   mr::Resources none;
   EXPECT_EQ(verdictLines(record, devices, none), "\nChecks: 3 of 3 passed\n");
 
@@ -406,14 +458,26 @@ TEST(ReportStep, Step6TheResourcesAndTheHeadingOfTheKinds) {
   missing.whyNot = "this build has no NUMA support";
   resources.kinds.push_back(std::move(missing));
   mr::reportStep(3, record, devicesOf(1, 4096, {0, 1ull << 30}), &resources);
-  EXPECT_EQ(out.str(),
-            "\n[6] Resources of device 0\n"
-            "  pinned  pinned host (device 0)              host+device               "
-            "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)\n"
-            "  numa    waived: this build has no NUMA support\n"
-            "\n[6] Each resource in turn on device 0: 4 threads ask getCurrentDeviceResource() at "
-            "once and allocate, fill and free 8 x 64.0 KiB scratch each through it; A, B and C "
-            "come from it too\n");
+  // The heading, one row per kind in the order made (its name, resource, properties and detail,
+  // or why it was waived), then the heading of the kinds' runs with the threads and the scratch.
+  const std::string text = out.str();
+  const Grid printed = cellsOf(text);
+  ASSERT_EQ(printed.size(), 6u) << text;
+  EXPECT_EQ(printed[1], std::vector<std::string>{"[6] Resources of device 0"}) << text;
+  EXPECT_EQ(Grid(printed.begin() + 2, printed.begin() + 4),
+            (Grid{{"pinned", "pinned host (device 0)", "host+device",
+                   "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)"},
+                  {"numa", "waived: this build has no NUMA support"}}))
+      << text;
+  EXPECT_EQ(rowsLabelled(text, "pinned").size(), 1u) << text;
+  EXPECT_EQ(rowsLabelled(text, "numa").size(), 1u) << text;
+  EXPECT_TRUE(printed[0].empty() && printed[4].empty()) << text;
+  ASSERT_EQ(printed[5].size(), 1u) << text;
+  for (const std::string expected :
+       {"[6] Each resource in turn on device 0: ", ": 4 threads ask getCurrentDeviceResource()",
+        " 8 x 64.0 KiB scratch each"}) {
+    EXPECT_NE(printed[5][0].find(expected), std::string::npos) << expected << "\nin:\n" << text;
+  }
 }
 
 TEST(ReportStep, Step4EachKindAsTheReadmeShowsItAndItsChecks) {
@@ -441,13 +505,14 @@ TEST(ReportStep, Step4EachKindAsTheReadmeShowsItAndItsChecks) {
   managed.verified.expected = 1.25f;
   managed.verified.actual = 0.0f;
   mr::reportStep(4, record, devices, &resources, &managed);
-  EXPECT_EQ(out.str(),
-            "  device  C = A + B on device pool (device 0): all 16777216 elements exact\n"
-            "  managed C = A + B on managed (device 0): all 16777216 elements exact; used from a "
-            "thread without a current context: ok\n"
-            "  managed C = A + B on managed (device 0): " +
-                memsamples::describeMismatch(managed.verified) +
-                "; used from a thread without a current context: FAILED\n");
+  // One line per run, in order: the kind, its resource, the vector add's result (the mismatch as
+  // describeMismatch() words it) and, where asked, the context-free thread's.
+  EXPECT_EQ(kindRunsOf(out.str()),
+            (Grid{{"device", "device pool (device 0)", "all 16777216 elements exact", ""},
+                  {"managed", "managed (device 0)", "all 16777216 elements exact", "ok"},
+                  {"managed", "managed (device 0)", memsamples::describeMismatch(managed.verified),
+                   "FAILED"}}))
+      << out.str();
   // The pool's 5 checks pass. The managed entry was never set: its set and reset checks fail
   // both times, then its context check and its vector add; its exact vector add passes.
   const std::string verdict = verdictLines(record, devices, resources);
@@ -474,8 +539,14 @@ TEST(ReportStep, Step5OnOneDeviceIsSkippedAndRecordsEveryKindInOrder) {
   resources.kinds.push_back(std::move(missing));
   const mr::Devices devices = devicesOf(1, 4096, {0, 1ull << 30});
   mr::reportStep(5, record, devices, &resources);
-  EXPECT_EQ(out.str(),
-            "\n[6] A different resource per device: skipped (this machine has one device)\n");
+  // The heading alone, saying why: no per-device rows, no refusal line.
+  const Grid printed = cellsOf(out.str());
+  ASSERT_EQ(printed.size(), 2u) << out.str();
+  EXPECT_TRUE(printed[0].empty()) << out.str();
+  ASSERT_EQ(printed[1].size(), 1u) << out.str();
+  EXPECT_EQ(printed[1][0].rfind("[6] A different resource per device: skipped ", 0), 0u)
+      << out.str();
+  EXPECT_NE(printed[1][0].find("(this machine has one device)"), std::string::npos) << out.str();
   EXPECT_EQ(report.json().dump(),
             "{\"kinds\": [{\"kind\": \"device\", \"available\": true, \"resource\": \"device "
             "pool (device 0)\", \"properties\": \"device, stream-ordered\", \"detail\": \"d\", "
@@ -504,15 +575,24 @@ TEST(ReportStep, Step5PerDeviceAsTheReadmeShowsIt) {
   resources.refusal = "device pool (device 1): allocate while a context of device 0 is current";
   const mr::Devices devices = devicesOf(2, 4096, {0, 1ull << 30});
   mr::reportStep(5, record, devices, &resources);
-  EXPECT_EQ(out.str(),
-            "\n[6] A different resource per device, one thread per device "
-            "(setPerDeviceResource / getCurrentDeviceResource / resetPerDeviceResource)\n"
-            "  device 1: pinned is not available (cannot map host memory); it keeps the device "
-            "pool\n"
-            "  device pool of device 1 used with device 0's context current -> std::logic_error: "
-            "device pool (device 1): allocate while a context of device 0 is current\n"
-            "  device 0: managed (device 0): exact\n"
-            "  device 1: device pool (device 1): exact\n");
+  // The heading; the device whose kind could not be made, with why; the refusal, its error
+  // exactly as the user reads it; then one result per device, in the order of the devices.
+  const Grid printed = cellsOf(out.str());
+  ASSERT_EQ(printed.size(), 6u) << out.str();
+  EXPECT_TRUE(printed[0].empty()) << out.str();
+  ASSERT_EQ(printed[1].size(), 1u) << out.str();
+  EXPECT_EQ(printed[1][0].rfind("[6] A different resource per device, one thread per device ", 0),
+            0u)
+      << out.str();
+  EXPECT_EQ(Grid(printed.begin() + 2, printed.end()),
+            (Grid{{"device 1: pinned is not available (cannot map host memory); it keeps the "
+                   "device pool"},
+                  {"device pool of device 1 used with device 0's context current -> "
+                   "std::logic_error: device pool (device 1): allocate while a context of "
+                   "device 0 is current"},
+                  {"device 0: managed (device 0): exact"},
+                  {"device 1: device pool (device 1): exact"}}))
+      << out.str();
   EXPECT_EQ(report.json().dump(),
             "{\"kinds\": [], \"perDevice\": [{\"device\": 0, \"kind\": \"managed\", \"result\": "
             "\"managed (device 0): exact\"}, {\"device\": 1, \"kind\": \"device\", \"result\": "
@@ -570,21 +650,26 @@ TEST(ReportRun, EveryStepInOrderThenTheVerdict) {
   pinned.removed = pinned.resource;
 
   EXPECT_EQ(mr::reportRun(record, devices, resources), memsamples::Verdict::Pass);
-  const std::string text = out.str();
+  // Each line read back as its cells joined by one space, so that no column width is pinned.
+  std::string text;
+  for (const std::vector<std::string>& cells : cellsOf(out.str())) {
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      text += (c == 0 ? "" : " ") + cells[c];
+    text += '\n';
+  }
   std::size_t at = 0;
   for (const std::string expected :
        {"Vectors: 1024 floats", "\n[2-5] One resource's whole life (the core): pinned host",
-        "  C = A + B on its memory           -> all 1024 elements exact",
-        "\n[6] Resources of device 0", "  vmm     waived: no virtual memory management",
-        "\n[6] Each resource in turn",
-        "  pinned  C = A + B on pinned host (device 0): all 1024 elements exact",
+        "\nC = A + B on its memory -> all 1024 elements exact\n", "\n[6] Resources of device 0\n",
+        "\nvmm waived: no virtual memory management\n", "\n[6] Each resource in turn",
+        "\npinned C = A + B on pinned host (device 0): all 1024 elements exact\n",
         "\n[6] A different resource per device: skipped", "\n[7] The process-wide registry",
         "\nWaived kind: vmm (no virtual memory management)", "\nChecks: 14 of 14 passed\n"}) {
     const std::size_t found = text.find(expected, at);
-    ASSERT_NE(found, std::string::npos) << expected << "\nafter " << at << " in:\n" << text;
-    at = found + expected.size();
+    ASSERT_NE(found, std::string::npos) << expected << "\nafter " << at << " in:\n" << out.str();
+    at = found + expected.size() - (expected.back() == '\n' ? 1 : 0);
   }
-  EXPECT_EQ(text.find("  vmm     C = A + B"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\nvmm C = A + B"), std::string::npos) << out.str();
 
   // A rule broken in step 6 is a failed verdict.
   std::ostringstream second;
