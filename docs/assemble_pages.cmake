@@ -27,16 +27,14 @@
 #   ![alt](../../docs/images/plots/NAME.svg)   (a plot that docs/plots/plot_data.py drew from
 #                                               docs/data and that is committed there)
 # (from docs/samples/*.md `../images/...`, from docs/mainpage.md `images/...`) becomes
-# `\image html FILE "alt"`. GitHub shows the link as it is. Doxygen looks images up by file name
-# alone, and a concept picture and a plot may share one (02_vectorAddMMAP.svg), so each is copied
-# into <PAGES_DIR>/images under a name of its own: a plot as NAME.svg, a concept picture as
-# picture_NAME.svg. A link to a missing file stops the build.
-#
-# A line `<!-- plot: NAME -->` (in a README, right after the measured output it illustrates, or in
-# docs/samples/NN_name.md) becomes the committed plot PLOTS_DIR/NAME.svg (default
-# docs/images/plots) with the caption plot_data.py wrote beside it, NAME.txt (what the plot shows,
-# and which data file from which machine): `\image html NAME.svg "caption"`. A plot that is not
-# there stops the build, saying how to draw it.
+# `\image html FILE "caption"`. GitHub shows the link as it is, with the alt text. Doxygen looks
+# images up by file name alone, and a concept picture and a plot may share one
+# (02_vectorAddMMAP.svg), so each is copied into <PAGES_DIR>/images under a name of its own: a
+# plot as NAME.svg, a concept picture as picture_NAME.svg. A concept picture's caption is its alt
+# text. A plot comes from PLOTS_DIR (default docs/images/plots) with the caption plot_data.py
+# wrote beside it, NAME.txt (what the plot shows, and which data file from which machine), so the
+# course always names the data behind it. A link to a missing file stops the build; for a plot,
+# saying how to draw it.
 #
 #   cmake -DMEMSAMPLES_ROOT=<repo> -DPAGES_DIR=<dir> [-DPLOTS_DIR=<dir>] -P assemble_pages.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -51,28 +49,6 @@ if(NOT PLOTS_DIR)
 endif()
 set(IMAGES_DIR "${PAGES_DIR}/images")
 set(refresh_plots "python3 docs/plots/plot_data.py --data docs/data --out docs/images/plots")
-
-# In @p page_var, every `<!-- plot: NAME -->` line becomes the plot NAME with its caption.
-function(place_plots page_var)
-  set(page "${${page_var}}")
-  string(REGEX MATCHALL "\n<!-- plot: [A-Za-z0-9_]+ -->[ \t\r]*\n" markers "\n${page}\n")
-  foreach(marker IN LISTS markers)
-    string(REGEX REPLACE "^\n<!-- plot: ([A-Za-z0-9_]+) -->.*" "\\1" name "${marker}")
-    if(NOT EXISTS "${PLOTS_DIR}/${name}.svg" OR NOT EXISTS "${PLOTS_DIR}/${name}.txt")
-      message(FATAL_ERROR "assemble_pages.cmake: a page shows the plot ${name}, but "
-                          "${PLOTS_DIR} has no ${name}.svg with its caption ${name}.txt "
-                          "(draw and commit it: ${refresh_plots})")
-    endif()
-    file(READ "${PLOTS_DIR}/${name}.txt" caption)
-    string(STRIP "${caption}" caption)
-    string(REPLACE "\"" "'" caption "${caption}")
-    file(COPY_FILE "${PLOTS_DIR}/${name}.svg" "${IMAGES_DIR}/${name}.svg")
-    set(figure "\\image html ${name}.svg \"${caption}\"")
-    string(REGEX REPLACE "^\n(<!-- plot: [A-Za-z0-9_]+ -->)[^\n]*\n$" "\\1" line "${marker}")
-    string(REPLACE "${line}" "${figure}" page "${page}")
-  endforeach()
-  set(${page_var} "${page}" PARENT_SCOPE)
-endfunction()
 
 # Moves @p rest_var up to the next line that starts with @p prefix: the text before it is appended
 # to @p done_var, the line (without its newline) set in @p line_var, and @p rest_var keeps what
@@ -101,7 +77,7 @@ function(take_line_starting prefix rest_var done_var line_var)
 endfunction()
 
 # In @p page_var (the text of @p source), every line that is only a picture link to docs/images
-# (see above) becomes `\image html FILE "alt"`, its SVG copied to IMAGES_DIR.
+# (see above) becomes `\image html FILE "caption"`, its SVG copied to IMAGES_DIR.
 function(place_pictures source page_var)
   set(rest "${${page_var}}")
   set(done "")
@@ -115,22 +91,30 @@ function(place_pictures source page_var)
       string(APPEND done "${line}")  # another picture (a URL): Doxygen's
       continue()
     endif()
-    set(alt "${CMAKE_MATCH_1}")
+    set(caption "${CMAKE_MATCH_1}")
     set(kind "${CMAKE_MATCH_5}")
     set(name "${CMAKE_MATCH_6}")
-    set(file "${MEMSAMPLES_ROOT}/docs/images/${kind}${name}.svg")
-    if(NOT EXISTS "${file}")
-      message(FATAL_ERROR "${source}: `${line}` shows ${file}, which does not exist (commit the "
-                          "SVG there; a plot: ${refresh_plots})")
-    endif()
     if(kind STREQUAL "plots/")
+      if(NOT EXISTS "${PLOTS_DIR}/${name}.svg" OR NOT EXISTS "${PLOTS_DIR}/${name}.txt")
+        message(FATAL_ERROR "${source}: a page shows the plot ${name}, but ${PLOTS_DIR} has no "
+                            "${name}.svg with its caption ${name}.txt (draw and commit it: "
+                            "${refresh_plots})")
+      endif()
+      set(file "${PLOTS_DIR}/${name}.svg")
+      file(READ "${PLOTS_DIR}/${name}.txt" caption)
+      string(STRIP "${caption}" caption)
       set(staged "${name}.svg")
     else()
+      set(file "${MEMSAMPLES_ROOT}/docs/images/${name}.svg")
+      if(NOT EXISTS "${file}")
+        message(FATAL_ERROR "${source}: `${line}` shows ${file}, which does not exist (commit "
+                            "the SVG there)")
+      endif()
       set(staged "picture_${name}.svg")
     endif()
     file(COPY_FILE "${file}" "${IMAGES_DIR}/${staged}")
-    string(REPLACE "\"" "'" alt "${alt}")
-    string(APPEND done "\\image html ${staged} \"${alt}\"")
+    string(REPLACE "\"" "'" caption "${caption}")
+    string(APPEND done "\\image html ${staged} \"${caption}\"")
   endwhile()
   set(${page_var} "${done}${rest}" PARENT_SCOPE)
 endfunction()
@@ -211,7 +195,6 @@ foreach(name IN LISTS names)
     string(APPEND page "\n${code_part}")
   endif()
   place_pictures("${readme} (or docs/samples/${name}.md)" page)
-  place_plots(page)
 
   # The course reads in order: every page ends with a link to the lessons before and after it.
   set(links "")
@@ -238,7 +221,6 @@ endforeach()
 if(EXISTS "${MEMSAMPLES_ROOT}/docs/mainpage.md")
   file(READ "${MEMSAMPLES_ROOT}/docs/mainpage.md" page)
   place_pictures("${MEMSAMPLES_ROOT}/docs/mainpage.md" page)
-  place_plots(page)
   file(WRITE "${PAGES_DIR}/mainpage.md" "${page}")
 endif()
 

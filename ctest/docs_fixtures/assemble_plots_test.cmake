@@ -2,13 +2,13 @@
 #   cmake -DSCRATCH=<dir> -P assemble_plots_test.cmake
 # On a made-up project (written here, in SCRATCH) with a sample 01_demo, its course-page tail and
 # a main page:
-# - a line `<!-- plot: 01_demo -->` becomes `\image html 01_demo.svg "caption"` from the committed
-#   docs/images/plots/01_demo.svg and its caption 01_demo.txt (double quotes become single ones),
-#   or from PLOTS_DIR when given;
 # - a line `![alt](../../docs/images/NAME.svg)` (from docs/samples `../images/`, from the main
-#   page `images/`) becomes `\image html picture_NAME.svg "alt"`, one to docs/images/plots/NAME.svg
-#   `\image html NAME.svg "alt"`; each SVG is copied to PAGES_DIR/images under that name, so a
-#   picture and a plot of one name do not collide; a picture at a URL is left to Doxygen;
+#   page `images/`) becomes `\image html picture_NAME.svg "alt"`;
+# - a line `![alt](../../docs/images/plots/01_demo.svg)` becomes `\image html 01_demo.svg
+#   "caption"` from the committed docs/images/plots/01_demo.svg and its caption 01_demo.txt
+#   (double quotes become single ones), or from PLOTS_DIR when given;
+# - each SVG is copied to PAGES_DIR/images under that name, so a picture and a plot of one name do
+#   not collide; a picture at a URL is left to Doxygen;
 # - a plot or a picture that is not committed stops it, naming the file and how to draw a plot.
 cmake_minimum_required(VERSION 3.25)
 set(assemble "${CMAKE_CURRENT_LIST_DIR}/../../docs/assemble_pages.cmake")
@@ -17,9 +17,8 @@ set(root "${SCRATCH}/root")
 set(pages "${SCRATCH}/pages")
 file(WRITE "${root}/samples/01_demo/README.md"
      "# 01_demo — a fixture page\n\n![A \"demo\" picture](../../docs/images/01_demo.svg)\n\n"
-     "## Run it\n```\nmade-up output\n```\n\n<!-- plot: 01_demo -->\n\nText after the plot.\n\n"
-     "![The plot again](../../docs/images/plots/01_demo.svg)\n"
-     "![A picture elsewhere](https://example.com/x.svg)\n")
+     "## Run it\n```\nmade-up output\n```\n\n![The plot](../../docs/images/plots/01_demo.svg)\n\n"
+     "Text after the plot.\n![A picture elsewhere](https://example.com/x.svg)\n")
 file(WRITE "${root}/docs/samples/01_demo.md" "## The code\n![Tail picture](../images/tail.svg)\n")
 file(WRITE "${root}/docs/mainpage.md" "# Main {#mainpage}\n\n![Where memory lives](images/map.svg)\n")
 foreach(picture 01_demo tail map)
@@ -61,9 +60,9 @@ endif()
 set(page "${pages}/01_demo.md")
 expect_in("${page}" "\n\\image html picture_01_demo.svg \"A 'demo' picture\"\n\n## Run it" "picture")
 expect_in("${page}" "```\n\n\\image html 01_demo.svg \"What it 'shows'. Data: fixture.\"\n\nText after"
-          "plot line")
-expect_in("${page}" "\n\\image html 01_demo.svg \"The plot again\"\n![A picture elsewhere](https://example.com/x.svg)\n"
-          "plot link and a URL")
+          "plot link")
+expect_in("${page}" "Text after the plot.\n![A picture elsewhere](https://example.com/x.svg)\n"
+          "a picture at a URL")
 expect_in("${page}" "## The code\n\\image html picture_tail.svg \"Tail picture\"\n" "tail picture")
 expect_in("${pages}/mainpage.md" "\n\\image html picture_map.svg \"Where memory lives\"\n" "main page")
 expect_same_file(picture_01_demo.svg "${root}/docs/images/01_demo.svg")

@@ -8,9 +8,9 @@ it, NN_name.txt: what the plot shows, then the data file and where it came from 
 date, commit: the provenance fields of the file). A plot whose data file is missing is left out
 and named on stderr. Nothing in a plot is typed here: every number comes from a data file.
 
---pages ROOT: then every `<!-- plot: NAME -->` line of ROOT/samples/*/README.md and
-ROOT/docs/samples/*.md must name a plot that was drawn; each one that does not is named and the
-exit status is 1. (assemble_pages.cmake puts each drawn plot on its page in place of that line.)
+--pages ROOT: then every plot link ![...](.../images/plots/NAME.svg) of ROOT/samples/*/README.md
+and ROOT/docs/samples/*.md must name a plot that was drawn; each one that does not is named and
+the exit status is 1. (assemble_pages.cmake shows each on the course with its caption.)
 --require-all: exit 1 unless every plot was drawn (the plotting tests run on fixtures).
 --compare DIR: exit 1 unless DIR holds exactly the files drawn, byte for byte (the committed
 plots, docs/images/plots: the docs.plots.committed test keeps them in step with docs/data).
@@ -539,9 +539,11 @@ PLOTS = [
 
 
 def referenced_plots(root):
-    """(page, name) for every `<!-- plot: NAME -->` line of the READMEs and docs/samples."""
+    """(page, name) for every plot link ![...](.../images/plots/NAME.svg) of the READMEs and
+    docs/samples."""
     found = []
-    pattern = re.compile(r"^<!-- plot: ([A-Za-z0-9_]+) -->\s*$", re.M)
+    pattern = re.compile(r"^!\[[^\]]*\]\((?:\.\./)*(?:docs/)?images/plots/([A-Za-z0-9_]+)\.svg\)\s*$",
+                         re.M)
     folders = [(os.path.join(root, "samples"), "README.md"), (os.path.join(root, "docs", "samples"), None)]
     for folder, fixed in folders:
         if not os.path.isdir(folder):
