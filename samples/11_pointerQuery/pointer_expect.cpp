@@ -30,12 +30,8 @@ constexpr const char* kAccess = "ACCESS_FLAGS";
 constexpr const char* kIpc = "IS_LEGACY_CUDA_IPC_CAPABLE";
 constexpr const char* kClassify = "classify()";
 
-std::string hex(std::uint64_t value) {
-  return hexText(value);
-}
-
 std::string span(CUdeviceptr start, std::size_t size) {
-  return "[" + hex(start) + ", +" + shortBytes(size) + ")";
+  return "[" + hexText(start) + ", +" + shortBytes(size) + ")";
 }
 
 std::uint64_t address(const void* pointer) {
@@ -55,7 +51,7 @@ class RowChecker {
     expect(got == expected, attribute, std::to_string(expected), std::to_string(got));
   }
   void expectAddress(std::uint64_t got, std::uint64_t expected, const char* attribute) {
-    expect(got == expected, attribute, hex(expected), hex(got));
+    expect(got == expected, attribute, hexText(expected), hexText(got));
   }
   RowCheck take() { return std::move(result_); }
 
@@ -151,7 +147,7 @@ RowCheck checkAnswers(const Known& known, const PointerFacts& got, const Pointer
       row.expectValue(static_cast<std::uint64_t>(got.deviceOrdinal),
                       static_cast<std::uint64_t>(run.ordinal), kOrdinal);
       row.expect(got.rangeStart == known.address && got.rangeSize >= known.bytes, kRange,
-                 "a range from " + hex(known.address) + " of at least " + shortBytes(known.bytes),
+                 "a range from " + hexText(known.address) + " of at least " + shortBytes(known.bytes),
                  span(got.rangeStart, got.rangeSize));
       row.expectAddress(address(got.memPool), 0, kPool);
       row.expectValue(got.legacyIpc, 1, kIpc);
@@ -217,7 +213,7 @@ RowCheck checkAnswers(const Known& known, const PointerFacts& got, const Pointer
       // known.devicePointer is the start of the allocation this address lies just past: the
       // driver must not count the address as part of it.
       row.expect(!(got.mapped != 0 && got.rangeStart == known.devicePointer), kRange,
-                 "not the range of the allocation at " + hex(known.devicePointer),
+                 "not the range of the allocation at " + hexText(known.devicePointer),
                  span(got.rangeStart, got.rangeSize));
       break;
   }
@@ -231,7 +227,7 @@ RowCheck checkAddressRange(const Known& known, CUdeviceptr base, std::size_t siz
   switch (known.made) {
     case Made::DeviceAlloc:
       row.expect(base == known.address && size >= known.bytes, what,
-                 "a range from " + hex(known.address) + " of at least " + shortBytes(known.bytes),
+                 "a range from " + hexText(known.address) + " of at least " + shortBytes(known.bytes),
                  got);
       break;
     case Made::Vmm:
@@ -251,7 +247,7 @@ RowCheck checkAddressRange(const Known& known, CUdeviceptr base, std::size_t siz
       // Any other address the driver knows (a neighbour one byte past an allocation): the range
       // must at least hold the address asked about.
       row.expect(base <= known.address && base + size > known.address, what,
-                 "a range holding " + hex(known.address), got);
+                 "a range holding " + hexText(known.address), got);
       break;
   }
   return row.take();
@@ -267,7 +263,7 @@ RowCheck checkAccess(const Known& known, std::uint64_t flags) {
 RowCheck checkHostFlags(const Known& known, unsigned int flags) {
   RowChecker row;
   row.expect((flags & known.hostFlags) == known.hostFlags, "cuMemHostGetFlags",
-             "at least " + hex(known.hostFlags), hex(flags));
+             "at least " + hexText(known.hostFlags), hexText(flags));
   return row.take();
 }
 
@@ -286,10 +282,10 @@ std::string describeFacts(const PointerFacts& got, const PointerClass& verdict) 
   std::ostringstream text;
   text << "    memory type " << typeName(got.memoryType) << ", managed " << got.isManaged
        << ", mapped " << got.mapped << ", device ordinal " << got.deviceOrdinal << '\n'
-       << "    device pointer " << hex(got.devicePointer) << ", host pointer "
-       << hex(address(got.hostPointer)) << ", context " << hex(address(got.context)) << '\n'
+       << "    device pointer " << hexText(got.devicePointer) << ", host pointer "
+       << hexText(address(got.hostPointer)) << ", context " << hexText(address(got.context)) << '\n'
        << "    range " << span(got.rangeStart, got.rangeSize) << ", handle types "
-       << hex(got.handleTypes) << ", pool " << hex(address(got.memPool)) << ", access "
+       << hexText(got.handleTypes) << ", pool " << hexText(address(got.memPool)) << ", access "
        << got.accessFlags << ", legacy IPC " << got.legacyIpc << ", SYNC_MEMOPS "
        << got.syncMemops << '\n'
        << "    classify(): " << kindName(verdict.kind) << "; copy with " << verdict.copyWith
@@ -399,7 +395,7 @@ std::string tableRow(const Known& known, const PointerFacts& got, const PointerC
       got.deviceOrdinal < 0 ? "-" : std::to_string(got.deviceOrdinal),
       rangeCell(known, got),
       std::to_string(got.mapped),
-      hex(got.handleTypes),
+      hexText(got.handleTypes),
       got.memPool == nullptr ? "-" : (got.memPool == known.pool ? "ours" : "other"),
       accessCell(got.accessFlags),
       std::to_string(got.legacyIpc),
