@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
       "peak.");
   commandLine.addCommonOptions(common);
   commandLine.addSize("size",
-                      "bytes per vector, a multiple of 4, at most 1T (default 1G, less if "
+                      "bytes per vector, a multiple of 4, at most 1T (default 256M, less if "
                       "memory is short)",
                       requestedBytes, 1, kMaxVectorBytes, sizeof(float));
   return ms::runSample(commandLine, common, argc, argv, [&](ms::Report& report) {

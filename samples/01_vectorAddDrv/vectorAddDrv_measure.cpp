@@ -10,7 +10,7 @@ namespace ms = memsamples;
 
 namespace {
 
-constexpr std::uint64_t kDefaultBytes = 1ull << 30;  // 256 Mi floats per vector
+constexpr std::uint64_t kDefaultBytes = 256ull << 20;  // 64 Mi floats per vector: seconds
 constexpr int kVectors = 3;                          // A, B and C
 constexpr int kRounds = 3;                           // interleaved copy / kernel timing rounds
 

@@ -18,7 +18,7 @@
 /**
  * The bytes per vector for A, B and C, and the line that says so ("Vectors: ..." on @p out).
  *
- * Without a `--size` (@p requested): 1 GiB (256 Mi floats), less when the three vectors would
+ * Without a `--size` (@p requested): 256 MiB (64 Mi floats), less when the three vectors would
  * take more than 80 % of the device's free memory (cuMemGetInfo, in the current context), or
  * when their three page-locked host copies would not fit in the host memory this process may
  * still take (the tighter of MemAvailable and a container's memory limit). A requested size

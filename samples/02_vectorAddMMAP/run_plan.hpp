@@ -58,8 +58,9 @@ struct RunDevices {
 /// WaivedError, CudaError.
 RunDevices chooseDevices(const RunOptions& options, Report& report);
 
-/// The vector size when `--size` is not given: 1 GiB (256 Mi floats), less if memory is short.
-constexpr std::uint64_t kDefaultBytes = 1ull << 30;
+/// The vector size when `--size` is not given: 256 MiB (64 Mi floats), less if memory is short:
+/// large enough for the kernel to run at memory bandwidth, small enough for a run of seconds.
+constexpr std::uint64_t kDefaultBytes = 256ull << 20;
 
 /// The largest `--size`: 1T per vector, more than any GPU holds (a usage error above it).
 constexpr std::uint64_t kMaxBytes = 1ull << 40;

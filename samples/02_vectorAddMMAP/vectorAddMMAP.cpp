@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
   commandLine.addCommonOptions(options.common);
 
   commandLine.addSize("size",
-                      "bytes per vector, a multiple of 4, at most 1T (default 1G, less if "
+                      "bytes per vector, a multiple of 4, at most 1T (default 256M, less if "
                       "memory is short); the mapping rounds it up to stripes x granularity",
                       options.sizeBytes, 1, vmm::kMaxBytes, sizeof(float));
   commandLine.addInteger("stripes",

@@ -94,6 +94,7 @@ Loop sameSizeLoop(const RunPlan& plan) {
   Loop loop;
   loop.sizes = sameSizes(plan.sameAllocations, plan.sameBytes);
   loop.livePerStep = kSameSizeLivePerStep;
+  loop.allocationsPerStep = kSameSizePairsPerStep;
   return loop;
 }
 
@@ -101,22 +102,35 @@ Loop mixLoop(const RunPlan& plan, std::uint32_t seed) {
   Loop loop;
   loop.sizes = sizeMix(plan.allocations, plan.minBytes, plan.maxBytes, seed);
   loop.livePerStep = kMixLivePerStep;
+  loop.allocationsPerStep = kMixLivePerStep;
   return loop;
 }
 
-std::vector<StepRange> steps(const Loop& loop) {
-  std::vector<StepRange> ranges;
-  if (loop.livePerStep < 1)
-    return ranges;
+namespace {
 
-  const auto perStep = static_cast<std::size_t>(loop.livePerStep);
-  for (std::size_t first = 0; first < loop.sizes.size(); first += perStep) {
+/// [first, last) cut into ranges of @p length (the last one shorter).
+std::vector<StepRange> cut(std::size_t first, std::size_t last, std::size_t length) {
+  std::vector<StepRange> ranges;
+  for (std::size_t start = first; start < last; start += length) {
     StepRange range;
-    range.first = first;
-    range.count = std::min(perStep, loop.sizes.size() - first);
+    range.first = start;
+    range.count = std::min(length, last - start);
     ranges.push_back(range);
   }
   return ranges;
+}
+
+}  // namespace
+
+std::vector<StepRange> steps(const Loop& loop) {
+  if (loop.allocationsPerStep < 1)
+    return {};
+  return cut(0, loop.sizes.size(), static_cast<std::size_t>(loop.allocationsPerStep));
+}
+
+std::vector<StepRange> groups(const Loop& loop, const StepRange& step) {
+  const auto live = static_cast<std::size_t>(std::max(loop.livePerStep, 1));
+  return cut(step.first, step.first + step.count, live);
 }
 
 void LiveBytes::allocate(std::uint64_t bytes) {
@@ -134,11 +148,13 @@ void LiveBytes::free(std::uint64_t bytes) {
 std::uint64_t loopHighWater(const Loop& loop) {
   LiveBytes live;
   for (const StepRange& step : steps(loop)) {
-    const std::size_t last = step.first + step.count;
-    for (std::size_t i = step.first; i < last; ++i)
-      live.allocate(loop.sizes[i]);
-    for (std::size_t i = step.first; i < last; ++i)
-      live.free(loop.sizes[i]);
+    for (const StepRange& group : groups(loop, step)) {
+      const std::size_t last = group.first + group.count;
+      for (std::size_t i = group.first; i < last; ++i)
+        live.allocate(loop.sizes[i]);
+      for (std::size_t i = group.first; i < last; ++i)
+        live.free(loop.sizes[i]);
+    }
   }
   return live.high();
 }

@@ -20,9 +20,13 @@ namespace pool_plan {
 constexpr int kAllocationsPerIteration = 500;
 /// Blocks live at once in one step of the mix: a step's temporaries, whose sizes change.
 constexpr int kMixLivePerStep = 8;
-/// Blocks live at once in one step of the same-size loop: one temporary, allocated and freed,
-/// as a training or inference step asks for the same workspace every time.
+/// Blocks live at once in the same-size loop: one temporary, allocated and freed, as each layer
+/// of a training or inference step asks for the same workspace.
 constexpr int kSameSizeLivePerStep = 1;
+
+/// Allocate + free pairs in one step of the same-size loop before the synchronization that ends
+/// the step: a step of 8 layers, each taking the workspace and giving it back in stream order.
+constexpr int kSameSizePairsPerStep = 8;
 /// Allocations per `--iterations` of the same-size loop: the default 20 gives 2,000.
 constexpr int kSameSizePairsPerIteration = 100;
 /// The default size of the same-size loop (`--same-size`): 16 MiB, an activation-sized block.
@@ -68,20 +72,23 @@ std::vector<std::uint64_t> sameSizes(int count, std::uint64_t bytes);
 std::vector<std::uint64_t> sizeMix(int count, std::uint64_t minBytes, std::uint64_t maxBytes,
                                    std::uint32_t seed);
 
-/// One allocation loop: the sizes it asks for, in order, and how many of them are live at once.
-/// Each step allocates the next livePerStep sizes (fewer in the last step), frees them all,
-/// and ends with a synchronization, as a training or inference step ends.
+/// One allocation loop: the sizes it asks for, in order, how many of them are live at once, and
+/// how many make one step. A step takes the next allocationsPerStep sizes (fewer in the last
+/// step) in groups of livePerStep: each group is allocated, then freed; the step ends with a
+/// synchronization, as a training or inference step ends.
 struct Loop {
   std::vector<std::uint64_t> sizes;  ///< Every allocation of the loop, in order.
-  int livePerStep = 1;               ///< Blocks live at once in one step.
+  int livePerStep = 1;               ///< Blocks live at once: one group.
+  int allocationsPerStep = 1;        ///< Allocations between two synchronizations.
 };
 
-/// The same-size loop of @p plan: plan.sameAllocations steps, each one block of plan.sameBytes
-/// (kSameSizeLivePerStep), allocated and freed: a temporary that a training or inference step
-/// needs at the same size every time.
+/// The same-size loop of @p plan: plan.sameAllocations blocks of plan.sameBytes, one live at a
+/// time (kSameSizeLivePerStep), kSameSizePairsPerStep allocate + free pairs per step: a
+/// workspace that every layer of a training or inference step needs at the same size.
 Loop sameSizeLoop(const RunPlan& plan);
 
-/// The mix of @p plan: plan.allocations sizes from sizeMix(), kMixLivePerStep live per step.
+/// The mix of @p plan: plan.allocations sizes from sizeMix(), kMixLivePerStep live at once, one
+/// group per step.
 Loop mixLoop(const RunPlan& plan, std::uint32_t seed);
 
 /// One step of a loop: the allocations [first, first + count) of its sizes.
@@ -90,8 +97,13 @@ struct StepRange {
   std::size_t count = 0;  ///< Its allocations: livePerStep, fewer in a last short step.
 };
 
-/// The steps of @p loop, in order; none for a loop without sizes or with livePerStep below 1.
+/// The steps of @p loop, in order (allocationsPerStep each, fewer in the last); none for a loop
+/// without sizes or with allocationsPerStep below 1.
 std::vector<StepRange> steps(const Loop& loop);
+
+/// The groups of @p step: livePerStep allocations each (fewer in the last), live together,
+/// allocated then freed. A loop with livePerStep below 1 is taken as one block at a time.
+std::vector<StepRange> groups(const Loop& loop, const StepRange& step);
 
 /// Live-bytes bookkeeping: what the program itself holds, whatever the allocator reserves.
 class LiveBytes {
@@ -107,8 +119,8 @@ class LiveBytes {
   std::uint64_t high_ = 0;
 };
 
-/// The high-water mark of live bytes of @p loop: each step's allocations live together, all
-/// freed at the end of their step (the largest step's sum).
+/// The high-water mark of live bytes of @p loop: each group's allocations live together, all
+/// freed before the next group (the largest group's sum).
 std::uint64_t loopHighWater(const Loop& loop);
 
 /// The @p fraction quantile (0.5 = median, 0.99 = p99, nearest rank) of @p values; 0 for none.

@@ -51,23 +51,27 @@ ms::JsonArray toJson(const std::vector<pool_plan::VariantResult>& variants) {
 }
 
 // [pool-loop]
-/// One step of a loop on the pool: @p count temporaries (1 in the same-size loop, 8 in the mix)
-/// allocated in stream order on @p stream (from the device's current pool), freed in stream
-/// order, then the synchronization that ends a step, as a training step ends; that is where a
-/// pool above its release threshold gives memory back. Each call is timed on the host:
-/// pairUs[k] = allocate + free of block k. The synchronization is not timed.
-void poolStep(CUstream stream, const std::uint64_t* sizes, std::size_t count, double* pairUs) {
-  std::vector<ms::OwnedDeviceMemory> live(count);
-  for (std::size_t k = 0; k < count; ++k) {
-    const Clock::time_point start = Clock::now();
-    ms::check(cuMemAllocAsync(live[k].out(), sizes[k], stream), "cuMemAllocAsync");
-    pairUs[k] = microseconds(start, Clock::now());
-  }
+/// One step of a loop on the pool (pool_plan::steps()): each of its groups of blocks allocated in
+/// stream order on @p stream (from the device's current pool), then freed in stream order; then
+/// the synchronization that ends a step, as a training step ends: that is where a pool above its
+/// release threshold gives memory back. Each call is timed on the host: pairUs[i] = allocate +
+/// free of block i of the loop. The synchronization is not timed.
+void poolStep(CUstream stream, const pool_plan::Loop& loop, const pool_plan::StepRange& step,
+              double* pairUs) {
+  for (const pool_plan::StepRange& group : pool_plan::groups(loop, step)) {
+    std::vector<ms::OwnedDeviceMemory> live(group.count);
+    for (std::size_t k = 0; k < group.count; ++k) {
+      const std::size_t i = group.first + k;
+      const Clock::time_point start = Clock::now();
+      ms::check(cuMemAllocAsync(live[k].out(), loop.sizes[i], stream), "cuMemAllocAsync");
+      pairUs[i] = microseconds(start, Clock::now());
+    }
 
-  for (std::size_t k = 0; k < count; ++k) {
-    const Clock::time_point start = Clock::now();
-    ms::check(cuMemFreeAsync(live[k].release(), stream), "cuMemFreeAsync");
-    pairUs[k] += microseconds(start, Clock::now());
+    for (std::size_t k = 0; k < group.count; ++k) {
+      const Clock::time_point start = Clock::now();
+      ms::check(cuMemFreeAsync(live[k].release(), stream), "cuMemFreeAsync");
+      pairUs[group.first + k] += microseconds(start, Clock::now());
+    }
   }
 
   ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
@@ -75,18 +79,21 @@ void poolStep(CUstream stream, const std::uint64_t* sizes, std::size_t count, do
 // [pool-loop]
 
 /// The same step on cuMemAlloc and cuMemFree, which need no stream and no synchronization.
-void allocStep(const std::uint64_t* sizes, std::size_t count, double* pairUs) {
-  std::vector<ms::OwnedDeviceMemory> live(count);
-  for (std::size_t k = 0; k < count; ++k) {
-    const Clock::time_point start = Clock::now();
-    ms::check(cuMemAlloc(live[k].out(), sizes[k]), "cuMemAlloc");
-    pairUs[k] = microseconds(start, Clock::now());
-  }
+void allocStep(const pool_plan::Loop& loop, const pool_plan::StepRange& step, double* pairUs) {
+  for (const pool_plan::StepRange& group : pool_plan::groups(loop, step)) {
+    std::vector<ms::OwnedDeviceMemory> live(group.count);
+    for (std::size_t k = 0; k < group.count; ++k) {
+      const std::size_t i = group.first + k;
+      const Clock::time_point start = Clock::now();
+      ms::check(cuMemAlloc(live[k].out(), loop.sizes[i]), "cuMemAlloc");
+      pairUs[i] = microseconds(start, Clock::now());
+    }
 
-  for (std::size_t k = 0; k < count; ++k) {
-    const Clock::time_point start = Clock::now();
-    ms::check(cuMemFree(live[k].release()), "cuMemFree");
-    pairUs[k] += microseconds(start, Clock::now());
+    for (std::size_t k = 0; k < group.count; ++k) {
+      const Clock::time_point start = Clock::now();
+      ms::check(cuMemFree(live[k].release()), "cuMemFree");
+      pairUs[group.first + k] += microseconds(start, Clock::now());
+    }
   }
 }
 
@@ -96,18 +103,18 @@ template <typename Step>
 void warmUp(const pool_plan::Loop& loop, int warmupSteps, Step step) {
   const std::vector<pool_plan::StepRange> steps = pool_plan::steps(loop);
   const std::size_t count = std::min<std::size_t>(std::max(warmupSteps, 0), steps.size());
-  std::vector<double> untimed(static_cast<std::size_t>(std::max(loop.livePerStep, 0)));
+  std::vector<double> untimed(loop.sizes.size());
   for (std::size_t s = 0; s < count; ++s)
-    step(&loop.sizes[steps[s].first], steps[s].count, untimed.data());
+    step(loop, steps[s], untimed.data());
 }
 
-/// Every step of @p loop (pool_plan::steps()), each done by @p step(sizes, count, pairUs).
+/// Every step of @p loop (pool_plan::steps()), each done by @p step(loop, range, pairUs).
 /// @return Microseconds per allocate + free pair, one per size.
 template <typename Step>
 std::vector<double> timedLoop(const pool_plan::Loop& loop, Step step) {
   std::vector<double> pairUs(loop.sizes.size());
   for (const pool_plan::StepRange& range : pool_plan::steps(loop))
-    step(&loop.sizes[range.first], range.count, &pairUs[range.first]);
+    step(loop, range, pairUs.data());
   return pairUs;
 }
 
@@ -130,8 +137,8 @@ pool_plan::VariantResult poolLoop(PoolRun& run, const pool_plan::Loop& loop,
   ms::check(cuMemPoolTrimTo(run.pool, 0), "cuMemPoolTrimTo");
 
   const CUstream stream = run.first;
-  const auto step = [stream](const std::uint64_t* stepSizes, std::size_t count,
-                             double* pairUs) { poolStep(stream, stepSizes, count, pairUs); };
+  const auto step = [stream](const pool_plan::Loop& steps, const pool_plan::StepRange& range,
+                             double* pairUs) { poolStep(stream, steps, range, pairUs); };
   std::vector<double> pairUs;
   try {
     warmUp(loop, run.warmup, step);
@@ -240,7 +247,8 @@ void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out) {
   out << "Device " << run.ordinal << ": " << run.deviceName << '\n';
   out << "Loops: " << run.plan.sameAllocations << " allocations of "
       << ms::formatBytes(run.plan.sameBytes) << " (same size, "
-      << pool_plan::kSameSizeLivePerStep << " live per step), then " << run.plan.allocations
+      << pool_plan::kSameSizeLivePerStep << " live, " << pool_plan::kSameSizePairsPerStep
+      << " pairs per step), then " << run.plan.allocations
       << " of " << ms::formatBytes(run.plan.minBytes) << " to "
       << ms::formatBytes(run.plan.maxBytes) << " (mix, " << pool_plan::kMixLivePerStep
       << " live per step); kernel vectors " << ms::formatBytes(run.kernelBytes) << '\n';
@@ -258,8 +266,8 @@ void measureAllocations(PoolRun& run, ms::Report& report) {
   const pool_verdict::Goal mixGoal{"mix", pool_verdict::kMixGoal};
   const std::uint64_t keep = run.plan.keepThreshold;
   std::ostream& out = report.out();
-  out << pool_plan::latencyTable("Same size, " + ms::formatBytes(run.plan.sameBytes) + " x " +
-                                     std::to_string(same.livePerStep) + " live",
+  out << pool_plan::latencyTable("Same size, " + ms::formatBytes(run.plan.sameBytes) + ", " +
+                                     std::to_string(same.allocationsPerStep) + " pairs per step",
                                  sameLoop.variants)
       << pool_verdict::goalLine(sameGoal, sameLoop.speedUp, keep) << '\n'
       << pool_plan::latencyTable("Mix, " + ms::formatBytes(run.plan.minBytes) + " to " +
@@ -274,6 +282,7 @@ void measureAllocations(PoolRun& run, ms::Report& report) {
       .set("sameSizeBytes", run.plan.sameBytes)
       .set("sameSizeAllocations", run.plan.sameAllocations)
       .set("sameSizeLivePerStep", same.livePerStep)
+      .set("sameSizePairsPerStep", same.allocationsPerStep)
       .set("sameSizeLiveHighBytes", sameLoop.liveHigh)
       .set("sameSizeVariants", toJson(sameLoop.variants))
       .set("sameSizeSpeedUp", sameLoop.speedUp)

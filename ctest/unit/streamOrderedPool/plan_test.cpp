@@ -40,23 +40,33 @@ TEST(StreamOrderedPoolMix, SameSizesRepeatOneSize) {
   EXPECT_TRUE(pp::sameSizes(0, 1).empty());
 }
 
-// Issue 34: the same-size loop is the case a training or inference step makes: one temporary of
-// the same size allocated and freed, step after step. It holds one block, never 8.
-TEST(StreamOrderedPoolLoops, TheSameSizeLoopHoldsOneBlockPerStep) {
+// Issue 34: the same-size loop is the case a training or inference step makes: every layer takes
+// a workspace of the same size and gives it back, in stream order, and only the step's end
+// synchronizes. One block is live at a time, 8 pairs make a step.
+TEST(StreamOrderedPoolLoops, TheSameSizeLoopHoldsOneBlockEightPairsPerStep) {
   const pp::RunPlan plan = pp::checkOptions({}, {}, "max", 20);
   const pp::Loop loop = pp::sameSizeLoop(plan);
   EXPECT_EQ(pp::kSameSizeLivePerStep, 1);
+  EXPECT_EQ(pp::kSameSizePairsPerStep, 8);
   EXPECT_EQ(loop.livePerStep, 1);
+  EXPECT_EQ(loop.allocationsPerStep, 8);
   ASSERT_EQ(loop.sizes.size(), 2000u);
   EXPECT_TRUE(std::all_of(loop.sizes.begin(), loop.sizes.end(),
                           [](std::uint64_t b) { return b == (16u << 20); }));
 
-  // 2,000 steps of one allocation each, in order: allocate, free, synchronize.
+  // 250 steps of 8 allocations, each step 8 groups of one block: allocate, free, 8 times, then
+  // the synchronization.
   const std::vector<pp::StepRange> steps = pp::steps(loop);
-  ASSERT_EQ(steps.size(), 2000u);
+  ASSERT_EQ(steps.size(), 250u);
   for (std::size_t s = 0; s < steps.size(); ++s) {
-    EXPECT_EQ(steps[s].first, s);
-    EXPECT_EQ(steps[s].count, 1u);
+    EXPECT_EQ(steps[s].first, 8 * s);
+    EXPECT_EQ(steps[s].count, 8u);
+    const std::vector<pp::StepRange> groups = pp::groups(loop, steps[s]);
+    ASSERT_EQ(groups.size(), 8u);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      EXPECT_EQ(groups[g].first, 8 * s + g);
+      EXPECT_EQ(groups[g].count, 1u);
+    }
   }
 
   // Live at most: one block, which is what the pool's used high-water mark is checked against.
@@ -69,25 +79,48 @@ TEST(StreamOrderedPoolLoops, TheMixHoldsEightBlocksPerStep) {
   const pp::Loop loop = pp::mixLoop(plan, 2024);
   EXPECT_EQ(pp::kMixLivePerStep, 8);
   EXPECT_EQ(loop.livePerStep, 8);
+  EXPECT_EQ(loop.allocationsPerStep, 8);
   EXPECT_EQ(loop.sizes, pp::sizeMix(10000, 1024, 64u << 20, 2024));
 
+  // One group per step: all 8 live together, then all freed.
   const std::vector<pp::StepRange> steps = pp::steps(loop);
   ASSERT_EQ(steps.size(), 1250u);
   for (std::size_t s = 0; s < steps.size(); ++s) {
     EXPECT_EQ(steps[s].first, 8 * s);
     EXPECT_EQ(steps[s].count, 8u);
+    const std::vector<pp::StepRange> groups = pp::groups(loop, steps[s]);
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].first, steps[s].first);
+    EXPECT_EQ(groups[0].count, 8u);
   }
 }
 
 TEST(StreamOrderedPoolLoops, StepsCoverEverySizeOnceAndALastShortStep) {
-  const pp::Loop loop{std::vector<std::uint64_t>(20, 1), 8};
+  const pp::Loop loop{std::vector<std::uint64_t>(20, 1), 8, 8};
   const std::vector<pp::StepRange> steps = pp::steps(loop);
   ASSERT_EQ(steps.size(), 3u);
   EXPECT_EQ(steps[2].first, 16u);
   EXPECT_EQ(steps[2].count, 4u);
-  EXPECT_TRUE(pp::steps({{}, 8}).empty());
-  EXPECT_TRUE(pp::steps({{1, 2}, 0}).empty());
-  EXPECT_EQ(pp::loopHighWater({{1, 2}, 0}), 0u);
+  EXPECT_TRUE(pp::steps({{}, 8, 8}).empty());
+  EXPECT_TRUE(pp::steps({{1, 2}, 1, 0}).empty());
+  EXPECT_EQ(pp::loopHighWater({{1, 2}, 1, 0}), 0u);
+}
+
+// Groups cut a step into blocks live together, the last one short; the high-water mark is the
+// largest group's sum, not the step's.
+TEST(StreamOrderedPoolLoops, GroupsCutAStepAndSetTheHighWaterMark) {
+  const pp::Loop loop{{1, 2, 4, 8, 16, 32, 64}, 3, 7};
+  const std::vector<pp::StepRange> steps = pp::steps(loop);
+  ASSERT_EQ(steps.size(), 1u);
+  const std::vector<pp::StepRange> groups = pp::groups(loop, steps[0]);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[1].first, 3u);
+  EXPECT_EQ(groups[1].count, 3u);
+  EXPECT_EQ(groups[2].first, 6u);
+  EXPECT_EQ(groups[2].count, 1u);
+  EXPECT_EQ(pp::loopHighWater(loop), 64u);  // {64} beats {8, 16, 32} = 56 and {1, 2, 4}
+  EXPECT_EQ(pp::loopHighWater({{1, 2, 4, 8, 16, 32, 64}, 7, 7}), 127u);
+  EXPECT_EQ(pp::groups({{1, 2}, 0, 2}, {0, 2}).size(), 2u);  // below 1: one block at a time
 }
 
 TEST(StreamOrderedPoolOptions, ThresholdIsMaxOrAByteSize) {
