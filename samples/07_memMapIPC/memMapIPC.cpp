@@ -102,7 +102,7 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
   prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
-  // Whole granules: of the recommended granularity where an allocation fills one, else minimum.
+  // Granularity: sizes and ranges are whole granules (recommended if one is filled, else minimum).
   std::size_t minimum = 0;
   std::size_t recommended = 0;
   ms::check(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
@@ -126,7 +126,7 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
   }
   parent.writeInputs(shared.pointer);  // A and B; then the event the workers wait for
 
-  // For worker w, a new descriptor of each of the first `allocations` (A alone: a handoff).
+  // Export and send to worker w: a new descriptor per allocation (all 3; A alone in a handoff).
   const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
     ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, size);
     job.granularity = granularity;  // the worker aligns its own range the same way

@@ -100,7 +100,7 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
 
   // Use: compute this worker's slice of C, answer Done, serve the parent until Release.
   if (!worker.use(job, imports.pointer))
-    return;  // Quit instead of Release: the owners release the imports
+    return;  // the parent said Quit instead: the owners release the imports
 
   // Release: unmap; then release the imported handle and free the range (either order).
   for (std::uint32_t i = job.allocations; i-- > 0;) {
