@@ -162,8 +162,9 @@ class Parent {
   std::vector<PathResult> results_;
 };
 
-/// A worker's side of Parent::measure(): the kernel over all of @p pointers (A, B and C of
-/// @p job) on @p stream, as @p message (a kBench) asks; the answer, BenchDone, goes to @p socket.
+/// A worker's side of Parent::timeKernelOnImports(): the kernel over all of @p pointers (A, B and
+/// C of @p job) on @p stream, as @p message (a kBench) asks; the answer, BenchDone, goes to
+/// @p socket.
 void timeImportedKernel(int socket, const Message& message, CUfunction vecAdd,
                         const CUdeviceptr (&pointers)[3], const Job& job, CUstream stream);
 
