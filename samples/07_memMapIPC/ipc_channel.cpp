@@ -141,6 +141,9 @@ void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<
   std::size_t sent = 0;
   while (sent < bytes) {
     iovec piece{const_cast<std::uint8_t*>(cursor + sent), std::min(bytes - sent, kMaxRecordBytes)};
+    // [scm-rights]
+    // The descriptors ride on the first record as ancillary data: a control message of type
+    // SCM_RIGHTS, in which the kernel finds them and installs copies in the receiver.
     msghdr message{};
     message.msg_iov = &piece;
     message.msg_iovlen = 1;
@@ -161,6 +164,7 @@ void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<
                      std::to_string(bytes) + " bytes of this part sent)");
     }
     const ssize_t written = ::sendmsg(socket, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    // [scm-rights]
     if (written < 0) {
       // No room after all (poll saw some, a whole record needs more): wait again.
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)

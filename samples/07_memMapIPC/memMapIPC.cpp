@@ -7,13 +7,14 @@
  * `--workers N` worker processes (memMapIPC_worker.cpp) import them; each worker
  * computes its slice of C = A + B in the shared memory, and the parent checks every
  * element. Each way of sharing is one function, read top to bottom: create A, B and C ->
- * export -> send each worker its job -> wait for the workers -> check C -> measure ->
- * release. The core region is the VMM way, shareVmm; the legacy and pool ways follow it, one
- * function each (shareLegacy, sharePool), taking the same turns. The worker's side of each
- * way is a function of memMapIPC_worker.cpp (its core-b region is the VMM way, serveVmm):
- * receive -> import -> map or open -> use -> release. The chores the three ways share
- * (sizes, host copies, writing the inputs, slices, checking C, the proof of each release,
- * timings and the report) are one call each of an ipc::Parent, in memMapIPC_measure.cpp.
+ * export -> send each worker its job -> wait for the workers -> check C -> measure -> the
+ * workers release -> release. The core region is the VMM way, shareVmm; the legacy and
+ * pool ways follow it, one function each (shareLegacy, sharePool), taking the same turns.
+ * The worker's side of each way is a function of memMapIPC_worker.cpp (its core-b region is
+ * the VMM way, serveVmm): receive -> import -> map or open -> use -> release. The chores the
+ * three ways share (sizes, host copies, writing the inputs, slices, checking C, the proof of
+ * each release, timings and the report) are one call each of an ipc::Parent, in
+ * memMapIPC_measure.cpp.
  *
  * runParent() takes these steps:
  * 1. Start the workers, before cuInit: one **socketpair** (AF_UNIX, SOCK_SEQPACKET) per
@@ -28,10 +29,11 @@
  * 3. Create the parent's context and stream, and the interprocess event that the workers
  *    wait on (**cuEventCreate** with CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**); size
  *    the vectors and fill the host copies (ipc::Parent).
- * 4. The VMM way (shareVmm): **cuMemCreate** with the POSIX-descriptor handle type,
- *    **cuMemAddressReserve** aligned to the granularity, **cuMemMap**, **cuMemSetAccess**;
- *    **cuMemExportToShareableHandle**, a descriptor per allocation sent with SCM_RIGHTS;
- *    check, measure; **cuMemUnmap**, **cuMemAddressFree**, **cuMemRelease**.
+ * 4. The VMM way (shareVmm): **cuMemGetAllocationGranularity**, **cuMemCreate** with the
+ *    POSIX-descriptor handle type, **cuMemAddressReserve** aligned to the granularity,
+ *    **cuMemMap**, **cuMemSetAccess**; **cuMemExportToShareableHandle**, a descriptor per
+ *    allocation sent with sendmsg as SCM_RIGHTS; check, measure, the workers release;
+ *    **cuMemUnmap**, **cuMemAddressFree**, **cuMemRelease**.
  * 5. The legacy way (shareLegacy): **cuMemAlloc**; **cuIpcGetMemHandle**, 64 bytes per
  *    allocation inside the job; check, measure; **cuMemFree**.
  * 6. The pool way (sharePool): **cuMemPoolCreate** with the descriptor handle type,
@@ -54,6 +56,7 @@
 #include "ipc_owners.hpp"
 #include "memMapIPC_measure.hpp"
 #include "memsamples.hpp"
+#include "support/devices.hpp"  // allocationGranularity
 
 namespace ms = memsamples;
 namespace ipc = memsamples::ipc;
@@ -68,85 +71,90 @@ struct Options {
   bool crossGpu = false;
 };
 
-/// The handle type that the VMM allocations and the pool are created with: a POSIX file
-/// descriptor, which travels between processes over a Unix socket (SCM_RIGHTS).
-constexpr CUmemAllocationHandleType kFdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-
-/// What each way of sharing is given: the parent's device and stream, its workers, and the
-/// chores the three ways share (an ipc::Parent, memMapIPC_measure.cpp).
+/// What each way of sharing is given beside its ipc::Parent: the parent's device and stream,
+/// and its workers.
 struct Run {
   int device;             ///< The parent's device ordinal: where A, B and C live.
   CUstream stream;        ///< The parent's stream.
   ipc::Workers& workers;  ///< The worker processes, one socket each.
-  ipc::Parent& parent;    ///< writeInputs, job, send, checkSlices, measure, confirmRelease.
 };
 
-// What each way asks of `run.parent` (memMapIPC_measure.cpp), beyond the sharing's own calls:
+// What each way asks of `parent` (memMapIPC_measure.cpp), beyond the sharing's own calls:
 // - writeInputs() waits for the stream (a pool's allocations exist in stream order), asks the
 //   driver about A, B and C (the first half of the proof of their release), queues A and B
 //   from the host copies, fills C with NaN and records the interprocess event.
-// - job() is a job with the part every way shares; send() makes each descriptor close-on-exec,
-//   gives the job worker w's slice of C and sends both (sendmsg, the descriptors as SCM_RIGHTS).
+// - job() is a job with the part every way shares. sendWithScmRights() makes each descriptor
+//   close-on-exec, gives the job worker w's slice of C and sends both in one sendmsg, the
+//   descriptors as an SCM_RIGHTS control message (ipc_channel.cpp); sendJob() sends a job alone.
 // - checkSlices() waits for every worker's Done and checks C element by element.
-// - measure() times worker 0's kernel on the imports, has every worker drop them (importers
-//   before the owner), then times handoffs of A alone with the way's own `shareWith`.
+// - timeKernelOnImports() has worker 0 time the kernel on its imports; releaseWorkerImports()
+//   has every worker release them and answer Released; timeHandoffs() times handoffs of A alone
+//   with the way's own `exportAndSend`, each released again by worker 0.
 // - confirmRelease() asks the driver again: is any of A, B or C still mapped?
 
 //! [core]
-/// The VMM way: allocations created exportable as POSIX file descriptors. Each worker gets a
-/// new descriptor of each allocation over its socket (SCM_RIGHTS): only a holder can import.
-void shareVmm(const Run& run) {
-  ipc::Parent& parent = run.parent;
-
-  // Create A, B and C so that another process may import them, then write A and B.
+/// The VMM way, the parent's side: A, B and C created exportable as file descriptors; each
+/// worker gets a new descriptor of each over its socket, and maps it (serveVmm, below).
+void shareVmm(ipc::Parent& parent, const Run& run) {
+  // Pinned memory on this device, exportable as a POSIX file descriptor (asked at creation).
   CUmemAllocationProp prop = {};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
-  prop.requestedHandleTypes = kFdType;  // exportable only if asked for at creation
-  const ipc::VmmSize size = ipc::vmmAllocationSize(prop, parent.bytes);  // whole granules
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+
+  // Granularity: sizes and ranges are whole granules (recommended if one is filled, else minimum).
+  std::size_t minimum = 0;
+  std::size_t recommended = 0;
+  ms::check(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+            "cuMemGetAllocationGranularity");
+  ms::check(
+      cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+      "cuMemGetAllocationGranularity");
+  const std::size_t granularity = ms::allocationGranularity(parent.bytes, minimum, recommended);
+  const std::size_t size = (parent.bytes + granularity - 1) / granularity * granularity;
+
+  // Create A, B and C, each mapped read-write here; the handles stay: every export needs them.
   const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-
-  ipc::Buffers shared(run.stream, &run.workers);  // an error ends the workers first
+  ipc::Buffers shared(run.stream, &run.workers);  // owners: on an error, workers end first
   for (int i = 0; i < 3; ++i) {
-    // The handle is kept until the release, not released once mapped: every job exports it.
-    ms::check(cuMemCreate(shared.handle[i].out(), size.bytes, &prop, 0), "cuMemCreate");
-
+    ms::check(cuMemCreate(shared.handle[i].out(), size, &prop, 0), "cuMemCreate");
     CUdeviceptr& pointer = shared.pointer[i];
-    ms::check(cuMemAddressReserve(&pointer, size.bytes, size.granularity, 0, 0),
-              "cuMemAddressReserve");
-    shared.range[i].own(pointer, size.bytes);
-    ms::check(cuMemMap(pointer, size.bytes, 0, shared.handle[i].get(), 0), "cuMemMap");
-    ms::check(cuMemSetAccess(pointer, size.bytes, &access, 1), "cuMemSetAccess");
+    ms::check(cuMemAddressReserve(&pointer, size, granularity, 0, 0), "cuMemAddressReserve");
+    shared.range[i].own(pointer, size);  // for an error path
+    ms::check(cuMemMap(pointer, size, 0, shared.handle[i].get(), 0), "cuMemMap");
+    ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
   }
-  parent.writeInputs(shared.pointer);
+  parent.writeInputs(shared.pointer);  // A and B; then the event the workers wait for
 
-  // Export the first `allocations` for worker w, a new descriptor each, and send them with
-  // its job. The job carries the granularity: the worker aligns its own range the same way.
-  const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
-    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, size.bytes);
-    job.granularity = size.granularity;
+  // Export and send to worker w: a new descriptor per allocation (all 3; A alone in a handoff).
+  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
+    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, size);
+    job.granularity = granularity;  // the worker aligns its own range the same way
     std::vector<ipc::OwnedFd> descriptors;
     for (std::uint32_t i = 0; i < allocations; ++i) {
       int fd = -1;
-      ms::check(cuMemExportToShareableHandle(&fd, shared.handle[i].get(), kFdType, 0),
+      ms::check(cuMemExportToShareableHandle(&fd, shared.handle[i].get(),
+                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                 "cuMemExportToShareableHandle");
       descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
     }
-    parent.send(w, job, descriptors);
-  };  // the parent's copies close here; the message in flight holds the files
+    parent.sendWithScmRights(w, job, descriptors);  // sendmsg, the fds as SCM_RIGHTS
+  };  // the parent's descriptors close here; the worker has its own
   for (std::size_t w = 0; w < run.workers.size(); ++w)
-    shareWith(w, 3);
+    exportAndSend(w, 3);
 
-  // Wait until every worker has imported, mapped and written its slice; check C.
+  // Each worker imports, maps and computes its slice of C (serveVmm). Wait for all; check C.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
+  parent.timeKernelOnImports(result);  // worker 0, on its mapping of A, B and C
 
-  // Measure: the kernel on the imports; every worker drops them; handoffs of A, each timed.
-  parent.measure(result, shareWith);
+  // Each worker unmaps and releases its imports (serveVmm's last step): importers go first.
+  parent.releaseWorkerImports();
+  parent.timeHandoffs(result, exportAndSend);  // A alone to worker 0: mapped, released, timed
 
-  // Release, in reverse order of creation; the importers went first (in measure).
+  // Release: unmap, free the range, release the handle; then prove none is mapped here.
   for (int i = 2; i >= 0; --i) {
-    ms::check(cuMemUnmap(shared.range[i].get(), size.bytes), "cuMemUnmap");
-    ms::check(cuMemAddressFree(shared.range[i].release(), size.bytes), "cuMemAddressFree");
+    ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
+    ms::check(cuMemAddressFree(shared.range[i].release(), size), "cuMemAddressFree");
     ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
   }
   parent.confirmRelease(result);
@@ -159,11 +167,9 @@ void shareVmm(const Run& run) {
 //! [share-legacy]
 /// The legacy way: any cuMemAlloc memory, named by a 64-byte handle. The handles travel inside
 /// the job, with no descriptor: whoever learns the bytes may open the memory.
-void shareLegacy(const Run& run) {
-  ipc::Parent& parent = run.parent;
-
+void shareLegacy(ipc::Parent& parent, const Run& run) {
   // Create A, B and C, then write A and B.
-  ipc::Buffers shared(run.stream, &run.workers);  // an error ends the workers first
+  ipc::Buffers shared(run.stream, &run.workers);  // owners: on an error, workers end first
   for (int i = 0; i < 3; ++i) {
     ms::check(cuMemAlloc(shared.memory[i].out(), parent.bytes), "cuMemAlloc");
     shared.pointer[i] = shared.memory[i].get();
@@ -171,22 +177,24 @@ void shareLegacy(const Run& run) {
   parent.writeInputs(shared.pointer);
 
   // Export the first `allocations` for worker w as handles in its job, and send the job.
-  const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
+  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
     ipc::Job job = parent.job(ipc::SharePath::LegacyIpc, allocations, parent.bytes);
     for (std::uint32_t i = 0; i < allocations; ++i)
       ms::check(cuIpcGetMemHandle(&job.legacy[i], shared.pointer[i]), "cuIpcGetMemHandle");
-    parent.send(w, job);
+    parent.sendJob(w, job);  // sendmsg, no descriptor: the handles are bytes of the job
   };
   for (std::size_t w = 0; w < run.workers.size(); ++w)
-    shareWith(w, 3);
+    exportAndSend(w, 3);
 
-  // Wait until every worker has opened the handles and written its slice; check C.
+  // Each worker opens the handles and computes its slice of C (serveLegacy). Wait; check C.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::LegacyIpc, shared.pointer[2]);
+  parent.timeKernelOnImports(result);
 
-  // Measure: the kernel on the imports; every worker drops them; handoffs of A, each timed.
-  parent.measure(result, shareWith);
+  // Each worker closes its handles (serveLegacy's last step): importers go first.
+  parent.releaseWorkerImports();
+  parent.timeHandoffs(result, exportAndSend);
 
-  // Release, in reverse order of creation; the importers went first (in measure).
+  // Release, in reverse order of creation; then the proof.
   for (int i = 2; i >= 0; --i)
     ms::check(cuMemFree(shared.memory[i].release()), "cuMemFree");
   parent.confirmRelease(result);
@@ -196,16 +204,14 @@ void shareLegacy(const Run& run) {
 //! [share-pool]
 /// The pool way: a pool created exportable as a POSIX file descriptor travels with each job
 /// (SCM_RIGHTS); each allocation from it as 64 bytes of export data, useless without the pool.
-void sharePool(const Run& run) {
-  ipc::Parent& parent = run.parent;
-
+void sharePool(ipc::Parent& parent, const Run& run) {
   // Create the pool and A, B and C from it (in stream order), then write A and B.
   CUmemPoolProps poolProps = {};
   poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  poolProps.handleTypes = kFdType;  // exportable only if asked for at creation
+  poolProps.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // asked for at creation
   poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
 
-  ipc::Buffers shared(run.stream, &run.workers);  // an error ends the workers first
+  ipc::Buffers shared(run.stream, &run.workers);  // owners: on an error, workers end first
   ms::check(cuMemPoolCreate(shared.pool.out(), &poolProps), "cuMemPoolCreate");
   for (int i = 0; i < 3; ++i) {
     CUdeviceptr* const made = shared.pooled[i].out();
@@ -217,10 +223,11 @@ void sharePool(const Run& run) {
 
   // Export the pool for worker w as a descriptor, and the first `allocations` as export data
   // in its job; send both.
-  const auto shareWith = [&](std::size_t w, std::uint32_t allocations) {
+  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
     ipc::Job job = parent.job(ipc::SharePath::Pool, allocations, parent.bytes);
     int fd = -1;
-    ms::check(cuMemPoolExportToShareableHandle(&fd, shared.pool.get(), kFdType, 0),
+    ms::check(cuMemPoolExportToShareableHandle(&fd, shared.pool.get(),
+                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
               "cuMemPoolExportToShareableHandle");
     std::vector<ipc::OwnedFd> descriptors;
     descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
@@ -228,20 +235,23 @@ void sharePool(const Run& run) {
       ms::check(cuMemPoolExportPointer(&job.pooled[i], shared.pointer[i]),
                 "cuMemPoolExportPointer");
     }
-    parent.send(w, job, descriptors);
+    parent.sendWithScmRights(w, job, descriptors);  // sendmsg, the pool's fd as SCM_RIGHTS
   };
   for (std::size_t w = 0; w < run.workers.size(); ++w)
-    shareWith(w, 3);
+    exportAndSend(w, 3);
 
-  // Wait until every worker has imported the pool and its pointers and written its slice;
-  // check C.
+  // Each worker imports the pool and its pointers and computes its slice of C (servePool).
+  // Wait for all; check C.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::Pool, shared.pointer[2]);
+  parent.timeKernelOnImports(result);
 
-  // Measure: the kernel on the imports; every worker drops them; handoffs of A, each timed.
-  parent.measure(result, shareWith);
+  // Each worker frees its pointers and its pool (servePool's last step): every importer must
+  // free a pool allocation before its owner does.
+  parent.releaseWorkerImports();
+  parent.timeHandoffs(result, exportAndSend);
 
-  // Release, in reverse order of creation; the importers went first (in measure). Once the
-  // frees have completed, the pool must count no bytes in use.
+  // Release, in reverse order of creation. Once the frees have completed, the pool must count
+  // no bytes in use; then the proof.
   for (int i = 2; i >= 0; --i)
     ms::check(cuMemFreeAsync(shared.pooled[i].release(), run.stream), "cuMemFreeAsync");
   ms::check(cuStreamSynchronize(run.stream), "cuStreamSynchronize");
@@ -297,17 +307,17 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   // copies, slices, proofs of release, timings and the report.
   ipc::Parent parent(workers, options.sizeBytes, stream.get(), options.common,
                      inputsWritten.get(), common);
-  const Run run{sharing.ordinal, stream.get(), workers, parent};
+  const Run run{sharing.ordinal, stream.get(), workers};
 
   try {
     // 4. The VMM way: a descriptor per allocation, over the socket.
-    shareVmm(run);
+    shareVmm(parent, run);
 
     // 5. The legacy way: 64-byte handles inside the job.
-    shareLegacy(run);
+    shareLegacy(parent, run);
 
     // 6. The pool way: the pool as a descriptor, each allocation as export data.
-    sharePool(run);
+    sharePool(parent, run);
   } catch (const std::exception&) {
     // Every worker ends first (none may still use the memory), and the owners have freed
     // the way in flight: the driver's answers say whether it is gone.

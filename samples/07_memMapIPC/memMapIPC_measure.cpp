@@ -146,19 +146,6 @@ Sharing probeSharing(const std::optional<long long>& requested, Workers& workers
   return sharing;
 }
 
-VmmSize vmmAllocationSize(const CUmemAllocationProp& prop, std::uint64_t bytes) {
-  std::size_t minimum = 0;
-  std::size_t recommended = 0;
-  check(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-        "cuMemGetAllocationGranularity");
-  check(cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-        "cuMemGetAllocationGranularity");
-  VmmSize size;
-  size.granularity = allocationGranularity(bytes, minimum, recommended);
-  size.bytes = (bytes + size.granularity - 1) / size.granularity * size.granularity;
-  return size;
-}
-
 Parent::Parent(Workers& workers, const std::optional<std::uint64_t>& requested, CUstream stream,
                const CommonOptions& options, CUevent inputsWritten, const Job& common)
     : bytes(sizeVectors(requested)),
@@ -205,16 +192,16 @@ void Parent::upload(const CUdeviceptr (&pointers)[3]) const {
   check(cuMemsetD32Async(pointers[2], 0x7FC00000u, count, stream_), "cuMemsetD32Async");  // NaN
 }
 
-void Parent::send(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors) {
+void Parent::sendWithScmRights(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors) {
   for (OwnedFd& descriptor : descriptors)
     descriptor.closeOnExec();  // so that no program started later inherits it
   job.slice(worker, workerCount);  // equal slices of C, one per worker
   workers_.send(worker, kJob, job, descriptors, "a job");
 }
 
-void Parent::send(std::size_t worker, const Job& job) {
+void Parent::sendJob(std::size_t worker, const Job& job) {
   std::vector<OwnedFd> none;
-  send(worker, job, none);
+  sendWithScmRights(worker, job, none);
 }
 
 PathResult& Parent::checkSlices(SharePath path, CUdeviceptr c) {
@@ -227,15 +214,21 @@ PathResult& Parent::checkSlices(SharePath path, CUdeviceptr c) {
   return results_.emplace_back(path, written);
 }
 
-void Parent::measure(PathResult& result, const ShareWith& shareWith) {
+void Parent::timeKernelOnImports(PathResult& result) {
   const Bench bench{options_.warmup, options_.iterations};
   workers_.send(0, kBench, bench, {}, "the benchmark");
   result.workerKernelMs =
       payloadAs<BenchDone>(workers_.receive(0, "the benchmark"), kBenchDone).medianMs;
+}
+
+void Parent::releaseWorkerImports() {
   workers_.releaseImports();
+}
+
+void Parent::timeHandoffs(PathResult& result, const ExportAndSend& exportAndSend) {
   for (int i = 0; i < options_.iterations; ++i) {
     const std::int64_t start = monotonicNanoseconds();
-    shareWith(0, 1);
+    exportAndSend(0, 1);
     const Done done = payloadAs<Done>(workers_.receive(0, "a handoff"), kDone);
     result.handoffMs.push_back(static_cast<double>(done.mappedAtNs - start) / 1e6);
     workers_.releaseImports(0);  // freed, and the free completed, before the next export

@@ -52,16 +52,6 @@ struct Sharing {
 Sharing probeSharing(const std::optional<long long>& requested, Workers& workers, bool crossGpu,
                      std::ostream& out);
 
-/// The size and alignment of one VMM allocation.
-struct VmmSize {
-  std::size_t granularity = 0;  ///< The unit: the alignment of every address range it is mapped at.
-  std::size_t bytes = 0;        ///< The bytes asked for, rounded up to whole units.
-};
-
-/// @p bytes rounded up to the granularity of allocations made with @p prop, and that granularity
-/// (cuMemGetAllocationGranularity; the recommended one where it fits, see allocationGranularity).
-VmmSize vmmAllocationSize(const CUmemAllocationProp& prop, std::uint64_t bytes);
-
 /// What one path gave.
 struct PathResult {
   /// The result of path @p which, whose C the workers wrote as @p written says.
@@ -75,9 +65,9 @@ struct PathResult {
   std::vector<std::string> releaseProblems;  ///< What confirmRelease() found; none: released.
 };
 
-/// One way's export and send for one worker (the `shareWith` of each way in memMapIPC.cpp):
+/// One way's export and send for one worker (the `exportAndSend` of each way in memMapIPC.cpp):
 /// exports the first @p allocations of A, B and C into a job for worker @p worker and sends it.
-using ShareWith = std::function<void(std::size_t worker, std::uint32_t allocations)>;
+using ExportAndSend = std::function<void(std::size_t worker, std::uint32_t allocations)>;
 
 /**
  * Everything of the parent's run around the sharing itself: the vectors' size, their pinned host
@@ -113,23 +103,29 @@ class Parent {
   /// sharing adds its handles, send() the worker's slice.
   Job job(SharePath path, std::uint32_t allocations, std::uint64_t allocationBytes) const;
   /// Sends @p job to worker @p worker, with its equal slice of C, and @p descriptors, each first
-  /// made close-on-exec (checked: a descriptor the driver just made may lack FD_CLOEXEC).
-  void send(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors);
-  /// send() of a job that carries no descriptor (the legacy way).
-  void send(std::size_t worker, const Job& job);
+  /// made close-on-exec (checked: a descriptor the driver just made may lack FD_CLOEXEC). One
+  /// sendmsg carries the job's header and the descriptors as an SCM_RIGHTS control message
+  /// (sendMessage(), ipc_channel.cpp): the kernel installs new descriptors of the same open files
+  /// in the worker. The caller's descriptors stay its own, to close.
+  void sendWithScmRights(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors);
+  /// Sends @p job, which carries no descriptor (the legacy way), with worker @p worker's slice.
+  void sendJob(std::size_t worker, const Job& job);
   /// Waits for every worker's kDone (each imported its job and wrote its slice), copies C back
   /// from @p c and checks every element. @return path @p path's result, kept for the report.
   PathResult& checkSlices(SharePath path, CUdeviceptr c);
+  /// Worker 0 times the kernel over its imported A, B and C (kBench, `--warmup` and `--iterations`
+  /// launches, the median), into @p result.
+  void timeKernelOnImports(PathResult& result);
+  /// Every worker releases its imports (kRelease) and answers kReleased: importers before the
+  /// owner (a pool allocation must be freed by every importer before its owner frees it).
+  void releaseWorkerImports();
   /**
-   * The measurements of one path, into @p result: worker 0 times the kernel over its imported A,
-   * B and C (kBench, `--warmup` and `--iterations` launches, the median); then every worker drops
-   * its imports (importers before the owner: a pool allocation must be freed by every importer
-   * before its owner frees it); then `--iterations` handoffs of A alone to worker 0:
-   * @p shareWith(0, 1) exports and sends it, the worker imports and maps it and answers when it
-   * was usable, then drops it again. A handoff is timed from before the export to the worker's
-   * mapping (CLOCK_MONOTONIC, the same clock in both processes).
+   * `--iterations` handoffs of A alone to worker 0, into @p result: @p exportAndSend(0, 1) exports
+   * and sends it, the worker imports and maps it and answers when it was usable, then releases it
+   * again. A handoff is timed from before the export to the worker's mapping (CLOCK_MONOTONIC, the
+   * same clock in both processes). Needs every worker's imports released first.
    */
-  void measure(PathResult& result, const ShareWith& shareWith);
+  void timeHandoffs(PathResult& result, const ExportAndSend& exportAndSend);
   /// Waits for the stream (frees in stream order complete), asks again about what writeInputs()
   /// saw, and judges, with @p result's poolBytesInUse: the problems go into @p result (none:
   /// released).
@@ -166,8 +162,9 @@ class Parent {
   std::vector<PathResult> results_;
 };
 
-/// A worker's side of Parent::measure(): the kernel over all of @p pointers (A, B and C of
-/// @p job) on @p stream, as @p message (a kBench) asks; the answer, BenchDone, goes to @p socket.
+/// A worker's side of Parent::timeKernelOnImports(): the kernel over all of @p pointers (A, B and
+/// C of @p job) on @p stream, as @p message (a kBench) asks; the answer, BenchDone, goes to
+/// @p socket.
 void timeImportedKernel(int socket, const Message& message, CUfunction vecAdd,
                         const CUdeviceptr (&pointers)[3], const Job& job, CUstream stream);
 

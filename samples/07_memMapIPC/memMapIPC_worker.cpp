@@ -49,7 +49,6 @@ namespace ipc = memsamples::ipc;
 namespace {
 
 constexpr int kBlockSize = 256;
-constexpr CUmemAllocationHandleType kFdType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
 /// How long a worker waits for the parent's next message. A parent that died has killed
 /// this process already (dieWithParent), so this only catches one that hangs.
@@ -76,42 +75,40 @@ void* shareable(const ipc::OwnedFd& descriptor) {
 }
 
 //! [core-b]
-/// The VMM way, this side: each descriptor becomes this process's handle of the allocation,
-/// which it maps into an address range of its own.
+/// The VMM way, the worker's side: each descriptor becomes a handle, mapped in this process.
 void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& descriptors) {
-  // Receive: `job` came checked (acceptJob), with a descriptor per allocation.
+  // Received (runWorker): the job, checked, and a descriptor per allocation, from recvmsg.
   const std::size_t size = job.allocationBytes;
   const CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, worker.device};
   const CUmemAccessDesc access = {here, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-  ipc::Buffers imports(worker.stream);
+  ipc::Buffers imports(worker.stream);  // owners, for an error path
 
   for (std::uint32_t i = 0; i < job.allocations; ++i) {
-    // Import: the descriptor becomes a handle, and is closed: the handle holds the memory now.
-    CUmemGenericAllocationHandle* const handle = imports.handle[i].out();
-    ms::check(cuMemImportFromShareableHandle(handle, shareable(descriptors[i]), kFdType),
+    // Import: the descriptor becomes a handle, then closes; the handle holds the memory now.
+    ms::check(cuMemImportFromShareableHandle(imports.handle[i].out(), shareable(descriptors[i]),
+                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
               "cuMemImportFromShareableHandle");
     descriptors[i].close();
 
-    // Map: a range aligned as the parent's (the job's granularity), the mapping, access.
+    // Map: a range of this process, aligned as the parent's (the job's granularity).
     CUdeviceptr& pointer = imports.pointer[i];
     ms::check(cuMemAddressReserve(&pointer, size, job.granularity, 0, 0), "cuMemAddressReserve");
-    imports.range[i].own(pointer, size);
+    imports.range[i].own(pointer, size);  // for an error path
     ms::check(cuMemMap(pointer, size, 0, imports.handle[i].get(), 0), "cuMemMap");
     ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
   }
 
-  // Use: this worker's slice of C, then what the parent asks, until it says release.
+  // Use: compute this worker's slice of C, answer Done, serve the parent until Release.
   if (!worker.use(job, imports.pointer))
-    return;  // told to quit instead: the owners release the imports
+    return;  // the parent said Quit instead: the owners release the imports
 
-  // Release, before the parent frees anything: the mapping first; then the handle and the
-  // address range, in either order (the parent frees its range first).
+  // Release: unmap; then release the imported handle and free the range (either order).
   for (std::uint32_t i = job.allocations; i-- > 0;) {
     ms::check(cuMemUnmap(imports.range[i].get(), size), "cuMemUnmap");
     ms::check(cuMemRelease(imports.handle[i].release()), "cuMemRelease");
     ms::check(cuMemAddressFree(imports.range[i].release(), size), "cuMemAddressFree");
   }
-  ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);
+  ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);  // the parent may free now
 }
 //! [core-b]
 
@@ -153,7 +150,7 @@ void servePool(Worker& worker, ipc::Job job, std::vector<ipc::OwnedFd>& descript
 
   // Import the pool; the descriptor is closed: the imported pool holds it now.
   ms::check(cuMemPoolImportFromShareableHandle(imports.pool.out(), shareable(descriptors[0]),
-                                               kFdType, 0),
+                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
             "cuMemPoolImportFromShareableHandle");
   descriptors[0].close();
 
@@ -266,6 +263,8 @@ int runWorker(const std::vector<std::string>& args) {
     // until the parent says quit.
     Worker worker{socket.get(), hello.device, stream.get(), vecAdd};
     while (!worker.toldToQuit) {
+      // recvmsg: a job and the descriptors that came with it as SCM_RIGHTS, new descriptors
+      // of this process for the parent's exports (ipc_channel.cpp).
       ipc::Message message = ipc::receiveMessage(socket.get(), kParentSilence);
       ipc::checkOrder(message.type, false);  // nothing is held between jobs
       if (message.type == ipc::kQuit)
