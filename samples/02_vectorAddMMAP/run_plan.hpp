@@ -129,8 +129,9 @@ std::uint64_t combinedGranularity(const std::vector<std::uint64_t>& perDevice);
 
 /// cuMemGetAllocationGranularity (minimum) of pinned memory on every backing and mapping device
 /// (a mapping device counts: its mappings must be aligned for it), combined: the question the
-/// core, mapStripedRange(), asks first, asked here ahead of it, so that step 2 can print the
-/// granularity and step 4 can size the run with the layout the core will build. @throws CudaError.
+/// allocator, mapStripedRange(), asks first, asked here ahead of it, so that step 2 can print the
+/// granularity and step 4 can size the run with the layout the allocator will build.
+/// @throws CudaError.
 std::uint64_t stripedGranularity(const std::vector<int>& backingDevices,
                                  const std::vector<int>& mappingDevices);
 

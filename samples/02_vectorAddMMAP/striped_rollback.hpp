@@ -1,9 +1,9 @@
 /**
  * @file striped_rollback.hpp
- * @brief What the core of 02_vectorAddMMAP (mapStripedRange() in striped_vmm.cpp) uses beside its
- *        driver calls, kept out of the reader's way: the device list it asks the granularity of,
- *        and the rollback of a half-built range. Only striped_vmm.cpp includes it; the functions
- *        are defined there, below the core.
+ * @brief What the allocator of 02_vectorAddMMAP (mapStripedRange() in striped_vmm.cpp) uses
+ *        beside its driver calls, kept out of the reader's way: the device list it asks the
+ *        granularity of, and the rollback of a half-built range. Only striped_vmm.cpp includes
+ *        it; the functions are defined there, below the `core-b` region.
  */
 #pragma once
 

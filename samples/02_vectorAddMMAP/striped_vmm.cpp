@@ -1,11 +1,11 @@
 /**
  * @file striped_vmm.cpp
- * @brief The striped VMM range of 02_vectorAddMMAP. The region marked `core` is the whole
- *        call sequence, in the order it runs, as two functions: mapStripedRange() asks the
- *        granularity, reserves the addresses, creates, maps and releases each stripe and
- *        sets access; unmapStripedRange() unmaps and frees the addresses once the lesson has
- *        used the range. Below the core: the rollback of a half-built range, the owner, and
- *        the layout arithmetic.
+ * @brief The striped VMM range of 02_vectorAddMMAP. The region marked `core-b` is the
+ *        allocator that the lesson's core (vectorAddMMAP.cpp) calls, every driver call in the
+ *        order it runs: mapStripedRange() asks the granularity, reserves the addresses,
+ *        creates, maps and releases each stripe and sets access; unmapStripedRange() unmaps
+ *        and frees the addresses once the lesson has used the range. Below it: the rollback
+ *        of a half-built range, the owner, and the layout arithmetic.
  */
 #include "striped_vmm.hpp"
 
@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "memsamples.hpp"
-#include "striped_rollback.hpp"  // what the core's rollback lines call; defined below the core
+#include "striped_rollback.hpp"  // what the rollback lines call; defined below core-b
 #include "support/devices.hpp"   // allocationGranularity
 
 namespace memsamples::vmm {
@@ -36,20 +36,15 @@ namespace memsamples::vmm {
 // cover whole stripes (--size 4M --stripes 8: six of the eight 2 MiB stripes); it is
 // backed like the rest. (The README shows this as docs/images/02_vectorAddMMAP.svg.)
 //
-//! [core]
+//! [core-b]
 StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
                              const std::vector<int>& backingDevices,
                              const std::vector<int>& mappingDevices) {
-  // The kind of memory every stripe is: "PINNED" means resident device memory (not page-locked
-  // host memory), on the device that location.id names.
   CUmemAllocationProp properties{};
   properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;  // resident memory of device location.id
 
-  // The granularity: every size given to cuMemCreate and every address given to cuMemMap must be
-  // a multiple of it, on each device that holds a stripe and on each that maps the range. They
-  // are powers of two, so the largest answer suits all. The minimum is what the calls require;
-  // the recommended one, a multiple of it, is faster.
+  // Sizes and addresses must suit the granularity of every device involved: take the largest.
   Granularities granularities;
   for (const int device : backingAndMapping(backingDevices, mappingDevices)) {
     properties.location.id = device;
@@ -64,23 +59,19 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     granularities.recommended = std::max<std::uint64_t>(granularities.recommended, recommended);
   }
 
-  // Cut the range into equal stripes (no driver call), each a multiple of the recommended
-  // granularity when a stripe fills one unit of it, else of the minimum.
+  // Equal stripes, round robin over the backing devices (arithmetic only).
   StripeLayout layout = planStripes(bytes, granularities, stripeCount, backingDevices);
 
-  // From here on, each call that creates something is followed by one line that records it:
-  // rollback.check() undoes what is recorded before it reports a failed call.
-  Rollback rollback(layout);
+  Rollback rollback(layout);  // records what exists; a failed rollback.check() undoes it
 
-  // Reserve addresses only: nothing backs them yet. Aligned to the granularity, so that every
-  // stripe's offset is a valid cuMemMap address.
+  // Reserve: addresses only, nothing behind them yet.
   CUdeviceptr base = 0;
   rollback.check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
                  "cuMemAddressReserve");
   rollback.reserved(base);
 
   for (const Stripe& stripe : layout.stripes) {
-    // Create physical memory on the stripe's device. It has no address yet.
+    // Create: physical memory on the stripe's device, with no address yet.
     properties.location.id = stripe.device;
     CUmemGenericAllocationHandle handle{};
     rollback.check(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
@@ -90,15 +81,12 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     rollback.check(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
     rollback.mapped(stripe);
 
-    // Release the handle at once: the mapping holds its own reference, so the memory stays
-    // until the stripe is unmapped. Nothing else needs to be kept.
+    // Release the handle now: the mapping keeps the memory until it is unmapped.
     rollback.check(cuMemRelease(handle), "cuMemRelease");
     rollback.released();
   }
 
-  // Set access: a mapping is not accessible, not even from the device that holds it, until this
-  // call. Access belongs to the mapping, so a device reading a peer's stripe needs this grant,
-  // not cuCtxEnablePeerAccess. One call covers every stripe.
+  // Set access: until now no device may touch the range, not even one holding a stripe.
   std::vector<CUmemAccessDesc> access(mappingDevices.size());
   for (std::size_t i = 0; i < access.size(); ++i) {
     access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -108,22 +96,20 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
   rollback.check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
                  "cuMemSetAccess");
 
-  // Built: the range is the caller's now. Its kernel reads and writes through base, one ordinary
-  // device pointer, wherever each stripe lives (vectorAddMMAP.cpp, step 6).
-  rollback.dismiss();
+  rollback.dismiss();  // built: the range is the caller's now
   return {base, std::move(layout)};
 }
+//! [core-b]
 
-// Free: one cuMemUnmap over the whole range (it may span several whole mappings, never part of
-// one: each stripe is a whole mapping, and its memory goes with its only mapping), then the
-// addresses. The second call is made even if the first fails.
+// Free: one cuMemUnmap over every stripe (it may span several whole mappings, never part of
+// one), then the addresses, freed even if the unmap failed. The lesson makes the same two calls
+// in its core; the owner's destructor, 06 and the measurement call this.
 void unmapStripedRange(CUdeviceptr base, std::uint64_t roundedBytes) {
   const CUresult unmapped = cuMemUnmap(base, roundedBytes);
   const CUresult freed = cuMemAddressFree(base, roundedBytes);
   check(unmapped, "cuMemUnmap");
   check(freed, "cuMemAddressFree");
 }
-//! [core]
 
 // ------------------------------------------------------------------------ the rollback
 namespace {

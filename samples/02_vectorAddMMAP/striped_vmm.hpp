@@ -3,9 +3,9 @@
  * @brief The technique of 02_vectorAddMMAP: one contiguous range of device addresses backed by
  *        several physical allocations (stripes) that may live on different GPUs.
  *
- * striped_vmm.cpp builds and frees a range in one region marked `core` (its layout drawing is
- * there too): mapStripedRange() asks the granularity, reserves, creates, maps, releases and sets
- * access, top to bottom; unmapStripedRange() frees the range. StripedVmmRange owns a range for
+ * striped_vmm.cpp builds a range in the region marked `core-b` (its layout drawing is there
+ * too): mapStripedRange() asks the granularity, reserves, creates, maps, releases and sets
+ * access, top to bottom; unmapStripedRange(), right after it, frees the range. StripedVmmRange owns a range for
  * the error paths. planStripes() cuts a size into stripes; run_plan.hpp decides the devices and
  * the size of a run. 06_perDeviceResource reuses all of it as a resource kind.
  */
@@ -50,10 +50,10 @@ struct StripedRange {
 
 /**
  * Builds a range of at least @p bytes in @p stripeCount stripes, stripe i backed by
- * `backingDevices[i % backingDevices.size()]`, read-write for @p mappingDevices (the core of
- * striped_vmm.cpp). Asks the driver for the granularity of every backing and mapping device and
- * cuts the range with planStripes() at it. Requires a current context. A failure undoes what
- * was built; the CudaError names the call, this file's line, the stripe and what was undone.
+ * `backingDevices[i % backingDevices.size()]`, read-write for @p mappingDevices (the `core-b`
+ * region of striped_vmm.cpp). Asks the driver for the granularity of every backing and mapping
+ * device and cuts the range with planStripes() at it. Requires a current context. A failure undoes
+ * what was built; the CudaError names the call, this file's line, the stripe and what was undone.
  * @throws CudaError; std::invalid_argument when a device list is empty (before any driver call)
  *         and what planStripes() throws for the size and the stripe count.
  */

@@ -1,45 +1,37 @@
 /**
  * @file vectorAddMMAP.cpp
- * @brief 01_vectorAddDrv with one change: A, B and C are virtual-memory (VMM) ranges,
- *        each one contiguous pointer backed by several physical allocations that may
- *        live on several GPUs.
+ * @brief 01_vectorAddDrv with one change: A, B and C are virtual-memory (VMM) ranges, each one
+ *        device pointer backed by several physical allocations ("stripes") that may live on
+ *        several GPUs.
  *
- * cuMemAlloc does three things at once: it finds free addresses, allocates physical
- * memory and makes it accessible. The VMM API gives each its own call, so a program
- * chooses where the memory lives, how it is cut up and who may touch it, while a kernel
- * still sees one ordinary pointer. Everything after the allocation is 01_vectorAddDrv:
- * read that one first. The VMM calls themselves are one function, mapStripedRange(), and
- * its free function beside it, in the region of striped_vmm.cpp marked `core` (a file of
- * its own because 06_perDeviceResource reuses it and the unit tests run it against a fake
- * driver). The steps:
+ * cuMemAlloc finds addresses, allocates memory and grants access in one call; VMM gives each its
+ * own call. The region marked `core` below is the lesson's whole VMM sequence in the order it
+ * runs: build A, B and C, use them, free them. The allocator it calls, mapStripedRange() and
+ * unmapStripedRange(), is the region marked `core-b` in striped_vmm.cpp (a file of its own
+ * because 06_perDeviceResource reuses it and the unit tests run it against a fake driver). The
+ * steps:
  *
  * 1. **cuInit**, as in 01.
- * 2. **The devices** (chooseDevices(), run_plan.cpp): the kernel's device, as in 01,
- *    which must support VMM, else the sample is WAIVED; the *backing* devices whose
- *    memory holds the stripes and the *mapping* devices that may access them; the
- *    granularity (minimum and recommended) that all of them accept, asked here to print
- *    it and to size the run.
+ * 2. **The devices** (chooseDevices(), run_plan.cpp): the kernel's device, which must support
+ *    VMM, else the sample is WAIVED; the *backing* devices whose memory holds the stripes, the
+ *    *mapping* devices that may access them, and the granularity all of them accept.
  * 3. **cuCtxCreate**, **cuModuleLoadData**, **cuModuleGetFunction**, as in 01.
- * 4. **The size** (sizeRun(), run_plan.cpp), checked against the free memory of every
- *    device that holds part of the run. Then **A, B and C**, each built by
- *    mapStripedRange(), the core: **cuMemGetAllocationGranularity** for every backing
- *    and mapping device, **cuMemAddressReserve**, per stripe **cuMemCreate**,
- *    **cuMemMap** and **cuMemRelease**, then one **cuMemSetAccess** for the mapping
- *    devices. A failure half-way undoes what was built and names the call and the
+ * 4. **The size** (sizeRun(), run_plan.cpp), checked against the free memory of every device
+ *    that holds part of the run; the pinned host vectors (**cuMemHostAlloc**), as in 01.
+ * 5. **Build** A, B and C, each by mapStripedRange(): **cuMemGetAllocationGranularity**,
+ *    **cuMemAddressReserve**, per stripe **cuMemCreate**, **cuMemMap**, **cuMemRelease**, then
+ *    **cuMemSetAccess**. A failure half-way undoes what was built and names the call and the
  *    stripe.
- * 5. **What the driver sees** from inside every stripe of A (checkDriverView()):
- *    **cuPointerGetAttributes** must report the whole range and the stripe's own
- *    device, **cuMemGetAccess** read-write for every mapping device; anything else
- *    FAILs the run.
- * 6. Inputs in, **cuLaunchKernel** on the ranges' base addresses, result out, exact
- *    check: as in 01.
- * 7. **Measured** (vectorAddMMAP_measure.cpp), in the same run: the kernel on cuMemAlloc
- *    buffers, and the host time of building and freeing a range against cuMemAlloc and
- *    cuMemFree.
- * 8. **Cleanup** in reverse order of creation, every answer checked, as in 01:
- *    **cuStreamDestroy**, **cuMemFreeHost**, then unmapStripedRange() (the core's last
- *    function: one **cuMemUnmap** and **cuMemAddressFree** per range), **cuModuleUnload**
- *    and **cuCtxDestroy**.
+ * 6. **Use**: **cuStreamCreate**, inputs in, **cuLaunchKernel** on the ranges' base addresses,
+ *    result out, exact check, as in 01.
+ * 7. **Checked and measured** while the ranges exist (vectorAddMMAP_measure.cpp): what the
+ *    driver sees from inside every stripe of A (checkDriverView(): **cuPointerGetAttributes**,
+ *    **cuMemGetAccess**; anything unexpected FAILs the run); the kernel on cuMemAlloc buffers,
+ *    and the host time of building and freeing a range against cuMemAlloc and cuMemFree.
+ * 8. **Free**: **cuStreamDestroy**, then each range: **cuMemUnmap** of every stripe at once,
+ *    **cuMemAddressFree**.
+ * 9. **The rest of the cleanup**, as in 01: **cuMemFreeHost**, **cuModuleUnload**,
+ *    **cuCtxDestroy**.
  */
 #include <iostream>
 #include <string>
@@ -54,6 +46,8 @@ namespace ms = memsamples;
 namespace vmm = memsamples::vmm;
 
 namespace {
+
+constexpr unsigned int kBlockSize = 256;  // threads per block of VecAdd_kernel
 
 ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report) {
   // 1. The driver, as in 01.
@@ -82,36 +76,13 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
 
   // 4. The size. A striped range takes memory on every backing device, not only here,
   // so every device that holds part of the run must have room for its stripes of A, B
-  // and C (and this device for the cuMemAlloc references measured beside them). The
-  // size is then rounded up to stripes x granularity.
+  // and C (and this device for the cuMemAlloc references measured beside them).
   const vmm::RunSize size = vmm::sizeRun(options, devices, report);
   const std::uint64_t bytes = size.bytes;
   const std::size_t count = bytes / sizeof(float);
 
-  // [allocate-ranges]
-  // Three striped ranges where 01 has three cuMemAlloc calls. Each StripedVmmRange
-  // constructor calls vmm::mapStripedRange(), the core in striped_vmm.cpp, and nothing
-  // else: the granularity of every backing and mapping device, cuMemAddressReserve for
-  // the whole range, then for each stripe cuMemCreate, cuMemMap and cuMemRelease, then
-  // one cuMemSetAccess for the mapping devices. If a call fails, what it built is undone
-  // before the error leaves. On an error path later on, the owners' destructors free the
-  // ranges; on the good path step 8 does, with checked calls (cuMemUnmap,
-  // cuMemAddressFree).
-  const std::vector<int>& backing = devices.roles.backing;
-  const std::vector<int>& mapping = devices.roles.mapping;
-  vmm::StripedVmmRange a(bytes, devices.stripes, backing, mapping);
-  vmm::StripedVmmRange b(bytes, devices.stripes, backing, mapping);
-  vmm::StripedVmmRange c(bytes, devices.stripes, backing, mapping);
-  // [allocate-ranges]
-
-  // 5. From inside every stripe of A, the driver must see the whole range (so the
-  // kernel's one pointer reaches every stripe), the device the stripe was created on,
-  // and read-write access for every mapping device.
-  const std::vector<std::string> problems =
-      checkDriverView(a, devices.roles.mapping, report);
-
-  // 6. Inputs in, kernel, result out: as in 01, with the ranges' base addresses as the
-  // pointers. Pinned host memory lets the copy engine read and write it directly.
+  // The host vectors, as in 01: pinned, so that the copy engine reads and writes them
+  // directly.
   ms::OwnedPinnedHostMemory pinnedA;
   ms::OwnedPinnedHostMemory pinnedB;
   ms::OwnedPinnedHostMemory pinnedC;
@@ -122,17 +93,24 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   float* hostB = static_cast<float*>(pinnedB.get());
   float* hostC = static_cast<float*>(pinnedC.get());
   ms::fillVectorAddInputs(hostA, hostB, count, 2024);
+  const unsigned int grid = ms::blocksToCover(count, 4 * kBlockSize);  // a float4 per thread
 
-  ms::OwnedStream stream;
+  const int stripes = devices.stripes;
+  const std::vector<int>& backing = devices.roles.backing;
+  const std::vector<int>& mapping = devices.roles.mapping;
+
+  //! [core]
+  // 5. Build A, B and C where 01 calls cuMemAlloc: each by mapStripedRange(), shown below.
+  vmm::StripedVmmRange a(bytes, stripes, backing, mapping);
+  vmm::StripedVmmRange b(bytes, stripes, backing, mapping);
+  vmm::StripedVmmRange c(bytes, stripes, backing, mapping);
+
+  // 6. Use, as in 01: a range is one plain device pointer, its base address.
+  ms::OwnedStream stream;  // after the ranges: on an error path it drains before they go
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
   ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
 
-  // [launch]
-  // One float4 per thread, as in 01. The parameters have exactly the kernel's types: a
-  // CUdeviceptr for each `const float*`, and n as unsigned long long.
-  constexpr unsigned int kBlockSize = 256;  // threads per block of VecAdd_kernel
-  const unsigned int grid = ms::blocksToCover(count, 4 * kBlockSize);
   CUdeviceptr deviceA = a.get();
   CUdeviceptr deviceB = b.get();
   CUdeviceptr deviceC = c.get();
@@ -141,61 +119,43 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, kBlockSize, 1, 1, 0, stream.get(),
                            kernelParams, nullptr),
             "cuLaunchKernel");
-  // [launch]
 
   ms::check(cuMemcpyDtoHAsync(hostC, c.get(), bytes, stream.get()), "cuMemcpyDtoHAsync");
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
-  // Every element is compared exactly with A + B, as in 01.
   const ms::VectorAddCheck firstRun = ms::checkVectorAdd(hostA, hostB, hostC, count);
 
-  // 7. The same kernel on cuMemAlloc memory, and what building a range costs, both
-  // measured in this run. C is checked again after the timed launches, and the first
-  // wrong element of either check is printed.
-  ms::VectorAddLaunch launch;
-  launch.kernel = vecAdd;
-  launch.grid = grid;
-  launch.block = kBlockSize;
-  launch.stream = stream.get();
-  launch.a = a.get();
-  launch.b = b.get();
-  launch.c = c.get();
-  launch.count = count;
+  // 7. While the ranges exist: what the driver sees in them, and how they compare with cuMemAlloc.
+  const std::vector<std::string> problems = checkDriverView(a, mapping, report);
+  const ms::VectorAddLaunch launch{vecAdd,  grid,    kBlockSize, stream.get(),
+                                   deviceA, deviceB, deviceC,    count};
   const ms::VectorAddCheck verified = measureAgainstCuMemAlloc(
       launch, firstRun, hostA, hostB, hostC, devices, options.common, report);
+
+  // 8. Free in reverse order. An owner lets go of its range only once both calls succeeded.
+  ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
+  for (vmm::StripedVmmRange* range : {&c, &b, &a}) {
+    ms::check(cuMemUnmap(range->get(), range->size()), "cuMemUnmap");
+    ms::check(cuMemAddressFree(range->get(), range->size()), "cuMemAddressFree");
+    range->release();
+  }
+  //! [core]
 
   for (const std::string& problem : problems)
     report.out() << "FAILED: " << problem << '\n';
   report.json().set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
 
-  // [cleanup]
-  // 8. Cleanup, in reverse order of creation, every answer checked, as in 01. Every
-  // launch and copy has finished (the measurement waited for the last one), so the
-  // stream can go first; then the host copies; then the ranges, each unmapped and its
-  // addresses freed (the last function of the core); then the module and the context.
-  ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
+  // 9. The rest of the cleanup, every answer checked, as in 01.
   ms::check(cuMemFreeHost(pinnedC.release()), "cuMemFreeHost");
   ms::check(cuMemFreeHost(pinnedB.release()), "cuMemFreeHost");
   ms::check(cuMemFreeHost(pinnedA.release()), "cuMemFreeHost");
-
-  // An owner gives its range up only after the free succeeded: if cuMemUnmap fails, the
-  // owner still holds the range, and its destructor tries again.
-  vmm::unmapStripedRange(c.get(), c.size());
-  c.release();
-  vmm::unmapStripedRange(b.get(), b.size());
-  b.release();
-  vmm::unmapStripedRange(a.get(), a.size());
-  a.release();
-
   ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
   ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
-  // [cleanup]
 
   const bool passed = verified.mismatches == 0 && problems.empty();
   return passed ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 
 }  // namespace
-
 /// Parses the options and hands the sample to runSample(), which owns output and exit
 /// codes.
 int main(int argc, char** argv) {
