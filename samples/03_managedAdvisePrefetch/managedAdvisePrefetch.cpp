@@ -40,7 +40,6 @@
  *    when every element is exact and every attribute read back what the advice or the
  *    prefetch implies.
  */
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -93,9 +92,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   Checks checks(report, options, plan);
 
   //! [core]
-  // Where pages can be: this GPU (by its ordinal), or the host (whose id is ignored).
-  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};
-  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};  // where pages can be
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // (the host's id is ignored)
 
   // 3. Three managed vectors, valid on the host and on every GPU, and a stream.
   OwnedManagedMemory a, b, c;  // each freed by cuMemFree
@@ -106,10 +104,9 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
   std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};  // kernel arguments, the batch
-  // The host's view of A, B and C: the same managed addresses as float*, not copies.
-  float* hostA = reinterpret_cast<float*>(static_cast<std::uintptr_t>(a.get()));
-  float* hostB = reinterpret_cast<float*>(static_cast<std::uintptr_t>(b.get()));
-  float* hostC = reinterpret_cast<float*>(static_cast<std::uintptr_t>(c.get()));
+  float* hostA = reinterpret_cast<float*>(a.get());  // the host's view: the same address,
+  float* hostB = reinterpret_cast<float*>(b.get());  // not a copy
+  float* hostC = reinterpret_cast<float*>(c.get());
 
   // 4. Advice moves no data, so each is read back. A and B: the CPU writes them, the GPU only
   //    reads them. Read-mostly: each processor that reads a page gets its own read-only copy.
@@ -121,7 +118,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
               "cuMemRangeGetAttribute");
     checks.expect("READ_MOSTLY after SET_READ_MOSTLY", readMostly, 1);
   }
-  //    C: the GPU writes it, the CPU reads it. Its pages stay in host memory...
+  //    C: the GPU writes it, the CPU reads it. Its pages stay in host memory (preferred location)
+  //    and the GPU maps them (accessed-by): the kernel writes C in place, over the link.
   ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host),
             "cuMemAdvise");
   CUmemLocation preferred = {};  // its _TYPE says it all: the host's id is ignored
@@ -129,7 +127,6 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
                                    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, c.get(), bytes),
             "cuMemRangeGetAttribute");
   checks.expect("PREFERRED_LOCATION after SET_PREFERRED_LOCATION", preferred, host);
-  //    ...and the GPU maps them: the kernel writes C in place, over the link, without faults.
   ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu), "cuMemAdvise");
   std::vector<int> accessedBy(plan.accessedBySlots, CU_DEVICE_INVALID);  // each GPU, the host
   ms::check(cuMemRangeGetAttribute(accessedBy.data(), accessedBy.size() * sizeof(int),
@@ -137,12 +134,11 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
             "cuMemRangeGetAttribute");
   checks.expect("ACCESSED_BY after SET_ACCESSED_BY", accessedBy, std::vector<int>{plan.ordinal});
 
-  // 5. The CPU writes A and B (their pages are made on the host); a prefetch makes C's pages
-  //    there too. A and B go to the GPU (--no-prefetch: the kernel's faults move them).
+  // 5. The CPU writes A and B, a prefetch makes C's pages on the host; A and B go to the GPU.
   ms::fillVectorAddInputs(hostA, hostB, count, 2024);
   ms::check(cuMemPrefetchAsync(c.get(), bytes, host, 0, s), "cuMemPrefetchAsync");
   ms::check(cuEventRecord(checks.step5Start.get(), s), "cuEventRecord");
-  if (!options.noPrefetch) {
+  if (!options.noPrefetch) {  // --no-prefetch: the kernel's faults move A and B
     ms::check(cuMemPrefetchAsync(a.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
     ms::check(cuMemPrefetchAsync(b.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
   }
@@ -150,22 +146,20 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
             "cuLaunchKernel");
   ms::check(cuEventRecord(checks.step5End.get(), s), "cuEventRecord");
-  //    The results are back once the kernel is done: C is in host memory, nothing migrates.
-  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
+  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");  // results back: C is on the host
   checks.expectSum("C read on the host, written there by the GPU", hostA, hostB, hostC);
   //    All eight range attributes: {read-mostly, preferred location, accessed-by, last prefetch}.
-  checks.expectRange("A after step 5", a.get(), bytes, {true, {}, {}, checks.inputsPrefetchedTo()});
+  checks.expectRange("A after step 5", a.get(), bytes, {true, {}, {}, checks.prefetchedInputs()});
   checks.expectRange("C after step 5", c.get(), bytes, {false, host, {plan.ordinal}, host});
 
-  // 6. The usage changes: one batch decides where each part goes, so each SET_ has its UNSET_
-  //    (step 6's read-backs find no advice left).
+  // 6. The usage changes: one batch decides where each part goes, so each SET_ has its UNSET_.
   ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
   ms::check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
   ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host),
             "cuMemAdvise");
   ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu), "cuMemAdvise");
-  //    New inputs; the GPU adds chunks 0-5 (of ten) while the CPU adds 6-9. One call sends chunks
-  //    0-5 of A, B, C to prefetchLocs[0] = the GPU, 6-9 to prefetchLocs[1] = the host: 30 ranges.
+  //    New inputs; the GPU adds chunks 0-5 (of ten), the CPU 6-9. One call sends chunks 0-5 of
+  //    A, B, C to prefetchLocs[0] = the GPU, 6-9 to prefetchLocs[1] = the host: 30 ranges.
   ms::fillVectorAddInputs(hostA, hostB, count, 7);
   unsigned long long gpuCount = mm::gpuPartBytes(bytes) / sizeof(float);  // chunks 0-5
   mm::PrefetchBatch batch = mm::chunkBatch(abc, bytes, gpu, host, s);  // the arrays, checked
@@ -182,10 +176,9 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   checks.expectEachRange("each range after the batch: its own destination", batch);
   checks.expectRange("all of C (in two places: none)", c.get(), bytes, {false, {}, {}, {}});
 
-  // 7. C's contents are dead: the prefetch after a discard need not copy them. A driver without
-  //    discard answers CUDA_ERROR_NOT_SUPPORTED: the run goes on (and skips step 8d).
+  // 7. C's contents are dead: the prefetch after a discard need not copy them.
   const CUresult discarded = cuMemDiscardBatchAsync(&abc[2], &bytes, 1, 0, s);
-  checks.discardSupported = discarded != CUDA_ERROR_NOT_SUPPORTED;
+  checks.discardSupported = discarded != CUDA_ERROR_NOT_SUPPORTED;  // else the run goes on
   if (checks.discardSupported)
     ms::check(discarded, "cuMemDiscardBatchAsync");
   ms::check(cuMemPrefetchAsync(c.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");

@@ -98,7 +98,7 @@ struct Checks {
   bool expectSum(const std::string& what, const float* a, const float* b, const float* c);
 
   /// Where step 5 prefetched A and B last: the GPU, or nowhere with `--no-prefetch`.
-  std::optional<CUmemLocation> inputsPrefetchedTo() const {
+  std::optional<CUmemLocation> prefetchedInputs() const {
     return options.noPrefetch ? std::nullopt : std::optional<CUmemLocation>(gpu);
   }
 
