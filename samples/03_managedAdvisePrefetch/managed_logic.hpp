@@ -334,7 +334,7 @@ struct ManagedRange {
 };
 
 /// @}
-/// @name Judging an answer: one rule per kind of answer, for the lesson's expect()
+/// @name Judging an answer: one rule per kind of answer, for the lesson's checks.expect()
 /// @{
 
 /// An answer compared with what it must be.

@@ -1,4 +1,4 @@
-// The rules the lesson's expect() applies: one judge() per kind of answer.
+// The rules the lesson's checks.expect() applies: one judge() per kind of answer.
 #include <gtest/gtest.h>
 
 #include <string>
