@@ -15,28 +15,31 @@
  *    what the device supports of managed memory (WAIVED without concurrent managed
  *    access on every device), and the sizes of the run, never more than is free.
  * 3. **cuMemAllocManaged** A, B and C, and a stream (**cuStreamCreate**).
- * 4. **cuMemAdvise** on A: SET_READ_MOSTLY, SET_PREFERRED_LOCATION and SET_ACCESSED_BY,
- *    each read back with **cuMemRangeGetAttribute**; then each advice's UNSET_.
- * 5. **cuMemPrefetchAsync** A, B and C to the GPU (skipped with --no-prefetch),
- *    **cuLaunchKernel**, C back to the host; two **cuEventRecord** calls time it.
- * 6. **cuMemPrefetchBatchAsync**: chunks 0-5 of A, B and C to the GPU and chunks 6-9 to
- *    the host, in one call; the GPU adds its share while the CPU adds the rest.
+ * 4. **cuMemAdvise**, each advice read back with **cuMemRangeGetAttribute**: A and B
+ *    SET_READ_MOSTLY (the CPU writes them, the GPU only reads them); C
+ *    SET_PREFERRED_LOCATION the host and SET_ACCESSED_BY the GPU (the kernel writes C in
+ *    place, over the link).
+ * 5. The CPU writes A and B; **cuMemPrefetchAsync** A and B to the GPU (skipped with
+ *    --no-prefetch) and C to the host; **cuLaunchKernel**; the results are back once
+ *    **cuStreamSynchronize** returns: C is in host memory, nothing migrates. Two
+ *    **cuEventRecord** calls time it.
+ * 6. The usage changes: the UNSET_ of each advice, then **cuMemPrefetchBatchAsync**:
+ *    chunks 0-5 of A, B and C to the GPU and chunks 6-9 to the host, in one call; the GPU
+ *    adds its share while the CPU adds the rest.
  * 7. **cuMemDiscardBatchAsync**: C's contents are dead, so the prefetch after it need
  *    not copy them.
  * 8. More checks and what each technique costs (managedAdvisePrefetch_measure.cpp):
- *    **cuPointerGetAttributes** on A, the advice table (the host, a host NUMA node, halves
- *    of A); the kernel under demand paging, prefetched, on cuMemAlloc memory and on
- *    advised host memory; prefetches against pinned and pageable copies, and results
- *    written in place over the link; one batch against single prefetches; the prefetch
- *    of live against discarded data, and discard + prefetch as two calls against one
- *    **cuMemDiscardAndPrefetchBatchAsync**.
+ *    **cuPointerGetAttributes** on A, the advice table (the GPU, the host, a host NUMA
+ *    node, halves of A); the kernel under demand paging, prefetched, on cuMemAlloc memory
+ *    and on advised host memory; prefetches against pinned and pageable copies, and
+ *    results written in place over the link; one batch against single prefetches; the
+ *    prefetch of live against discarded data, and discard + prefetch as two calls against
+ *    one **cuMemDiscardAndPrefetchBatchAsync**.
  * 9. The teardown, each release checked: **cuStreamSynchronize**, **cuStreamDestroy**,
  *    **cuMemFree** (C, B, A), then 01's **cuModuleUnload** and **cuCtxDestroy**. PASS
  *    when every element is exact and every attribute read back what the advice or the
  *    prefetch implies.
  */
-#include <array>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -84,25 +87,14 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   const unsigned int grid = plan.grid;
   const unsigned int block = plan.block;
 
-  // A CUmemLocation says where pages should be: a device, by its ordinal, or the host
-  // (whose id is ignored).
-  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};
-  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
-
-  // What a range's eight attributes must read back: {read-mostly, preferred location,
-  // accessed-by, last prefetch location}. A prefetched range names where it went last; with
-  // --no-prefetch nothing moves A in step 5 but demand paging, which records nothing.
-  const mm::ExpectedRange noAdvice;  // read-mostly 0, and no location anywhere
-  const mm::ExpectedRange onGpu = mm::prefetchedTo(gpu);
-  const mm::ExpectedRange onHost = mm::prefetchedTo(host);
-  const mm::ExpectedRange aAfterStep5 = options.noPrefetch ? noAdvice : onGpu;
-
-  // Reading the core: expect(checks, what, said, expected) records one check, an answer against
-  // what it must be (the rules: judge() in managed_logic.cpp); readRangeAttributes() asks a range
-  // for all eight attributes, eight cuMemRangeGetAttribute calls and one cuMemRangeGetAttributes
-  // call, which must agree; checks.sum() compares C with A + B on the host.
+  // Every check of the run: checks.expect(what, answer, what it must be), one line each.
+  // expectRange() reads all eight attributes of a range, expectSum() compares C with A + B.
+  Checks checks(report, options, plan);
 
   //! [core]
+  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};  // where pages can be
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // (the host's id is ignored)
+
   // 3. Three managed vectors, valid on the host and on every GPU, and a stream.
   OwnedManagedMemory a, b, c;  // each freed by cuMemFree
   ms::check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
@@ -112,66 +104,65 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
   std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};  // kernel arguments, the batch
-  // The host's view of A, B and C: the same managed addresses as float*, not copies.
-  float* hostA = reinterpret_cast<float*>(static_cast<std::uintptr_t>(a.get()));
-  float* hostB = reinterpret_cast<float*>(static_cast<std::uintptr_t>(b.get()));
-  float* hostC = reinterpret_cast<float*>(static_cast<std::uintptr_t>(c.get()));
-  Checks checks(report, options, plan, vecAdd, s, abc);  // records each check, times step 5
+  float* hostA = reinterpret_cast<float*>(a.get());  // the host's view: the same address,
+  float* hostB = reinterpret_cast<float*>(b.get());  // not a copy
+  float* hostC = reinterpret_cast<float*>(c.get());
 
-  // 4. Advice says how A will be used. It moves no data, so each is read back (step 8b uses it).
-  //    Read-mostly: a processor that reads a page gets its own copy.
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
-  int readMostly = 0;
-  ms::check(cuMemRangeGetAttribute(&readMostly, sizeof(readMostly),
-                                   CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, a.get(), bytes),
-            "cuMemRangeGetAttribute");
-  expect(checks, "READ_MOSTLY after SET_READ_MOSTLY", readMostly, 1);
-  //    Preferred location: where the pages go when they migrate, and stay.
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu), "cuMemAdvise");
-  CUmemLocation preferred = {};  // read as its type and its id
+  // 4. Advice moves no data, so each is read back. A and B: the CPU writes them, the GPU only
+  //    reads them. Read-mostly: each processor that reads a page gets its own read-only copy.
+  for (const CUdeviceptr input : {a.get(), b.get()}) {
+    ms::check(cuMemAdvise(input, bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
+    int readMostly = 0;
+    ms::check(cuMemRangeGetAttribute(&readMostly, sizeof(readMostly),
+                                     CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, input, bytes),
+              "cuMemRangeGetAttribute");
+    checks.expect("READ_MOSTLY after SET_READ_MOSTLY", readMostly, 1);
+  }
+  //    C: the GPU writes it, the CPU reads it. Its pages stay in host memory (preferred location)
+  //    and the GPU maps them (accessed-by): the kernel writes C in place, over the link.
+  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host),
+            "cuMemAdvise");
+  CUmemLocation preferred = {};  // its _TYPE says it all: the host's id is ignored
   ms::check(cuMemRangeGetAttribute(&preferred.type, sizeof(preferred.type),
-                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, a.get(), bytes),
+                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, c.get(), bytes),
             "cuMemRangeGetAttribute");
-  ms::check(cuMemRangeGetAttribute(&preferred.id, sizeof(preferred.id),
-                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, a.get(), bytes),
-            "cuMemRangeGetAttribute");
-  expect(checks, "PREFERRED_LOCATION after SET_PREFERRED_LOCATION", preferred, gpu);
-  //    Accessed-by: the GPU maps the pages wherever they are, and reads them without faults.
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu), "cuMemAdvise");
+  checks.expect("PREFERRED_LOCATION after SET_PREFERRED_LOCATION", preferred, host);
+  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu), "cuMemAdvise");
   std::vector<int> accessedBy(plan.accessedBySlots, CU_DEVICE_INVALID);  // each GPU, the host
   ms::check(cuMemRangeGetAttribute(accessedBy.data(), accessedBy.size() * sizeof(int),
-                                   CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, a.get(), bytes),
+                                   CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, c.get(), bytes),
             "cuMemRangeGetAttribute");
-  expect(checks, "ACCESSED_BY after SET_ACCESSED_BY", accessedBy, std::vector<int>{plan.ordinal});
-  //    Every SET_ has its UNSET_; after them A reads back as it was allocated.
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, gpu), "cuMemAdvise");
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu), "cuMemAdvise");
-  expect(checks, "A after the UNSET_ calls", readRangeAttributes(checks, a.get(), bytes), noAdvice);
+  checks.expect("ACCESSED_BY after SET_ACCESSED_BY", accessedBy, std::vector<int>{plan.ordinal});
 
-  // 5. The CPU writes the inputs: their pages start on the host. Prefetches move A, B and C
-  //    to the GPU before the kernel (--no-prefetch: its faults do), then C back; events time it.
+  // 5. The CPU writes A and B, a prefetch makes C's pages on the host; A and B go to the GPU.
   ms::fillVectorAddInputs(hostA, hostB, count, 2024);
-  ms::check(cuEventRecord(checks.stepStart.get(), s), "cuEventRecord");
-  if (!options.noPrefetch) {
-    for (const CUdeviceptr vector : abc)
-      ms::check(cuMemPrefetchAsync(vector, bytes, gpu, 0, s), "cuMemPrefetchAsync");
+  ms::check(cuMemPrefetchAsync(c.get(), bytes, host, 0, s), "cuMemPrefetchAsync");
+  ms::check(cuEventRecord(checks.step5Start.get(), s), "cuEventRecord");
+  if (!options.noPrefetch) {  // --no-prefetch: the kernel's faults move A and B
+    ms::check(cuMemPrefetchAsync(a.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
+    ms::check(cuMemPrefetchAsync(b.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
   }
   void* params[] = {&abc[0], &abc[1], &abc[2], &count};
   ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
             "cuLaunchKernel");
-  ms::check(cuEventRecord(checks.stepEnd.get(), s), "cuEventRecord");
-  ms::check(cuMemPrefetchAsync(c.get(), bytes, host, 0, s), "cuMemPrefetchAsync");
-  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
-  expect(checks, "A after step 5", readRangeAttributes(checks, a.get(), bytes), aAfterStep5);
-  expect(checks, "C after its prefetch home", readRangeAttributes(checks, c.get(), bytes), onHost);
-  expect(checks, "C read on the host after the round trip", checks.sum(), kExact);
+  ms::check(cuEventRecord(checks.step5End.get(), s), "cuEventRecord");
+  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");  // results back: C is on the host
+  checks.expectSum("C read on the host, written there by the GPU", hostA, hostB, hostC);
+  //    All eight range attributes: {read-mostly, preferred location, accessed-by, last prefetch}.
+  checks.expectRange("A after step 5", a.get(), bytes, {true, {}, {}, checks.prefetchedInputs()});
+  checks.expectRange("C after step 5", c.get(), bytes, {false, host, {plan.ordinal}, host});
 
-  // 6. New inputs. The GPU adds chunks 0-5 (of ten), the CPU chunks 6-9, at the same time: one
-  //    call sends chunks 0-5 of A, B, C to the GPU and chunks 6-9 to the host.
+  // 6. The usage changes: one batch decides where each part goes, so each SET_ has its UNSET_.
+  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
+  ms::check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
+  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host),
+            "cuMemAdvise");
+  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu), "cuMemAdvise");
+  //    New inputs; the GPU adds chunks 0-5 (of ten), the CPU 6-9. One call sends chunks 0-5 of
+  //    A, B, C to prefetchLocs[0] = the GPU, 6-9 to prefetchLocs[1] = the host: 30 ranges.
   ms::fillVectorAddInputs(hostA, hostB, count, 7);
   unsigned long long gpuCount = mm::gpuPartBytes(bytes) / sizeof(float);  // chunks 0-5
-  mm::PrefetchBatch batch = mm::chunkBatch(abc, bytes, gpu, host, s);  // checked arrays
+  mm::PrefetchBatch batch = mm::chunkBatch(abc, bytes, gpu, host, s);  // the arrays, checked
   ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
                                     batch.locations.data(), batch.locationStarts.data(),
                                     batch.locations.size(), 0, s), "cuMemPrefetchBatchAsync");
@@ -181,23 +172,24 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   for (unsigned long long i = gpuCount; i < count; ++i)
     hostC[i] = hostA[i] + hostB[i];
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
-  expect(checks, "each range after the batch", readRangeAttributesOfEach(checks, batch), batch);
-  expect(checks, "all of C (in two places)", readRangeAttributes(checks, c.get(), bytes), noAdvice);
-  expect(checks, "C from the GPU's share and the CPU's", checks.sum(), kExact);
+  checks.expectSum("C from the GPU's share and the CPU's", hostA, hostB, hostC);
+  checks.expectEachRange("each range after the batch: its own destination", batch);
+  checks.expectRange("all of C (in two places: none)", c.get(), bytes, {false, {}, {}, {}});
 
-  // 7. C's contents are dead: the prefetch after a discard need not copy them (8d: both in one
-  //    call). A driver without discard (CUDA_ERROR_NOT_SUPPORTED) is said, and the run goes on.
+  // 7. C's contents are dead: the prefetch after a discard need not copy them.
   const CUresult discarded = cuMemDiscardBatchAsync(&abc[2], &bytes, 1, 0, s);
-  checks.discardSupported = checkUnlessNotSupported(checks, discarded, "cuMemDiscardBatchAsync");
+  checks.discardSupported = discarded != CUDA_ERROR_NOT_SUPPORTED;  // else the run goes on
+  if (checks.discardSupported)
+    ms::check(discarded, "cuMemDiscardBatchAsync");
   ms::check(cuMemPrefetchAsync(c.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
   ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
             "cuLaunchKernel");
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
-  expect(checks, "C after discard + prefetch", readRangeAttributes(checks, c.get(), bytes), onGpu);
-  expect(checks, "C written by the GPU after the discard", checks.sum(), kExact);
+  checks.expectSum("C written by the GPU after the discard", hostA, hostB, hostC);
+  checks.expectRange("C after discard + prefetch", c.get(), bytes, {false, {}, {}, gpu});
 
   // 8. More checks, what each technique costs on these buffers, the summary of every check.
-  const ms::Verdict verdict = measureCosts(checks);
+  const ms::Verdict verdict = measureCosts(checks, vecAdd, s, abc);
 
   // 9. The teardown, each release checked (on an error path the owners do the same).
   ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");

@@ -61,44 +61,6 @@ struct ManagedPlan {
 ManagedPlan planRun(const ManagedOptions& options, CUdevice device, CUfunction kernel,
                     memsamples::Report& report);
 
-/// What the lesson's checks and measurements need: the run, A, B and C, every check recorded
-/// (each failure: what, expected, got), and the figures for the summary.
-struct Checks {
-  /// VecAdd_kernel (@p kernel) on @p abc (A, B, C) and @p stream, sized by @p plan; creates the
-  /// two events that time step 5.
-  Checks(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan,
-         CUfunction kernel, CUstream stream, const std::vector<CUdeviceptr>& abc);
-
-  /// Records one judged answer as a check: printed with `--verbose`, and always when it fails.
-  /// @return true when it holds.
-  bool record(const std::string& what, const memsamples::managed::Judgement& judgement);
-  /// C against A + B, element by element, on the host (the same addresses as on the GPU).
-  memsamples::VectorAddCheck sum() const;
-
-  memsamples::Report& report;    ///< Where the checks and measurements print.
-  const ManagedOptions& options;  ///< The command line's choices.
-  const ManagedPlan& plan;        ///< Sizes and capabilities, from planRun().
-  memsamples::VectorAddLaunch vecAdd;  ///< The kernel on A, B, C, the whole vectors.
-  std::size_t bytes;                   ///< Bytes per vector.
-  CUmemLocation gpu;                   ///< The device.
-  CUmemLocation host;                  ///< The host.
-  float* hostA;                        ///< A's managed address as the host's float*: no copy.
-  float* hostB;                        ///< B's managed address as the host's float*.
-  float* hostC;                        ///< C's managed address as the host's float*.
-  memsamples::OwnedEvent stepStart;    ///< Recorded before step 5's prefetches.
-  memsamples::OwnedEvent stepEnd;      ///< Recorded after step 5's kernel.
-  memsamples::Checklist list;           ///< Every check so far.
-  bool discardSupported = true;         ///< Step 7's discard worked; 8d is skipped without it.
-  double prefetchedOverDevice = 0;  ///< Kernel on prefetched managed / on cuMemAlloc (GB/s).
-  double pagingSlowdown = 0;        ///< Kernel time under demand paging / after a prefetch.
-  double prefetchOverPinned = 0;    ///< Prefetch host -> GPU / pinned cuMemcpyHtoDAsync.
-  double prefetchOverPageable = 0;  ///< Prefetch GPU -> host / pageable cuMemcpyDtoH.
-  double inPlaceOverPinned = 0;     ///< Kernel writing C on the host / pinned cuMemcpyDtoHAsync.
-};
-
-/// @name The checks of the lesson's steps
-/// @{
-
 namespace memsamples::managed {
 /// C read on the host, judged against no mismatch at all (@p expected is kExact).
 Judgement judge(const VectorAddCheck& said, const VectorAddCheck& expected);
@@ -107,37 +69,80 @@ Judgement judge(const VectorAddCheck& said, const VectorAddCheck& expected);
 /// What a C = A + B check expects: not one element wrong.
 inline const memsamples::VectorAddCheck kExact{};
 
+/// Every check of the run, recorded (each failure: what, expected, got), and what the
+/// measurements need: the run, A, B and C, and the figures for the summary.
+struct Checks {
+  /// The checks of a run planned as @p plan; creates the two events that time step 5.
+  Checks(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan);
+
+  /// @name The lesson's checks, one line each (printed with `--verbose`, and always on failure)
+  /// @{
+
+  /// @p said, what the driver answered, against @p expected, by the rule
+  /// memsamples::managed::judge() has for that kind of answer. @return true when it holds.
+  template <typename Said, typename Expected>
+  bool expect(const std::string& what, const Said& said, const Expected& expected) {
+    return record(what, memsamples::managed::judge(said, expected));
+  }
+  /// All eight attributes of the range [@p ptr, @p ptr + @p bytes) (readRange()) against what the
+  /// advice and the prefetches imply: {read-mostly, preferred location, accessed-by, last
+  /// prefetch location}.
+  bool expectRange(const std::string& what, CUdeviceptr ptr, std::size_t bytes,
+                   const memsamples::managed::ExpectedRange& expected);
+  /// Each range of @p batch (readRange() of each) names its own destination as its last
+  /// prefetch location, and carries no advice. The batch's shape goes into the JSON result (and
+  /// is printed with `--verbose`).
+  bool expectEachRange(const std::string& what, const memsamples::managed::PrefetchBatch& batch);
+  /// C against A + B, element by element, on the host: @p a, @p b and @p c are the managed
+  /// addresses seen as float*, so the CPU reads the managed pages themselves.
+  bool expectSum(const std::string& what, const float* a, const float* b, const float* c);
+
+  /// Where step 5 prefetched A and B last: the GPU, or nowhere with `--no-prefetch`.
+  std::optional<CUmemLocation> prefetchedInputs() const {
+    return options.noPrefetch ? std::nullopt : std::optional<CUmemLocation>(gpu);
+  }
+
+  /// @}
+
+  /// All eight range attributes of [@p ptr, @p ptr + @p bytes), asked twice: eight
+  /// cuMemRangeGetAttribute calls (one per attribute), then one cuMemRangeGetAttributes call for
+  /// all eight. The two reads must agree (recorded as kRangeAttributeCount checks).
+  /// @return the answers of the eight single calls.
+  memsamples::managed::RangeAttributes readRange(CUdeviceptr ptr, std::size_t bytes);
+  /// Records one judged answer as a check. @return true when it holds.
+  bool record(const std::string& what, const memsamples::managed::Judgement& judgement);
+  /// C against A + B on the measurements' vectors (vecAdd, hostA, hostB, hostC).
+  memsamples::VectorAddCheck sum() const;
+
+  memsamples::Report& report;     ///< Where the checks and measurements print.
+  const ManagedOptions& options;  ///< The command line's choices.
+  const ManagedPlan& plan;        ///< Sizes and capabilities, from planRun().
+  std::size_t bytes;              ///< Bytes per vector.
+  CUmemLocation gpu;              ///< The device.
+  CUmemLocation host;             ///< The host.
+  memsamples::OwnedEvent step5Start;  ///< Recorded before step 5's prefetches.
+  memsamples::OwnedEvent step5End;    ///< Recorded after step 5's kernel.
+  memsamples::Checklist list;         ///< Every check so far.
+  bool discardSupported = true;       ///< Step 7's discard worked; 8d is skipped without it.
+
+  /// @name Set by measureCosts(): the lesson's A, B and C, and the figures of the summary
+  /// @{
+  memsamples::VectorAddLaunch vecAdd;  ///< The kernel on A, B, C, the whole vectors.
+  float* hostA = nullptr;              ///< A's managed address as the host's float*: no copy.
+  float* hostB = nullptr;              ///< B's managed address as the host's float*.
+  float* hostC = nullptr;              ///< C's managed address as the host's float*.
+  double prefetchedOverDevice = 0;  ///< Kernel on prefetched managed / on cuMemAlloc (GB/s).
+  double pagingSlowdown = 0;        ///< Kernel time under demand paging / after a prefetch.
+  double prefetchOverPinned = 0;    ///< Prefetch host -> GPU / pinned cuMemcpyHtoDAsync.
+  double prefetchOverPageable = 0;  ///< Prefetch GPU -> host / pageable cuMemcpyDtoH.
+  double inPlaceOverPinned = 0;     ///< Kernel writing C on the host / pinned cuMemcpyDtoHAsync.
+  /// @}
+};
+
 /**
- * The one check of the lesson's steps: @p said, what the driver answered (or the host computed),
- * against @p expected, by the rule memsamples::managed::judge() has for that kind of answer.
- * Recorded in @p checks; printed with `--verbose`, and always when it fails.
- * @return true when it holds.
- */
-template <typename Said, typename Expected>
-bool expect(Checks& checks, const std::string& what, const Said& said, const Expected& expected) {
-  return checks.record(what, memsamples::managed::judge(said, expected));
-}
-
-/// All eight range attributes of [@p ptr, @p ptr + @p bytes), asked twice: eight
-/// cuMemRangeGetAttribute calls (one per attribute), then one cuMemRangeGetAttributes call for
-/// all eight. The two reads must agree (recorded as kRangeAttributeCount checks).
-/// @return the answers of the eight single calls.
-memsamples::managed::RangeAttributes readRangeAttributes(Checks& checks, CUdeviceptr ptr,
-                                                         std::size_t bytes);
-/// readRangeAttributes() of each range of @p batch, in order (nine calls per range); the batch's
-/// shape goes into the JSON result (and is printed with `--verbose`).
-std::vector<memsamples::managed::RangeAttributes> readRangeAttributesOfEach(
-    Checks& checks, const memsamples::managed::PrefetchBatch& batch);
-/// The answer @p result of @p call, a driver call that may be unsupported: CUDA_ERROR_NOT_SUPPORTED
-/// is said in @p checks' report, and false returned (the run goes on without it); CUDA_SUCCESS
-/// returns true; any other answer throws as ms::check does.
-bool checkUnlessNotSupported(Checks& checks, CUresult result, const char* call);
-
-/// @}
-
-/**
- * Step 8: first more checks (cuPointerGetAttributes on A; the advice table on A, mm::adviceSteps:
- * the host, a host NUMA node and halves of A, each read back) and the report of steps 3-8 with
+ * Step 8, on the lesson's A, B and C (@p abc; @p kernel is VecAdd_kernel, run on @p stream):
+ * first more checks (cuPointerGetAttributes on A; the advice table on A, mm::adviceSteps: the
+ * GPU, the host, a host NUMA node and halves of A, each read back) and the report of steps 3-8 with
  * step 5's GPU time. Then what each technique costs, every figure next to a reference of the
  * same run: (8a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed
  * memory kept on the host by advice, each result checked; (8b) prefetch host -> GPU against a
@@ -149,4 +154,5 @@ bool checkUnlessNotSupported(Checks& checks, CUresult result, const char* call);
  * summary, every failed check and the JSON result.
  * @return PASS when no check of the run failed.
  */
-memsamples::Verdict measureCosts(Checks& checks);
+memsamples::Verdict measureCosts(Checks& checks, CUfunction kernel, CUstream stream,
+                                 const std::vector<CUdeviceptr>& abc);

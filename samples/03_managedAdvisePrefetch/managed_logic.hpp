@@ -260,8 +260,9 @@ struct AdviceStep {
  * The advice table for a vector of @p bytes on device @p ordinal: each advice set, read back and
  * unset on all of A (preferred location device, host, host NUMA node @p hostNumaId unless it is
  * negative; accessed-by; read-mostly), then different advice on its two halves, each half and the
- * mixed whole read back, and everything unset again. Step 4 of the lesson writes the main advice
- * as calls; step 8 runs this table on A for the locations and half ranges step 4 leaves out.
+ * mixed whole read back, and everything unset again. Step 4 of the lesson writes the advice it
+ * uses as calls (read-mostly on A and B, preferred location host and accessed-by the GPU on C);
+ * step 8 runs this table on A for the locations, combinations and half ranges step 4 leaves out.
  * The expectations name no last prefetch location: the caller adds the one A has.
  */
 std::vector<AdviceStep> adviceSteps(std::uint64_t bytes, int ordinal, int hostNumaId);
@@ -333,7 +334,7 @@ struct ManagedRange {
 };
 
 /// @}
-/// @name Judging an answer: one rule per kind of answer, for the lesson's expect()
+/// @name Judging an answer: one rule per kind of answer, for the lesson's checks.expect()
 /// @{
 
 /// An answer compared with what it must be.

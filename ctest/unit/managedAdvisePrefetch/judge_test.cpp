@@ -1,4 +1,4 @@
-// The rules the lesson's expect() applies: one judge() per kind of answer.
+// The rules the lesson's checks.expect() applies: one judge() per kind of answer.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -84,7 +84,59 @@ TEST(Judge, ARangeCountsItsEightAttributes) {
   EXPECT_EQ(j.mismatches[1].attribute, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE");
 }
 
-// Step 4's three pieces of advice together, as the advice table's first half reads them back.
+// Step 4's advice on the inputs: A and B read-mostly, then prefetched to the GPU in step 5 (with
+// --no-prefetch: no last prefetch location); step 6's UNSET_READ_MOSTLY takes it back.
+TEST(Judge, TheInputsAreReadMostly) {
+  mm::RangeAttributes got = prefetched(kDevice0);
+  got.readMostly = 1;
+  const mm::ExpectedRange afterStep5 = {true, {}, {}, kDevice0};
+  mm::Judgement j = mm::judge(got, afterStep5);
+  EXPECT_TRUE(j.mismatches.empty());
+  EXPECT_EQ(j.said, "read-mostly 1, preferred none, accessed-by {}, last prefetch device 0");
+  // With --no-prefetch nothing records a prefetch: the expectation names none.
+  mm::RangeAttributes faulted = pristine();
+  faulted.readMostly = 1;
+  EXPECT_TRUE(mm::judge(faulted, mm::ExpectedRange{true, {}, {}, std::nullopt}).mismatches.empty());
+  EXPECT_EQ(mm::judge(faulted, afterStep5).mismatches.size(), 2u);  // the legacy int and _TYPE
+  // After UNSET_READ_MOSTLY only the last prefetch is left, and a range still read-mostly fails.
+  const mm::ExpectedRange afterUnset = mm::prefetchedTo(kDevice0);
+  EXPECT_TRUE(mm::judge(prefetched(kDevice0), afterUnset).mismatches.empty());
+  j = mm::judge(got, afterUnset);
+  ASSERT_EQ(j.mismatches.size(), 1u);
+  EXPECT_EQ(j.mismatches[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY");
+}
+
+// Step 4's advice on the result: C preferred on the host and accessed by the GPU, so the kernel
+// writes it in place; step 5 prefetched it to the host (its pages made there) before the kernel.
+TEST(Judge, TheResultLivesOnTheHostAndTheGpuMapsIt) {
+  mm::RangeAttributes got = prefetched(kHost);
+  got.preferredLocation = CU_DEVICE_CPU;
+  got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
+  got.accessedBy[0] = 0;
+  const mm::ExpectedRange inPlace = {false, kHost, {0}, kHost};
+  mm::Judgement j = mm::judge(got, inPlace);
+  EXPECT_TRUE(j.mismatches.empty());
+  EXPECT_EQ(j.said, "read-mostly 0, preferred host, accessed-by {device 0}, last prefetch host");
+  // The single read-backs of step 4: the preferred location as _TYPE and _ID, then ACCESSED_BY.
+  EXPECT_TRUE(mm::judge(CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0}, kHost).mismatches.empty());
+  EXPECT_FALSE(mm::judge(kDevice0, kHost).mismatches.empty());
+  EXPECT_TRUE(mm::judge(got.accessedBy, std::vector<int>{0}).mismatches.empty());
+  // A preference for the GPU instead, or no accessed-by, is caught.
+  mm::RangeAttributes onGpu = got;
+  onGpu.preferredLocation = 0;
+  onGpu.preferredLocationType = CU_MEM_LOCATION_TYPE_DEVICE;
+  EXPECT_EQ(mm::judge(onGpu, inPlace).mismatches.size(), 2u);  // the legacy int and _TYPE
+  mm::RangeAttributes unmapped = got;
+  unmapped.accessedBy[0] = CU_DEVICE_INVALID;
+  j = mm::judge(unmapped, inPlace);
+  ASSERT_EQ(j.mismatches.size(), 1u);
+  EXPECT_EQ(j.mismatches[0].attribute, "CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY");
+  // After UNSET_PREFERRED_LOCATION and UNSET_ACCESSED_BY only the last prefetch is left.
+  EXPECT_TRUE(mm::judge(prefetched(kHost), mm::prefetchedTo(kHost)).mismatches.empty());
+  EXPECT_EQ(mm::judge(got, mm::prefetchedTo(kHost)).mismatches.size(), 3u);
+}
+
+// The three pieces of advice together, as the advice table's first half reads them back.
 TEST(Judge, TheThreePiecesOfAdviceTogether) {
   mm::RangeAttributes got = pristine();
   got.readMostly = 1;
