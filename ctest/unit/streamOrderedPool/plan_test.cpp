@@ -36,7 +36,7 @@ TEST(StreamOrderedPoolMix, SameSizesRepeatOneSize) {
                           [](std::uint64_t b) { return b == (16u << 20); }));
   // Held 8 live per step, the same sizes reach one step of them: the bookkeeping counts what a
   // step holds, whatever the sizes.
-  EXPECT_EQ(pp::loopHighWater({sizes, 8}), 8u * (16u << 20));
+  EXPECT_EQ(pp::loopHighWater({sizes, 8, 8}), 8u * (16u << 20));
   EXPECT_TRUE(pp::sameSizes(0, 1).empty());
 }
 
@@ -215,10 +215,10 @@ TEST(StreamOrderedPoolBookkeeping, LoopHighWaterIsTheLargestStep) {
   std::vector<std::uint64_t> sizes(20, 1);
   sizes[9] = 100;   // step 2 (allocations 8-15) holds 107
   sizes[17] = 10;   // step 3 (16-19) holds 13
-  EXPECT_EQ(pp::loopHighWater({sizes, 8}), 107u);
-  EXPECT_EQ(pp::loopHighWater({{}, 8}), 0u);
-  // One live per step: the largest single size.
-  EXPECT_EQ(pp::loopHighWater({sizes, 1}), 100u);
+  EXPECT_EQ(pp::loopHighWater({sizes, 8, 8}), 107u);
+  EXPECT_EQ(pp::loopHighWater({{}, 8, 8}), 0u);
+  // One live at a time, 8 allocations per step: the largest single size.
+  EXPECT_EQ(pp::loopHighWater({sizes, 1, 8}), 100u);
 }
 
 TEST(StreamOrderedPoolStatistics, NearestRankQuantiles) {
