@@ -144,7 +144,7 @@ inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource
 
 inline MemoryResource* PerDeviceResourceRegistry::reset(int device) { return set(device, nullptr); }
 
-// This program's registry (processResourceRegistry() keeps one): the driver's three answers.
+/// This program's registry (processResourceRegistry() keeps one): the driver's three answers.
 inline PerDeviceResourceRegistry makeDriverRegistry() {
   int deviceCount = 0;  // one slot per device of this machine
   check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
