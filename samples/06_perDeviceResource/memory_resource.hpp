@@ -44,6 +44,11 @@ inline std::string describeProperties(const ResourceProperties& properties) {
   return (text.empty() ? "none" : text) + (properties.streamOrdered ? ", stream-ordered" : "");
 }
 
+/// "pinned host (device 0)": a resource's name, from what it is and its device's ordinal.
+inline std::string onDevice(const std::string& what, int ordinal) {
+  return what + " (device " + std::to_string(ordinal) + ")";
+}
+
 /// A pointer as the integer a driver call takes (device, managed and VMM memory).
 inline CUdeviceptr toDevicePointer(void* ptr) noexcept {
   return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(ptr));

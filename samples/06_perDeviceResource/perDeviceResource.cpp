@@ -9,7 +9,9 @@
  * runPerDeviceResource() is one resource's whole life: built, set for the current device, got and
  * allocated from by threads, used, deallocated, reset and destroyed. The registry it calls is
  * per_device_registry.hpp, whole in its core-b region: a mutex, one slot per device, get / set /
- * reset, and the initial resource each device starts on.
+ * reset, the initial resource each device starts on, and how this program makes it from the
+ * driver's answers (makeDriverRegistry(): cuDeviceGetCount, each device's default memory pool,
+ * cuCtxGetDevice for the current device).
  *
  * 1. Set the devices up as 01 does (setUpDevices(), resources.cpp): **cuInit**, and for the
  *    chosen device and every GPU beside it that may take part a context (**cuCtxCreate**), the
@@ -22,11 +24,12 @@
  *    device's context.
  * 3. Set it for the current device: setCurrentDeviceResource() returns the previous resource,
  *    the device's initial one (its default memory pool, made on first use).
- * 4. Three threads make the context current, ask getCurrentDeviceResource() and allocate A, B
- *    and C through the answer.
+ * 4. Three threads (std::async) make the context current, ask getCurrentDeviceResource() and
+ *    allocate A, B and C through the answer.
  * 5. Use and give back: C = A + B is checked exactly, A, B and C are deallocated,
  *    resetCurrentDeviceResource() puts the initial resource back and returns the one it removed,
- *    and only then is the resource destroyed.
+ *    and only then is the resource destroyed. (If a step throws after the set, the catch around
+ *    the core resets the device before the resource is destroyed.)
  * 6. Every kind in turn the same way (resources.cpp's makeResources(): device pool, managed,
  *    pinned host, NUMA-bound host, striped VMM; a kind this machine cannot make is waived, with
  *    the reason), while `--threads` threads each allocate, fill and free scratch buffers through
@@ -69,10 +72,20 @@ struct Options {
   bool noLatency = false;
 };
 
+/// @name Seeds of the vector adds' inputs
+/// A and B are pseudo-random, made from a seed (fillVectorAddInputs()). Any values do; each vector
+/// add of the run gets a seed of its own, so that no two check the same numbers.
+/// @{
+constexpr std::uint32_t kCoreInputSeed = 605;          ///< The core's vector add (step 5).
+constexpr std::uint32_t kFirstKindInputSeed = 607;     ///< Step 6's first kind; one more per kind.
+constexpr std::uint32_t kFirstDeviceInputSeed = 7000;  ///< Step 6, per device: plus the index.
+/// @}
+
 /// Runs work(0) .. work(count - 1), each on a thread of its own, all at once, waits for them and
-/// returns what each returned, in order. A std::async future waits for its thread when
-/// destroyed: if get() rethrows what one thread threw, every thread has still finished before
-/// anything they use is freed.
+/// returns what each returned, in order: step 6's threads, started and waited for as the core's
+/// are (std::async, get()). A std::async future waits for its thread when destroyed: if get()
+/// rethrows what one thread threw, every thread has still finished before anything they use is
+/// freed.
 template <typename Work>
 auto onThreads(std::size_t count, const Work& work) {
   using Result = decltype(work(0));
@@ -130,7 +143,8 @@ void runPerDevice(mr::Resources& resources, const mr::Devices& devices) {
         entry.previous = mr::setPerDeviceResource(mine.ordinal, entry.resource);
         mr::MemoryResource* answer = mr::getCurrentDeviceResource();
         mr::Vectors vectors = mr::allocateVectors(*answer, mine);
-        entry.verified = mr::addAndVerify(mine, vectors, 7000u + static_cast<unsigned>(d));
+        entry.verified =
+            mr::addAndVerify(mine, vectors, kFirstDeviceInputSeed + static_cast<unsigned>(d));
         mr::releaseVectors(vectors, mine.stream.get());
         entry.removed = mr::resetPerDeviceResource(mine.ordinal);
         return answer;
@@ -153,32 +167,40 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 
   mr::RunRecord record(report);  // what the steps return, reported in step 7
   record.threads = options.threads;
-  {  // the core, in a scope of its own: its resource and the owners it uses end with it
+
+  // The core's resource is held out here, for the error path only: if a step between its set and
+  // its reset throws, the catch below resets the device before the resource is destroyed, so the
+  // registry never points at a resource that is gone. On the good path the core resets the
+  // device and destroys the resource itself, and the catch is never reached.
+  std::unique_ptr<mr::PinnedHostResource> pinned;
+  try {
     //! [core]
     // 2. Build one resource: pinned host memory, made for the chosen device's context. The
     // registry will only point at it: this code owns it and keeps it alive while it is set.
-    auto pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
+    pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
-    // 3. Make it the current device's resource. set returns the previous one: the device's
-    // initial resource (its default memory pool), which reset will put back.
+    // 3. Make it the current device's resource; set returns the previous one (the initial pool).
     mr::MemoryResource* previous = mr::setCurrentDeviceResource(pinned.get());
-    const mr::RestoreOnError restore(setup.ordinal, pinned.get(), previous);  // error path only
 
-    // 4. Threads get the resource from the registry and allocate through it, one vector each.
+    // 4. Three threads get the resource from the registry and allocate through it, one of A, B
+    // and C each. std::async(std::launch::async) starts a thread; get() joins it and rethrows.
     mr::Vectors vectors;  // A, B and C
-    const std::vector<mr::MemoryResource*> answers = onThreads(vectors.size(), [&](int v) {
-      // The registry's current device is the device of the calling thread's current context,
-      // and a new thread has none: make the chosen device's context current on this one first.
-      ms::ScopedContext current(setup.context.get());
-      mr::MemoryResource* resource = mr::getCurrentDeviceResource();
-      vectors[v] = mr::ResourceAllocation(*resource, devices.bytes, stream);  // allocate()
-      return resource;
-    });
+    std::vector<std::future<mr::MemoryResource*>> threads;
+    for (std::size_t v = 0; v < vectors.size(); ++v)
+      threads.push_back(std::async(std::launch::async, [&setup, &vectors, stream, v] {
+        // A new thread has no current context, so no current device: push the chosen one's.
+        ms::ScopedContext current(setup.context.get());
+        mr::MemoryResource* resource = mr::getCurrentDeviceResource();
+        vectors[v] = mr::ResourceAllocation(*resource, setup.vectorBytes, stream);  // allocate()
+        return resource;
+      }));
+    std::vector<mr::MemoryResource*> answers;
+    for (std::future<mr::MemoryResource*>& thread : threads)
+      answers.push_back(thread.get());
 
-    // 5. Use the memory: C = A + B, checked exactly. Then deallocate A, B and C, put the
-    // device's initial resource back, and only then destroy the resource: the registry must
-    // never point at a resource that is gone.
-    const ms::VectorAddCheck verified = mr::addAndVerify(setup, vectors, 605);
+    // 5. Use the memory (C = A + B, checked exactly) and deallocate it. Reset the device before
+    // destroying the resource: the registry must never point at a resource that is gone.
+    const ms::VectorAddCheck verified = mr::addAndVerify(setup, vectors, kCoreInputSeed);
     for (mr::ResourceAllocation& vector : vectors)
       vector.release();  // deallocate(): this kind waits for the stream, then frees
     mr::MemoryResource* removed = mr::resetCurrentDeviceResource();
@@ -186,15 +208,18 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     //! [core]
 
     record.core = {previous, answers, verified, removed};  // what the core saw, for step 7
+  } catch (...) {
+    mr::restoreIfRegistered(setup.ordinal, pinned.get(), nullptr);  // set(nullptr): a reset
+    throw;
   }
 
   // 6. Every kind in turn the same way, each made by makeResources() (a kind this machine
   // cannot make is waived there, with the reason); with 2+ GPUs used, one resource per device.
   mr::Resources resources = mr::makeResources(devices, options.vmmStripes);
-  std::uint32_t seed = 606;  // any value: each vector add gets inputs of its own
+  std::uint32_t seed = kFirstKindInputSeed;
   for (mr::KindResource& entry : resources.kinds) {
     if (entry.resource != nullptr)
-      runKind(entry, setup, options.threads, ++seed);
+      runKind(entry, setup, options.threads, seed++);
   }
   runPerDevice(resources, devices);
 

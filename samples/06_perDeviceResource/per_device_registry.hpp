@@ -23,11 +23,17 @@
  * std::invalid_argument naming both devices. Those checks live in one helper, RegistryChecks, at
  * the end of this file, out of the way of a first read.
  *
- * No driver call here: the device count, the initial resource and the current device come from
- * the constructor, so the unit tests run the registry with CPU-only resources under
- * ThreadSanitizer.
+ * The class makes no driver call: the device count, the initial resource and the current device
+ * come from the constructor, so the unit tests run the registry with CPU-only resources under
+ * ThreadSanitizer. The driver hookup is one inline function beside it, makeDriverRegistry() (the
+ * end of the core-b region): this machine's device count (cuDeviceGetCount), each device's default
+ * memory pool as its initial resource (defaultPoolResource(), resources.cpp), and cuCtxGetDevice
+ * as the current device. Only the program calls it (resources.cpp's processResourceRegistry());
+ * the tests never do, so they need no driver.
  */
 #pragma once
+
+#include <cuda.h>
 
 #include <functional>
 #include <memory>
@@ -38,11 +44,17 @@
 #include <vector>
 
 #include "memory_resource.hpp"
+#include "memsamples.hpp"
 
 namespace memsamples::resource {
 
 /// The registry's checks (defined at the end of this file): every bad input is refused here.
 struct RegistryChecks;
+
+/// Device @p ordinal's initial resource in the process-wide registry: a DevicePoolResource on its
+/// default memory pool (device_pool_resource.hpp), defined in resources.cpp, called by
+/// makeDriverRegistry(). @throws CudaError.
+std::unique_ptr<MemoryResource> defaultPoolResource(int ordinal);
 
 /// One memory resource per device. Neither copyable nor movable: threads hold references to it.
 class PerDeviceResourceRegistry {
@@ -131,13 +143,30 @@ inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource
 }
 
 inline MemoryResource* PerDeviceResourceRegistry::reset(int device) { return set(device, nullptr); }
+
+/// This program's registry (processResourceRegistry() keeps one): the driver's three answers.
+inline PerDeviceResourceRegistry makeDriverRegistry() {
+  int deviceCount = 0;  // one slot per device of this machine
+  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+
+  // "The current device", which getCurrentDeviceResource() asks first: the device of the
+  // calling thread's current context (a CUdevice handle; the registry counts ordinals).
+  const auto currentDevice = [] {
+    CUdevice device = 0;
+    check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+    return deviceOrdinal(device);
+  };
+
+  // Each device starts on a resource of its default memory pool, made when first asked about.
+  return PerDeviceResourceRegistry(deviceCount, defaultPoolResource, currentDevice);
+}
 //! [core-b]
 
 /// @name The process-wide registry and RMM's free functions
 /// One answer for the whole process is the feature, so this is the collection's one deliberate
-/// global. The program defines processResourceRegistry() once, with its driver's device count,
-/// initial resource and current device (06: resources.cpp); devices are ordinals, as RMM's
-/// cuda_device_id.
+/// global. The program defines processResourceRegistry() once (06: resources.cpp, a static made
+/// by makeDriverRegistry(); a unit test: one with CPU-only resources); devices are ordinals, as
+/// RMM's cuda_device_id.
 /// @{
 
 /// The process-wide registry, defined by the program.

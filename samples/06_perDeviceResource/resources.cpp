@@ -1,12 +1,13 @@
-// Four of the five kinds of memory resource (resources.hpp has the pinned host kind, which the
-// lesson's core builds, and the base the context-bound kinds share), each a small class that
-// writes its own driver calls; the process-wide registry; makeResources(), which makes step 6's
-// resources; and below them what step 1 sets up on every device (as in 01_vectorAddDrv) and the
-// vector add.
+// Three of the five kinds of memory resource (pinned_host_resource.hpp has the pinned host kind,
+// which the lesson's core builds, and the base the context-bound kinds share;
+// device_pool_resource.hpp has the device pool, every device's initial resource), each a small
+// class that writes its own driver calls; makeResources(), which makes step 6's resources; and
+// below them what step 1 sets up on every device (as in 01_vectorAddDrv) and the vector add.
 // The NUMA kind is built only where libnuma was found at configure time
 // (PER_DEVICE_RESOURCE_HAS_NUMA), like 04_numaHostAlloc itself.
 #include "resources.hpp"
 
+#include "device_pool_resource.hpp"
 #include "pinned_host_resource.hpp"
 
 #include <algorithm>
@@ -28,75 +29,10 @@
 namespace memsamples::resource {
 namespace {
 
-// What each kind's memory can be used for (ResourceProperties: host, device, stream-ordered); the
-// host kinds' kHostAndDeviceMemory is in resources.hpp, beside TrackedResource.
-constexpr ResourceProperties kDevicePoolMemory{false, true, true};
+// What the VMM kind's memory can be used for (ResourceProperties: host, device, stream-ordered);
+// the host kinds' kHostAndDeviceMemory is in pinned_host_resource.hpp, beside TrackedResource, and
+// the pool's in device_pool_resource.hpp.
 constexpr ResourceProperties kDeviceOnlyMemory{false, true, false};
-
-// ------------------------------------------------------------------------------------ device pool
-
-// Stream-ordered memory of the device's default pool. It names the pool instead of calling
-// cuMemAllocAsync (the pool current to the stream's device), so its memory does not depend on the
-// stream or on cuDeviceSetMemPool. The pool tracks the allocations, so this resource does not.
-class DevicePoolResource final : public MemoryResource {
- public:
-  /// Whether the resource checks, before each call, that a context of its device is current.
-  enum class Policy { RequireCurrentDevice, None };
-
-  /// Policy::RequireCurrentDevice: allocate and deallocate refuse (std::logic_error) while a
-  /// context of another device is current, and with no context current cuCtxGetDevice's
-  /// CUDA_ERROR_INVALID_CONTEXT is thrown (CudaError): the registry's pools. Policy::None: the
-  /// same pool as the latency table times it.
-  DevicePoolResource(CUdevice device, Policy policy)
-      : device_(device), ordinal_(deviceOrdinal(device)), policy_(policy) {
-    if (deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0)
-      check(cuDeviceGetDefaultMemPool(&pool_, device), "cuDeviceGetDefaultMemPool");
-  }
-  CUmemoryPool pool() const noexcept { return pool_; }
-  CUdevice device() const noexcept { return device_; }
-
- private:
-  // The driver needs no current context here (the pool and a created stream name the device): it
-  // is the resource's policy, RMM's "use a device's resource with that device current", so a
-  // pool registered for one device is not used from another device's code by mistake. The
-  // CUdevice handles are compared: the ordinal is only looked up for the message.
-  void requireOwnDevice(const char* operation) const {
-    if (policy_ == Policy::None)
-      return;
-    CUdevice current = 0;
-    check(cuCtxGetDevice(&current), "cuCtxGetDevice");
-    if (current != device_)
-      throw std::logic_error(name() + ": " + operation + " while a context of device " +
-                             std::to_string(deviceOrdinal(current)) +
-                             " is current; this resource's policy (not a driver rule) is to be "
-                             "used with a context of device " +
-                             std::to_string(ordinal_) + " current");
-  }
-  void* doAllocate(std::size_t bytes, CUstream stream) override {
-    // A device without pools has none (pool_ is null): step 1 waives on the chosen device
-    // before any allocation, and makeResources() on another before step 6 uses it.
-    requireOwnDevice("allocate");
-    CUdeviceptr address = 0;
-    check(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream), "cuMemAllocFromPoolAsync");
-    return fromDevicePointer(address);
-  }
-  void doDeallocate(void* ptr, std::size_t, CUstream stream) override {
-    requireOwnDevice("deallocate");
-    check(cuMemFreeAsync(toDevicePointer(ptr), stream), "cuMemFreeAsync");
-  }
-  bool doIsEqual(const MemoryResource& other) const noexcept override {
-    const auto* pool = dynamic_cast<const DevicePoolResource*>(&other);
-    return pool != nullptr && pool_ != nullptr && pool->pool_ == pool_;
-  }
-  ResourceProperties doProperties() const noexcept override { return kDevicePoolMemory; }
-  std::optional<int> doOwnerDevice() const noexcept override { return ordinal_; }
-  std::string doName() const override { return onDevice("device pool", ordinal_); }
-
-  CUdevice device_;
-  int ordinal_;
-  Policy policy_;
-  CUmemoryPool pool_ = nullptr;
-};
 
 // ---------------------------------------------------------------------------------------- managed
 
@@ -258,28 +194,21 @@ class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
 }  // namespace
 
 // [process-registry]
-// The registry behind getCurrentDeviceResource() and the other free functions: this machine's
-// devices, each starting on its default memory pool, and the device of the calling thread's
-// current context as "the current device". Made on first use, after cuInit.
+// The registry behind getCurrentDeviceResource() and the other free functions: made the first
+// time one of them is called (after cuInit) by makeDriverRegistry(), the driver hookup beside the
+// registry, and kept until the process ends.
 PerDeviceResourceRegistry& processResourceRegistry() {
-  static PerDeviceResourceRegistry registry(
-      [] {
-        int count = 0;
-        check(cuDeviceGetCount(&count), "cuDeviceGetCount");
-        return count;
-      }(),
-      [](int ordinal) {
-        CUdevice device = 0;
-        check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
-        return std::make_unique<DevicePoolResource>(
-            device, DevicePoolResource::Policy::RequireCurrentDevice);
-      },
-      [] {
-        CUdevice device = 0;  // a handle, not an ordinal: the registry counts ordinals
-        check(cuCtxGetDevice(&device), "cuCtxGetDevice");
-        return deviceOrdinal(device);
-      });
+  static PerDeviceResourceRegistry registry = makeDriverRegistry();
   return registry;
+}
+
+// Every device's initial resource in that registry: its default pool, with RMM's rule checked
+// (used only while a context of the device is current).
+std::unique_ptr<MemoryResource> defaultPoolResource(int ordinal) {
+  CUdevice device = 0;
+  check(cuDeviceGet(&device, ordinal), "cuDeviceGet");
+  return std::make_unique<DevicePoolResource>(device,
+                                              DevicePoolResource::Policy::RequireCurrentDevice);
 }
 // [process-registry]
 

@@ -16,7 +16,8 @@
  *
  * Each kind is a small class that writes its own driver calls: the pinned host kind, which the
  * lesson's core builds itself, and the base it shares with the other context-bound kinds
- * (TrackedResource) are in pinned_host_resource.hpp; the others are in resources.cpp, made by
+ * (TrackedResource) are in pinned_host_resource.hpp; the device pool, every device's initial
+ * resource, in device_pool_resource.hpp; the others are in resources.cpp, made by
  * makeResources().
  * - **Stream.** Only the device pool is stream-ordered. The others allocate at once and, in
  *   deallocate, synchronize the stream before they free (memory_resource.hpp).
@@ -32,8 +33,8 @@
  *
  * Also here: what the lesson sets up on every device (DeviceSetup, as in 01_vectorAddDrv), the
  * vector add it runs on memory of any resource (addAndVerify(), fillBuffer()), what its core
- * returns (RegistryRun) and the owner that keeps the registry right on an error path
- * (RestoreOnError).
+ * returns (RegistryRun) and what keeps the registry right on an error path
+ * (restoreIfRegistered()).
  */
 // clang-format on
 #pragma once
@@ -44,7 +45,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -247,14 +247,11 @@ class WarningLog {
   std::vector<std::string> lines_;
 };
 
-/// "pinned host (device 0)": a resource's name.
-inline std::string onDevice(const std::string& what, int ordinal) {
-  return what + " (device " + std::to_string(ordinal) + ")";
-}
-
 /// If @p resource is still @p device's resource, puts @p previous back (what set returned when
-/// @p resource was set): an error path's way to keep the registry from pointing at a resource
-/// that is about to be destroyed. Errors are swallowed: it runs in unwinding.
+/// @p resource was set; null: the device's initial resource, a reset): an error path's way to
+/// keep the registry from pointing at a resource that is about to be destroyed (the catch around
+/// the lesson's core; Resources' destructor). A null @p resource is never registered: nothing
+/// changes. Errors are swallowed: it runs on an error path.
 inline void restoreIfRegistered(int device, const MemoryResource* resource,
                                 MemoryResource* previous) noexcept {
   try {
@@ -264,35 +261,6 @@ inline void restoreIfRegistered(int device, const MemoryResource* resource,
     // The registry accepted this device and this resource before; nothing to report here.
   }
 }
-
-/**
- * The error path of one set, as a small owner: if a step after the set throws, it puts the
- * previous resource back for the device before the resource itself is destroyed, so that the
- * registry never points at a resource that is gone. On the good path the lesson resets the device
- * itself, and this does nothing: it acts only while an exception unwinds. Declare it after the
- * resource's owner, so that it ends first.
- */
-class RestoreOnError {
- public:
-  /// @p resource was just set for @p device, and set returned @p previous.
-  RestoreOnError(int device, const MemoryResource* resource, MemoryResource* previous) noexcept
-      : device_(device),
-        resource_(resource),
-        previous_(previous),
-        exceptionsBefore_(std::uncaught_exceptions()) {}
-  ~RestoreOnError() {
-    if (std::uncaught_exceptions() > exceptionsBefore_)  // a step threw: we are unwinding
-      restoreIfRegistered(device_, resource_, previous_);
-  }
-  RestoreOnError(const RestoreOnError&) = delete;
-  RestoreOnError& operator=(const RestoreOnError&) = delete;
-
- private:
-  int device_;
-  const MemoryResource* resource_;
-  MemoryResource* previous_;
-  int exceptionsBefore_;
-};
 
 /// What the lesson's core saw (steps 3-5), checked in step 7. The resource it built is destroyed
 /// by then: these pointers are compared as addresses only, never used.

@@ -847,51 +847,40 @@ TEST(Resources, AStepThatThrowsLeavesTheRegistryAsItWas) {
   EXPECT_EQ(mr::getPerDeviceResource(0), before);
 }
 
-// The core's owner for the error path: a step that throws after the set puts the previous
-// resource back before the resource is destroyed; on the good path the core resets the device
-// itself, and the owner does nothing, not even look at the resource it was given.
-TEST(RestoreOnError, PutsThePreviousResourceBackOnlyWhenAStepThrows) {
+// The core's error path (perDeviceResource.cpp): its resource is held outside the try block
+// around the core, so that the catch resets the device (restoreIfRegistered() with no previous
+// resource) while the resource is still alive, and only then is it destroyed. A resource that
+// was never built, or never set, changes nothing, not even what another thread set since.
+TEST(CoreErrorPath, ResetsTheDeviceBeforeTheResourceIsDestroyed) {
   mr::MemoryResource* before = mr::getPerDeviceResource(0);
   const int destroyedBefore = MallocResource::destroyed();
   EXPECT_THROW(
       {
-        auto built = std::make_unique<MallocResource>("pinned host (device 0)", 0);
-        mr::MemoryResource* previous = mr::setCurrentDeviceResource(built.get());
-        const mr::RestoreOnError restore(0, built.get(), previous);
-        EXPECT_EQ(mr::getCurrentDeviceResource(), built.get());
-        throw std::runtime_error("step 4 failed between set and reset");
+        std::unique_ptr<MallocResource> pinned;
+        try {
+          pinned = std::make_unique<MallocResource>("pinned host (device 0)", 0);
+          mr::setCurrentDeviceResource(pinned.get());
+          EXPECT_EQ(mr::getCurrentDeviceResource(), pinned.get());
+          throw std::runtime_error("step 4 failed between set and reset");
+        } catch (...) {
+          mr::restoreIfRegistered(0, pinned.get(), nullptr);
+          EXPECT_EQ(mr::getPerDeviceResource(0), before);
+          EXPECT_EQ(MallocResource::destroyed(), destroyedBefore);  // put back while alive
+          throw;
+        }
       },
       std::runtime_error);
   EXPECT_EQ(mr::getPerDeviceResource(0), before);
   EXPECT_EQ(MallocResource::destroyed(), destroyedBefore + 1);  // destroyed after it was put back
 
-  // The good path: reset, then destroy; the owner ends after both and changes nothing, even
-  // when another resource was set for the device since.
+  // Thrown before the resource was built, or before it was set: the registry keeps what it has.
   MallocResource later("later", 0);
-  {
-    auto built = std::make_unique<MallocResource>("pinned host (device 0)", 0);
-    mr::MemoryResource* previous = mr::setCurrentDeviceResource(built.get());
-    const mr::RestoreOnError restore(0, built.get(), previous);
-    EXPECT_EQ(mr::resetCurrentDeviceResource(), built.get());
-    built.reset();
-    mr::setCurrentDeviceResource(&later);
-  }
+  mr::setCurrentDeviceResource(&later);
+  mr::restoreIfRegistered(0, nullptr, nullptr);
+  MallocResource neverSet("never set", 0);
+  mr::restoreIfRegistered(0, &neverSet, nullptr);
   EXPECT_EQ(mr::getPerDeviceResource(0), &later);
   mr::resetCurrentDeviceResource();
-
-  // An owner made while another exception unwinds (a destructor's cleanup) still acts only on
-  // an exception of its own.
-  try {
-    throw std::runtime_error("outer");
-  } catch (const std::runtime_error&) {
-    MallocResource inner("inner", 0);
-    {
-      mr::MemoryResource* previous = mr::setCurrentDeviceResource(&inner);
-      const mr::RestoreOnError restore(0, &inner, previous);
-    }
-    EXPECT_EQ(mr::getPerDeviceResource(0), &inner);  // not put back: nothing threw inside
-    mr::resetCurrentDeviceResource();
-  }
   EXPECT_EQ(mr::getPerDeviceResource(0), before);
 }
 
