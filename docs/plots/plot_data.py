@@ -488,6 +488,8 @@ def plot_10(data, figure):
     if same:
         same_title = (f"same size: {field(run, 'sameSizeAllocations', '10')} of "
                       f"{size_label(field(run, 'sameSizeBytes', '10'))}")
+        if "sameSizePairsPerStep" in run:  # the 8-pair steps came with issue 34
+            same_title += f", {run['sameSizePairsPerStep']} pairs per step"
         latency.set_title(f"{same_title} ({field(run, 'sameSizeSpeedUp', '10'):.0f}x); "
                           f"{mix_title} ({field(run, 'poolOverAllocSpeedUp', '10'):.0f}x)",
                           fontsize=9)
