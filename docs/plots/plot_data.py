@@ -173,9 +173,9 @@ def plot_02(data, figure):
     counts = sorted(pooled)
     median = lambda key: [statistics.median(r[key] for r in pooled[c]) for c in counts]
     cost.plot(counts, median("buildMs"), "o-", color=COLORS[0],
-              label="build (reserve, create, map, set access)")
+              label="build (granularity, reserve, create, map, release, set access)")
     cost.plot(counts, median("freeMs"), "s-", color=COLORS[1],
-              label="free (unmap, release, address free)")
+              label="free (unmap, address free)")
     reference = [a + f for a, f in zip(median("cuMemAllocMs"), median("cuMemFreeMs"))]
     cost.plot(counts, reference, "--", color=COLORS[5], label="cuMemAlloc + cuMemFree")
     cost.set_xscale("log", base=2)

@@ -96,7 +96,7 @@ RunSize sizeRun(const RunOptions& options, const RunDevices& devices, Report& re
   }
   const RunShape shape{devices.ordinal, devices.stripes, devices.roles.backing,
                        devices.granularities, kCostStripeCounts};
-  // Step 6's three pinned host copies must fit too: in MemAvailable, or a container's limit.
+  // Step 4's three pinned host copies must fit too: in MemAvailable, or a container's limit.
   const std::uint64_t hostFit = fitHostMemory(options.sizeBytes, kDefaultBytes, 3, sizeof(float));
   RunSize size = sizeRun(options.sizeBytes, hostFit, shape, freeMemory);
 

@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "memsamples.hpp"
-#include "striped_rollback.hpp"  // what the rollback lines call; defined below core-b
+#include "striped_rollback.hpp"  // Rollback and its check(); defined below core-b
 #include "support/devices.hpp"   // allocationGranularity
 
 namespace memsamples::vmm {
@@ -44,7 +44,9 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
   properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   properties.location.type = CU_MEM_LOCATION_TYPE_DEVICE;  // resident memory of device location.id
 
-  // Sizes and addresses must suit the granularity of every device involved: take the largest.
+  // Granularity: every size and address below must be a multiple of it on every device
+  // involved, so take the largest. MINIMUM is what the calls accept, RECOMMENDED what performs
+  // best; a range too small to give each stripe a whole recommended unit uses the minimum.
   Granularities granularities;
   for (const int device : backingAndMapping(backingDevices, mappingDevices)) {
     properties.location.id = device;
@@ -59,31 +61,34 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     granularities.recommended = std::max<std::uint64_t>(granularities.recommended, recommended);
   }
 
-  // Equal stripes, round robin over the backing devices (arithmetic only).
+  // Equal stripes, round robin over the backing devices (arithmetic only): the size rounded up
+  // to stripes x granularity (layout.roundedBytes), and each stripe's device, offset and bytes.
   StripeLayout layout = planStripes(bytes, granularities, stripeCount, backingDevices);
 
-  Rollback rollback(layout);  // records what exists; a failed rollback.check() undoes it
+  // The line after each call below records what now exists. If a later call fails, `built`
+  // undoes exactly that, and the error says what it undid.
+  Rollback built(layout);
 
   // Reserve: addresses only, nothing behind them yet.
   CUdeviceptr base = 0;
-  rollback.check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
-                 "cuMemAddressReserve");
-  rollback.reserved(base);
+  check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
+        "cuMemAddressReserve");
+  built.reserved(base);
 
   for (const Stripe& stripe : layout.stripes) {
     // Create: physical memory on the stripe's device, with no address yet.
     properties.location.id = stripe.device;
     CUmemGenericAllocationHandle handle{};
-    rollback.check(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
-    rollback.created(handle);
+    check(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
+    built.created(handle);
 
     // Map it at the stripe's place in the range.
-    rollback.check(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
-    rollback.mapped(stripe);
+    check(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
+    built.mapped(stripe);
 
     // Release the handle now: the mapping keeps the memory until it is unmapped.
-    rollback.check(cuMemRelease(handle), "cuMemRelease");
-    rollback.released();
+    check(cuMemRelease(handle), "cuMemRelease");
+    built.released();
   }
 
   // Set access: until now no device may touch the range, not even one holding a stripe.
@@ -93,10 +98,10 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     access[i].location.id = mappingDevices[i];
     access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
-  rollback.check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
-                 "cuMemSetAccess");
+  check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
+        "cuMemSetAccess");
 
-  rollback.dismiss();  // built: the range is the caller's now
+  built.dismiss();  // built: the range is the caller's now
   return {base, std::move(layout)};
 }
 //! [core-b]
@@ -139,12 +144,31 @@ struct Rollback::Undone {
   CUresult freed = CUDA_SUCCESS;      ///< cuMemAddressFree's answer.
 };
 
+namespace {
+
+thread_local Rollback* activeRollback = nullptr;  // the build running on this thread
+
+}  // namespace
+
 Rollback::Rollback(const StripeLayout& layout)
-    : layout_(layout), unmapResults_(layout.stripes.size()) {}
+    : layout_(layout), previous_(activeRollback), unmapResults_(layout.stripes.size()) {
+  activeRollback = this;
+}
 
 Rollback::~Rollback() {
   if (base_ != 0)
     (void)undo();
+  activeRollback = previous_;
+}
+
+Rollback* Rollback::active() noexcept {
+  return activeRollback;
+}
+
+void check(CUresult result, const char* call, const char* file, int line) {
+  if (result != CUDA_SUCCESS && Rollback::active() != nullptr)
+    Rollback::active()->fail(result, call, file, line);
+  memsamples::check(result, call, file, line);
 }
 
 void Rollback::reserved(CUdeviceptr base) noexcept {
@@ -189,9 +213,7 @@ Rollback::Undone Rollback::undo() noexcept {
   return undone;
 }
 
-void Rollback::check(CUresult result, const char* call, const char* file, int line) {
-  if (result == CUDA_SUCCESS)
-    return;
+void Rollback::fail(CUresult result, const char* call, const char* file, int line) {
   // A failed reservation comes before anything exists: there is nothing to undo or to say.
   if (base_ == 0)
     memsamples::check(result, call, file, line);

@@ -5,31 +5,27 @@
  *        several GPUs.
  *
  * cuMemAlloc finds addresses, allocates memory and grants access in one call; VMM gives each its
- * own call. The region marked `core` below is the lesson's whole VMM sequence in the order it
- * runs: build A, B and C, use them, free them. The allocator it calls, mapStripedRange() and
- * unmapStripedRange(), is the region marked `core-b` in striped_vmm.cpp (a file of its own
- * because 06_perDeviceResource reuses it and the unit tests run it against a fake driver). The
- * steps:
+ * own call. The VMM sequence, in the order it runs, is two regions: `core-b` in striped_vmm.cpp,
+ * the allocator mapStripedRange() that builds one range (a file of its own, because
+ * 06_perDeviceResource reuses it and the unit tests run it against a fake driver), then `core`
+ * below, which builds A, B and C with it, uses them and frees them. The steps:
  *
  * 1. **cuInit**, as in 01.
- * 2. **The devices** (chooseDevices(), run_plan.cpp): the kernel's device, which must support
- *    VMM, else the sample is WAIVED; the *backing* devices whose memory holds the stripes, the
- *    *mapping* devices that may access them, and the granularity all of them accept.
+ * 2. **The devices** (chooseDevices(), run_plan.cpp): the kernel's (WAIVED without VMM), the
+ *    *backing* devices that hold the stripes, the *mapping* devices that may access them.
  * 3. **cuCtxCreate**, **cuModuleLoadData**, **cuModuleGetFunction**, as in 01.
- * 4. **The size** (sizeRun(), run_plan.cpp), checked against the free memory of every device
- *    that holds part of the run; the pinned host vectors (**cuMemHostAlloc**), as in 01.
+ * 4. **The size** (sizeRun(), run_plan.cpp), fitting every device that holds part of the run;
+ *    the pinned host vectors (**cuMemHostAlloc**), as in 01.
  * 5. **Build** A, B and C, each by mapStripedRange(): **cuMemGetAllocationGranularity**,
  *    **cuMemAddressReserve**, per stripe **cuMemCreate**, **cuMemMap**, **cuMemRelease**, then
- *    **cuMemSetAccess**. A failure half-way undoes what was built and names the call and the
- *    stripe.
- * 6. **Use**: **cuStreamCreate**, inputs in, **cuLaunchKernel** on the ranges' base addresses,
- *    result out, exact check, as in 01.
- * 7. **Checked and measured** while the ranges exist (vectorAddMMAP_measure.cpp): what the
- *    driver sees from inside every stripe of A (checkDriverView(): **cuPointerGetAttributes**,
- *    **cuMemGetAccess**; anything unexpected FAILs the run); the kernel on cuMemAlloc buffers,
- *    and the host time of building and freeing a range against cuMemAlloc and cuMemFree.
- * 8. **Free**: **cuStreamDestroy**, then each range: **cuMemUnmap** of every stripe at once,
+ *    **cuMemSetAccess**.
+ * 6. **Use**, as in 01: **cuStreamCreate**, inputs in, **cuLaunchKernel** on the ranges' base
+ *    addresses, result out, exact check.
+ * 7. **Free**: **cuStreamDestroy**, then per range **cuMemUnmap** of every stripe at once and
  *    **cuMemAddressFree**.
+ * 8. **Checked and measured** on three new ranges built the same way (checkAndMeasure(),
+ *    vectorAddMMAP_measure.cpp): what the driver sees in every stripe, the kernel against
+ *    cuMemAlloc, the host time of building and freeing a range.
  * 9. **The rest of the cleanup**, as in 01: **cuMemFreeHost**, **cuModuleUnload**,
  *    **cuCtxDestroy**.
  */
@@ -100,13 +96,15 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   const std::vector<int>& mapping = devices.roles.mapping;
 
   //! [core]
-  // 5. Build A, B and C where 01 calls cuMemAlloc: each by mapStripedRange(), shown below.
+  // 5. Build A, B and C where 01 calls cuMemAlloc, each by mapStripedRange() (the block above).
+  // Each owner frees its range only if an error cuts the lesson short.
   vmm::StripedVmmRange a(bytes, stripes, backing, mapping);
   vmm::StripedVmmRange b(bytes, stripes, backing, mapping);
   vmm::StripedVmmRange c(bytes, stripes, backing, mapping);
 
   // 6. Use, as in 01: a range is one plain device pointer, its base address.
-  ms::OwnedStream stream;  // after the ranges: on an error path it drains before they go
+  // (Declared after A, B and C: on an error, the stream is finished before they are freed.)
+  ms::OwnedStream stream;
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
   ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
@@ -124,25 +122,23 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   ms::check(cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
   const ms::VectorAddCheck firstRun = ms::checkVectorAdd(hostA, hostB, hostC, count);
 
-  // 7. While the ranges exist: what the driver sees in them, and how they compare with cuMemAlloc.
-  const std::vector<std::string> problems = checkDriverView(a, mapping, report);
-  const ms::VectorAddLaunch launch{vecAdd,  grid,    kBlockSize, stream.get(),
-                                   deviceA, deviceB, deviceC,    count};
-  const ms::VectorAddCheck verified = measureAgainstCuMemAlloc(
-      launch, firstRun, hostA, hostB, hostC, devices, options.common, report);
-
-  // 8. Free in reverse order. An owner lets go of its range only once both calls succeeded.
+  // 7. Free in reverse order: one cuMemUnmap covers every stripe of a range.
   ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
   for (vmm::StripedVmmRange* range : {&c, &b, &a}) {
     ms::check(cuMemUnmap(range->get(), range->size()), "cuMemUnmap");
     ms::check(cuMemAddressFree(range->get(), range->size()), "cuMemAddressFree");
-    range->release();
+    range->release();  // freed: nothing left for the owner to do
   }
   //! [core]
 
-  for (const std::string& problem : problems)
+  // 8. Checked and measured on three new ranges built the same way: what the driver sees in
+  // every stripe, the kernel against cuMemAlloc, and what building and freeing a range costs.
+  const ms::VectorAddLaunch run{vecAdd, grid, kBlockSize, nullptr, 0, 0, 0, count};
+  const Step8Findings findings = checkAndMeasure(run, firstRun, hostA, hostB, hostC, devices,
+                                                 options.common, report);
+  for (const std::string& problem : findings.problems)
     report.out() << "FAILED: " << problem << '\n';
-  report.json().set("mismatches", static_cast<std::uint64_t>(verified.mismatches));
+  report.json().set("mismatches", static_cast<std::uint64_t>(findings.verified.mismatches));
 
   // 9. The rest of the cleanup, every answer checked, as in 01.
   ms::check(cuMemFreeHost(pinnedC.release()), "cuMemFreeHost");
@@ -151,7 +147,7 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
   ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
 
-  const bool passed = verified.mismatches == 0 && problems.empty();
+  const bool passed = findings.verified.mismatches == 0 && findings.problems.empty();
   return passed ? ms::Verdict::Pass : ms::Verdict::Fail;
 }
 

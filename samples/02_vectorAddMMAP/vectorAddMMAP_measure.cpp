@@ -273,3 +273,38 @@ ms::VectorAddCheck measureAgainstCuMemAlloc(const ms::VectorAddLaunch& launch,
     report.out() << ms::describeMismatch(verified) << '\n';
   return verified;
 }
+
+Step8Findings checkAndMeasure(const ms::VectorAddLaunch& run, const ms::VectorAddCheck& firstRun,
+                              const float* hostA, const float* hostB, float* hostC,
+                              const vmm::RunDevices& devices, const ms::CommonOptions& options,
+                              ms::Report& report) {
+  const std::uint64_t bytes = run.count * sizeof(float);
+  const std::vector<int>& backing = devices.roles.backing;
+  const std::vector<int>& mapping = devices.roles.mapping;
+  vmm::StripedVmmRange a(bytes, devices.stripes, backing, mapping);
+  vmm::StripedVmmRange b(bytes, devices.stripes, backing, mapping);
+  vmm::StripedVmmRange c(bytes, devices.stripes, backing, mapping);
+
+  Step8Findings findings;
+  findings.problems = checkDriverView(a, mapping, report);
+
+  ms::OwnedStream stream;  // after the ranges: on an error path it is finished before they go
+  ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
+  ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
+  ms::VectorAddLaunch launch = run;
+  launch.stream = stream.get();
+  launch.a = a.get();
+  launch.b = b.get();
+  launch.c = c.get();
+  findings.verified = measureAgainstCuMemAlloc(launch, firstRun, hostA, hostB, hostC, devices,
+                                               options, report);
+
+  // The measurement waited for the stream's last work.
+  ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
+  for (vmm::StripedVmmRange* range : {&c, &b, &a}) {
+    vmm::unmapStripedRange(range->get(), range->size());
+    range->release();
+  }
+  return findings;
+}
