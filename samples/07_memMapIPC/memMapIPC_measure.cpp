@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iterator>
 #include <ostream>
+#include <stdexcept>
 
 #include "support/devices.hpp"
 #include "support/timing.hpp"
@@ -214,18 +215,31 @@ PathResult& Parent::checkSlices(SharePath path, CUdeviceptr c) {
   return results_.emplace_back(path, written);
 }
 
-void Parent::timeKernelOnImports(PathResult& result) {
-  const Bench bench{options_.warmup, options_.iterations};
-  workers_.send(0, kBench, bench, {}, "the benchmark");
-  result.workerKernelMs =
-      payloadAs<BenchDone>(workers_.receive(0, "the benchmark"), kBenchDone).medianMs;
+PathResult& Parent::resultOf(SharePath path) {
+  for (PathResult& result : results_) {
+    if (result.path == path)
+      return result;
+  }
+  throw std::logic_error(std::string("no result of the path ") + pathName(path) + " to time");
 }
 
 void Parent::releaseWorkerImports() {
   workers_.releaseImports();
 }
 
-void Parent::timeHandoffs(PathResult& result, const ExportAndSend& exportAndSend) {
+void Parent::timeKernelOnImports(SharePath path, const ExportAndSend& exportAndSend) {
+  PathResult& result = resultOf(path);
+  exportAndSend(0, 3);
+  (void)payloadAs<Done>(workers_.receive(0, "its slice"), kDone);
+  const Bench bench{options_.warmup, options_.iterations};
+  workers_.send(0, kBench, bench, {}, "the benchmark");
+  result.workerKernelMs =
+      payloadAs<BenchDone>(workers_.receive(0, "the benchmark"), kBenchDone).medianMs;
+  workers_.releaseImports(0);  // before the next export, and before the owner frees anything
+}
+
+void Parent::timeHandoffs(SharePath path, const ExportAndSend& exportAndSend) {
+  PathResult& result = resultOf(path);
   for (int i = 0; i < options_.iterations; ++i) {
     const std::int64_t start = monotonicNanoseconds();
     exportAndSend(0, 1);
