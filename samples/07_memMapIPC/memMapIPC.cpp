@@ -131,8 +131,7 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
   }
   parent.writeInputs(shared.pointer);  // A and B; then the event the workers wait for
 
-  // Export and send: for each worker, a new descriptor per allocation, sent with its job in one
-  // sendmsg, the descriptors as an SCM_RIGHTS control message (ipc_channel.cpp, shown below).
+  // Export and send: for each worker, a new descriptor per allocation, sent as SCM_RIGHTS.
   for (std::size_t w = 0; w < run.workers.size(); ++w) {
     ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, 3, size);
     job.granularity = granularity;  // the worker aligns its own range the same way
@@ -147,8 +146,7 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
     parent.sendWithScmRights(w, job, descriptors);
   }
 
-  // Every export is made: the handles may go. The mappings keep the memory alive, this one
-  // and each worker's.
+  // Every export is made: the handles may go (the mappings keep the memory alive).
   for (int i = 2; i >= 0; --i)
     ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
 
@@ -158,13 +156,12 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
   // Each worker unmaps its imports (serveVmm's last step): importers go first.
   parent.releaseWorkerImports();
 
-  // Release, as each worker did: unmap (the last mapping: the memory is freed), free the range.
-  // Then prove that none of it is mapped here.
+  // Release as each worker did: unmap (the last mapping: the memory goes), free the range.
   for (int i = 2; i >= 0; --i) {
     ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
     ms::check(cuMemAddressFree(shared.range[i].release(), size), "cuMemAddressFree");
   }
-  parent.confirmRelease(result);
+  parent.confirmRelease(result);  // the proof: none of A, B or C is mapped here now
 }
 //! [core]
 

@@ -96,8 +96,8 @@ std::string freeMemoryLine(std::size_t before, std::size_t now) noexcept {
 }
 
 // [release-questions]
-/// Asked right after A, B and C (@p pointers) exist, once @p stream has reached their
-/// allocation (a pool allocation exists in stream order): the driver must know each.
+// Asked right after A, B and C (`pointers`) exist, once `stream` has reached their
+// allocation (a pool allocation exists in stream order): the driver must know each.
 ReleaseEvidence askBefore(const CUdeviceptr (&pointers)[3], CUstream stream) {
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   ReleaseEvidence evidence;
@@ -106,9 +106,9 @@ ReleaseEvidence askBefore(const CUdeviceptr (&pointers)[3], CUstream stream) {
   return evidence;
 }
 
-/// Asked once they are released: waits for @p stream (frees in stream order complete), asks
-/// again about each allocation of @p evidence, and judges; @p evidence is emptied. @return the
-/// problems (none: released, or nothing was asked before). Throws nothing: it runs on error paths.
+// Asked once they are released: waits for `stream` (frees in stream order complete), asks
+// again about each allocation of `evidence`, and judges; `evidence` is emptied. Returns the
+// problems (none: released, or nothing was asked before). Throws nothing: it runs on error paths.
 std::vector<std::string> askAfter(CUstream stream, ReleaseEvidence& evidence) noexcept {
   if (evidence.allocations.empty())
     return {};

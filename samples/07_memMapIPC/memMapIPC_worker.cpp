@@ -91,13 +91,12 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
               "cuMemImportFromShareableHandle");
     descriptors[i].close();
 
-    // Map: a range of this process, aligned as the parent's (the job's granularity).
+    // Map: a range of this process, aligned as the parent's (the job's granularity). Then the
+    // handle may go: the mapping keeps the memory alive until it is unmapped.
     ms::check(cuMemAddressReserve(imports.range[i].out(), size, job.granularity, 0, 0),
               "cuMemAddressReserve");
     imports.pointer[i] = imports.range[i].get();
     ms::check(cuMemMap(imports.pointer[i], size, 0, imports.handle[i].get(), 0), "cuMemMap");
-
-    // The handle may go now: the mapping keeps the memory alive until it is unmapped.
     ms::check(cuMemRelease(imports.handle[i].release()), "cuMemRelease");
     ms::check(cuMemSetAccess(imports.pointer[i], size, &access, 1), "cuMemSetAccess");
   }
