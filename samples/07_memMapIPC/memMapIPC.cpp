@@ -58,7 +58,6 @@
 #include "ipc_owners.hpp"
 #include "memMapIPC_measure.hpp"
 #include "memsamples.hpp"
-#include "support/devices.hpp"  // allocationGranularity (the timings)
 
 namespace ms = memsamples;
 namespace ipc = memsamples::ipc;
@@ -81,6 +80,13 @@ struct Run {
   ipc::Workers& workers;  ///< The worker processes, one socket each.
 };
 
+/// How the VMM way's allocations are made: shareVmm returns it, and timeVmm makes its own alike.
+struct VmmLayout {
+  CUmemAllocationProp prop;  ///< Pinned, on the parent's device, exportable as a descriptor.
+  std::size_t granularity;   ///< The alignment of every range, and the unit of every size.
+  std::size_t size;          ///< Bytes per allocation: the vector's, in whole granules.
+};
+
 // What each way asks of `parent` (memMapIPC_measure.cpp), beyond the sharing's own calls:
 // - writeInputs() waits for the stream (a pool's allocations exist in stream order), asks the
 //   driver about A, B and C (the first half of the proof of their release), queues A and B
@@ -98,7 +104,7 @@ struct Run {
 //! [core]
 // The VMM way, the parent's side: A, B and C created exportable as file descriptors; each
 // worker gets a new descriptor of each over its socket, and maps it (serveVmm, below).
-void shareVmm(ipc::Parent& parent, const Run& run) {
+VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
   // Pinned memory on this device, exportable as a POSIX file descriptor (asked at creation).
   CUmemAllocationProp prop = {};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -151,9 +157,8 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
     ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
 
   // Each worker imports, maps and computes its slice of C (serveVmm). Wait for all; check C.
+  // Then each worker unmaps its imports (serveVmm's last step): importers go first.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
-
-  // Each worker unmaps its imports (serveVmm's last step): importers go first.
   parent.releaseWorkerImports();
 
   // Release as each worker did: unmap (the last mapping: the memory goes), free the range.
@@ -162,6 +167,7 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
     ms::check(cuMemAddressFree(shared.range[i].release(), size), "cuMemAddressFree");
   }
   parent.confirmRelease(result);  // the proof: none of A, B or C is mapped here now
+  return {prop, granularity, size};  // timeVmm allocates alike, after this function
 }
 //! [core]
 
@@ -269,30 +275,16 @@ void sharePool(ipc::Parent& parent, const Run& run) {
 //   before the export to the worker's mapping, and released again.
 // `exportAndSend(w, n)` exports the first n allocations to worker w: the way's own export.
 
-/// The VMM way's timings: allocations created as shareVmm's, each exported anew as a descriptor.
-void timeVmm(ipc::Parent& parent, const Run& run) {
-  CUmemAllocationProp prop = {};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  std::size_t minimum = 0;
-  std::size_t recommended = 0;
-  const auto minimumOption = CU_MEM_ALLOC_GRANULARITY_MINIMUM;
-  const auto recommendedOption = CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
-  ms::check(cuMemGetAllocationGranularity(&minimum, &prop, minimumOption),
-            "cuMemGetAllocationGranularity");
-  ms::check(cuMemGetAllocationGranularity(&recommended, &prop, recommendedOption),
-            "cuMemGetAllocationGranularity");
-  const std::size_t granularity = ms::allocationGranularity(parent.bytes, minimum, recommended);
-  const std::size_t size = (parent.bytes + granularity - 1) / granularity * granularity;
-
+/// The VMM way's timings: allocations made as shareVmm made its own (@p vmm), each exported
+/// anew as a descriptor.
+void timeVmm(ipc::Parent& parent, const Run& run, const VmmLayout& vmm) {
   ipc::Buffers timed(run.stream, &run.workers);  // owners: on an error, workers end first
   for (int i = 0; i < 3; ++i)  // only exported: this process maps nothing
-    ms::check(cuMemCreate(timed.handle[i].out(), size, &prop, 0), "cuMemCreate");
+    ms::check(cuMemCreate(timed.handle[i].out(), vmm.size, &vmm.prop, 0), "cuMemCreate");
 
   const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
-    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, size);
-    job.granularity = granularity;
+    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, vmm.size);
+    job.granularity = vmm.granularity;
     std::vector<ipc::OwnedFd> descriptors;
     for (std::uint32_t i = 0; i < allocations; ++i) {
       int fd = -1;
@@ -419,8 +411,8 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
 
   try {
     // 4. The VMM way: a descriptor per allocation, over the socket; then its timings.
-    shareVmm(parent, run);
-    timeVmm(parent, run);
+    const VmmLayout vmm = shareVmm(parent, run);
+    timeVmm(parent, run, vmm);
 
     // 5. The legacy way: 64-byte handles inside the job; then its timings.
     shareLegacy(parent, run);
