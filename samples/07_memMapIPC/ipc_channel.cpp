@@ -54,7 +54,7 @@ static_assert(sizeof(Header) == 12, "the header has no padding");
 
 // [scm-rights]
 // Sending: the descriptors ride on a message as ancillary data, one control message of level
-// SOL_SOCKET and type SCM_RIGHTS; sendmsg (sendAll, below) hands them to the kernel with it.
+// SOL_SOCKET and type SCM_RIGHTS; sendmsg, in sendAll(), hands them to the kernel with it.
 void attachDescriptors(msghdr& message, char* control, const std::vector<int>& descriptors) {
   const std::size_t size = sizeof(int) * descriptors.size();
   std::memset(control, 0, CMSG_SPACE(size));
@@ -67,7 +67,7 @@ void attachDescriptors(msghdr& message, char* control, const std::vector<int>& d
   std::memcpy(CMSG_DATA(header), descriptors.data(), size);
 }
 
-// Receiving: recvmsg (receiveExactly, below) finds the control message, with new descriptors
+// Receiving: recvmsg, in receiveExactly(), finds the control message, with new descriptors
 // of this process for the same open files. Each is owned at once (closed if an error follows),
 // all of them, even past kMaxDescriptors, so that none leaks.
 void takeDescriptors(msghdr& message, std::vector<OwnedFd>& into) {
