@@ -52,8 +52,24 @@ struct Header {
 };
 static_assert(sizeof(Header) == 12, "the header has no padding");
 
-/// Takes the SCM_RIGHTS descriptors of @p message into @p into (owned at once, so an error
-/// thrown later closes them). Counts them all, even past kMaxDescriptors, so none leaks.
+// [scm-rights]
+// Sending: the descriptors ride on a message as ancillary data, one control message of level
+// SOL_SOCKET and type SCM_RIGHTS; sendmsg, in sendAll(), hands them to the kernel with it.
+void attachDescriptors(msghdr& message, char* control, const std::vector<int>& descriptors) {
+  const std::size_t size = sizeof(int) * descriptors.size();
+  std::memset(control, 0, CMSG_SPACE(size));
+  message.msg_control = control;
+  message.msg_controllen = CMSG_SPACE(size);
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(size);
+  std::memcpy(CMSG_DATA(header), descriptors.data(), size);
+}
+
+// Receiving: recvmsg, in receiveExactly(), finds the control message, with new descriptors
+// of this process for the same open files. Each is owned at once (closed if an error follows),
+// all of them, even past kMaxDescriptors, so that none leaks.
 void takeDescriptors(msghdr& message, std::vector<OwnedFd>& into) {
   for (cmsghdr* control = CMSG_FIRSTHDR(&message); control != nullptr;
        control = CMSG_NXTHDR(&message, control)) {
@@ -68,6 +84,7 @@ void takeDescriptors(msghdr& message, std::vector<OwnedFd>& into) {
     }
   }
 }
+// [scm-rights]
 
 /// Reads exactly @p bytes into @p buffer by recvmsg before @p deadline, taking any descriptors
 /// that come along. @p done counts what this message has delivered so far (header included),
@@ -141,30 +158,17 @@ void sendAll(int socket, const void* data, std::size_t bytes, const std::vector<
   std::size_t sent = 0;
   while (sent < bytes) {
     iovec piece{const_cast<std::uint8_t*>(cursor + sent), std::min(bytes - sent, kMaxRecordBytes)};
-    // [scm-rights]
-    // The descriptors ride on the first record as ancillary data: a control message of type
-    // SCM_RIGHTS, in which the kernel finds them and installs copies in the receiver.
     msghdr message{};
     message.msg_iov = &piece;
     message.msg_iovlen = 1;
-    if (!descriptorsSent) {
-      const std::size_t size = sizeof(int) * descriptors.size();
-      std::memset(control, 0, sizeof(control));
-      message.msg_control = control;
-      message.msg_controllen = CMSG_SPACE(size);
-      cmsghdr* header = CMSG_FIRSTHDR(&message);
-      header->cmsg_level = SOL_SOCKET;
-      header->cmsg_type = SCM_RIGHTS;
-      header->cmsg_len = CMSG_LEN(size);
-      std::memcpy(CMSG_DATA(header), descriptors.data(), size);
-    }
+    if (!descriptorsSent)
+      attachDescriptors(message, control, descriptors);  // on the first record only
     if (!waitFor(socket, POLLOUT, deadline)) {
       throw IpcError("could not send within " + std::to_string(timeout.count()) +
                      " ms: the peer reads nothing (" + std::to_string(sent) + " of " +
                      std::to_string(bytes) + " bytes of this part sent)");
     }
     const ssize_t written = ::sendmsg(socket, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-    // [scm-rights]
     if (written < 0) {
       // No room after all (poll saw some, a whole record needs more): wait again.
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)

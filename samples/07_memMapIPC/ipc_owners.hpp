@@ -19,8 +19,8 @@
 namespace memsamples::ipc {
 
 /// cuMemRelease: a physical allocation lives on while it is mapped, so releasing right after
-/// cuMemMap is the usual order. Common's (support/vmm_owners.hpp), as in 04, 05 and 08. The
-/// parent here keeps its handles until the release: every job exports them again.
+/// cuMemMap is the usual order (the worker's). Common's (support/vmm_owners.hpp), as in 04, 05
+/// and 08. The parent keeps its handles until every job has exported them.
 using memsamples::OwnedAllocationHandle;
 /// cuMemPoolDestroy, for a created or an imported pool (after the allocations from it).
 using OwnedMemoryPool = DriverHandle<CUmemoryPool, cuMemPoolDestroy>;
@@ -39,9 +39,9 @@ inline CUresult unmapThenFree(CUdeviceptr base, std::size_t bytes) {
 }
 
 /// A reserved virtual range and the allocation mapped into it, undone with unmapThenFree():
-/// Common's OwnedRange (support/vmm_owners.hpp). The lesson reserves and maps, then hands the
-/// range over with own(); this only undoes it, on an error path. The good path takes it back
-/// with release() for its checked cuMemUnmap and cuMemAddressFree.
+/// Common's OwnedRange (support/vmm_owners.hpp). cuMemAddressReserve writes the range into
+/// out(); this only undoes it, on an error path. The good path unmaps with get(), then takes
+/// the range back with release() for its checked cuMemAddressFree.
 using MappedRange = OwnedRange<unmapThenFree>;
 
 /**
@@ -76,7 +76,14 @@ struct Buffers {
   /// Empty owners for buffers that work on @p stream uses. With @p endFirst (the parent's
   /// workers), an error that unwinds past these buffers kills and reaps the workers first.
   explicit Buffers(CUstream stream, Workers* endFirst = nullptr) noexcept
-      : stream_(stream), endFirst_(endFirst), exceptionsAtStart_(std::uncaught_exceptions()) {}
+      : Buffers(stream, 0, endFirst) {}
+  /// The same, with ranges of @p rangeBytes each (the VMM way's): cuMemAddressReserve may write
+  /// into range[i].out().
+  Buffers(CUstream stream, std::size_t rangeBytes, Workers* endFirst = nullptr) noexcept
+      : range{MappedRange(rangeBytes), MappedRange(rangeBytes), MappedRange(rangeBytes)},
+        stream_(stream),
+        endFirst_(endFirst),
+        exceptionsAtStart_(std::uncaught_exceptions()) {}
   /// On an error path: ends the workers and waits for the stream; then the members release.
   ~Buffers() {
     if (std::uncaught_exceptions() <= exceptionsAtStart_)

@@ -7,13 +7,14 @@
  * `--workers N` worker processes (memMapIPC_worker.cpp) import them; each worker
  * computes its slice of C = A + B in the shared memory, and the parent checks every
  * element. Each way of sharing is one function, read top to bottom: create A, B and C ->
- * export -> send each worker its job -> wait for the workers -> check C -> measure -> the
- * workers release -> release. The core region is the VMM way, shareVmm; the legacy and
- * pool ways follow it, one function each (shareLegacy, sharePool), taking the same turns.
- * The worker's side of each way is a function of memMapIPC_worker.cpp (its core-b region is
- * the VMM way, serveVmm): receive -> import -> map or open -> use -> release. The chores the
- * three ways share (sizes, host copies, writing the inputs, slices, checking C, the proof of
- * each release, timings and the report) are one call each of an ipc::Parent, in
+ * export -> send each worker its job -> wait for the workers -> check C -> the workers
+ * release -> release. The core region is the VMM way, shareVmm; the legacy and pool ways
+ * follow it, one function each (shareLegacy, sharePool), taking the same turns. Each way's
+ * timings are a function called after it (timeVmm, timeLegacy, timePool), on allocations of
+ * their own. The worker's side of each way is a function of memMapIPC_worker.cpp (its core-b
+ * region is the VMM way, serveVmm): receive -> import -> map or open -> use -> release. The
+ * chores the three ways share (sizes, host copies, writing the inputs, slices, checking C,
+ * the proof of each release, timings and the report) are one call each of an ipc::Parent, in
  * memMapIPC_measure.cpp.
  *
  * runParent() takes these steps:
@@ -32,15 +33,16 @@
  * 4. The VMM way (shareVmm): **cuMemGetAllocationGranularity**, **cuMemCreate** with the
  *    POSIX-descriptor handle type, **cuMemAddressReserve** aligned to the granularity,
  *    **cuMemMap**, **cuMemSetAccess**; **cuMemExportToShareableHandle**, a descriptor per
- *    allocation sent with sendmsg as SCM_RIGHTS; check, measure, the workers release;
- *    **cuMemUnmap**, **cuMemAddressFree**, **cuMemRelease**.
+ *    allocation sent with sendmsg as SCM_RIGHTS; **cuMemRelease** of each handle once
+ *    exported; check, the workers release; **cuMemUnmap**, **cuMemAddressFree**. Then its
+ *    timings (timeVmm).
  * 5. The legacy way (shareLegacy): **cuMemAlloc**; **cuIpcGetMemHandle**, 64 bytes per
- *    allocation inside the job; check, measure; **cuMemFree**.
+ *    allocation inside the job; check; **cuMemFree**. Then its timings (timeLegacy).
  * 6. The pool way (sharePool): **cuMemPoolCreate** with the descriptor handle type,
  *    **cuMemAllocFromPoolAsync**; **cuMemPoolExportToShareableHandle** (the pool, a descriptor)
- *    and **cuMemPoolExportPointer** (64 bytes per allocation); check, measure;
- *    **cuMemFreeAsync**, the pool's bytes in use (**cuMemPoolGetAttribute**), and
- *    **cuMemPoolDestroy**.
+ *    and **cuMemPoolExportPointer** (64 bytes per allocation); check; **cuMemFreeAsync**, the
+ *    pool's bytes in use (**cuMemPoolGetAttribute**), and **cuMemPoolDestroy**. Then its
+ *    timings (timePool).
  * 7. The workers quit and are reaped; the reference kernel runs on the parent's own
  *    memory. The verdict: C exact, every release proved (the driver's answers about this
  *    process's own addresses), every worker exited with 0; free device memory is
@@ -56,7 +58,6 @@
 #include "ipc_owners.hpp"
 #include "memMapIPC_measure.hpp"
 #include "memsamples.hpp"
-#include "support/devices.hpp"  // allocationGranularity
 
 namespace ms = memsamples;
 namespace ipc = memsamples::ipc;
@@ -79,30 +80,39 @@ struct Run {
   ipc::Workers& workers;  ///< The worker processes, one socket each.
 };
 
+/// How the VMM way's allocations are made: shareVmm returns it, and timeVmm makes its own alike.
+struct VmmLayout {
+  CUmemAllocationProp prop;  ///< Pinned, on the parent's device, exportable as a descriptor.
+  std::size_t granularity;   ///< The alignment of every range, and the unit of every size.
+  std::size_t size;          ///< Bytes per allocation: the vector's, in whole granules.
+};
+
 // What each way asks of `parent` (memMapIPC_measure.cpp), beyond the sharing's own calls:
 // - writeInputs() waits for the stream (a pool's allocations exist in stream order), asks the
 //   driver about A, B and C (the first half of the proof of their release), queues A and B
 //   from the host copies, fills C with NaN and records the interprocess event.
 // - job() is a job with the part every way shares. sendWithScmRights() makes each descriptor
 //   close-on-exec, gives the job worker w's slice of C and sends both in one sendmsg, the
-//   descriptors as an SCM_RIGHTS control message (ipc_channel.cpp); sendJob() sends a job alone.
+//   descriptors as an SCM_RIGHTS control message (ipc_channel.cpp, shown in the README);
+//   sendJob() sends a job alone.
 // - checkSlices() waits for every worker's Done and checks C element by element.
-// - timeKernelOnImports() has worker 0 time the kernel on its imports; releaseWorkerImports()
-//   has every worker release them and answer Released; timeHandoffs() times handoffs of A alone
-//   with the way's own `exportAndSend`, each released again by worker 0.
+// - releaseWorkerImports() has every worker release its imports and answer Released.
 // - confirmRelease() asks the driver again: is any of A, B or C still mapped?
+// Each way's timings are a function of their own, called after it (timeVmm, timeLegacy,
+// timePool, below the three ways).
 
 //! [core]
-/// The VMM way, the parent's side: A, B and C created exportable as file descriptors; each
-/// worker gets a new descriptor of each over its socket, and maps it (serveVmm, below).
-void shareVmm(ipc::Parent& parent, const Run& run) {
+// The VMM way, the parent's side: A, B and C created exportable as file descriptors; each
+// worker gets a new descriptor of each over its socket, and maps it (serveVmm, below).
+VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
   // Pinned memory on this device, exportable as a POSIX file descriptor (asked at creation).
   CUmemAllocationProp prop = {};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
-  // Granularity: sizes and ranges are whole granules (recommended if one is filled, else minimum).
+  // Granularity: sizes and ranges are whole granules, the recommended one where an allocation
+  // fills it, else the minimum (a small allocation is not padded to a large granule).
   std::size_t minimum = 0;
   std::size_t recommended = 0;
   ms::check(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
@@ -110,54 +120,54 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
   ms::check(
       cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
       "cuMemGetAllocationGranularity");
-  const std::size_t granularity = ms::allocationGranularity(parent.bytes, minimum, recommended);
+  const std::size_t granularity = parent.bytes >= recommended ? recommended : minimum;
   const std::size_t size = (parent.bytes + granularity - 1) / granularity * granularity;
 
-  // Create A, B and C, each mapped read-write here; the handles stay: every export needs them.
+  // Create A, B and C, each mapped read-write here. `shared` holds them for an error path
+  // (the workers end first): out() hands it each new handle and range, release() takes it back.
   const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-  ipc::Buffers shared(run.stream, &run.workers);  // owners: on an error, workers end first
+  ipc::Buffers shared(run.stream, size, &run.workers);
   for (int i = 0; i < 3; ++i) {
     ms::check(cuMemCreate(shared.handle[i].out(), size, &prop, 0), "cuMemCreate");
-    CUdeviceptr& pointer = shared.pointer[i];
-    ms::check(cuMemAddressReserve(&pointer, size, granularity, 0, 0), "cuMemAddressReserve");
-    shared.range[i].own(pointer, size);  // for an error path
-    ms::check(cuMemMap(pointer, size, 0, shared.handle[i].get(), 0), "cuMemMap");
-    ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
+    ms::check(cuMemAddressReserve(shared.range[i].out(), size, granularity, 0, 0),
+              "cuMemAddressReserve");
+    shared.pointer[i] = shared.range[i].get();
+    ms::check(cuMemMap(shared.pointer[i], size, 0, shared.handle[i].get(), 0), "cuMemMap");
+    ms::check(cuMemSetAccess(shared.pointer[i], size, &access, 1), "cuMemSetAccess");
   }
   parent.writeInputs(shared.pointer);  // A and B; then the event the workers wait for
 
-  // Export and send to worker w: a new descriptor per allocation (all 3; A alone in a handoff).
-  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
-    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, size);
+  // Export and send: for each worker, a new descriptor per allocation, sent as SCM_RIGHTS.
+  for (std::size_t w = 0; w < run.workers.size(); ++w) {
+    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, 3, size);
     job.granularity = granularity;  // the worker aligns its own range the same way
-    std::vector<ipc::OwnedFd> descriptors;
-    for (std::uint32_t i = 0; i < allocations; ++i) {
+    std::vector<ipc::OwnedFd> descriptors;  // each closed here once sent: the worker has its own
+    for (int i = 0; i < 3; ++i) {
       int fd = -1;
       ms::check(cuMemExportToShareableHandle(&fd, shared.handle[i].get(),
                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                 "cuMemExportToShareableHandle");
-      descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
+      descriptors.emplace_back(fd);
     }
-    parent.sendWithScmRights(w, job, descriptors);  // sendmsg, the fds as SCM_RIGHTS
-  };  // the parent's descriptors close here; the worker has its own
-  for (std::size_t w = 0; w < run.workers.size(); ++w)
-    exportAndSend(w, 3);
+    parent.sendWithScmRights(w, job, descriptors);
+  }
+
+  // Every export is made: the handles may go (the mappings keep the memory alive).
+  for (int i = 2; i >= 0; --i)
+    ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
 
   // Each worker imports, maps and computes its slice of C (serveVmm). Wait for all; check C.
+  // Then each worker unmaps its imports (serveVmm's last step): importers go first.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
-  parent.timeKernelOnImports(result);  // worker 0, on its mapping of A, B and C
-
-  // Each worker unmaps and releases its imports (serveVmm's last step): importers go first.
   parent.releaseWorkerImports();
-  parent.timeHandoffs(result, exportAndSend);  // A alone to worker 0: mapped, released, timed
 
-  // Release: unmap, free the range, release the handle; then prove none is mapped here.
+  // Release as each worker did: unmap (the last mapping: the memory goes), free the range.
   for (int i = 2; i >= 0; --i) {
     ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
     ms::check(cuMemAddressFree(shared.range[i].release(), size), "cuMemAddressFree");
-    ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
   }
-  parent.confirmRelease(result);
+  parent.confirmRelease(result);  // the proof: none of A, B or C is mapped here now
+  return {prop, granularity, size};  // timeVmm allocates alike, after this function
 }
 //! [core]
 
@@ -165,8 +175,8 @@ void shareVmm(ipc::Parent& parent, const Run& run) {
 // travels to a worker, and how they free.
 
 //! [share-legacy]
-/// The legacy way: any cuMemAlloc memory, named by a 64-byte handle. The handles travel inside
-/// the job, with no descriptor: whoever learns the bytes may open the memory.
+// The legacy way: any cuMemAlloc memory, named by a 64-byte handle. The handles travel inside
+// the job, with no descriptor: whoever learns the bytes may open the memory.
 void shareLegacy(ipc::Parent& parent, const Run& run) {
   // Create A, B and C, then write A and B.
   ipc::Buffers shared(run.stream, &run.workers);  // owners: on an error, workers end first
@@ -176,23 +186,19 @@ void shareLegacy(ipc::Parent& parent, const Run& run) {
   }
   parent.writeInputs(shared.pointer);
 
-  // Export the first `allocations` for worker w as handles in its job, and send the job.
-  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
-    ipc::Job job = parent.job(ipc::SharePath::LegacyIpc, allocations, parent.bytes);
-    for (std::uint32_t i = 0; i < allocations; ++i)
+  // Export and send: for each worker, a handle per allocation, written into its job.
+  for (std::size_t w = 0; w < run.workers.size(); ++w) {
+    ipc::Job job = parent.job(ipc::SharePath::LegacyIpc, 3, parent.bytes);
+    for (int i = 0; i < 3; ++i)
       ms::check(cuIpcGetMemHandle(&job.legacy[i], shared.pointer[i]), "cuIpcGetMemHandle");
     parent.sendJob(w, job);  // sendmsg, no descriptor: the handles are bytes of the job
-  };
-  for (std::size_t w = 0; w < run.workers.size(); ++w)
-    exportAndSend(w, 3);
+  }
 
   // Each worker opens the handles and computes its slice of C (serveLegacy). Wait; check C.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::LegacyIpc, shared.pointer[2]);
-  parent.timeKernelOnImports(result);
 
   // Each worker closes its handles (serveLegacy's last step): importers go first.
   parent.releaseWorkerImports();
-  parent.timeHandoffs(result, exportAndSend);
 
   // Release, in reverse order of creation; then the proof.
   for (int i = 2; i >= 0; --i)
@@ -202,8 +208,8 @@ void shareLegacy(ipc::Parent& parent, const Run& run) {
 //! [share-legacy]
 
 //! [share-pool]
-/// The pool way: a pool created exportable as a POSIX file descriptor travels with each job
-/// (SCM_RIGHTS); each allocation from it as 64 bytes of export data, useless without the pool.
+// The pool way: a pool created exportable as a POSIX file descriptor travels with each job
+// (SCM_RIGHTS); each allocation from it as 64 bytes of export data, useless without the pool.
 void sharePool(ipc::Parent& parent, const Run& run) {
   // Create the pool and A, B and C from it (in stream order), then write A and B.
   CUmemPoolProps poolProps = {};
@@ -221,34 +227,30 @@ void sharePool(ipc::Parent& parent, const Run& run) {
   }
   parent.writeInputs(shared.pointer);  // waits for the stream first: the allocations exist then
 
-  // Export the pool for worker w as a descriptor, and the first `allocations` as export data
-  // in its job; send both.
-  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
-    ipc::Job job = parent.job(ipc::SharePath::Pool, allocations, parent.bytes);
+  // Export and send: for each worker, the pool as a descriptor, and each allocation as export
+  // data in its job; both in one sendmsg (SCM_RIGHTS).
+  for (std::size_t w = 0; w < run.workers.size(); ++w) {
+    ipc::Job job = parent.job(ipc::SharePath::Pool, 3, parent.bytes);
     int fd = -1;
     ms::check(cuMemPoolExportToShareableHandle(&fd, shared.pool.get(),
                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
               "cuMemPoolExportToShareableHandle");
     std::vector<ipc::OwnedFd> descriptors;
     descriptors.emplace_back(fd);  // owned at once: closed if a later call fails
-    for (std::uint32_t i = 0; i < allocations; ++i) {
+    for (int i = 0; i < 3; ++i) {
       ms::check(cuMemPoolExportPointer(&job.pooled[i], shared.pointer[i]),
                 "cuMemPoolExportPointer");
     }
-    parent.sendWithScmRights(w, job, descriptors);  // sendmsg, the pool's fd as SCM_RIGHTS
-  };
-  for (std::size_t w = 0; w < run.workers.size(); ++w)
-    exportAndSend(w, 3);
+    parent.sendWithScmRights(w, job, descriptors);
+  }
 
   // Each worker imports the pool and its pointers and computes its slice of C (servePool).
   // Wait for all; check C.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::Pool, shared.pointer[2]);
-  parent.timeKernelOnImports(result);
 
   // Each worker frees its pointers and its pool (servePool's last step): every importer must
   // free a pool allocation before its owner does.
   parent.releaseWorkerImports();
-  parent.timeHandoffs(result, exportAndSend);
 
   // Release, in reverse order of creation. Once the frees have completed, the pool must count
   // no bytes in use; then the proof.
@@ -263,6 +265,104 @@ void sharePool(ipc::Parent& parent, const Run& run) {
   parent.confirmRelease(result);
 }
 //! [share-pool]
+
+// The timings of each way, after it: three new allocations of the same kind, which the parent
+// creates and exports but does not write (their contents do not matter to a timing), go to
+// worker 0 alone, and
+// - timeKernelOnImports(): worker 0 maps them, times the kernel over them (kBench, `--warmup`
+//   and `--iterations` launches, the median) and releases them;
+// - timeHandoffs(): A alone is handed to worker 0 `--iterations` times, each handoff timed from
+//   before the export to the worker's mapping, and released again.
+// `exportAndSend(w, n)` exports the first n allocations to worker w: the way's own export.
+
+/// The VMM way's timings: allocations made as shareVmm made its own (@p vmm), each exported
+/// anew as a descriptor.
+void timeVmm(ipc::Parent& parent, const Run& run, const VmmLayout& vmm) {
+  ipc::Buffers timed(run.stream, &run.workers);  // owners: on an error, workers end first
+  for (int i = 0; i < 3; ++i)  // only exported: this process maps nothing
+    ms::check(cuMemCreate(timed.handle[i].out(), vmm.size, &vmm.prop, 0), "cuMemCreate");
+
+  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
+    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, allocations, vmm.size);
+    job.granularity = vmm.granularity;
+    std::vector<ipc::OwnedFd> descriptors;
+    for (std::uint32_t i = 0; i < allocations; ++i) {
+      int fd = -1;
+      const CUmemAllocationHandleType type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+      ms::check(cuMemExportToShareableHandle(&fd, timed.handle[i].get(), type, 0),
+                "cuMemExportToShareableHandle");
+      descriptors.emplace_back(fd);
+    }
+    parent.sendWithScmRights(w, job, descriptors);
+  };
+  parent.timeKernelOnImports(ipc::SharePath::VmmDescriptor, exportAndSend);
+  parent.timeHandoffs(ipc::SharePath::VmmDescriptor, exportAndSend);
+
+  for (int i = 2; i >= 0; --i)
+    ms::check(cuMemRelease(timed.handle[i].release()), "cuMemRelease");
+}
+
+/// The legacy way's timings: cuMemAlloc memory, a 64-byte handle per allocation in the job.
+void timeLegacy(ipc::Parent& parent, const Run& run) {
+  ipc::Buffers timed(run.stream, &run.workers);
+  for (int i = 0; i < 3; ++i)
+    ms::check(cuMemAlloc(timed.memory[i].out(), parent.bytes), "cuMemAlloc");
+
+  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
+    ipc::Job job = parent.job(ipc::SharePath::LegacyIpc, allocations, parent.bytes);
+    for (std::uint32_t i = 0; i < allocations; ++i) {
+      const CUdeviceptr pointer = timed.memory[i].get();
+      ms::check(cuIpcGetMemHandle(&job.legacy[i], pointer), "cuIpcGetMemHandle");
+    }
+    parent.sendJob(w, job);
+  };
+  parent.timeKernelOnImports(ipc::SharePath::LegacyIpc, exportAndSend);
+  parent.timeHandoffs(ipc::SharePath::LegacyIpc, exportAndSend);
+
+  for (int i = 2; i >= 0; --i)
+    ms::check(cuMemFree(timed.memory[i].release()), "cuMemFree");
+}
+
+/// The pool way's timings: a new pool, exported anew with every job (a handoff imports the pool
+/// too), and each allocation as export data.
+void timePool(ipc::Parent& parent, const Run& run) {
+  CUmemPoolProps poolProps = {};
+  poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  poolProps.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, run.device};
+
+  ipc::Buffers timed(run.stream, &run.workers);
+  ms::check(cuMemPoolCreate(timed.pool.out(), &poolProps), "cuMemPoolCreate");
+  for (int i = 0; i < 3; ++i) {
+    ms::check(cuMemAllocFromPoolAsync(timed.pooled[i].out(), parent.bytes, timed.pool.get(),
+                                      run.stream),
+              "cuMemAllocFromPoolAsync");
+  }
+  ms::check(cuStreamSynchronize(run.stream), "cuStreamSynchronize");  // they exist now
+
+  const auto exportAndSend = [&](std::size_t w, std::uint32_t allocations) {
+    ipc::Job job = parent.job(ipc::SharePath::Pool, allocations, parent.bytes);
+    int fd = -1;
+    const CUmemAllocationHandleType type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    ms::check(cuMemPoolExportToShareableHandle(&fd, timed.pool.get(), type, 0),
+              "cuMemPoolExportToShareableHandle");
+    std::vector<ipc::OwnedFd> descriptors;
+    descriptors.emplace_back(fd);
+    for (std::uint32_t i = 0; i < allocations; ++i) {
+      const CUdeviceptr pointer = timed.pooled[i].get();
+      ms::check(cuMemPoolExportPointer(&job.pooled[i], pointer), "cuMemPoolExportPointer");
+    }
+    parent.sendWithScmRights(w, job, descriptors);
+  };
+  parent.timeKernelOnImports(ipc::SharePath::Pool, exportAndSend);
+  parent.timeHandoffs(ipc::SharePath::Pool, exportAndSend);
+
+  // Worker 0 has freed its imports: the owner may free them, then destroy the pool.
+  for (int i = 2; i >= 0; --i)
+    ms::check(cuMemFreeAsync(timed.pooled[i].release(), run.stream), "cuMemFreeAsync");
+  ms::check(cuStreamSynchronize(run.stream), "cuStreamSynchronize");
+  ms::check(cuMemPoolDestroy(timed.pool.release()), "cuMemPoolDestroy");
+}
 
 /// The lesson's parent side: every step; the ways of sharing are the functions above.
 ms::Verdict runParent(const Options& options, ms::Report& report) {
@@ -310,14 +410,17 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   const Run run{sharing.ordinal, stream.get(), workers};
 
   try {
-    // 4. The VMM way: a descriptor per allocation, over the socket.
-    shareVmm(parent, run);
+    // 4. The VMM way: a descriptor per allocation, over the socket; then its timings.
+    const VmmLayout vmm = shareVmm(parent, run);
+    timeVmm(parent, run, vmm);
 
-    // 5. The legacy way: 64-byte handles inside the job.
+    // 5. The legacy way: 64-byte handles inside the job; then its timings.
     shareLegacy(parent, run);
+    timeLegacy(parent, run);
 
-    // 6. The pool way: the pool as a descriptor, each allocation as export data.
+    // 6. The pool way: the pool as a descriptor, each allocation as export data; its timings.
     sharePool(parent, run);
+    timePool(parent, run);
   } catch (const std::exception&) {
     // Every worker ends first (none may still use the memory), and the owners have freed
     // the way in flight: the driver's answers say whether it is gone.

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iterator>
 #include <ostream>
+#include <stdexcept>
 
 #include "support/devices.hpp"
 #include "support/timing.hpp"
@@ -95,8 +96,8 @@ std::string freeMemoryLine(std::size_t before, std::size_t now) noexcept {
 }
 
 // [release-questions]
-/// Asked right after A, B and C (@p pointers) exist, once @p stream has reached their
-/// allocation (a pool allocation exists in stream order): the driver must know each.
+// Asked right after A, B and C (`pointers`) exist, once `stream` has reached their
+// allocation (a pool allocation exists in stream order): the driver must know each.
 ReleaseEvidence askBefore(const CUdeviceptr (&pointers)[3], CUstream stream) {
   check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   ReleaseEvidence evidence;
@@ -105,9 +106,9 @@ ReleaseEvidence askBefore(const CUdeviceptr (&pointers)[3], CUstream stream) {
   return evidence;
 }
 
-/// Asked once they are released: waits for @p stream (frees in stream order complete), asks
-/// again about each allocation of @p evidence, and judges; @p evidence is emptied. @return the
-/// problems (none: released, or nothing was asked before). Throws nothing: it runs on error paths.
+// Asked once they are released: waits for `stream` (frees in stream order complete), asks
+// again about each allocation of `evidence`, and judges; `evidence` is emptied. Returns the
+// problems (none: released, or nothing was asked before). Throws nothing: it runs on error paths.
 std::vector<std::string> askAfter(CUstream stream, ReleaseEvidence& evidence) noexcept {
   if (evidence.allocations.empty())
     return {};
@@ -214,18 +215,31 @@ PathResult& Parent::checkSlices(SharePath path, CUdeviceptr c) {
   return results_.emplace_back(path, written);
 }
 
-void Parent::timeKernelOnImports(PathResult& result) {
-  const Bench bench{options_.warmup, options_.iterations};
-  workers_.send(0, kBench, bench, {}, "the benchmark");
-  result.workerKernelMs =
-      payloadAs<BenchDone>(workers_.receive(0, "the benchmark"), kBenchDone).medianMs;
+PathResult& Parent::resultOf(SharePath path) {
+  for (PathResult& result : results_) {
+    if (result.path == path)
+      return result;
+  }
+  throw std::logic_error(std::string("no result of the path ") + pathName(path) + " to time");
 }
 
 void Parent::releaseWorkerImports() {
   workers_.releaseImports();
 }
 
-void Parent::timeHandoffs(PathResult& result, const ExportAndSend& exportAndSend) {
+void Parent::timeKernelOnImports(SharePath path, const ExportAndSend& exportAndSend) {
+  PathResult& result = resultOf(path);
+  exportAndSend(0, 3);
+  (void)payloadAs<Done>(workers_.receive(0, "its slice"), kDone);
+  const Bench bench{options_.warmup, options_.iterations};
+  workers_.send(0, kBench, bench, {}, "the benchmark");
+  result.workerKernelMs =
+      payloadAs<BenchDone>(workers_.receive(0, "the benchmark"), kBenchDone).medianMs;
+  workers_.releaseImports(0);  // before the next export, and before the owner frees anything
+}
+
+void Parent::timeHandoffs(SharePath path, const ExportAndSend& exportAndSend) {
+  PathResult& result = resultOf(path);
   for (int i = 0; i < options_.iterations; ++i) {
     const std::int64_t start = monotonicNanoseconds();
     exportAndSend(0, 1);

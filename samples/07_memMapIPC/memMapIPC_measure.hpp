@@ -65,8 +65,9 @@ struct PathResult {
   std::vector<std::string> releaseProblems;  ///< What confirmRelease() found; none: released.
 };
 
-/// One way's export and send for one worker (the `exportAndSend` of each way in memMapIPC.cpp):
-/// exports the first @p allocations of A, B and C into a job for worker @p worker and sends it.
+/// One way's export and send for one worker (the `exportAndSend` of each way's timings in
+/// memMapIPC.cpp): exports the first @p allocations of the timing's three allocations into a
+/// job for worker @p worker and sends it.
 using ExportAndSend = std::function<void(std::size_t worker, std::uint32_t allocations)>;
 
 /**
@@ -113,19 +114,24 @@ class Parent {
   /// Waits for every worker's kDone (each imported its job and wrote its slice), copies C back
   /// from @p c and checks every element. @return path @p path's result, kept for the report.
   PathResult& checkSlices(SharePath path, CUdeviceptr c);
-  /// Worker 0 times the kernel over its imported A, B and C (kBench, `--warmup` and `--iterations`
-  /// launches, the median), into @p result.
-  void timeKernelOnImports(PathResult& result);
   /// Every worker releases its imports (kRelease) and answers kReleased: importers before the
   /// owner (a pool allocation must be freed by every importer before its owner frees it).
   void releaseWorkerImports();
   /**
-   * `--iterations` handoffs of A alone to worker 0, into @p result: @p exportAndSend(0, 1) exports
-   * and sends it, the worker imports and maps it and answers when it was usable, then releases it
-   * again. A handoff is timed from before the export to the worker's mapping (CLOCK_MONOTONIC, the
-   * same clock in both processes). Needs every worker's imports released first.
+   * After path @p path was checked, with every worker's imports released: @p exportAndSend(0, 3)
+   * hands the timing's three allocations to worker 0, which maps them, computes its slice and
+   * answers Done; then it times the kernel over them (kBench, `--warmup` and `--iterations`
+   * launches, the median) and releases them. Into the path's result.
    */
-  void timeHandoffs(PathResult& result, const ExportAndSend& exportAndSend);
+  void timeKernelOnImports(SharePath path, const ExportAndSend& exportAndSend);
+  /**
+   * `--iterations` handoffs of A alone to worker 0, into path @p path's result:
+   * @p exportAndSend(0, 1) exports and sends it, the worker imports and maps it and answers when
+   * it was usable, then releases it again. A handoff is timed from before the export to the
+   * worker's mapping (CLOCK_MONOTONIC, the same clock in both processes). Needs every worker's
+   * imports released first.
+   */
+  void timeHandoffs(SharePath path, const ExportAndSend& exportAndSend);
   /// Waits for the stream (frees in stream order complete), asks again about what writeInputs()
   /// saw, and judges, with @p result's poolBytesInUse: the problems go into @p result (none:
   /// released).
@@ -147,6 +153,7 @@ class Parent {
 
  private:
   void upload(const CUdeviceptr (&pointers)[3]) const;
+  PathResult& resultOf(SharePath path);
   double timeOwnMemory() const;
 
   Workers& workers_;

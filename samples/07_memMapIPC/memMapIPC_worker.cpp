@@ -15,8 +15,9 @@
  *   core-b region; serveLegacy and servePool below it): receive the job (checked first) ->
  *   import -> map or open -> use -> release.
  *   VMM: **cuMemImportFromShareableHandle**, the descriptor closed, **cuMemAddressReserve**
- *   aligned to the job's granularity, **cuMemMap**, **cuMemSetAccess**; then **cuMemUnmap**,
- *   **cuMemRelease**, **cuMemAddressFree**. Legacy: **cuIpcOpenMemHandle**, then
+ *   aligned to the job's granularity, **cuMemMap**, **cuMemRelease** of the imported handle
+ *   (the mapping keeps the memory), **cuMemSetAccess**; then **cuMemUnmap**,
+ *   **cuMemAddressFree**. Legacy: **cuIpcOpenMemHandle**, then
  *   **cuIpcCloseMemHandle**. Pool: **cuMemPoolImportFromShareableHandle**, access for this
  *   device (**cuMemPoolGetAccess**, **cuMemPoolSetAccess**), **cuMemPoolImportPointer**; then
  *   **cuMemFreeAsync** of each allocation and **cuMemPoolDestroy** of the imported pool.
@@ -75,13 +76,13 @@ void* shareable(const ipc::OwnedFd& descriptor) {
 }
 
 //! [core-b]
-/// The VMM way, the worker's side: each descriptor becomes a handle, mapped in this process.
+// The VMM way, the worker's side: each descriptor becomes a handle, mapped in this process.
 void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& descriptors) {
   // Received (runWorker): the job, checked, and a descriptor per allocation, from recvmsg.
   const std::size_t size = job.allocationBytes;
   const CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, worker.device};
   const CUmemAccessDesc access = {here, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-  ipc::Buffers imports(worker.stream);  // owners, for an error path
+  ipc::Buffers imports(worker.stream, size);  // owners, for an error path
 
   for (std::uint32_t i = 0; i < job.allocations; ++i) {
     // Import: the descriptor becomes a handle, then closes; the handle holds the memory now.
@@ -90,22 +91,23 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
               "cuMemImportFromShareableHandle");
     descriptors[i].close();
 
-    // Map: a range of this process, aligned as the parent's (the job's granularity).
-    CUdeviceptr& pointer = imports.pointer[i];
-    ms::check(cuMemAddressReserve(&pointer, size, job.granularity, 0, 0), "cuMemAddressReserve");
-    imports.range[i].own(pointer, size);  // for an error path
-    ms::check(cuMemMap(pointer, size, 0, imports.handle[i].get(), 0), "cuMemMap");
-    ms::check(cuMemSetAccess(pointer, size, &access, 1), "cuMemSetAccess");
+    // Map: a range of this process, aligned as the parent's (the job's granularity). Then the
+    // handle may go: the mapping keeps the memory alive until it is unmapped.
+    ms::check(cuMemAddressReserve(imports.range[i].out(), size, job.granularity, 0, 0),
+              "cuMemAddressReserve");
+    imports.pointer[i] = imports.range[i].get();
+    ms::check(cuMemMap(imports.pointer[i], size, 0, imports.handle[i].get(), 0), "cuMemMap");
+    ms::check(cuMemRelease(imports.handle[i].release()), "cuMemRelease");
+    ms::check(cuMemSetAccess(imports.pointer[i], size, &access, 1), "cuMemSetAccess");
   }
 
   // Use: compute this worker's slice of C, answer Done, serve the parent until Release.
   if (!worker.use(job, imports.pointer))
     return;  // the parent said Quit instead: the owners release the imports
 
-  // Release: unmap; then release the imported handle and free the range (either order).
+  // Release: unmap (this process's hold on the memory ends), then free the range.
   for (std::uint32_t i = job.allocations; i-- > 0;) {
     ms::check(cuMemUnmap(imports.range[i].get(), size), "cuMemUnmap");
-    ms::check(cuMemRelease(imports.handle[i].release()), "cuMemRelease");
     ms::check(cuMemAddressFree(imports.range[i].release(), size), "cuMemAddressFree");
   }
   ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);  // the parent may free now
@@ -116,7 +118,7 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
 // and how it becomes a pointer of this process, and in how it is let go.
 
 //! [serve-legacy]
-/// The legacy way, this side: each 64-byte handle opens as a pointer of this process.
+// The legacy way, this side: each 64-byte handle opens as a pointer of this process.
 void serveLegacy(Worker& worker, const ipc::Job& job) {
   // Receive: `job` came checked (acceptJob), the handles inside it.
   ipc::Buffers imports(worker.stream);
@@ -141,9 +143,9 @@ void serveLegacy(Worker& worker, const ipc::Job& job) {
 //! [serve-legacy]
 
 //! [serve-pool]
-/// The pool way, this side: the pool comes as a descriptor and becomes a pool of this
-/// process; each allocation comes as export data and becomes a pointer into it. (`job` is a
-/// copy: cuMemPoolImportPointer takes the export data through a non-const pointer.)
+// The pool way, this side: the pool comes as a descriptor and becomes a pool of this
+// process; each allocation comes as export data and becomes a pointer into it. (`job` is a
+// copy: cuMemPoolImportPointer takes the export data through a non-const pointer.)
 void servePool(Worker& worker, ipc::Job job, std::vector<ipc::OwnedFd>& descriptors) {
   // Receive: `job` came checked (acceptJob), with the pool's descriptor.
   ipc::Buffers imports(worker.stream);
@@ -180,7 +182,7 @@ void servePool(Worker& worker, ipc::Job job, std::vector<ipc::OwnedFd>& descript
 //! [serve-pool]
 
 //! [worker-use]
-/// The use, the same for the three ways.
+// The use, the same for the three ways.
 bool Worker::use(const ipc::Job& job, const CUdeviceptr (&pointers)[3]) {
   // The imports are usable now: the moment a handoff is timed to.
   const ipc::Done done{ipc::monotonicNanoseconds()};
