@@ -51,37 +51,37 @@ namespace mm = memsamples::managed;
 
 namespace {
 
+using ms::check;  // check(result, "call"): throws CudaError naming the call unless CUDA_SUCCESS
+
 /// Managed memory from cuMemAllocManaged, freed with cuMemFree.
 using OwnedManagedMemory = ms::DriverHandle<CUdeviceptr, cuMemFree>;
 
 //! [core-b]
-/// Step 4's read-backs. Advice moves no data, so a read-back is where it shows; each attribute
-/// answers for the whole range [ptr, ptr + bytes): a value only when every page has it.
+/// Step 4's advice, read back for whole ranges: advice moves no data, so this is where it shows.
 void checkAdvice(Checks& checks, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, std::size_t bytes) {
-  // A and B: READ_MOSTLY is one int, 1 when every page is read-mostly.
+  // A and B: READ_MOSTLY is one int, 1 when every page of the range is read-mostly.
   for (const CUdeviceptr input : {a, b}) {
     int readMostly = 0;
-    ms::check(cuMemRangeGetAttribute(&readMostly, sizeof(readMostly),
-                                     CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, input, bytes),
-              "cuMemRangeGetAttribute");
+    check(cuMemRangeGetAttribute(&readMostly, sizeof(readMostly),
+                                 CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, input, bytes),
+          "cuMemRangeGetAttribute");
     checks.expect("READ_MOSTLY after SET_READ_MOSTLY", readMostly, 1);
   }
 
   // C's preferred location. A host location has no id, so its type is the whole answer.
   CUmemLocation preferred = {};
-  ms::check(cuMemRangeGetAttribute(&preferred.type, sizeof(preferred.type),
-                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, c, bytes),
-            "cuMemRangeGetAttribute");
+  check(cuMemRangeGetAttribute(&preferred.type, sizeof(preferred.type),
+                               CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, c, bytes),
+        "cuMemRangeGetAttribute");
   checks.expect("PREFERRED_LOCATION after SET_PREFERRED_LOCATION", preferred, checks.host);
 
   // C's accessed-by: an int array, the ordinal of each device with the advice, the rest
-  // CU_DEVICE_INVALID. accessedBySlots is one slot per device of the system, and one for the host.
+  // CU_DEVICE_INVALID. accessedBySlots: one slot per device of the system, and one for the host.
   std::vector<int> accessedBy(checks.plan.accessedBySlots, CU_DEVICE_INVALID);
-  ms::check(cuMemRangeGetAttribute(accessedBy.data(), accessedBy.size() * sizeof(int),
-                                   CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, c, bytes),
-            "cuMemRangeGetAttribute");
-  checks.expect("ACCESSED_BY after SET_ACCESSED_BY", accessedBy,
-                std::vector<int>{checks.plan.ordinal});
+  check(cuMemRangeGetAttribute(accessedBy.data(), accessedBy.size() * sizeof(int),
+                               CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, c, bytes),
+        "cuMemRangeGetAttribute");
+  checks.expect("ACCESSED_BY after SET_ACCESSED_BY", accessedBy, std::vector{checks.plan.ordinal});
 }
 //! [core-b]
 
@@ -95,15 +95,14 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
 
   // 2. A context and the kernel, as in 01.
   ms::OwnedContext context;
-  ms::check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
+  check(cuCtxCreate(context.out(), nullptr, 0, device), "cuCtxCreate");
 
   const std::string fatbinPath = ms::locateFatbin("vectorAdd_kernel.fatbin");
   const std::vector<char> fatbin = ms::readBinaryFile(fatbinPath);
   ms::OwnedModule module;
-  ms::check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
+  check(cuModuleLoadData(module.out(), fatbin.data()), "cuModuleLoadData");
   CUfunction vecAdd = nullptr;
-  ms::check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"),
-            "cuModuleGetFunction");
+  check(cuModuleGetFunction(&vecAdd, module.get(), "VecAdd_kernel"), "cuModuleGetFunction");
 
   // One call says what the device supports of managed memory (without concurrent
   // managed access the sample is WAIVED) and sizes the whole run against the memory that
@@ -121,96 +120,85 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   Checks checks(report, options, plan);
 
   //! [core]
-  // Where a page can be: in this GPU's memory, or in host memory (a host location has no id).
-  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};
-  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};  // where a page can be:
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // this GPU, host memory (no id)
 
   // 3. Three managed vectors: one address each, valid on the host and on every GPU.
   OwnedManagedMemory a, b, c;  // each freed by cuMemFree on an error path
-  ms::check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
-  ms::check(cuMemAllocManaged(b.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
-  ms::check(cuMemAllocManaged(c.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+  check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+  check(cuMemAllocManaged(b.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+  check(cuMemAllocManaged(c.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   std::vector<CUdeviceptr> abc = {a.get(), b.get(), c.get()};
   float* hostA = reinterpret_cast<float*>(a.get());  // the CPU uses the same addresses:
   float* hostB = reinterpret_cast<float*>(b.get());  // no copies
   float* hostC = reinterpret_cast<float*>(c.get());
   ms::OwnedStream stream;  // a created stream: cuMemPrefetchBatchAsync refuses the NULL stream
-  ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
 
-  // 4. Advice. A and B: the CPU writes them, the GPU only reads them, so each side may keep a
-  //    read-only copy. C: the GPU writes it, the CPU reads it, so its pages stay in host memory
-  //    and the GPU maps them: the kernel will write C in place, over the link.
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
-  ms::check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
-  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host),
-            "cuMemAdvise");
-  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu), "cuMemAdvise");
+  // 4. Advice. A, B: the CPU writes them, the GPU reads them: each side may keep a read-only copy.
+  //    C: the GPU writes it, the CPU reads it: its pages stay on the host and the GPU maps them.
+  check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
+  check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
+  check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host), "cuMemAdvise");
+  check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu), "cuMemAdvise");
   checkAdvice(checks, a.get(), b.get(), c.get(), bytes);  // each read back (core-b, below)
 
   // 5. The CPU writes A and B. Prefetches make C's pages on the host and copy A and B to the GPU.
   ms::fillVectorAddInputs(hostA, hostB, count, 2024);
-  ms::check(cuMemPrefetchAsync(c.get(), bytes, host, 0, s), "cuMemPrefetchAsync");
+  check(cuMemPrefetchAsync(c.get(), bytes, host, 0, s), "cuMemPrefetchAsync");
   if (!options.noPrefetch) {  // with --no-prefetch the kernel's page faults move A and B
-    ms::check(cuMemPrefetchAsync(a.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
-    ms::check(cuMemPrefetchAsync(b.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
+    check(cuMemPrefetchAsync(a.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
+    check(cuMemPrefetchAsync(b.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
   }
   void* params[] = {&abc[0], &abc[1], &abc[2], &count};
-  ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
-            "cuLaunchKernel");
-  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");  // C is back: it is in host memory
+  check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr), "cuLaunchKernel");
+  check(cuStreamSynchronize(s), "cuStreamSynchronize");  // C is back: the GPU wrote it in place
   checks.afterStep5(abc);  // C == A + B on the host; A's and C's attributes read back
 
   // 6. The usage changes: one batch decides where each part goes, so each SET_ gets its UNSET_.
-  ms::check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
-  ms::check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
-  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host),
-            "cuMemAdvise");
-  ms::check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu), "cuMemAdvise");
+  check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
+  check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
+  check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host), "cuMemAdvise");
+  check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu), "cuMemAdvise");
   ms::fillVectorAddInputs(hostA, hostB, count, 7);  // new inputs
-  //    Each vector in ten chunks: 0-5 of A, B and C to the GPU, 6-9 to the host, in one call.
-  //    chunkBatch() fills the call's arrays and checks their rules: dptrs and sizes hold the
-  //    18 GPU chunks, then the 12 host chunks; prefetchLocs = {gpu, host}; prefetchLocIdxs =
-  //    {0, 18}: prefetchLocs[k] applies from range prefetchLocIdxs[k] on.
+  //    One call, 30 ranges (chunkBatch() fills the arrays and checks their rules): dptrs/sizes =
+  //    chunks 0-5 of A, B and C (18 ranges), then their chunks 6-9 (12 ranges); prefetchLocs =
+  //    {gpu, host}, prefetchLocIdxs = {0, 18}: ranges 0-17 go to the GPU, 18-29 to the host.
   mm::PrefetchBatch batch = mm::chunkBatch(abc, bytes, gpu, host, s);
-  ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
-                                    batch.prefetchLocs.data(), batch.prefetchLocIdxs.data(),
-                                    batch.prefetchLocs.size(), 0, s),
-            "cuMemPrefetchBatchAsync");
-  //    The GPU adds chunks 0-5 while the CPU adds chunks 6-9.
-  unsigned long long gpuCount = mm::gpuPartBytes(bytes) / sizeof(float);
-  void* gpuPartParams[] = {&abc[0], &abc[1], &abc[2], &gpuCount};
-  ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, gpuPartParams, nullptr),
-            "cuLaunchKernel");
-  for (unsigned long long i = gpuCount; i < count; ++i)
+  check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
+                                batch.prefetchLocs.data(), batch.prefetchLocIdxs.data(),
+                                batch.prefetchLocs.size(), 0, s), "cuMemPrefetchBatchAsync");
+  unsigned long long gpuCount = mm::gpuPartBytes(bytes) / sizeof(float);  // chunks 0-5
+  void* gpuPart[] = {&abc[0], &abc[1], &abc[2], &gpuCount};
+  check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, gpuPart, nullptr), "cuLaunchKernel");
+  for (unsigned long long i = gpuCount; i < count; ++i)  // the CPU adds chunks 6-9 meanwhile
     hostC[i] = hostA[i] + hostB[i];
-  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
+  check(cuStreamSynchronize(s), "cuStreamSynchronize");
   checks.afterStep6(abc, batch);  // C == A + B; each range's last prefetch is its destination
 
-  // 7. C's contents are dead: after a discard, the prefetch need not copy them. A driver that
-  //    answers CUDA_ERROR_NOT_SUPPORTED is reported and the run goes on; other errors stop it.
+  // 7. C's contents are dead: after a discard, the prefetch need not copy them.
   const CUresult discarded = cuMemDiscardBatchAsync(&abc[2], &bytes, 1, 0, s);
   checks.discardSupported = checks.checkOrNotSupported(discarded, "cuMemDiscardBatchAsync");
-  ms::check(cuMemPrefetchAsync(c.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
-  ms::check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr),
-            "cuLaunchKernel");
-  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
+  check(cuMemPrefetchAsync(c.get(), bytes, gpu, 0, s), "cuMemPrefetchAsync");
+  check(cuLaunchKernel(vecAdd, grid, 1, 1, block, 1, 1, 0, s, params, nullptr), "cuLaunchKernel");
+  check(cuStreamSynchronize(s), "cuStreamSynchronize");
   checks.afterStep7(abc);  // C == A + B; C last prefetched to the GPU
 
   // 8. More checks, and what each technique costs on these buffers (step 5 again, timed).
   const ms::Verdict verdict = measureCosts(checks, vecAdd, s, abc);
 
   // 9. The teardown, each release checked (on an error path the owners do the same).
-  ms::check(cuStreamSynchronize(s), "cuStreamSynchronize");
-  ms::check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
-  ms::check(cuMemFree(c.release()), "cuMemFree");
-  ms::check(cuMemFree(b.release()), "cuMemFree");
-  ms::check(cuMemFree(a.release()), "cuMemFree");
+  check(cuStreamSynchronize(s), "cuStreamSynchronize");
+  check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
+  check(cuMemFree(c.release()), "cuMemFree");
+  check(cuMemFree(b.release()), "cuMemFree");
+  check(cuMemFree(a.release()), "cuMemFree");
   //! [core]
 
   // 01's teardown: the module and the context.
-  ms::check(cuModuleUnload(module.release()), "cuModuleUnload");
-  ms::check(cuCtxDestroy(context.release()), "cuCtxDestroy");
+  check(cuModuleUnload(module.release()), "cuModuleUnload");
+  check(cuCtxDestroy(context.release()), "cuCtxDestroy");
   return verdict;
 }
 

@@ -152,9 +152,9 @@ struct Checks {
  * Step 8, on the lesson's A, B and C (@p abc; @p kernel is VecAdd_kernel, run on @p stream):
  * first more checks (cuPointerGetAttributes on A; the advice table on A, mm::adviceSteps: the
  * GPU, the host, a host NUMA node and halves of A, each read back); step 5 again, timed (its
- * advice set anew, A and B written anew by the CPU, C on the host, then between two events A's and
- * B's prefetches to the GPU and the kernel), and the report of steps 3-8. Then what each technique costs, every figure next to a reference of the
- * same run: (8a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed
+ * advice set anew, A and B written anew by the CPU, C on the host, then between two events A's
+ * and B's prefetches to the GPU and the kernel), and the report of steps 3-8. Then what each
+ * technique costs, every figure next to a reference of the same run: (8a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed
  * memory kept on the host by advice, each result checked; (8b) prefetch host -> GPU against a
  * pinned copy, GPU -> host against a pageable copy (reported without a goal: the driver's
  * figure), and results written in place over the link against a pinned copy, the way to get
