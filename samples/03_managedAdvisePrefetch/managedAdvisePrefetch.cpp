@@ -120,8 +120,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   Checks checks(report, options, plan);
 
   //! [core]
-  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};  // where a page can be:
-  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // this GPU, host memory (no id)
+  const CUmemLocation gpu = {CU_MEM_LOCATION_TYPE_DEVICE, plan.ordinal};  // a page is on this GPU
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // or in host memory (needs no id)
 
   // 3. Three managed vectors: one address each, valid on the host and on every GPU.
   OwnedManagedMemory a, b, c;  // each freed by cuMemFree on an error path
