@@ -8,8 +8,8 @@
  * the "wrong" processor faults, the driver migrates the page and the access is
  * replayed. Convenient, and slow. This sample keeps 01_vectorAddDrv's C = A + B and
  * shows, in order, the calls that make managed memory fast. Steps 3 to 9 are the core:
- * the region between the two core markers, which the README shows, with checkAdvice() (the
- * core-b region) below it.
+ * the region between the two core markers, which the README shows; checkAdvice(), step 4's
+ * read-backs, is the core-b region (above the core here, below it in the README).
  *
  * 1. **cuInit** and a device, as in 01.
  * 2. **cuCtxCreate** and the kernel (**cuModuleLoadData**), as in 01. Then planRun():
