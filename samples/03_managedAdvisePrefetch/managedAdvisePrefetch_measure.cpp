@@ -131,10 +131,7 @@ Checks::Checks(ms::Report& report_, const ManagedOptions& options_, const Manage
       plan(plan_),
       bytes(plan_.sizes.vectorBytes),
       gpu{CU_MEM_LOCATION_TYPE_DEVICE, plan_.ordinal},
-      host{CU_MEM_LOCATION_TYPE_HOST, 0} {
-  ms::check(cuEventCreate(step5Start.out(), CU_EVENT_DEFAULT), "cuEventCreate");
-  ms::check(cuEventCreate(step5End.out(), CU_EVENT_DEFAULT), "cuEventCreate");
-}
+      host{CU_MEM_LOCATION_TYPE_HOST, 0} {}
 
 // ------------------------------------------------------------------------ the lesson's checks
 
@@ -180,39 +177,57 @@ bool Checks::expectRange(const std::string& what, CUdeviceptr ptr, std::size_t r
   return expect(what, readRange(ptr, rangeBytes), expected);
 }
 
-bool Checks::expectEachRange(const std::string& what, const mm::PrefetchBatch& batch) {
+bool Checks::expectSum(const std::string& what, const std::vector<CUdeviceptr>& abc) {
+  const auto asFloats = [](CUdeviceptr v) {
+    return reinterpret_cast<const float*>(static_cast<std::uintptr_t>(v));
+  };
+  const ms::VectorAddCheck said =
+      ms::checkVectorAdd(asFloats(abc.at(0)), asFloats(abc.at(1)), asFloats(abc.at(2)),
+                         bytes / sizeof(float));
+  return expect(what, said, kExact);
+}
+
+void Checks::afterStep5(const std::vector<CUdeviceptr>& abc) {
+  expectSum("C read on the host, written there by the GPU", abc);
+  expectRange("A after step 5", abc.at(0), bytes, mm::readMostlyRange(prefetchedInputs()));
+  expectRange("C after step 5", abc.at(2), bytes, mm::keptOnHostFor(plan.ordinal));
+}
+
+void Checks::afterStep6(const std::vector<CUdeviceptr>& abc, const mm::PrefetchBatch& batch) {
+  expectSum("C from the GPU's share and the CPU's", abc);
   // The batch's shape, for people and in the JSON result.
   if (options.verbose)
     report.out() << "  cuMemPrefetchBatchAsync: " << mm::describeBatch(batch) << '\n';
   report.json()
       .set("batchRanges", static_cast<std::uint64_t>(batch.dptrs.size()))
-      .set("batchLocations", static_cast<std::uint64_t>(batch.locations.size()));
+      .set("batchLocations", static_cast<std::uint64_t>(batch.prefetchLocs.size()));
   std::vector<mm::RangeAttributes> said;
   for (std::size_t i = 0; i < batch.dptrs.size(); ++i)
     said.push_back(readRange(batch.dptrs[i], batch.sizes[i]));
-  return expect(what, said, batch);
+  expect("each range after the batch: its own destination", said, batch);
+  // No advice is left, and C's chunks went to two places: no last prefetch location for all of C.
+  const mm::ExpectedRange noneInCommon;
+  expectRange("all of C (in two places: none)", abc.at(2), bytes, noneInCommon);
 }
 
-bool Checks::expectSum(const std::string& what, const float* a, const float* b, const float* c) {
-  return expect(what, ms::checkVectorAdd(a, b, c, bytes / sizeof(float)), kExact);
+void Checks::afterStep7(const std::vector<CUdeviceptr>& abc) {
+  expectSum("C written by the GPU after the discard", abc);
+  expectRange("C after discard + prefetch", abc.at(2), bytes, mm::prefetchedTo(gpu));
 }
 
-// ------------------------------------------------------------------------------ the measurements
-
-namespace {
-
-/// The answer @p result of @p call, a driver call that may be unsupported: CUDA_ERROR_NOT_SUPPORTED
-/// is said, and false returned (the run goes on without it); CUDA_SUCCESS returns true; any other
-/// answer throws as ms::check does.
-bool checkUnlessNotSupported(Checks& r, CUresult result, const char* call) {
+bool Checks::checkOrNotSupported(CUresult result, const char* call) {
   if (result == CUDA_ERROR_NOT_SUPPORTED) {
-    r.report.out() << call << " is not supported by this driver (" << ms::describeResult(result)
-                   << "): the run goes on without it\n";
+    report.out() << call << " is not supported by this driver (" << ms::describeResult(result)
+                 << "): the run goes on without it\n";
     return false;
   }
   ms::check(result, call);
   return true;
 }
+
+// ------------------------------------------------------------------------------ the measurements
+
+namespace {
 
 /// cuPointerGetAttributes on A, at its first byte and in its middle: eight answers from one
 /// call each, which name the same managed allocation of the sample's device.
@@ -262,17 +277,37 @@ void checkAdviceTable(Checks& r) {
   }
 }
 
-/// The report of steps 3-8's checks, and step 5's GPU time between its two events.
-void reportSteps(Checks& r) {
+/// Step 5 again, timed, from the same start as the lesson's: its advice set anew (as step 4), A
+/// and B written anew by the CPU (which drops the GPU's read-only copies), C's pages on the host.
+/// Then, between two events, A's and B's prefetches to the GPU (not with `--no-prefetch`) and the
+/// kernel, which writes C in place; C is checked and the advice taken back.
+/// @return the GPU time of one run, ms.
+double timeStep5(Checks& r) {
+  const ms::VectorAddLaunch& k = r.vecAdd;
+  for (const CUdeviceptr input : {k.a, k.b})
+    ms::check(cuMemAdvise(input, r.bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, r.gpu), "cuMemAdvise");
+  adviseOnHost(r, {k.c}, true);
+  ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");  // nothing uses A, B now
+  ms::fillVectorAddInputs(r.hostA, r.hostB, k.count, 2024);
+  prefetch(k.c, r.bytes, r.host, k.stream);
+  // One run between two events (timeOnStream waits for it): the lesson's step 5 runs once too.
+  const double stepMs = ms::timeOnStream(k.stream, 0, 1, [&] {
+                          if (!r.options.noPrefetch) {
+                            prefetch(k.a, r.bytes, r.gpu, k.stream);
+                            prefetch(k.b, r.bytes, r.gpu, k.stream);
+                          }
+                          launch(k);
+                        }).medianMs;
+  r.expect("C after step 5 again (timed), read on the host", r.sum(), kExact);
+  for (const CUdeviceptr input : {k.a, k.b})
+    ms::check(cuMemAdvise(input, r.bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, r.gpu), "cuMemAdvise");
+  adviseOnHost(r, {k.c}, false);
+  return stepMs;
+}
+
+/// The report of steps 3-8's checks, and @p stepMs, step 5's GPU time (timeStep5()).
+void reportSteps(Checks& r, double stepMs) {
   std::ostream& out = r.report.out();
-  float stepMs = 0;
-  ms::check(cuEventElapsedTime(&stepMs, r.step5Start.get(), r.step5End.get()),
-            "cuEventElapsedTime");
-  // Released here, while the context lives: the lesson destroys it before Checks dies.
-  ms::check(cuEventDestroy(r.step5Start.get()), "cuEventDestroy");
-  r.step5Start.release();
-  ms::check(cuEventDestroy(r.step5End.get()), "cuEventDestroy");
-  r.step5End.release();
   const int node = r.plan.support.hostNumaId;
   const std::string where = node < 0 ? "" : ", host NUMA node " + std::to_string(node);
   out << format("[3-8] %zu checks, %zu failed: advice and prefetch read-backs, more advice (the "
@@ -280,14 +315,14 @@ void reportSteps(Checks& r) {
                 r.list.checks(), r.list.failures().size(), where.c_str(),
                 r.options.verbose ? "" : " (--verbose: each)");
   if (r.options.noPrefetch) {
-    out << format("[5] the kernel alone, A and B moved by demand paging (--no-prefetch), C written "
-                  "in place: %.2f ms of GPU time\n", stepMs);
+    out << format("[5] step 5 again, timed: the kernel alone, A and B moved by demand paging "
+                  "(--no-prefetch), C written in place: %.2f ms of GPU time\n", stepMs);
   } else {
-    out << format("[5] prefetch A and B to the GPU, then the kernel, which writes C in place: "
-                  "%.2f ms of GPU time\n", stepMs);
+    out << format("[5] step 5 again, timed: prefetch A and B to the GPU, then the kernel, which "
+                  "writes C in place: %.2f ms of GPU time\n", stepMs);
   }
   r.report.json()
-      .set("step5Ms", static_cast<double>(stepMs))
+      .set("step5Ms", stepMs)
       .set("noPrefetch", r.options.noPrefetch);
 }
 
@@ -337,7 +372,7 @@ void measureKernels(Checks& r) {
   prefetchVectors(r, r.host);
   // Read back: preferred host, accessed by the GPU, last prefetched to the host.
   r.expectRange("A with preferred host + accessed-by GPU", k.a, r.bytes,
-                {false, r.host, {r.plan.ordinal}, r.host});
+                mm::keptOnHostFor(r.plan.ordinal));
   const double remote =
       ms::timeVectorAdd(k, std::min(warmup, 1), std::min(iterations, r.options.migrationIterations))
           .medianMs;
@@ -436,7 +471,7 @@ void measureTransfers(Checks& r) {
   ms::check(cuStreamSynchronize(k.stream), "cuStreamSynchronize");
   std::memset(r.hostC, 0xFF, r.bytes);
   r.expectRange("C with preferred host + accessed-by GPU", k.c, r.bytes,
-                {false, r.host, {r.plan.ordinal}, r.host});
+                mm::keptOnHostFor(r.plan.ordinal));
   const ms::TimingStats inPlace = ms::timeVectorAdd(k, warmup, iterations);
   r.expect("C written in place by the GPU, read on the host", r.sum(), kExact);
   adviseOnHost(r, {k.c}, false);
@@ -498,8 +533,8 @@ void measureBatchVersusSingle(Checks& r) {
     mm::validatePrefetchBatch(batch, stream);
     const auto oneBatch = [&] {
       ms::check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
-                                        batch.locations.data(), batch.locationStarts.data(),
-                                        batch.locations.size(), 0, stream),
+                                        batch.prefetchLocs.data(), batch.prefetchLocIdxs.data(),
+                                        batch.prefetchLocs.size(), 0, stream),
                 "cuMemPrefetchBatchAsync");
     };
     const auto singles = [&] {
@@ -554,7 +589,7 @@ void measureDiscard(Checks& r) {
   // The combined call is asked once, untimed, before it is timed: a driver may not support it.
   toHost();
   const bool combined =
-      checkUnlessNotSupported(r, discardAndPrefetch(), "cuMemDiscardAndPrefetchBatchAsync");
+      r.checkOrNotSupported(discardAndPrefetch(), "cuMemDiscardAndPrefetchBatchAsync");
   std::vector<std::function<void()>> stages = {toHost, toGpu, toHost, discard, toGpu};
   if (combined) {
     stages.push_back(toHost);
@@ -626,12 +661,9 @@ ms::Verdict measureCosts(Checks& checks, CUfunction kernel, CUstream stream,
   checks.hostA = reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(0)));
   checks.hostB = reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(1)));
   checks.hostC = reinterpret_cast<float*>(static_cast<std::uintptr_t>(abc.at(2)));
-  if (!checks.discardSupported)
-    checks.report.out() << "cuMemDiscardBatchAsync is not supported by this driver "
-                           "(CUDA_ERROR_NOT_SUPPORTED): the run goes on without it\n";
   checkPointerAttributes(checks);
   checkAdviceTable(checks);
-  reportSteps(checks);
+  reportSteps(checks, timeStep5(checks));
   measureKernels(checks);
   measureTransfers(checks);
   measureBatchVersusSingle(checks);

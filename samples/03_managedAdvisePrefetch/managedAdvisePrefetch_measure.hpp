@@ -72,10 +72,10 @@ inline const memsamples::VectorAddCheck kExact{};
 /// Every check of the run, recorded (each failure: what, expected, got), and what the
 /// measurements need: the run, A, B and C, and the figures for the summary.
 struct Checks {
-  /// The checks of a run planned as @p plan; creates the two events that time step 5.
+  /// The checks of a run planned as @p plan.
   Checks(memsamples::Report& report, const ManagedOptions& options, const ManagedPlan& plan);
 
-  /// @name The lesson's checks, one line each (printed with `--verbose`, and always on failure)
+  /// @name The lesson's checks (printed with `--verbose`, and always on failure)
   /// @{
 
   /// @p said, what the driver answered, against @p expected, by the rule
@@ -85,25 +85,36 @@ struct Checks {
     return record(what, memsamples::managed::judge(said, expected));
   }
   /// All eight attributes of the range [@p ptr, @p ptr + @p bytes) (readRange()) against what the
-  /// advice and the prefetches imply: {read-mostly, preferred location, accessed-by, last
-  /// prefetch location}.
+  /// advice and the prefetches imply (memsamples::managed::ExpectedRange).
   bool expectRange(const std::string& what, CUdeviceptr ptr, std::size_t bytes,
                    const memsamples::managed::ExpectedRange& expected);
-  /// Each range of @p batch (readRange() of each) names its own destination as its last
-  /// prefetch location, and carries no advice. The batch's shape goes into the JSON result (and
-  /// is printed with `--verbose`).
-  bool expectEachRange(const std::string& what, const memsamples::managed::PrefetchBatch& batch);
-  /// C against A + B, element by element, on the host: @p a, @p b and @p c are the managed
-  /// addresses seen as float*, so the CPU reads the managed pages themselves.
-  bool expectSum(const std::string& what, const float* a, const float* b, const float* c);
+  /// C against A + B, element by element, on the host (@p abc: A, B and C), reading the managed
+  /// pages themselves: their addresses seen as float*, no copies.
+  bool expectSum(const std::string& what, const std::vector<CUdeviceptr>& abc);
+
+  /// Step 5: C == A + B, read on the host; A read-mostly, last prefetched to the GPU (nowhere with
+  /// `--no-prefetch`: faults record no prefetch); C kept on the host for the GPU (preferred
+  /// location the host, accessed by the GPU), last prefetched to the host.
+  void afterStep5(const std::vector<CUdeviceptr>& abc);
+  /// Step 6: C == A + B, from the GPU's part and the CPU's; each range of @p batch names its own
+  /// destination as its last prefetch location and carries no advice (the batch's shape goes into
+  /// the JSON result, and is printed with `--verbose`); all of C, in two places, names none.
+  void afterStep6(const std::vector<CUdeviceptr>& abc,
+                  const memsamples::managed::PrefetchBatch& batch);
+  /// Step 7: C == A + B, written by the GPU after the discard; C last prefetched to the GPU.
+  void afterStep7(const std::vector<CUdeviceptr>& abc);
+
+  /// The answer @p result of @p call, a driver call that may be unsupported: CUDA_SUCCESS returns
+  /// true; CUDA_ERROR_NOT_SUPPORTED is said, and false returned (the run goes on without it); any
+  /// other answer throws, as memsamples::check() does.
+  bool checkOrNotSupported(CUresult result, const char* call);
+
+  /// @}
 
   /// Where step 5 prefetched A and B last: the GPU, or nowhere with `--no-prefetch`.
   std::optional<CUmemLocation> prefetchedInputs() const {
     return options.noPrefetch ? std::nullopt : std::optional<CUmemLocation>(gpu);
   }
-
-  /// @}
-
   /// All eight range attributes of [@p ptr, @p ptr + @p bytes), asked twice: eight
   /// cuMemRangeGetAttribute calls (one per attribute), then one cuMemRangeGetAttributes call for
   /// all eight. The two reads must agree (recorded as kRangeAttributeCount checks).
@@ -120,10 +131,8 @@ struct Checks {
   std::size_t bytes;              ///< Bytes per vector.
   CUmemLocation gpu;              ///< The device.
   CUmemLocation host;             ///< The host.
-  memsamples::OwnedEvent step5Start;  ///< Recorded before step 5's prefetches.
-  memsamples::OwnedEvent step5End;    ///< Recorded after step 5's kernel.
-  memsamples::Checklist list;         ///< Every check so far.
-  bool discardSupported = true;       ///< Step 7's discard worked; 8d is skipped without it.
+  memsamples::Checklist list;     ///< Every check so far.
+  bool discardSupported = true;   ///< Step 7's discard worked; 8d is skipped without it.
 
   /// @name Set by measureCosts(): the lesson's A, B and C, and the figures of the summary
   /// @{
@@ -142,9 +151,10 @@ struct Checks {
 /**
  * Step 8, on the lesson's A, B and C (@p abc; @p kernel is VecAdd_kernel, run on @p stream):
  * first more checks (cuPointerGetAttributes on A; the advice table on A, mm::adviceSteps: the
- * GPU, the host, a host NUMA node and halves of A, each read back) and the report of steps 3-8 with
- * step 5's GPU time. Then what each technique costs, every figure next to a reference of the
- * same run: (8a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed
+ * GPU, the host, a host NUMA node and halves of A, each read back); step 5 again, timed (its
+ * advice set anew, A and B written anew by the CPU, C on the host, then between two events A's
+ * and B's prefetches to the GPU and the kernel), and the report of steps 3-8. Then what each
+ * technique costs, every figure next to a reference of the same run: (8a) the kernel under demand paging, prefetched, on cuMemAlloc memory and on managed
  * memory kept on the host by advice, each result checked; (8b) prefetch host -> GPU against a
  * pinned copy, GPU -> host against a pageable copy (reported without a goal: the driver's
  * figure), and results written in place over the link against a pinned copy, the way to get

@@ -126,15 +126,16 @@ class BatchPrefetchError : public std::invalid_argument {
 };
 
 /**
- * The four arrays of one cuMemPrefetchBatchAsync call. Range i is [dptrs[i], dptrs[i] + sizes[i]);
- * location k applies to ranges locationStarts[k] .. locationStarts[k+1] - 1 (`prefetchLocIdxs`):
- * six ranges to the GPU, then four to the host are `locations = {device, host}`, `starts {0, 6}`.
+ * The four arrays of one cuMemPrefetchBatchAsync call, named as its parameters. Range i is
+ * [dptrs[i], dptrs[i] + sizes[i]); location k applies to ranges prefetchLocIdxs[k] ..
+ * prefetchLocIdxs[k+1] - 1: six ranges to the GPU, then four to the host, are
+ * `prefetchLocs = {device, host}`, `prefetchLocIdxs = {0, 6}`.
  */
 struct PrefetchBatch {
-  std::vector<CUdeviceptr> dptrs;            ///< `dptrs`.
-  std::vector<std::size_t> sizes;            ///< `sizes`.
-  std::vector<CUmemLocation> locations;      ///< `prefetchLocs`.
-  std::vector<std::size_t> locationStarts;   ///< `prefetchLocIdxs`.
+  std::vector<CUdeviceptr> dptrs;             ///< Where each range starts.
+  std::vector<std::size_t> sizes;             ///< Its bytes.
+  std::vector<CUmemLocation> prefetchLocs;    ///< The destinations, one per run of ranges.
+  std::vector<std::size_t> prefetchLocIdxs;   ///< The first range of each destination.
 };
 
 /// Appends [@p ptr, @p ptr + @p bytes) to @p batch, to be prefetched to @p destination, keeping
@@ -224,7 +225,28 @@ struct ExpectedRange {
 
 /// A range without advice whose last prefetch went to @p destination.
 inline ExpectedRange prefetchedTo(const CUmemLocation& destination) {
-  return {false, {}, {}, destination};
+  ExpectedRange expected;
+  expected.lastPrefetch = destination;
+  return expected;
+}
+
+/// A range advised SET_READ_MOSTLY and nothing else, whose last prefetch went to @p lastPrefetch,
+/// or nowhere (std::nullopt: pages that a fault moved record no prefetch).
+inline ExpectedRange readMostlyRange(const std::optional<CUmemLocation>& lastPrefetch) {
+  ExpectedRange expected;
+  expected.readMostly = true;
+  expected.lastPrefetch = lastPrefetch;
+  return expected;
+}
+
+/// A range kept in host memory for device @p ordinal: SET_PREFERRED_LOCATION the host and
+/// SET_ACCESSED_BY the device (which maps its host pages), last prefetched to the host.
+inline ExpectedRange keptOnHostFor(int ordinal) {
+  ExpectedRange expected;
+  expected.preferred = CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0};
+  expected.accessedBy = {ordinal};
+  expected.lastPrefetch = CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0};
+  return expected;
 }
 
 /**

@@ -60,11 +60,11 @@ TEST(AddRange, GroupsConsecutiveRangesByDestination) {
   const mm::PrefetchBatch batch = tenRangesSixAndFour();
   ASSERT_EQ(batch.dptrs.size(), 10u);
   ASSERT_EQ(batch.sizes.size(), 10u);
-  ASSERT_EQ(batch.locations.size(), 2u);
-  EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 6}));
-  EXPECT_EQ(batch.locations[0].type, CU_MEM_LOCATION_TYPE_DEVICE);
-  EXPECT_EQ(batch.locations[0].id, 0);
-  EXPECT_EQ(batch.locations[1].type, CU_MEM_LOCATION_TYPE_HOST);
+  ASSERT_EQ(batch.prefetchLocs.size(), 2u);
+  EXPECT_EQ(batch.prefetchLocIdxs, (std::vector<std::size_t>{0, 6}));
+  EXPECT_EQ(batch.prefetchLocs[0].type, CU_MEM_LOCATION_TYPE_DEVICE);
+  EXPECT_EQ(batch.prefetchLocs[0].id, 0);
+  EXPECT_EQ(batch.prefetchLocs[1].type, CU_MEM_LOCATION_TYPE_HOST);
   EXPECT_EQ(batch.dptrs[3], kBase + 3 * kRange);
   EXPECT_EQ(problemOf(batch), "");
 }
@@ -76,7 +76,7 @@ TEST(AddRange, ReturningToAnEarlierDestinationStartsANewEntry) {
   mm::addRange(batch, kBase + 2 * kRange, kRange, hostLocation());
   mm::addRange(batch, kBase + 3 * kRange, kRange, deviceLocation(1));
   mm::addRange(batch, kBase + 4 * kRange, kRange, deviceLocation(0));
-  EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 2, 3, 4}));
+  EXPECT_EQ(batch.prefetchLocIdxs, (std::vector<std::size_t>{0, 2, 3, 4}));
   EXPECT_EQ(problemOf(batch), "");
 }
 
@@ -86,7 +86,7 @@ TEST(AddRange, HostIdsDoNotSplitAGroup) {
   mm::PrefetchBatch batch;
   mm::addRange(batch, kBase, kRange, hostLocation());
   mm::addRange(batch, kBase + kRange, kRange, hostWithId);
-  EXPECT_EQ(batch.locations.size(), 1u);
+  EXPECT_EQ(batch.prefetchLocs.size(), 1u);
 }
 
 TEST(PrefetchBatchValidation, OneRangeOneLocationIsValid) {
@@ -110,7 +110,7 @@ TEST(PrefetchBatchValidation, PointerAndSizeArraysMustHaveTheSameLength) {
 
 TEST(PrefetchBatchValidation, LocationArraysMustHaveTheSameLength) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
-  batch.locationStarts.push_back(8);
+  batch.prefetchLocIdxs.push_back(8);
   EXPECT_EQ(problemOf(batch),
             "prefetchLocs has 2 entries but prefetchLocIdxs has 3: both must have "
             "numPrefetchLocs entries");
@@ -118,8 +118,8 @@ TEST(PrefetchBatchValidation, LocationArraysMustHaveTheSameLength) {
 
 TEST(PrefetchBatchValidation, AtLeastOneLocation) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
-  batch.locations.clear();
-  batch.locationStarts.clear();
+  batch.prefetchLocs.clear();
+  batch.prefetchLocIdxs.clear();
   EXPECT_EQ(problemOf(batch), "no destination: numPrefetchLocs must be at least 1");
 }
 
@@ -127,8 +127,8 @@ TEST(PrefetchBatchValidation, NoMoreLocationsThanRanges) {
   mm::PrefetchBatch batch;
   batch.dptrs = {kBase, kBase + kRange};
   batch.sizes = {kRange, kRange};
-  batch.locations = {deviceLocation(0), hostLocation(), deviceLocation(0)};
-  batch.locationStarts = {0, 1, 2};
+  batch.prefetchLocs = {deviceLocation(0), hostLocation(), deviceLocation(0)};
+  batch.prefetchLocIdxs = {0, 1, 2};
   EXPECT_EQ(problemOf(batch),
             "numPrefetchLocs (3) is greater than count (2): every location must apply to at "
             "least one range");
@@ -136,7 +136,7 @@ TEST(PrefetchBatchValidation, NoMoreLocationsThanRanges) {
 
 TEST(PrefetchBatchValidation, FirstIndexMustBeZero) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
-  batch.locationStarts = {1, 6};
+  batch.prefetchLocIdxs = {1, 6};
   EXPECT_EQ(problemOf(batch),
             "prefetchLocIdxs[0] is 1, must be 0: the first location applies from the first range "
             "on");
@@ -144,12 +144,12 @@ TEST(PrefetchBatchValidation, FirstIndexMustBeZero) {
 
 TEST(PrefetchBatchValidation, IndicesMustStrictlyIncrease) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
-  batch.locations.push_back(deviceLocation(0));
-  batch.locationStarts = {0, 6, 6};
+  batch.prefetchLocs.push_back(deviceLocation(0));
+  batch.prefetchLocIdxs = {0, 6, 6};
   EXPECT_EQ(problemOf(batch),
             "prefetchLocIdxs[2] = 6 is not greater than prefetchLocIdxs[1] = 6: the indices must "
             "strictly increase");
-  batch.locationStarts = {0, 6, 4};
+  batch.prefetchLocIdxs = {0, 6, 4};
   EXPECT_EQ(problemOf(batch),
             "prefetchLocIdxs[2] = 4 is not greater than prefetchLocIdxs[1] = 6: the indices must "
             "strictly increase");
@@ -157,11 +157,11 @@ TEST(PrefetchBatchValidation, IndicesMustStrictlyIncrease) {
 
 TEST(PrefetchBatchValidation, LastIndexMustBeBelowCount) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
-  batch.locationStarts = {0, 10};
+  batch.prefetchLocIdxs = {0, 10};
   EXPECT_EQ(problemOf(batch),
             "prefetchLocIdxs[1] = 10 is not less than count (10): the last location would apply "
             "to no range");
-  batch.locationStarts = {0, 9};  // the last range alone goes to the host: fine
+  batch.prefetchLocIdxs = {0, 9};  // the last range alone goes to the host: fine
   EXPECT_EQ(problemOf(batch), "");
 }
 
@@ -188,21 +188,21 @@ TEST(PrefetchBatchValidation, RangesMustNotWrapAround) {
 
 TEST(PrefetchBatchValidation, LocationTypesAndIds) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
-  batch.locations[1].type = CU_MEM_LOCATION_TYPE_INVALID;
+  batch.prefetchLocs[1].type = CU_MEM_LOCATION_TYPE_INVALID;
   EXPECT_EQ(problemOf(batch),
             "prefetchLocs[1] has type CU_MEM_LOCATION_TYPE_INVALID: a prefetch goes to a DEVICE, "
             "HOST, HOST_NUMA or HOST_NUMA_CURRENT location");
-  batch.locations[1] = deviceLocation(-1);
+  batch.prefetchLocs[1] = deviceLocation(-1);
   EXPECT_EQ(problemOf(batch),
             "prefetchLocs[1] is CU_MEM_LOCATION_TYPE_DEVICE with id -1: the id must be a device "
             "ordinal or NUMA node >= 0");
-  batch.locations[1] = hostNumaLocation(-1);
+  batch.prefetchLocs[1] = hostNumaLocation(-1);
   EXPECT_EQ(problemOf(batch),
             "prefetchLocs[1] is CU_MEM_LOCATION_TYPE_HOST_NUMA with id -1: the id must be a device "
             "ordinal or NUMA node >= 0");
-  batch.locations[1].type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;  // id ignored
+  batch.prefetchLocs[1].type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;  // id ignored
   EXPECT_EQ(problemOf(batch), "");
-  batch.locations[1].type = CU_MEM_LOCATION_TYPE_HOST;
+  batch.prefetchLocs[1].type = CU_MEM_LOCATION_TYPE_HOST;
   EXPECT_EQ(problemOf(batch), "");
 }
 
@@ -218,7 +218,7 @@ TEST(PrefetchBatchValidation, LegacyNullStreamIsRefused) {
 TEST(PrefetchBatchValidation, TheFirstBrokenRuleIsReported) {
   mm::PrefetchBatch batch = tenRangesSixAndFour();
   batch.sizes[0] = 0;
-  batch.locationStarts = {2, 6};
+  batch.prefetchLocIdxs = {2, 6};
   EXPECT_EQ(problemOf(batch, nullptr),
             "prefetchLocIdxs[0] is 2, must be 0: the first location applies from the first range "
             "on");
@@ -265,7 +265,7 @@ TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
   const mm::PrefetchBatch batch =
       mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), createdStream());
   ASSERT_EQ(batch.dptrs.size(), 30u);
-  EXPECT_EQ(batch.locationStarts, (std::vector<std::size_t>{0, 18}));
+  EXPECT_EQ(batch.prefetchLocIdxs, (std::vector<std::size_t>{0, 18}));
   EXPECT_EQ(mm::describeBatch(batch),
             "30 ranges; prefetchLocs = {device 0, host}, prefetchLocIdxs = {0, 18}, "
             "numPrefetchLocs = 2");
@@ -294,7 +294,7 @@ TEST(ChunkBatch, TheGpuPartEndsWhereTheFirstHostChunkStarts) {
   const mm::PrefetchBatch batch =
       mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), createdStream());
   const std::uint64_t gpuPart = mm::gpuPartBytes(kBytes);
-  EXPECT_EQ(batch.dptrs[batch.locationStarts[1]], kBase + gpuPart);
+  EXPECT_EQ(batch.dptrs[batch.prefetchLocIdxs[1]], kBase + gpuPart);
   EXPECT_EQ(gpuPart, 6u * 65536u);
   // 64 MiB, the default: 6 x 102 x 64 KiB, just under 60 %.
   EXPECT_EQ(mm::gpuPartBytes(64ull << 20), 6u * 6684672u);

@@ -89,14 +89,14 @@ TEST(Judge, ARangeCountsItsEightAttributes) {
 TEST(Judge, TheInputsAreReadMostly) {
   mm::RangeAttributes got = prefetched(kDevice0);
   got.readMostly = 1;
-  const mm::ExpectedRange afterStep5 = {true, {}, {}, kDevice0};
+  const mm::ExpectedRange afterStep5 = mm::readMostlyRange(kDevice0);
   mm::Judgement j = mm::judge(got, afterStep5);
   EXPECT_TRUE(j.mismatches.empty());
   EXPECT_EQ(j.said, "read-mostly 1, preferred none, accessed-by {}, last prefetch device 0");
   // With --no-prefetch nothing records a prefetch: the expectation names none.
   mm::RangeAttributes faulted = pristine();
   faulted.readMostly = 1;
-  EXPECT_TRUE(mm::judge(faulted, mm::ExpectedRange{true, {}, {}, std::nullopt}).mismatches.empty());
+  EXPECT_TRUE(mm::judge(faulted, mm::readMostlyRange(std::nullopt)).mismatches.empty());
   EXPECT_EQ(mm::judge(faulted, afterStep5).mismatches.size(), 2u);  // the legacy int and _TYPE
   // After UNSET_READ_MOSTLY only the last prefetch is left, and a range still read-mostly fails.
   const mm::ExpectedRange afterUnset = mm::prefetchedTo(kDevice0);
@@ -113,7 +113,7 @@ TEST(Judge, TheResultLivesOnTheHostAndTheGpuMapsIt) {
   got.preferredLocation = CU_DEVICE_CPU;
   got.preferredLocationType = CU_MEM_LOCATION_TYPE_HOST;
   got.accessedBy[0] = 0;
-  const mm::ExpectedRange inPlace = {false, kHost, {0}, kHost};
+  const mm::ExpectedRange inPlace = mm::keptOnHostFor(0);
   mm::Judgement j = mm::judge(got, inPlace);
   EXPECT_TRUE(j.mismatches.empty());
   EXPECT_EQ(j.said, "read-mostly 0, preferred host, accessed-by {device 0}, last prefetch host");

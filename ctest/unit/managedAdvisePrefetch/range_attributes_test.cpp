@@ -293,6 +293,28 @@ TEST(PrefetchedTo, OnlyTheLastPrefetchIsSet) {
   EXPECT_TRUE(mm::sameLocation(*expected.lastPrefetch, deviceLocation(2)));
 }
 
+TEST(ReadMostlyRange, ReadMostlyAndTheLastPrefetchOnly) {
+  const mm::ExpectedRange expected = mm::readMostlyRange(deviceLocation(1));
+  EXPECT_TRUE(expected.readMostly);
+  EXPECT_FALSE(expected.preferred.has_value());
+  EXPECT_TRUE(expected.accessedBy.empty());
+  ASSERT_TRUE(expected.lastPrefetch.has_value());
+  EXPECT_TRUE(mm::sameLocation(*expected.lastPrefetch, deviceLocation(1)));
+  // Pages that faults moved record no prefetch (--no-prefetch).
+  EXPECT_FALSE(mm::readMostlyRange(std::nullopt).lastPrefetch.has_value());
+}
+
+TEST(KeptOnHostFor, PreferredOnTheHostAccessedByTheDeviceLastPrefetchedToTheHost) {
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+  const mm::ExpectedRange expected = mm::keptOnHostFor(3);
+  EXPECT_FALSE(expected.readMostly);
+  ASSERT_TRUE(expected.preferred.has_value());
+  EXPECT_TRUE(mm::sameLocation(*expected.preferred, host));
+  EXPECT_EQ(expected.accessedBy, std::vector<int>{3});
+  ASSERT_TRUE(expected.lastPrefetch.has_value());
+  EXPECT_TRUE(mm::sameLocation(*expected.lastPrefetch, host));
+}
+
 TEST(Checklist, CountsChecksAndWordsFailures) {
   memsamples::Checklist checks;
   EXPECT_TRUE(checks.expect(true, "first", "a", "a"));
