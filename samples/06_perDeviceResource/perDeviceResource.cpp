@@ -178,7 +178,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     // registry will only point at it: this code owns it and keeps it alive while it is set.
     pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
-    // 3. Make it the current device's resource (the first such call makes the registry: core-b).
+    // 3. Make it the current device's resource (the first such call makes the registry: below).
     // set returns the previous one: the initial resource, on the device's default memory pool.
     mr::MemoryResource* previous = mr::setCurrentDeviceResource(pinned.get());
 

@@ -101,7 +101,7 @@ class PerDeviceResourceRegistry {
   int deviceCount() const noexcept { return static_cast<int>(slots_.size()); }
 
   //! [core-b]
-  /// This program's registry; processResourceRegistry() (resources.cpp) makes the process's one.
+  /// How this program makes its registry; processResourceRegistry() (resources.cpp) calls it once.
   static PerDeviceResourceRegistry fromDriver() {
     int deviceCount = 0;  // one slot per device of this machine
     check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
