@@ -1,7 +1,7 @@
 /**
  * @file device_pool_resource.hpp
  * @brief DevicePoolResource: stream-ordered memory of a device's default memory pool, every
- *        device's **initial resource** in the process-wide registry (makeDriverRegistry() in
+ *        device's **initial resource** in the process-wide registry (its fromDriver() in
  *        per_device_registry.hpp, through defaultPoolResource()) and step 6's `device` kind.
  *
  * Kept apart from resources.hpp because it makes driver calls inline: the unit tests that link

@@ -6,12 +6,13 @@
  *
  * Code that needs memory asks the registry and allocates from what it answers; which kind of
  * memory that is gets decided in one place, at run time, with one call. The core region of
- * runPerDeviceResource() is one resource's whole life: built, set for the current device, got and
- * allocated from by threads, used, deallocated, reset and destroyed. The registry it calls is
- * per_device_registry.hpp, whole in its core-b region: a mutex, one slot per device, get / set /
- * reset, the initial resource each device starts on, and how this program makes it from the
- * driver's answers (makeDriverRegistry(): cuDeviceGetCount, each device's default memory pool,
- * cuCtxGetDevice for the current device).
+ * runPerDeviceResource() is one resource's whole life, in the order it runs: built, set for the
+ * current device, got by three threads that each allocate one vector through it, used by a
+ * kernel, deallocated, its slot reset, destroyed. The registry it calls is per_device_registry.hpp,
+ * whole in its core-b region: how this program makes it from the driver's answers (fromDriver():
+ * cuDeviceGetCount, each device's default memory pool, cuCtxGetDevice for the current device),
+ * then a mutex, one slot per device, get / set / reset, and the initial resource each device
+ * starts on.
  *
  * 1. Set the devices up as 01 does (setUpDevices(), resources.cpp): **cuInit**, and for the
  *    chosen device and every GPU beside it that may take part a context (**cuCtxCreate**), the
@@ -23,13 +24,15 @@
  * 2. Build one resource: a PinnedHostResource (pinned_host_resource.hpp) for the chosen
  *    device's context.
  * 3. Set it for the current device: setCurrentDeviceResource() returns the previous resource,
- *    the device's initial one (its default memory pool, made on first use).
- * 4. Three threads (std::async) make the context current, ask getCurrentDeviceResource() and
- *    allocate A, B and C through the answer.
- * 5. Use and give back: C = A + B is checked exactly, A, B and C are deallocated,
- *    resetCurrentDeviceResource() puts the initial resource back and returns the one it removed,
- *    and only then is the resource destroyed. (If a step throws after the set, the catch around
- *    the core resets the device before the resource is destroyed.)
+ *    the device's initial one (a resource on its default memory pool, made on first use).
+ * 4. Three threads (mr::Thread, a std::thread whose join() rethrows) make the context current,
+ *    ask getCurrentDeviceResource() and allocate one of A, B and C each through the answer
+ *    (resource->allocate()).
+ * 5. Use and give back: C = A + B is launched and checked exactly, A, B and C are deallocated
+ *    (resource->deallocate()), resetCurrentDeviceResource() puts the device's slot back on its
+ *    initial resource and returns the one it removed, and only then is the resource destroyed.
+ *    (If a step throws after the set, the catch around the core resets the slot before the
+ *    resource is destroyed.)
  * 6. Every kind in turn the same way (resources.cpp's makeResources(): device pool, managed,
  *    pinned host, NUMA-bound host, striped VMM; a kind this machine cannot make is waived, with
  *    the reason), while `--threads` threads each allocate, fill and free scratch buffers through
@@ -42,9 +45,9 @@
  *    context (**cuCtxPopCurrent**), then every device as 01 releases it (releaseDevice()): the
  *    stream once idle, the staging, the module, and its context last.
  */
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -82,19 +85,17 @@ constexpr std::uint32_t kFirstDeviceInputSeed = 7000;  ///< Step 6, per device: 
 /// @}
 
 /// Runs work(0) .. work(count - 1), each on a thread of its own, all at once, waits for them and
-/// returns what each returned, in order: step 6's threads, started and waited for as the core's
-/// are (std::async, get()). A std::async future waits for its thread when destroyed: if get()
-/// rethrows what one thread threw, every thread has still finished before anything they use is
-/// freed.
+/// returns what each returned, in order: step 6's threads, started and joined as the core's are
+/// (mr::Thread). If a thread throws, join() rethrows it, and every other thread is still joined
+/// (its destructor) before anything they use is freed.
 template <typename Work>
 auto onThreads(std::size_t count, const Work& work) {
-  using Result = decltype(work(0));
-  std::vector<std::future<Result>> threads;
+  std::vector<decltype(work(0))> results(count);
+  std::vector<mr::Thread> threads;
   for (std::size_t t = 0; t < count; ++t)
-    threads.push_back(std::async(std::launch::async, work, static_cast<int>(t)));
-  std::vector<Result> results;
-  for (std::future<Result>& thread : threads)
-    results.push_back(thread.get());
+    threads.emplace_back([&results, &work, t] { results[t] = work(static_cast<int>(t)); });
+  for (mr::Thread& thread : threads)
+    thread.join();
   return results;
 }
 
@@ -125,7 +126,7 @@ void runKind(mr::KindResource& entry, const mr::DeviceSetup& setup, int threads,
   entry.answers = useScratchBuffers(setup, threads);
 
   mr::Vectors vectors = mr::allocateVectors(*mr::getCurrentDeviceResource(), setup);
-  entry.verified = mr::addAndVerify(setup, vectors, seed);
+  entry.verified = mr::launchVectorAddAndCheck(setup, vectors, seed);
   mr::releaseVectors(vectors, setup.stream.get());
   entry.removed = mr::resetCurrentDeviceResource();
 }
@@ -143,8 +144,8 @@ void runPerDevice(mr::Resources& resources, const mr::Devices& devices) {
         entry.previous = mr::setPerDeviceResource(mine.ordinal, entry.resource);
         mr::MemoryResource* answer = mr::getCurrentDeviceResource();
         mr::Vectors vectors = mr::allocateVectors(*answer, mine);
-        entry.verified =
-            mr::addAndVerify(mine, vectors, kFirstDeviceInputSeed + static_cast<unsigned>(d));
+        entry.verified = mr::launchVectorAddAndCheck(
+            mine, vectors, kFirstDeviceInputSeed + static_cast<unsigned>(d));
         mr::releaseVectors(vectors, mine.stream.get());
         entry.removed = mr::resetPerDeviceResource(mine.ordinal);
         return answer;
@@ -168,10 +169,8 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   mr::RunRecord record(report);  // what the steps return, reported in step 7
   record.threads = options.threads;
 
-  // The core's resource is held out here, for the error path only: if a step between its set and
-  // its reset throws, the catch below resets the device before the resource is destroyed, so the
-  // registry never points at a resource that is gone. On the good path the core resets the
-  // device and destroys the resource itself, and the catch is never reached.
+  // The core's resource and its threads' error path stand out here, out of the way of the core:
+  // see the catch below.
   std::unique_ptr<mr::PinnedHostResource> pinned;
   try {
     //! [core]
@@ -179,37 +178,46 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     // registry will only point at it: this code owns it and keeps it alive while it is set.
     pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
-    // 3. Make it the current device's resource; set returns the previous one (the initial pool).
+    // 3. Make it the current device's resource (the first such call makes the registry: below).
+    // set returns the previous one: the initial resource, on the device's default memory pool.
     mr::MemoryResource* previous = mr::setCurrentDeviceResource(pinned.get());
 
-    // 4. Three threads get the resource from the registry and allocate through it, one of A, B
-    // and C each. std::async(std::launch::async) starts a thread; get() joins it and rethrows.
-    mr::Vectors vectors;  // A, B and C
-    std::vector<std::future<mr::MemoryResource*>> threads;
-    for (std::size_t v = 0; v < vectors.size(); ++v)
-      threads.push_back(std::async(std::launch::async, [&setup, &vectors, stream, v] {
-        // A new thread has no current context, so no current device: push the chosen one's.
+    // 4. Three threads each get the current device's resource and allocate one vector through
+    // it. A new thread has no current context, so no current device: each pushes the chosen one's.
+    const std::size_t bytes = setup.vectorBytes;
+    std::array<mr::MemoryResource*, 3> answers{};  // what the registry answered each thread
+    std::array<void*, 3> vectors{};                // A, B and C
+    std::vector<mr::Thread> threads;  // std::thread whose join() rethrows (resources.hpp)
+    for (int v = 0; v < 3; ++v)
+      threads.emplace_back([&, v] {
         ms::ScopedContext current(setup.context.get());
-        mr::MemoryResource* resource = mr::getCurrentDeviceResource();
-        vectors[v] = mr::ResourceAllocation(*resource, setup.vectorBytes, stream);  // allocate()
-        return resource;
-      }));
-    std::vector<mr::MemoryResource*> answers;
-    for (std::future<mr::MemoryResource*>& thread : threads)
-      answers.push_back(thread.get());
+        answers[v] = mr::getCurrentDeviceResource();
+        vectors[v] = answers[v]->allocate(bytes, stream);
+      });
+    for (mr::Thread& thread : threads)
+      thread.join();
 
-    // 5. Use the memory (C = A + B, checked exactly) and deallocate it. Reset the device before
-    // destroying the resource: the registry must never point at a resource that is gone.
-    const ms::VectorAddCheck verified = mr::addAndVerify(setup, vectors, kCoreInputSeed);
-    for (mr::ResourceAllocation& vector : vectors)
-      vector.release();  // deallocate(): this kind waits for the stream, then frees
+    // 5. Use the memory: fill A and B, launch C = A + B (cuLaunchKernel on each vector's
+    // resource->kernelAddress()), compare C exactly.
+    const ms::VectorAddCheck verified =
+        mr::launchVectorAddAndCheck(setup, answers, vectors, kCoreInputSeed);
+
+    // Deallocate each vector through the resource that gave it, reset the device's slot (the
+    // initial resource is back; reset returns the one it removed), only then destroy the resource.
+    for (int v = 0; v < 3; ++v)
+      answers[v]->deallocate(vectors[v], bytes, stream);
     mr::MemoryResource* removed = mr::resetCurrentDeviceResource();
-    pinned.reset();  // ~PinnedHostResource: frees what it still holds (nothing by now)
+    pinned.reset();
     //! [core]
 
-    record.core = {previous, answers, verified, removed};  // what the core saw, for step 7
+    record.core = {previous, {answers.begin(), answers.end()}, verified, removed};  // step 7
   } catch (...) {
+    // The error path of steps 2-5. Any thread still running was joined as the core's locals
+    // ended. The slot is reset while the resource still lives (a resource never built or never
+    // set changes nothing), and no queued work may still use its memory: then `pinned` ends and
+    // frees what the resource still holds.
     mr::restoreIfRegistered(setup.ordinal, pinned.get(), nullptr);  // set(nullptr): a reset
+    static_cast<void>(cuStreamSynchronize(stream));  // its error is not this path's to report
     throw;
   }
 

@@ -3,11 +3,12 @@
  * @brief Which memory resource each device uses: RMM's per-device resource registry
  *        (rmm/mr/per_device_resource.hpp) on the driver API. A mutex, one slot per device, and
  *        get / set / reset per device and for the current device. The core-b region below is
- *        the whole registry.
+ *        the whole registry: how it is made, its state, get, set and reset.
  *
  * The rules are RMM's:
  * - Every device starts on its **initial** resource. The registry makes it the first time the
- *   device is asked about, once, and owns it. In 06 it is the device's default memory pool.
+ *   device is asked about, once, and owns it. In 06 it is a resource on the device's default
+ *   memory pool (cuDeviceGetDefaultMemPool).
  * - **set** makes a resource the device's and returns the previous one. set(nullptr) and
  *   **reset** put the initial one back, and also return the previous one.
  * - The **current device** is what the query given to the constructor answers. In 06 that query
@@ -15,7 +16,7 @@
  * - **Thread-safe**: one mutex guards every slot, the making of initial resources included. Calls
  *   made at the same time leave a valid state, in the order they take the lock.
  * - The registry **does not own** what is set: a resource must outlive its registration (reset the
- *   device, or set back what set() returned, before destroying the resource).
+ *   device's slot, or set back what set() returned, before destroying the resource).
  *
  * Where RMM leaves behaviour undefined, this registry throws instead, and nothing changes: a
  * device id outside [0, deviceCount()) gets std::out_of_range naming the id and the count, and a
@@ -23,13 +24,13 @@
  * std::invalid_argument naming both devices. Those checks live in one helper, RegistryChecks, at
  * the end of this file, out of the way of a first read.
  *
- * The class makes no driver call: the device count, the initial resource and the current device
- * come from the constructor, so the unit tests run the registry with CPU-only resources under
- * ThreadSanitizer. The driver hookup is one inline function beside it, makeDriverRegistry() (the
- * end of the core-b region): this machine's device count (cuDeviceGetCount), each device's default
- * memory pool as its initial resource (defaultPoolResource(), resources.cpp), and cuCtxGetDevice
- * as the current device. Only the program calls it (resources.cpp's processResourceRegistry());
- * the tests never do, so they need no driver.
+ * The constructor makes no driver call: the device count, the initial resource and the current
+ * device come from its arguments, so the unit tests run the registry with CPU-only resources
+ * under ThreadSanitizer. The driver hookup is one static function, fromDriver() (the start of the
+ * core-b region): this machine's device count (cuDeviceGetCount), each device's default memory
+ * pool as its initial resource (defaultPoolResource(), resources.cpp), and cuCtxGetDevice as the
+ * current device. Only the program calls it (resources.cpp's processResourceRegistry()); the
+ * tests never do, so they need no driver.
  */
 #pragma once
 
@@ -53,7 +54,7 @@ struct RegistryChecks;
 
 /// Device @p ordinal's initial resource in the process-wide registry: a DevicePoolResource on its
 /// default memory pool (device_pool_resource.hpp), defined in resources.cpp, called by
-/// makeDriverRegistry(). @throws CudaError.
+/// PerDeviceResourceRegistry::fromDriver(). @throws CudaError.
 std::unique_ptr<MemoryResource> defaultPoolResource(int ordinal);
 
 /// One memory resource per device. Neither copyable nor movable: threads hold references to it.
@@ -100,6 +101,22 @@ class PerDeviceResourceRegistry {
   int deviceCount() const noexcept { return static_cast<int>(slots_.size()); }
 
   //! [core-b]
+  /// How this program makes its registry; processResourceRegistry() (resources.cpp) calls it once.
+  static PerDeviceResourceRegistry fromDriver() {
+    int deviceCount = 0;  // one slot per device of this machine
+    check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+
+    // "The current device": the device of the calling thread's current context, as an ordinal.
+    const auto currentDevice = [] {
+      CUdevice device = 0;
+      check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+      return deviceOrdinal(device);
+    };
+
+    // Each device starts on its default memory pool (cuDeviceGetDefaultMemPool), made on first use.
+    return PerDeviceResourceRegistry(deviceCount, defaultPoolResource, currentDevice);
+  }
+
  private:
   // A device's slot: what was set for it (null: its initial one), and that initial resource.
   struct Slot {
@@ -135,7 +152,7 @@ inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource
   MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
 
   // A null slot means "the initial resource", so setting the initial resource itself stores
-  // null too: set(nullptr), reset and set(initial) all put the device back on it.
+  // null too: set(nullptr), reset and set(initial) all put the slot back on it.
   if (resource == initial)
     resource = nullptr;
   slot.current = resource;
@@ -143,30 +160,13 @@ inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource
 }
 
 inline MemoryResource* PerDeviceResourceRegistry::reset(int device) { return set(device, nullptr); }
-
-/// This program's registry (processResourceRegistry() keeps one): the driver's three answers.
-inline PerDeviceResourceRegistry makeDriverRegistry() {
-  int deviceCount = 0;  // one slot per device of this machine
-  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
-
-  // "The current device", which getCurrentDeviceResource() asks first: the device of the
-  // calling thread's current context (a CUdevice handle; the registry counts ordinals).
-  const auto currentDevice = [] {
-    CUdevice device = 0;
-    check(cuCtxGetDevice(&device), "cuCtxGetDevice");
-    return deviceOrdinal(device);
-  };
-
-  // Each device starts on a resource of its default memory pool, made when first asked about.
-  return PerDeviceResourceRegistry(deviceCount, defaultPoolResource, currentDevice);
-}
 //! [core-b]
 
 /// @name The process-wide registry and RMM's free functions
 /// One answer for the whole process is the feature, so this is the collection's one deliberate
 /// global. The program defines processResourceRegistry() once (06: resources.cpp, a static made
-/// by makeDriverRegistry(); a unit test: one with CPU-only resources); devices are ordinals, as
-/// RMM's cuda_device_id.
+/// by PerDeviceResourceRegistry::fromDriver(); a unit test: one with CPU-only resources); devices
+/// are ordinals, as RMM's cuda_device_id.
 /// @{
 
 /// The process-wide registry, defined by the program.

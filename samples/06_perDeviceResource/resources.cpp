@@ -195,10 +195,10 @@ class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
 
 // [process-registry]
 // The registry behind getCurrentDeviceResource() and the other free functions: made the first
-// time one of them is called (after cuInit) by makeDriverRegistry(), the driver hookup beside the
-// registry, and kept until the process ends.
+// time one of them is called (after cuInit) by PerDeviceResourceRegistry::fromDriver(), the
+// driver hookup at the start of the registry's core-b region, and kept until the process ends.
 PerDeviceResourceRegistry& processResourceRegistry() {
-  static PerDeviceResourceRegistry registry = makeDriverRegistry();
+  static PerDeviceResourceRegistry registry = PerDeviceResourceRegistry::fromDriver();
   return registry;
 }
 
@@ -512,18 +512,20 @@ void fillBuffer(const ResourceAllocation& buffer, unsigned char value, CUstream 
 }
 
 // [kernel-addresses]
-VectorAddCheck addAndVerify(const DeviceSetup& setup, const Vectors& vectors, std::uint32_t seed) {
-  const std::uint64_t bytes = vectors[0].size();
+VectorAddCheck launchVectorAddAndCheck(const DeviceSetup& setup,
+                                       const std::array<MemoryResource*, 3>& resources,
+                                       const std::array<void*, 3>& vectors, std::uint32_t seed) {
+  const std::uint64_t bytes = setup.vectorBytes;
   const std::size_t count = bytes / sizeof(float);
   const CUstream stream = setup.stream.get();
-  const bool onHost = vectors[0].resource()->properties().hostAccessible;
-  float* a = onHost ? vectors[0].as<float>() : setup.stagingVector(0);
-  float* b = onHost ? vectors[1].as<float>() : setup.stagingVector(1);
-  float* c = onHost ? vectors[2].as<float>() : setup.stagingVector(2);
+  const bool onHost = resources[0]->properties().hostAccessible;
+  float* a = onHost ? static_cast<float*>(vectors[0]) : setup.stagingVector(0);
+  float* b = onHost ? static_cast<float*>(vectors[1]) : setup.stagingVector(1);
+  float* c = onHost ? static_cast<float*>(vectors[2]) : setup.stagingVector(2);
   fillVectorAddInputs(a, b, count, seed);
-  CUdeviceptr x = vectors[0].kernelAddress();
-  CUdeviceptr y = vectors[1].kernelAddress();
-  CUdeviceptr z = vectors[2].kernelAddress();
+  CUdeviceptr x = resources[0]->kernelAddress(vectors[0]);
+  CUdeviceptr y = resources[1]->kernelAddress(vectors[1]);
+  CUdeviceptr z = resources[2]->kernelAddress(vectors[2]);
   if (onHost) {  // C starts as NaN: a kernel that wrote nothing cannot pass
     std::fill(c, c + count, std::numeric_limits<float>::quiet_NaN());
   } else {
@@ -542,6 +544,20 @@ VectorAddCheck addAndVerify(const DeviceSetup& setup, const Vectors& vectors, st
   return checkVectorAdd(a, b, c, count);
 }
 // [kernel-addresses]
+
+VectorAddCheck launchVectorAddAndCheck(const DeviceSetup& setup, const Vectors& vectors,
+                                       std::uint32_t seed) {
+  std::array<MemoryResource*, 3> resources{};
+  std::array<void*, 3> pointers{};
+  for (std::size_t v = 0; v < vectors.size(); ++v) {
+    if (vectors[v].resource() == nullptr)
+      throw std::logic_error("launchVectorAddAndCheck: vector " + std::to_string(v) +
+                             " is empty (default-constructed, moved from or released)");
+    resources[v] = vectors[v].resource();
+    pointers[v] = vectors[v].get();
+  }
+  return launchVectorAddAndCheck(setup, resources, pointers, seed);
+}
 
 void releaseVectors(Vectors& vectors, CUstream stream) {
   for (ResourceAllocation& vector : vectors)

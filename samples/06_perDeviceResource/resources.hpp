@@ -32,9 +32,9 @@
  *   with the resource.
  *
  * Also here: what the lesson sets up on every device (DeviceSetup, as in 01_vectorAddDrv), the
- * vector add it runs on memory of any resource (addAndVerify(), fillBuffer()), what its core
- * returns (RegistryRun) and what keeps the registry right on an error path
- * (restoreIfRegistered()).
+ * vector add it runs on memory of any resource (launchVectorAddAndCheck(), fillBuffer()), the
+ * threads it starts (Thread: a std::thread whose join() rethrows), what its core returns
+ * (RegistryRun) and what keeps the registry right on an error path (restoreIfRegistered()).
  */
 // clang-format on
 #pragma once
@@ -45,6 +45,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -53,6 +54,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -166,13 +168,22 @@ void releaseDevice(DeviceSetup& setup);
 using Vectors = std::array<ResourceAllocation, 3>;
 
 /**
- * The interface at work: fills A and B where the CPU may write them (the memory itself when the
- * resource is host-accessible, else the pinned staging copies and cuMemcpyHtoDAsync), runs
- * C = A + B on the vectors' kernelAddress() (mapped host memory may have its own), reads C back
- * and compares it exactly. The vectors stay allocated: the caller deallocates them.
+ * The interface at work, on A, B and C (@p vectors, each of @p setup's vector size, allocated by
+ * the resource beside it in @p resources): fills A and B where the CPU may write them (the memory
+ * itself when the resource is host-accessible, else the pinned staging copies and
+ * cuMemcpyHtoDAsync), launches VecAdd_kernel (cuLaunchKernel) on each vector's
+ * MemoryResource::kernelAddress() (mapped host memory may have its own), reads C back and
+ * compares it exactly. The vectors stay allocated: the caller deallocates them.
  * @throws CudaError.
  */
-VectorAddCheck addAndVerify(const DeviceSetup& setup, const Vectors& vectors, std::uint32_t seed);
+VectorAddCheck launchVectorAddAndCheck(const DeviceSetup& setup,
+                                       const std::array<MemoryResource*, 3>& resources,
+                                       const std::array<void*, 3>& vectors, std::uint32_t seed);
+
+/// launchVectorAddAndCheck() on A, B and C held by their owners (step 6).
+/// @throws CudaError; std::logic_error for an empty one.
+VectorAddCheck launchVectorAddAndCheck(const DeviceSetup& setup, const Vectors& vectors,
+                                       std::uint32_t seed);
 
 /// Deallocates A, B and C (ResourceAllocation::release(), so that a failing deallocate is
 /// reported), then waits for @p stream: a stream-ordered resource's frees are queued there.
@@ -245,6 +256,49 @@ class WarningLog {
  private:
   std::mutex mutex_;
   std::vector<std::string> lines_;
+};
+
+/**
+ * A std::thread whose function may throw: join() waits for the thread and rethrows what the
+ * function threw (a plain std::thread would call std::terminate), and the destructor joins a
+ * thread nobody joined (an error path), so that no thread outlives what it uses. The lesson's
+ * threads are these: the core's three and step 6's. Movable, not copyable.
+ */
+class Thread {
+ public:
+  /// Starts a thread that runs @p function().
+  template <typename Function>
+  explicit Thread(Function function)
+      : thrown_(std::make_unique<std::exception_ptr>()),
+        thread_([function = std::move(function), thrown = thrown_.get()]() mutable {
+          try {
+            function();
+          } catch (...) {
+            *thrown = std::current_exception();
+          }
+        }) {}
+  /// Takes over @p other's thread.
+  Thread(Thread&& other) noexcept = default;
+  Thread& operator=(Thread&&) = delete;
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
+  /// Joins the thread if nobody did (an error path); what it threw is dropped then.
+  ~Thread() {
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+  /// Waits for the thread, then rethrows what its function threw, if anything.
+  /// @throws what the function threw; std::system_error when joined already.
+  void join() {
+    thread_.join();
+    if (*thrown_)
+      std::rethrow_exception(*thrown_);
+  }
+
+ private:
+  std::unique_ptr<std::exception_ptr> thrown_;  // made first: the thread writes into it
+  std::thread thread_;
 };
 
 /// If @p resource is still @p device's resource, puts @p previous back (what set returned when

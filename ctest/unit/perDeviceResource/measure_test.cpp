@@ -3,8 +3,13 @@
 // records of steps 1-5 (the sample's output, as its README shows it), and the verdict's checks.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <system_error>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -882,6 +887,59 @@ TEST(CoreErrorPath, ResetsTheDeviceBeforeTheResourceIsDestroyed) {
   EXPECT_EQ(mr::getPerDeviceResource(0), &later);
   mr::resetCurrentDeviceResource();
   EXPECT_EQ(mr::getPerDeviceResource(0), before);
+}
+
+// The core's threads (perDeviceResource.cpp, step 4): mr::Thread is a std::thread whose join()
+// rethrows what the thread threw, and whose destructor joins a thread nobody joined, so that on an
+// error path no thread outlives the arrays it writes and std::terminate is never called.
+TEST(CoreThreads, EachGetsTheResourceAndAllocatesOneVector) {
+  MallocResource pinned("pinned host (device 0)", 0);
+  mr::MemoryResource* previous = mr::setCurrentDeviceResource(&pinned);
+  std::array<mr::MemoryResource*, 3> answers{};
+  std::array<void*, 3> vectors{};
+  {
+    std::vector<mr::Thread> threads;
+    for (int v = 0; v < 3; ++v) {
+      threads.emplace_back([&, v] {
+        answers[v] = mr::getCurrentDeviceResource();
+        vectors[v] = answers[v]->allocate(64, fakeStream(0x10));
+      });
+    }
+    for (mr::Thread& thread : threads)
+      thread.join();
+  }
+  for (int v = 0; v < 3; ++v) {
+    EXPECT_EQ(answers[v], &pinned);
+    ASSERT_NE(vectors[v], nullptr);
+    answers[v]->deallocate(vectors[v], 64, fakeStream(0x10));
+  }
+  EXPECT_EQ(pinned.outstanding(), 0);
+  EXPECT_EQ(mr::resetCurrentDeviceResource(), &pinned);
+  EXPECT_EQ(mr::getCurrentDeviceResource(), previous);
+}
+
+TEST(CoreThreads, JoinRethrowsWhatTheThreadThrewAndEveryThreadIsJoined) {
+  std::atomic<int> finished{0};
+  EXPECT_THROW(
+      {
+        std::vector<mr::Thread> threads;
+        for (int t = 0; t < 3; ++t) {
+          threads.emplace_back([&finished, t] {
+            if (t == 0)
+              throw std::runtime_error("thread 0 failed");
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            ++finished;
+          });
+        }
+        for (mr::Thread& thread : threads)
+          thread.join();  // thread 0's join throws; threads 1 and 2 are joined as they end
+      },
+      std::runtime_error);
+  EXPECT_EQ(finished.load(), 2);
+
+  mr::Thread once([] {});
+  once.join();
+  EXPECT_THROW(once.join(), std::system_error);  // a thread is joined once
 }
 
 // reportStep() checks the answers against the process-wide registry, which the program defines
