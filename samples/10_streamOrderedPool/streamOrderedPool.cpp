@@ -24,8 +24,8 @@
  *    the current pool), **cuMemAllocFromPoolAsync** (from a named pool), a
  *    fill and a copy, **cuMemFreeAsync**.
  * 5. Set the release threshold (**cuMemPoolSetAttribute**) and measure two
- *    allocation loops, one block of the same size every step and a mix of
- *    sizes 8 at a time: cuMemAlloc + cuMemFree against the pool keeping
+ *    allocation loops, steps of 8 same-size pairs (one block live) and a mix
+ *    of sizes 8 at a time: cuMemAlloc + cuMemFree against the pool keeping
  *    everything and the pool at threshold 0, latency per pair, and footprint
  *    against the loop's own live bytes.
  * 6. Watch the reuse rules: a block freed on stream 1 and allocated on

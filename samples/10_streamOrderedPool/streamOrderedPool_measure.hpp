@@ -2,7 +2,7 @@
  * @file streamOrderedPool_measure.hpp
  * @brief What 10_streamOrderedPool measures and probes, one call per step: the two allocation
  *        loops' latency and footprint (cuMemAlloc against the pool at two release thresholds,
- *        for one same-size block every step and for a mix 8 at a time), the reuse rules, peer
+ *        for steps of 8 same-size pairs and for a mix 8 at a time), the reuse rules, peer
  *        access, a kernel on pool memory against the same kernel on cuMemAlloc memory, and the
  *        trim. Step 8's other pools are in other_pools.hpp.
  */
@@ -55,9 +55,9 @@ struct PoolRun {
 void sizeRun(const PoolOptions& options, PoolRun& run, std::ostream& out);
 
 /**
- * Step 5: two allocation loops, each step ended by a synchronization (untimed): one block of
- * the same size allocated and freed every step (`--same-size`, a temporary that a training or
- * inference step needs at the same size every time; pool_plan::sameSizeLoop()), then a mix of
+ * Step 5: two allocation loops, each step ended by a synchronization (untimed): 8 pairs of one
+ * block of the same size allocated and freed per step (`--same-size`, a workspace that each layer
+ * of a training or inference step needs at the same size; pool_plan::sameSizeLoop()), then a mix of
  * sizes with 8 blocks live per step (pool_plan::mixLoop()). Each loop runs three times:
  * cuMemAlloc + cuMemFree, then the pool at `--threshold` (default max: keep everything) and
  * at 0. Each allocate and free call is
