@@ -195,3 +195,18 @@ TEST(SizeRun, TheLayoutUsesTheRecommendedGranularityWhereEveryStripeHoldsOneUnit
   const vmm::RunSize small = vmm::sizeRun(64 * MiB, GiB, shape, {{0, kPlenty}, {1, kPlenty}});
   EXPECT_EQ(small.layout.granularity, 2 * MiB);  // 8 MiB per stripe
 }
+
+// Issue 34: a first run takes seconds. Without --size each vector is 256 MiB (three of them are
+// 15 times an H100's or H200's 50 MB L2, so the kernel still runs at memory bandwidth), less only
+// where a device holding part of the run has too little free memory.
+TEST(DefaultSize, EachVectorIs256MiBUnlessADeviceIsShort) {
+  EXPECT_EQ(vmm::kDefaultBytes, 256 * MiB);
+  const vmm::RunShape shape{0, 1, {0}, {2 * MiB, 2 * MiB}, vmm::kCostStripeCounts};
+  const vmm::RunSize plenty = vmm::sizeRun(std::nullopt, vmm::kDefaultBytes, shape, {{0, kPlenty}});
+  EXPECT_EQ(plenty.bytes, 256 * MiB);
+  EXPECT_EQ(plenty.layout.roundedBytes, 256 * MiB);
+  const vmm::RunSize shortOfMemory =
+      vmm::sizeRun(std::nullopt, vmm::kDefaultBytes, shape, {{0, 512 * MiB}});
+  EXPECT_LT(shortOfMemory.bytes, 256 * MiB);
+  EXPECT_GT(shortOfMemory.bytes, 0u);
+}
