@@ -202,7 +202,8 @@ TEST(SizeRun, TheLayoutUsesTheRecommendedGranularityWhereEveryStripeHoldsOneUnit
 TEST(DefaultSize, EachVectorIs256MiBUnlessADeviceIsShort) {
   EXPECT_EQ(vmm::kDefaultBytes, 256 * MiB);
   const vmm::RunShape shape{0, 1, {0}, {2 * MiB, 2 * MiB}, vmm::kCostStripeCounts};
-  const vmm::RunSize plenty = vmm::sizeRun(std::nullopt, vmm::kDefaultBytes, shape, {{0, kPlenty}});
+  const vmm::RunSize plenty =
+      vmm::sizeRun(std::nullopt, vmm::kDefaultBytes, shape, {{0, kPlenty}});
   EXPECT_EQ(plenty.bytes, 256 * MiB);
   EXPECT_EQ(plenty.layout.roundedBytes, 256 * MiB);
   const vmm::RunSize shortOfMemory =
