@@ -13,7 +13,7 @@
  * timings are a function called after it (timeVmm, timeLegacy, timePool), on allocations of
  * their own. The worker's side of each way is a function of memMapIPC_worker.cpp (its core-b
  * region is the VMM way, serveVmm): receive -> import -> map or open -> use -> release. The
- * chores the three ways share (sizes, host copies, writing the inputs, slices, checking C,
+ * helpers the three ways share (sizes, host copies, writing the inputs, slices, checking C,
  * the proof of each release, timings and the report) are one call each of an ipc::Parent, in
  * memMapIPC_measure.cpp.
  *
@@ -403,7 +403,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   ms::check(cuIpcGetEventHandle(&common.inputsWritten, inputsWritten.get()),
             "cuIpcGetEventHandle");
 
-  // `parent` does the run's chores around the sharing (memMapIPC_measure.cpp): sizes, host
+  // `parent` does the run's work around the sharing (memMapIPC_measure.cpp): sizes, host
   // copies, slices, proofs of release, timings and the report.
   ipc::Parent parent(workers, options.sizeBytes, stream.get(), options.common,
                      inputsWritten.get(), common);

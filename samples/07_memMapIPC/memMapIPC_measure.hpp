@@ -73,7 +73,7 @@ using ExportAndSend = std::function<void(std::size_t worker, std::uint32_t alloc
 /**
  * Everything of the parent's run around the sharing itself: the vectors' size, their pinned host
  * copies, the jobs' slices, the proof of each release, the measurements and the report. The
- * sharing's calls are the lesson's (memMapIPC.cpp); these are the parent's chores around them.
+ * sharing's calls are the lesson's (memMapIPC.cpp); these are the parent's helpers around them.
  *
  * A release is proved with the driver's answers about this process's own addresses
  * (release_proof.hpp), never with the device's free memory, which other processes change:

@@ -69,12 +69,6 @@ struct Worker {
   bool use(const ipc::Job& job, const CUdeviceptr (&pointers)[3]);
 };
 
-/// The import's descriptor as cuMemImportFromShareableHandle and
-/// cuMemPoolImportFromShareableHandle take it: the int, passed in their void* argument.
-void* shareable(const ipc::OwnedFd& descriptor) {
-  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(descriptor.get()));
-}
-
 //! [core-b]
 // The VMM way, the worker's side: each descriptor becomes a handle, mapped in this process.
 void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& descriptors) {
@@ -85,8 +79,9 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
   ipc::Buffers imports(worker.stream, size);  // owners, for an error path
 
   for (std::uint32_t i = 0; i < job.allocations; ++i) {
-    // Import: the descriptor becomes a handle, then closes; the handle holds the memory now.
-    ms::check(cuMemImportFromShareableHandle(imports.handle[i].out(), shareable(descriptors[i]),
+    // Import: the descriptor (an int, cast to void*) becomes a handle that holds the memory.
+    ms::check(cuMemImportFromShareableHandle(imports.handle[i].out(),
+                                             (void*)(std::uintptr_t)descriptors[i].get(),
                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
               "cuMemImportFromShareableHandle");
     descriptors[i].close();
@@ -150,8 +145,10 @@ void servePool(Worker& worker, ipc::Job job, std::vector<ipc::OwnedFd>& descript
   // Receive: `job` came checked (acceptJob), with the pool's descriptor.
   ipc::Buffers imports(worker.stream);
 
-  // Import the pool; the descriptor is closed: the imported pool holds it now.
-  ms::check(cuMemPoolImportFromShareableHandle(imports.pool.out(), shareable(descriptors[0]),
+  // Import the pool; the descriptor is closed: the imported pool holds it now. (The call takes
+  // the descriptor, an int, in its void* argument: a plain cast.)
+  ms::check(cuMemPoolImportFromShareableHandle(imports.pool.out(),
+                                               (void*)(std::uintptr_t)descriptors[0].get(),
                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
             "cuMemPoolImportFromShareableHandle");
   descriptors[0].close();
