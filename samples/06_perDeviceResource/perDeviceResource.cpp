@@ -215,7 +215,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     std::vector<std::future<mr::MemoryResource*>> threads;
     for (int t = 0; t < 3; ++t)
       threads.push_back(std::async(std::launch::async, [&] {
-        ms::ScopedContext current(setup.context.get());
+        ms::ScopedContext current(setup.context.get());  // cuCtxPushCurrent; pop at the end
         mr::MemoryResource* mine = mr::getCurrentDeviceResource();
         void* vector = mine->allocate(bytes, stream);
         mine->deallocate(vector, bytes, stream);
