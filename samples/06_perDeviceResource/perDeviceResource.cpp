@@ -86,9 +86,9 @@ constexpr std::uint32_t kFirstDeviceInputSeed = 7000;  ///< Step 6, per device: 
 /// @}
 
 /// Runs work(0) .. work(count - 1), each on a thread of its own, all at once, waits for them and
-/// returns what each returned, in order: step 6's threads (mr::Thread, a std::thread whose join()
-/// rethrows, resources.hpp). If a thread throws, join() rethrows it, and every other thread is still joined
-/// (its destructor) before anything they use is freed.
+/// returns what each returned, in order: step 6's threads (mr::Thread, resources.hpp: a
+/// std::thread whose join() rethrows). If a thread throws, join() rethrows it, and every other
+/// thread is still joined (its destructor) before anything they use is freed.
 template <typename Work>
 auto onThreads(std::size_t count, const Work& work) {
   std::vector<decltype(work(0))> results(count);
@@ -233,9 +233,9 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     record.core = {previous, answers, verified, removed};  // step 7
   } catch (...) {
     // The error path of steps 2-5. Any thread still running was waited for as the core's
-    // futures ended; what the resource still holds is freed when it is destroyed. The slot is reset while the resource still lives (a resource never built or never
-    // set changes nothing), and no queued work may still use its memory: then `pinned` ends and
-    // frees what the resource still holds.
+    // futures ended. The slot is reset while the resource still lives (a resource never built
+    // or never set changes nothing), and no queued work may still use its memory: then `pinned`
+    // ends and frees what the resource still holds (A, B, C or a thread's vector).
     mr::restoreIfRegistered(setup.ordinal, pinned.get(), nullptr);  // set(nullptr): a reset
     static_cast<void>(cuStreamSynchronize(stream));  // its error is not this path's to report
     throw;

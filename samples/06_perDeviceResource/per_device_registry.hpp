@@ -3,9 +3,11 @@
  * @brief Which memory resource each device uses: RMM's per-device resource registry
  *        (rmm/mr/per_device_resource.hpp) on the driver API. A mutex, one slot per device, and
  *        get / set / reset per device and for the current device. The core-b region below is
- *        the whole registry: how it is made, its state, get, set and reset.
+ *        the whole registry: its state, get, set and reset; fromDriver(), how this program
+ *        makes it, follows.
  *
- * The rules are RMM's:
+ * The rules are those of RMM 26.04, its last non-owning API (from 26.06 RMM's set takes
+ * ownership of what is set; the README compares):
  * - Every device starts on its **initial** resource. The registry makes it the first time the
  *   device is asked about, once, and owns it. In 06 it is a resource on the device's default
  *   memory pool (cuDeviceGetDefaultMemPool).
@@ -27,9 +29,9 @@
  * The constructor makes no driver call: the device count, the initial resource and the current
  * device come from its arguments, so the unit tests run the registry with CPU-only resources
  * under ThreadSanitizer. The driver hookup is one static function, fromDriver() (right after
- * the core-b region): this machine's device count (cuDeviceGetCount), each device's default memory
- * pool as its initial resource (defaultPoolResource(), resources.cpp), and cuCtxGetDevice as the
- * current device. Only the program calls it (resources.cpp's processResourceRegistry()); the
+ * the core-b region): this machine's device count (cuDeviceGetCount), each device's default
+ * memory pool as its initial resource (defaultPoolResource(), resources.cpp), and
+ * cuCtxGetDevice as the current device. Only the program calls it (resources.cpp's processResourceRegistry()); the
  * tests never do, so they need no driver.
  */
 #pragma once
