@@ -31,8 +31,8 @@
  * under ThreadSanitizer. The driver hookup is one static function, fromDriver() (right after
  * the core-b region): this machine's device count (cuDeviceGetCount), each device's default
  * memory pool as its initial resource (defaultPoolResource(), resources.cpp), and
- * cuCtxGetDevice as the current device. Only the program calls it (resources.cpp's processResourceRegistry()); the
- * tests never do, so they need no driver.
+ * cuCtxGetDevice as the current device. Only the program calls it (resources.cpp's
+ * processResourceRegistry()); the tests never do, so they need no driver.
  */
 #pragma once
 
