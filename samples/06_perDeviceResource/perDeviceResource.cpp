@@ -7,12 +7,13 @@
  * Code that needs memory asks the registry and allocates from what it answers; which kind of
  * memory that is gets decided in one place, at run time, with one call. The core region of
  * runPerDeviceResource() is one resource's whole life, in the order it runs: built, set for the
- * current device, got by three threads that each allocate one vector through it, used by a
- * kernel, deallocated, its slot reset, destroyed. The registry it calls is per_device_registry.hpp,
- * whole in its core-b region: how this program makes it from the driver's answers (fromDriver():
- * cuDeviceGetCount, each device's default memory pool, cuCtxGetDevice for the current device),
- * then a mutex, one slot per device, get / set / reset, and the initial resource each device
- * starts on.
+ * current device, got and allocated from on this thread (cuMemHostAlloc), used by a kernel
+ * (cuLaunchKernel on its device addresses), deallocated, got and allocated from by three threads
+ * at once, its slot reset, destroyed. The registry it calls is per_device_registry.hpp, whole in
+ * its core-b region: a mutex, one slot per device, get / set / reset and the initial resource
+ * each device starts on. Right after that region, fromDriver() is how this program makes it from
+ * the driver's answers (cuDeviceGetCount, each device's default memory pool, cuCtxGetDevice for
+ * the current device).
  *
  * 1. Set the devices up as 01 does (setUpDevices(), resources.cpp): **cuInit**, and for the
  *    chosen device and every GPU beside it that may take part a context (**cuCtxCreate**), the
@@ -22,17 +23,17 @@
  *    (**cuCtxPushCurrent**): the registry's "current device" is the device of this thread's
  *    current context.
  * 2. Build one resource: a PinnedHostResource (pinned_host_resource.hpp) for the chosen
- *    device's context.
+ *    device's context: allocate is **cuMemHostAlloc** (DEVICEMAP), deallocate **cuMemFreeHost**.
  * 3. Set it for the current device: setCurrentDeviceResource() returns the previous resource,
  *    the device's initial one (a resource on its default memory pool, made on first use).
- * 4. Three threads (mr::Thread, a std::thread whose join() rethrows) make the context current,
- *    ask getCurrentDeviceResource() and allocate one of A, B and C each through the answer
- *    (resource->allocate()).
- * 5. Use and give back: C = A + B is launched and checked exactly, A, B and C are deallocated
- *    (resource->deallocate()), resetCurrentDeviceResource() puts the device's slot back on its
- *    initial resource and returns the one it removed, and only then is the resource destroyed.
- *    (If a step throws after the set, the catch around the core resets the slot before the
- *    resource is destroyed.)
+ * 4. Get it (getCurrentDeviceResource()) and allocate A, B and C through it on this thread; use
+ *    them: the CPU writes A and B, **cuLaunchKernel** runs C = A + B on their device addresses
+ *    (kernelAddress(): **cuMemHostGetDevicePointer**), C is checked exactly; deallocate them.
+ * 5. Three threads at once (std::async) push the context, get the resource and allocate and
+ *    free one vector through it; then resetCurrentDeviceResource() puts the device's slot back on
+ *    its initial resource and returns the one it removed, and only then is the resource
+ *    destroyed. (If a step throws after the set, the catch around the core resets the slot
+ *    before the resource is destroyed.)
  * 6. Every kind in turn the same way (resources.cpp's makeResources(): device pool, managed,
  *    pinned host, NUMA-bound host, striped VMM; a kind this machine cannot make is waived, with
  *    the reason), while `--threads` threads each allocate, fill and free scratch buffers through
@@ -45,9 +46,10 @@
  *    context (**cuCtxPopCurrent**), then every device as 01 releases it (releaseDevice()): the
  *    stream once idle, the staging, the module, and its context last.
  */
-#include <array>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -77,17 +79,16 @@ struct Options {
 
 /// @name Seeds of the vector adds' inputs
 /// A and B are pseudo-random, made from a seed (fillVectorAddInputs()). Any values do; each vector
-/// add of the run gets a seed of its own, so that no two check the same numbers.
+/// add of step 6 gets a seed of its own (the core's is 605), so that no two check the same numbers.
 /// @{
-constexpr std::uint32_t kCoreInputSeed = 605;          ///< The core's vector add (step 5).
 constexpr std::uint32_t kFirstKindInputSeed = 607;     ///< Step 6's first kind; one more per kind.
 constexpr std::uint32_t kFirstDeviceInputSeed = 7000;  ///< Step 6, per device: plus the index.
 /// @}
 
 /// Runs work(0) .. work(count - 1), each on a thread of its own, all at once, waits for them and
-/// returns what each returned, in order: step 6's threads, started and joined as the core's are
-/// (mr::Thread). If a thread throws, join() rethrows it, and every other thread is still joined
-/// (its destructor) before anything they use is freed.
+/// returns what each returned, in order: step 6's threads (mr::Thread, resources.hpp: a
+/// std::thread whose join() rethrows). If a thread throws, join() rethrows it, and every other
+/// thread is still joined (its destructor) before anything they use is freed.
 template <typename Work>
 auto onThreads(std::size_t count, const Work& work) {
   std::vector<decltype(work(0))> results(count);
@@ -174,48 +175,67 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   std::unique_ptr<mr::PinnedHostResource> pinned;
   try {
     //! [core]
-    // 2. Build one resource: pinned host memory, made for the chosen device's context. The
-    // registry will only point at it: this code owns it and keeps it alive while it is set.
+    // 2. Build one resource: pinned host memory for the chosen device (allocate: cuMemHostAlloc
+    // with CU_MEMHOSTALLOC_DEVICEMAP, deallocate: cuMemFreeHost). This code owns it.
     pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
-    // 3. Make it the current device's resource (the first such call makes the registry: below).
-    // set returns the previous one: the initial resource, on the device's default memory pool.
+    // 3. Make it the current device's resource; set returns the previous one, the initial one.
     mr::MemoryResource* previous = mr::setCurrentDeviceResource(pinned.get());
 
-    // 4. Three threads each get the current device's resource and allocate one vector through
-    // it. A new thread has no current context, so no current device: each pushes the chosen one's.
+    // 4. Any code on this thread now gets it from the registry and allocates through it.
     const std::size_t bytes = setup.vectorBytes;
-    std::array<mr::MemoryResource*, 3> answers{};  // what the registry answered each thread
-    std::array<void*, 3> vectors{};                // A, B and C
-    std::vector<mr::Thread> threads;  // std::thread whose join() rethrows (resources.hpp)
-    for (int v = 0; v < 3; ++v)
-      threads.emplace_back([&, v] {
-        ms::ScopedContext current(setup.context.get());
-        answers[v] = mr::getCurrentDeviceResource();
-        vectors[v] = answers[v]->allocate(bytes, stream);
-      });
-    for (mr::Thread& thread : threads)
-      thread.join();
+    const std::size_t count = bytes / sizeof(float);
+    mr::MemoryResource* resource = mr::getCurrentDeviceResource();
+    auto* a = static_cast<float*>(resource->allocate(bytes, stream));
+    auto* b = static_cast<float*>(resource->allocate(bytes, stream));
+    auto* c = static_cast<float*>(resource->allocate(bytes, stream));
 
-    // 5. Use the memory: fill A and B, launch C = A + B (cuLaunchKernel on each vector's
-    // resource->kernelAddress()), compare C exactly.
-    const ms::VectorAddCheck verified =
-        mr::launchVectorAddAndCheck(setup, answers, vectors, kCoreInputSeed);
+    // Use it: the CPU writes A and B in place (any seed), C starts as NaN so that a kernel that
+    // writes nothing fails; the kernel takes their device addresses (cuMemHostGetDevicePointer).
+    ms::fillVectorAddInputs(a, b, count, 605);
+    std::fill(c, c + count, std::numeric_limits<float>::quiet_NaN());
+    CUdeviceptr x = resource->kernelAddress(a);
+    CUdeviceptr y = resource->kernelAddress(b);
+    CUdeviceptr z = resource->kernelAddress(c);
+    unsigned long long n = count;  // VecAdd_kernel's parameter types, exactly
+    void* args[] = {&x, &y, &z, &n};
+    ms::check(cuLaunchKernel(setup.kernel, setup.grid, 1, 1, mr::DeviceSetup::kBlockSize, 1, 1,
+                             0, stream, args, nullptr),
+              "cuLaunchKernel");
+    ms::check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    const ms::VectorAddCheck verified = ms::checkVectorAdd(a, b, c, count);
 
-    // Deallocate each vector through the resource that gave it, reset the device's slot (the
-    // initial resource is back; reset returns the one it removed), only then destroy the resource.
-    for (int v = 0; v < 3; ++v)
-      answers[v]->deallocate(vectors[v], bytes, stream);
+    resource->deallocate(a, bytes, stream);
+    resource->deallocate(b, bytes, stream);
+    resource->deallocate(c, bytes, stream);
+
+    // 5. The registry is thread-safe: three threads at once get the current device's resource
+    // and allocate and free through it. A new thread has no current device: each pushes the
+    // context. get() waits and rethrows what the thread threw; a future's destructor waits too.
+    std::vector<std::future<mr::MemoryResource*>> threads;
+    for (int t = 0; t < 3; ++t)
+      threads.push_back(std::async(std::launch::async, [&] {
+        ms::ScopedContext current(setup.context.get());  // cuCtxPushCurrent; pop at the end
+        mr::MemoryResource* mine = mr::getCurrentDeviceResource();
+        void* vector = mine->allocate(bytes, stream);
+        mine->deallocate(vector, bytes, stream);
+        return mine;
+      }));
+    std::vector<mr::MemoryResource*> answers = {resource};  // what each thread got (step 7)
+    for (std::future<mr::MemoryResource*>& thread : threads)
+      answers.push_back(thread.get());
+
+    // Give back: reset the slot (it returns the resource it removed), only then destroy that.
     mr::MemoryResource* removed = mr::resetCurrentDeviceResource();
     pinned.reset();
     //! [core]
 
-    record.core = {previous, {answers.begin(), answers.end()}, verified, removed};  // step 7
+    record.core = {previous, answers, verified, removed};  // step 7
   } catch (...) {
-    // The error path of steps 2-5. Any thread still running was joined as the core's locals
-    // ended. The slot is reset while the resource still lives (a resource never built or never
-    // set changes nothing), and no queued work may still use its memory: then `pinned` ends and
-    // frees what the resource still holds.
+    // The error path of steps 2-5. Any thread still running was waited for as the core's
+    // futures ended. The slot is reset while the resource still lives (a resource never built
+    // or never set changes nothing), and no queued work may still use its memory: then `pinned`
+    // ends and frees what the resource still holds (A, B, C or a thread's vector).
     mr::restoreIfRegistered(setup.ordinal, pinned.get(), nullptr);  // set(nullptr): a reset
     static_cast<void>(cuStreamSynchronize(stream));  // its error is not this path's to report
     throw;

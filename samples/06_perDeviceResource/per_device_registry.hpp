@@ -3,9 +3,11 @@
  * @brief Which memory resource each device uses: RMM's per-device resource registry
  *        (rmm/mr/per_device_resource.hpp) on the driver API. A mutex, one slot per device, and
  *        get / set / reset per device and for the current device. The core-b region below is
- *        the whole registry: how it is made, its state, get, set and reset.
+ *        the whole registry: its state, get, set and reset; fromDriver(), how this program
+ *        makes it, follows.
  *
- * The rules are RMM's:
+ * The rules are those of RMM 26.04, its last non-owning API (from 26.06 RMM's set takes
+ * ownership of what is set; the README compares):
  * - Every device starts on its **initial** resource. The registry makes it the first time the
  *   device is asked about, once, and owns it. In 06 it is a resource on the device's default
  *   memory pool (cuDeviceGetDefaultMemPool).
@@ -26,11 +28,11 @@
  *
  * The constructor makes no driver call: the device count, the initial resource and the current
  * device come from its arguments, so the unit tests run the registry with CPU-only resources
- * under ThreadSanitizer. The driver hookup is one static function, fromDriver() (the start of the
- * core-b region): this machine's device count (cuDeviceGetCount), each device's default memory
- * pool as its initial resource (defaultPoolResource(), resources.cpp), and cuCtxGetDevice as the
- * current device. Only the program calls it (resources.cpp's processResourceRegistry()); the
- * tests never do, so they need no driver.
+ * under ThreadSanitizer. The driver hookup is one static function, fromDriver() (right after
+ * the core-b region): this machine's device count (cuDeviceGetCount), each device's default
+ * memory pool as its initial resource (defaultPoolResource(), resources.cpp), and
+ * cuCtxGetDevice as the current device. Only the program calls it (resources.cpp's
+ * processResourceRegistry()); the tests never do, so they need no driver.
  */
 #pragma once
 
@@ -100,23 +102,11 @@ class PerDeviceResourceRegistry {
   /// The number of devices.
   int deviceCount() const noexcept { return static_cast<int>(slots_.size()); }
 
+  /// How this program makes its registry (defined right after the core-b region);
+  /// processResourceRegistry() (resources.cpp) calls it once. @throws CudaError.
+  static PerDeviceResourceRegistry fromDriver();
+
   //! [core-b]
-  /// How this program makes its registry; processResourceRegistry() (resources.cpp) calls it once.
-  static PerDeviceResourceRegistry fromDriver() {
-    int deviceCount = 0;  // one slot per device of this machine
-    check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
-
-    // "The current device": the device of the calling thread's current context, as an ordinal.
-    const auto currentDevice = [] {
-      CUdevice device = 0;
-      check(cuCtxGetDevice(&device), "cuCtxGetDevice");
-      return deviceOrdinal(device);
-    };
-
-    // Each device starts on its default memory pool (cuDeviceGetDefaultMemPool), made on first use.
-    return PerDeviceResourceRegistry(deviceCount, defaultPoolResource, currentDevice);
-  }
-
  private:
   // A device's slot: what was set for it (null: its initial one), and that initial resource.
   struct Slot {
@@ -135,7 +125,9 @@ class PerDeviceResourceRegistry {
       slot.initial = checkedInitial(makeInitial_(device), device);
     return slot.initial.get();
   }
-  Slot& slotOf(int device, const MemoryResource* resource = nullptr);  // RegistryChecks
+  // The checks (RegistryChecks, at the end of the file): a bad device id, a resource of another
+  // device, a factory that made nothing are refused; slotOf() then returns the slot.
+  Slot& slotOf(int device, const MemoryResource* resource = nullptr);
   std::unique_ptr<MemoryResource> checkedInitial(std::unique_ptr<MemoryResource>, int device);
 };
 
@@ -151,16 +143,30 @@ inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource
   MemoryResource* initial = initialOf(device, slot);
   MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
 
-  // A null slot means "the initial resource", so setting the initial resource itself stores
-  // null too: set(nullptr), reset and set(initial) all put the slot back on it.
-  if (resource == initial)
-    resource = nullptr;
-  slot.current = resource;
+  // The slot stores null for "the initial resource": set(nullptr), reset() and set(initial)
+  // all put the device back on it.
+  slot.current = (resource == initial) ? nullptr : resource;
   return previous;
 }
 
 inline MemoryResource* PerDeviceResourceRegistry::reset(int device) { return set(device, nullptr); }
 //! [core-b]
+// How this program makes its registry: one slot per device of this machine, each starting on
+// its default memory pool, and "the current device" read from the calling thread's context.
+inline PerDeviceResourceRegistry PerDeviceResourceRegistry::fromDriver() {
+  int deviceCount = 0;
+  check(cuDeviceGetCount(&deviceCount), "cuDeviceGetCount");
+
+  // The device of the calling thread's current context, as an ordinal.
+  const auto currentDevice = [] {
+    CUdevice device = 0;
+    check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+    return deviceOrdinal(device);
+  };
+
+  // A DevicePoolResource on cuDeviceGetDefaultMemPool (resources.cpp), made on first use.
+  return PerDeviceResourceRegistry(deviceCount, defaultPoolResource, currentDevice);
+}
 
 /// @name The process-wide registry and RMM's free functions
 /// One answer for the whole process is the feature, so this is the collection's one deliberate

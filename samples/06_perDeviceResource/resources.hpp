@@ -261,8 +261,8 @@ class WarningLog {
 /**
  * A std::thread whose function may throw: join() waits for the thread and rethrows what the
  * function threw (a plain std::thread would call std::terminate), and the destructor joins a
- * thread nobody joined (an error path), so that no thread outlives what it uses. The lesson's
- * threads are these: the core's three and step 6's. Movable, not copyable.
+ * thread nobody joined (an error path), so that no thread outlives what it uses. Step 6's
+ * threads are these. Movable, not copyable.
  */
 class Thread {
  public:

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -889,36 +890,59 @@ TEST(CoreErrorPath, ResetsTheDeviceBeforeTheResourceIsDestroyed) {
   EXPECT_EQ(mr::getPerDeviceResource(0), before);
 }
 
-// The core's threads (perDeviceResource.cpp, step 4): mr::Thread is a std::thread whose join()
-// rethrows what the thread threw, and whose destructor joins a thread nobody joined, so that on an
-// error path no thread outlives the arrays it writes and std::terminate is never called.
-TEST(CoreThreads, EachGetsTheResourceAndAllocatesOneVector) {
+// The core's step 5 (perDeviceResource.cpp): three std::async threads at once each get the current
+// device's resource and allocate and free one vector through it; future::get() rethrows what a
+// thread threw, and a future's destructor waits for a thread nobody waited for, so that on an
+// error path no thread outlives what it uses and std::terminate is never called.
+TEST(CoreThreads, EachGetsTheResourceAndAllocatesThroughIt) {
   MallocResource pinned("pinned host (device 0)", 0);
   mr::MemoryResource* previous = mr::setCurrentDeviceResource(&pinned);
-  std::array<mr::MemoryResource*, 3> answers{};
-  std::array<void*, 3> vectors{};
+  mr::MemoryResource* resource = mr::getCurrentDeviceResource();  // step 4, this thread
+  std::vector<mr::MemoryResource*> answers = {resource};
   {
-    std::vector<mr::Thread> threads;
-    for (int v = 0; v < 3; ++v) {
-      threads.emplace_back([&, v] {
-        answers[v] = mr::getCurrentDeviceResource();
-        vectors[v] = answers[v]->allocate(64, fakeStream(0x10));
-      });
+    std::vector<std::future<mr::MemoryResource*>> threads;
+    for (int t = 0; t < 3; ++t) {
+      threads.push_back(std::async(std::launch::async, [] {
+        mr::MemoryResource* mine = mr::getCurrentDeviceResource();
+        void* vector = mine->allocate(64, fakeStream(0x10));
+        mine->deallocate(vector, 64, fakeStream(0x10));
+        return mine;
+      }));
     }
-    for (mr::Thread& thread : threads)
-      thread.join();
+    for (std::future<mr::MemoryResource*>& thread : threads)
+      answers.push_back(thread.get());
   }
-  for (int v = 0; v < 3; ++v) {
-    EXPECT_EQ(answers[v], &pinned);
-    ASSERT_NE(vectors[v], nullptr);
-    answers[v]->deallocate(vectors[v], 64, fakeStream(0x10));
-  }
+  ASSERT_EQ(answers.size(), 4u);
+  for (mr::MemoryResource* answer : answers)
+    EXPECT_EQ(answer, &pinned);
   EXPECT_EQ(pinned.outstanding(), 0);
   EXPECT_EQ(mr::resetCurrentDeviceResource(), &pinned);
   EXPECT_EQ(mr::getCurrentDeviceResource(), previous);
 }
 
-TEST(CoreThreads, JoinRethrowsWhatTheThreadThrewAndEveryThreadIsJoined) {
+TEST(CoreThreads, GetRethrowsWhatTheThreadThrewAndEveryThreadIsWaitedFor) {
+  std::atomic<int> finished{0};
+  EXPECT_THROW(
+      {
+        std::vector<std::future<void>> threads;
+        for (int t = 0; t < 3; ++t) {
+          threads.push_back(std::async(std::launch::async, [&finished, t] {
+            if (t == 0)
+              throw std::runtime_error("thread 0 failed");
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            ++finished;
+          }));
+        }
+        for (std::future<void>& thread : threads)
+          thread.get();  // thread 0's get throws; the others' futures wait as they end
+      },
+      std::runtime_error);
+  EXPECT_EQ(finished.load(), 2);
+}
+
+// Step 6's threads (perDeviceResource.cpp's onThreads()): mr::Thread is a std::thread whose join()
+// rethrows what the thread threw, and whose destructor joins a thread nobody joined.
+TEST(StepSixThreads, JoinRethrowsWhatTheThreadThrewAndEveryThreadIsJoined) {
   std::atomic<int> finished{0};
   EXPECT_THROW(
       {
