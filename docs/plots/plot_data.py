@@ -158,8 +158,8 @@ def plot_01(data, figure):
             "per size. The smallest vectors are bound by launch and latency; while the buffers "
             "fit in the GPU's L2 cache (three for the kernel, two for the copy), both can beat "
             "memory, so the early peak is the cache; from a few hundred MiB on, both settle at "
-            "memory bandwidth, below the theoretical peak, which is what the sample's default "
-            "1 GiB measures.")
+            "memory bandwidth, below the theoretical peak, where the sample's default of 256 MiB "
+            "per vector already is.")
 
 
 def plot_02(data, figure):

@@ -2,9 +2,9 @@
  * @file striped_rollback.hpp
  * @brief What the allocator of 02_vectorAddMMAP (mapStripedRange() in striped_vmm.cpp) uses
  *        beside its driver calls, kept out of the reader's way: the device list it asks the
- *        granularity of, and the rollback of a half-built range with the check() that calls it.
- *        Only striped_vmm.cpp includes it; the functions are defined there, below the `core-b`
- *        region.
+ *        granularity of, and the rollback of a half-built range with checkOrUndo(), the check
+ *        its calls go through. Only striped_vmm.cpp includes it; the functions are defined
+ *        there, below the `core-b` region.
  */
 #pragma once
 
@@ -24,8 +24,8 @@ std::vector<int> backingAndMapping(const std::vector<int>& backingDevices,
 
 /// What exists while mapStripedRange() builds a range. Each call that creates something is
 /// followed by one line that records it, so that a failed call undoes exactly that. While it
-/// lives, it is this thread's active rollback: check() below turns to it when a call fails. Not
-/// movable: it lives in mapStripedRange() only.
+/// lives, it is this thread's active rollback: checkOrUndo() below turns to it when a call fails.
+/// Not movable: it lives in mapStripedRange() only.
 class Rollback {
  public:
   /// For a build of @p layout, which must outlive it; becomes this thread's active rollback.
@@ -51,7 +51,7 @@ class Rollback {
   /// newest first, the handle not yet released, the addresses, every call made even if an
   /// earlier one fails; then throws a CudaError naming the call, the stripe being built, what
   /// was undone and any undo call that failed. Before cuMemAddressReserve succeeded nothing
-  /// exists: then it throws check()'s own message.
+  /// exists: then it throws memsamples::check()'s own message.
   [[noreturn]] void fail(CUresult result, const char* call, const char* file, int line);
 
  private:
@@ -68,10 +68,10 @@ class Rollback {
   std::vector<CUresult> unmapResults_;     // one per stripe, for the message
 };
 
-/// memsamples::check() for striped_vmm.cpp: when @p result is an error while a Rollback is
-/// active on this thread, that rollback first undoes what it recorded and the error says so
-/// (Rollback::fail()); otherwise exactly memsamples::check(). @throws CudaError.
-void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
-           int line = __builtin_LINE());
+/// The allocator's check, named apart from memsamples::check(): when @p result is an error while a
+/// Rollback is active on this thread, that rollback first undoes what it recorded and the error
+/// says so (Rollback::fail()); otherwise exactly memsamples::check(). @throws CudaError.
+void checkOrUndo(CUresult result, const char* call, const char* file = __builtin_FILE(),
+                 int line = __builtin_LINE());
 
 }  // namespace memsamples::vmm

@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "memsamples.hpp"
-#include "striped_rollback.hpp"  // Rollback and its check(); defined below core-b
+#include "striped_rollback.hpp"  // Rollback and its checkOrUndo(); defined below core-b
 #include "support/devices.hpp"   // allocationGranularity
 
 namespace memsamples::vmm {
@@ -52,11 +52,12 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     properties.location.id = device;
     std::size_t minimum = 0;
     std::size_t recommended = 0;
-    check(cuMemGetAllocationGranularity(&minimum, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          "cuMemGetAllocationGranularity");
-    check(cuMemGetAllocationGranularity(&recommended, &properties,
-                                        CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-          "cuMemGetAllocationGranularity");
+    checkOrUndo(
+        cuMemGetAllocationGranularity(&minimum, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
+    checkOrUndo(cuMemGetAllocationGranularity(&recommended, &properties,
+                                              CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+                "cuMemGetAllocationGranularity");
     granularities.minimum = std::max<std::uint64_t>(granularities.minimum, minimum);
     granularities.recommended = std::max<std::uint64_t>(granularities.recommended, recommended);
   }
@@ -65,29 +66,29 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
   // to stripes x granularity (layout.roundedBytes), and each stripe's device, offset and bytes.
   StripeLayout layout = planStripes(bytes, granularities, stripeCount, backingDevices);
 
-  // The line after each call below records what now exists. If a later call fails, `built`
-  // undoes exactly that, and the error says what it undid.
+  // The line after each call below records what now exists. If a later call fails, its
+  // checkOrUndo() has `built` undo exactly that, and the error says what was undone.
   Rollback built(layout);
 
   // Reserve: addresses only, nothing behind them yet.
   CUdeviceptr base = 0;
-  check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
-        "cuMemAddressReserve");
+  checkOrUndo(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
+              "cuMemAddressReserve");
   built.reserved(base);
 
   for (const Stripe& stripe : layout.stripes) {
     // Create: physical memory on the stripe's device, with no address yet.
     properties.location.id = stripe.device;
     CUmemGenericAllocationHandle handle{};
-    check(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
+    checkOrUndo(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
     built.created(handle);
 
     // Map it at the stripe's place in the range.
-    check(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
+    checkOrUndo(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
     built.mapped(stripe);
 
     // Release the handle now: the mapping keeps the memory until it is unmapped.
-    check(cuMemRelease(handle), "cuMemRelease");
+    checkOrUndo(cuMemRelease(handle), "cuMemRelease");
     built.released();
   }
 
@@ -98,8 +99,8 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     access[i].location.id = mappingDevices[i];
     access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
-  check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
-        "cuMemSetAccess");
+  checkOrUndo(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
+              "cuMemSetAccess");
 
   built.dismiss();  // built: the range is the caller's now
   return {base, std::move(layout)};
@@ -165,7 +166,7 @@ Rollback* Rollback::active() noexcept {
   return activeRollback;
 }
 
-void check(CUresult result, const char* call, const char* file, int line) {
+void checkOrUndo(CUresult result, const char* call, const char* file, int line) {
   if (result != CUDA_SUCCESS && Rollback::active() != nullptr)
     Rollback::active()->fail(result, call, file, line);
   memsamples::check(result, call, file, line);

@@ -103,8 +103,7 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   vmm::StripedVmmRange c(bytes, stripes, backing, mapping);
 
   // 6. Use, as in 01: a range is one plain device pointer, its base address.
-  // (Declared after A, B and C: on an error, the stream is finished before they are freed.)
-  ms::OwnedStream stream;
+  ms::OwnedStream stream;  // after A, B and C: on an error it finishes before they are freed
   ms::check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   ms::check(cuMemcpyHtoDAsync(a.get(), hostA, bytes, stream.get()), "cuMemcpyHtoDAsync");
   ms::check(cuMemcpyHtoDAsync(b.get(), hostB, bytes, stream.get()), "cuMemcpyHtoDAsync");
@@ -127,7 +126,7 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   for (vmm::StripedVmmRange* range : {&c, &b, &a}) {
     ms::check(cuMemUnmap(range->get(), range->size()), "cuMemUnmap");
     ms::check(cuMemAddressFree(range->get(), range->size()), "cuMemAddressFree");
-    range->release();  // freed: nothing left for the owner to do
+    range->release();  // no driver call: the owner only forgets the range freed above
   }
   //! [core]
 

@@ -124,7 +124,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};  // or in host memory (needs no id)
 
   // 3. Three managed vectors: one address each, valid on the host and on every GPU.
-  OwnedManagedMemory a, b, c;  // each freed by cuMemFree on an error path
+  OwnedManagedMemory a, b, c;  // out() is the slot the driver fills; release() hands it back
   check(cuMemAllocManaged(a.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   check(cuMemAllocManaged(b.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
   check(cuMemAllocManaged(c.out(), bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
@@ -136,8 +136,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   check(cuStreamCreate(stream.out(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const CUstream s = stream.get();
 
-  // 4. Advice. A, B: the CPU writes them, the GPU reads them: each side may keep a read-only copy.
-  //    C: the GPU writes it, the CPU reads it: its pages stay on the host and the GPU maps them.
+  // 4. Advice. A, B (CPU writes, GPU reads): each side may keep a read-only copy; READ_MOSTLY
+  //    ignores its location. C (GPU writes, CPU reads): stays on the host, mapped by the GPU.
   check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
   check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu), "cuMemAdvise");
   check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host), "cuMemAdvise");
@@ -156,7 +156,8 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   check(cuStreamSynchronize(s), "cuStreamSynchronize");  // C is back: the GPU wrote it in place
   checks.afterStep5(abc);  // C == A + B on the host; A's and C's attributes read back
 
-  // 6. The usage changes: one batch decides where each part goes, so each SET_ gets its UNSET_.
+  // 6. The usage changes, so each SET_ gets its UNSET_. The batch does not need them (a prefetch
+  //    is not held back by advice), but the read-backs after it would still show the old advice.
   check(cuMemAdvise(a.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
   check(cuMemAdvise(b.get(), bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, gpu), "cuMemAdvise");
   check(cuMemAdvise(c.get(), bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host), "cuMemAdvise");
