@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
                       options.sizeBytes, kMinVectorBytes, 1ull << 40, sizeof(float));
   commandLine.addFlag("full",
                       "the benchmark behind the course's plots: 1G per vector and batches of "
-                      "16,256,4096 ranges (about 40 s on an H100; the default run takes seconds)",
+                      "16,256,4096 ranges (about 70 s on an H200; the default run takes seconds)",
                       options.full);
   commandLine.addFlag("no-prefetch",
                       "step 5 without A's and B's prefetches to the GPU: the kernel's faults "
