@@ -1,50 +1,28 @@
 /**
  * @file perDeviceResource.cpp
  * @brief RMM's per-device memory resources on the CUDA driver API: a thread-safe registry that
- *        answers "which memory resource does this device use?", and five interchangeable kinds
- *        of memory behind it, each used by the same vector add.
+ *        answers "which memory resource does this device use?", and five kinds of memory behind it.
  *
- * Code that needs memory asks the registry and allocates from what it answers; which kind of
- * memory that is gets decided in one place, at run time, with one call. The core region of
- * runPerDeviceResource() is one resource's whole life, in the order it runs: built, set for the
- * current device, got and allocated from on this thread (cuMemHostAlloc), used by a kernel
- * (cuLaunchKernel on its device addresses), deallocated, got and allocated from by three threads
- * at once, its slot reset, destroyed. The registry it calls is per_device_registry.hpp, whole in
- * its core-b region: a mutex, one slot per device, get / set / reset and the initial resource
- * each device starts on. Right after that region, fromDriver() is how this program makes it from
- * the driver's answers (cuDeviceGetCount, each device's default memory pool, cuCtxGetDevice for
- * the current device).
+ * The core region of runPerDeviceResource() is one resource's whole life (steps 2-5); the registry
+ * it calls is per_device_registry.hpp, whole in its core-b region.
  *
- * 1. Set the devices up as 01 does (setUpDevices(), resources.cpp): **cuInit**, and for the
- *    chosen device and every GPU beside it that may take part a context (**cuCtxCreate**), the
- *    kernel, a stream and pinned staging. A GPU beside the chosen one is left out, with the
- *    reason, where its compute mode forbids a context, it refuses one, or it lacks the memory,
- *    unless `--devices` names it. The chosen device's context is pushed
- *    (**cuCtxPushCurrent**): the registry's "current device" is the device of this thread's
- *    current context.
- * 2. Build one resource: a PinnedHostResource (pinned_host_resource.hpp) for the chosen
- *    device's context: allocate is **cuMemHostAlloc** (DEVICEMAP), deallocate **cuMemFreeHost**.
- * 3. Set it for the current device: setCurrentDeviceResource() returns the previous resource,
- *    the device's initial one (a resource on its default memory pool, made on first use).
- * 4. Get it (getCurrentDeviceResource()) and allocate A, B and C through it on this thread; use
- *    them: the CPU writes A and B, **cuLaunchKernel** runs C = A + B on their device addresses
- *    (kernelAddress(): **cuMemHostGetDevicePointer**), C is checked exactly; deallocate them.
- * 5. Three threads at once (std::async) push the context, get the resource and allocate and
- *    free one vector through it; then resetCurrentDeviceResource() puts the device's slot back on
- *    its initial resource and returns the one it removed, and only then is the resource
- *    destroyed. (If a step throws after the set, the catch around the core resets the slot
- *    before the resource is destroyed.)
- * 6. Every kind in turn the same way (resources.cpp's makeResources(): device pool, managed,
- *    pinned host, NUMA-bound host, striped VMM; a kind this machine cannot make is waived, with
- *    the reason), while `--threads` threads each allocate, fill and free scratch buffers through
- *    it; with 2+ GPUs used, one thread per device sets its own device's resource at once
- *    (setPerDeviceResource(), resetPerDeviceResource()).
+ * 1. Set the devices up as 01 does (setUpDevices(), resources.cpp): **cuInit**, a context per
+ *    GPU that may take part (**cuCtxCreate**), the kernel, a stream, pinned staging; push the
+ *    chosen device's context (**cuCtxPushCurrent**): the registry's current device is its device.
+ * 2. Build one resource: a PinnedHostResource (pinned_host_resource.hpp): allocate is
+ *    **cuMemHostAlloc** (DEVICEMAP), deallocate **cuMemFreeHost**.
+ * 3. Set it for the current device; set returns the previous one, the device's initial resource.
+ * 4. Get it, allocate A, B and C through it, run C = A + B on their device addresses
+ *    (**cuMemHostGetDevicePointer**, **cuLaunchKernel**), check C exactly, deallocate.
+ * 5. Three threads at once get it and allocate and free through it; reset the device's slot,
+ *    then destroy the resource. (If a step throws, the catch resets the slot first.)
+ * 6. Every kind in turn the same way (makeResources(), resources.cpp: device pool, managed,
+ *    pinned host, NUMA-bound host, striped VMM; a kind this machine lacks is waived), with
+ *    `--threads` threads at once; with 2+ GPUs, one thread per device sets its own device's.
  * 7. Report and judge (reportRun(), perDeviceResource_measure.cpp): what steps 1-6 returned,
- *    checked against RMM's rules with the registry's own answers (an id that does not exist gets
- *    std::out_of_range), and the allocate / free latency of every kind, measured the same way.
- * 8. Release, each answer checked: the resources (each frees what it still holds), the pushed
- *    context (**cuCtxPopCurrent**), then every device as 01 releases it (releaseDevice()): the
- *    stream once idle, the staging, the module, and its context last.
+ *    checked against RMM's rules, and every kind's allocate / free latency.
+ * 8. Release, each answer checked: the resources, the pushed context (**cuCtxPopCurrent**), then
+ *    every device as 01 releases it (releaseDevice()), its context last.
  */
 #include <algorithm>
 #include <cstddef>
@@ -79,8 +57,9 @@ struct Options {
 
 /// @name Seeds of the vector adds' inputs
 /// A and B are pseudo-random, made from a seed (fillVectorAddInputs()). Any values do; each vector
-/// add of step 6 gets a seed of its own (the core's is 605), so that no two check the same numbers.
+/// add gets a seed of its own, so that no two check the same numbers.
 /// @{
+constexpr std::uint32_t kCoreInputSeed = 605;          ///< The core's vector add (step 4).
 constexpr std::uint32_t kFirstKindInputSeed = 607;     ///< Step 6's first kind; one more per kind.
 constexpr std::uint32_t kFirstDeviceInputSeed = 7000;  ///< Step 6, per device: plus the index.
 /// @}
@@ -175,8 +154,10 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   std::unique_ptr<mr::PinnedHostResource> pinned;
   try {
     //! [core]
-    // 2. Build one resource: pinned host memory for the chosen device (allocate: cuMemHostAlloc
-    // with CU_MEMHOSTALLOC_DEVICEMAP, deallocate: cuMemFreeHost). This code owns it.
+    // 2. Build one resource: pinned host memory for the chosen device; this code owns it. Its
+    // driver calls, in pinned_host_resource.hpp: allocate (line 129) is cuMemHostAlloc with
+    // CU_MEMHOSTALLOC_DEVICEMAP, deallocate (line 141) cuStreamSynchronize then cuMemFreeHost,
+    // kernelAddress (line 95) cuMemHostGetDevicePointer.
     pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
     // 3. Make it the current device's resource; set returns the previous one, the initial one.
@@ -184,21 +165,20 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 
     // 4. Any code on this thread now gets it from the registry and allocates through it.
     const std::size_t bytes = setup.vectorBytes;
-    const std::size_t count = bytes / sizeof(float);
+    unsigned long long count = bytes / sizeof(float);
     mr::MemoryResource* resource = mr::getCurrentDeviceResource();
     auto* a = static_cast<float*>(resource->allocate(bytes, stream));
     auto* b = static_cast<float*>(resource->allocate(bytes, stream));
     auto* c = static_cast<float*>(resource->allocate(bytes, stream));
 
-    // Use it: the CPU writes A and B in place (any seed), C starts as NaN so that a kernel that
-    // writes nothing fails; the kernel takes their device addresses (cuMemHostGetDevicePointer).
-    ms::fillVectorAddInputs(a, b, count, 605);
+    // Use it: the CPU writes A and B in place (from any seed), C starts as NaN so that a kernel
+    // that writes nothing fails; the kernel takes their device addresses.
+    ms::fillVectorAddInputs(a, b, count, kCoreInputSeed);
     std::fill(c, c + count, std::numeric_limits<float>::quiet_NaN());
     CUdeviceptr x = resource->kernelAddress(a);
     CUdeviceptr y = resource->kernelAddress(b);
     CUdeviceptr z = resource->kernelAddress(c);
-    unsigned long long n = count;  // VecAdd_kernel's parameter types, exactly
-    void* args[] = {&x, &y, &z, &n};
+    void* args[] = {&x, &y, &z, &count};
     ms::check(cuLaunchKernel(setup.kernel, setup.grid, 1, 1, mr::DeviceSetup::kBlockSize, 1, 1,
                              0, stream, args, nullptr),
               "cuLaunchKernel");
@@ -211,7 +191,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
 
     // 5. The registry is thread-safe: three threads at once get the current device's resource
     // and allocate and free through it. A new thread has no current device: each pushes the
-    // context. get() waits and rethrows what the thread threw; a future's destructor waits too.
+    // context. Wait for all three before the slot is reset.
     std::vector<std::future<mr::MemoryResource*>> threads;
     for (int t = 0; t < 3; ++t)
       threads.push_back(std::async(std::launch::async, [&] {
@@ -221,16 +201,19 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
         mine->deallocate(vector, bytes, stream);
         return mine;
       }));
-    std::vector<mr::MemoryResource*> answers = {resource};  // what each thread got (step 7)
     for (std::future<mr::MemoryResource*>& thread : threads)
-      answers.push_back(thread.get());
+      thread.wait();
 
     // Give back: reset the slot (it returns the resource it removed), only then destroy that.
     mr::MemoryResource* removed = mr::resetCurrentDeviceResource();
     pinned.reset();
     //! [core]
 
-    record.core = {previous, answers, verified, removed};  // step 7
+    // For step 7: what this thread and each of the three got. get() rethrows what a thread threw.
+    std::vector<mr::MemoryResource*> answers = {resource};
+    for (std::future<mr::MemoryResource*>& thread : threads)
+      answers.push_back(thread.get());
+    record.core = {previous, answers, verified, removed};
   } catch (...) {
     // The error path of steps 2-5. Any thread still running was waited for as the core's
     // futures ended. The slot is reset while the resource still lives (a resource never built

@@ -1,38 +1,18 @@
 /**
  * @file per_device_registry.hpp
- * @brief Which memory resource each device uses: RMM's per-device resource registry
- *        (rmm/mr/per_device_resource.hpp) on the driver API. A mutex, one slot per device, and
- *        get / set / reset per device and for the current device. The core-b region below is
- *        the whole registry: its state, get, set and reset; fromDriver(), how this program
- *        makes it, follows.
+ * @brief Which memory resource each device uses: RMM 26.04's per-device resource registry
+ *        (rmm/mr/per_device_resource.hpp, non-owning) on the driver API. The core-b region below
+ *        is the whole registry: a mutex, one slot per device, get / set / reset.
  *
- * The rules are those of RMM 26.04, its last non-owning API (from 26.06 RMM's set takes
- * ownership of what is set; the README compares):
- * - Every device starts on its **initial** resource. The registry makes it the first time the
- *   device is asked about, once, and owns it. In 06 it is a resource on the device's default
- *   memory pool (cuDeviceGetDefaultMemPool).
- * - **set** makes a resource the device's and returns the previous one. set(nullptr) and
- *   **reset** put the initial one back, and also return the previous one.
- * - The **current device** is what the query given to the constructor answers. In 06 that query
- *   is cuCtxGetDevice: the device of the calling thread's current context.
- * - **Thread-safe**: one mutex guards every slot, the making of initial resources included. Calls
- *   made at the same time leave a valid state, in the order they take the lock.
- * - The registry **does not own** what is set: a resource must outlive its registration (reset the
- *   device's slot, or set back what set() returned, before destroying the resource).
- *
- * Where RMM leaves behaviour undefined, this registry throws instead, and nothing changes: a
- * device id outside [0, deviceCount()) gets std::out_of_range naming the id and the count, and a
- * resource that belongs to another device (MemoryResource::ownerDevice()) gets
- * std::invalid_argument naming both devices. Those checks live in one helper, RegistryChecks, at
- * the end of this file, out of the way of a first read.
- *
- * The constructor makes no driver call: the device count, the initial resource and the current
- * device come from its arguments, so the unit tests run the registry with CPU-only resources
- * under ThreadSanitizer. The driver hookup is one static function, fromDriver() (right after
- * the core-b region): this machine's device count (cuDeviceGetCount), each device's default
- * memory pool as its initial resource (defaultPoolResource(), resources.cpp), and
- * cuCtxGetDevice as the current device. Only the program calls it (resources.cpp's
- * processResourceRegistry()); the tests never do, so they need no driver.
+ * - Every device starts on its **initial** resource, made the first time the device is asked
+ *   about and owned here (in 06: the device's default memory pool).
+ * - **set** returns the previous resource; set(nullptr) and **reset** put the initial one back.
+ * - The **current device** is what the constructor's query answers (in 06: cuCtxGetDevice).
+ * - One mutex guards every slot. The registry **does not own** what is set: reset the slot
+ *   before destroying the resource.
+ * Where RMM leaves behaviour undefined, this one throws and changes nothing (RegistryChecks, at
+ * the end). The constructor makes no driver call, so the unit tests run it without a GPU;
+ * fromDriver(), right after core-b, is how the program makes it from the driver's answers.
  */
 #pragma once
 

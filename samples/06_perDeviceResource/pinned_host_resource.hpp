@@ -124,8 +124,8 @@ class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
       : TrackedResource(context, "pinned host", kHostAndDeviceMemory, kMappedHost) {}
 
  private:
-  // Freed by the base: the stream synchronized, then its owner's cuMemFreeHost. Its kernel
-  // address is the base's too: cuMemHostGetDevicePointer, asked in this context.
+  // Allocate: page-locked host memory, mapped into the device's address space (DEVICEMAP). Its
+  // owner goes into the table, which refuses a foreign pointer or a wrong size at deallocate.
   void* doAllocate(std::size_t bytes, CUstream) override {
     ScopedContext scope(context_);
     OwnedPinnedHostMemory buffer;
@@ -134,6 +134,20 @@ class PinnedHostResource final : public TrackedResource<OwnedPinnedHostMemory> {
     allocations_.add(ptr, bytes, std::move(buffer));
     return ptr;
   }
+
+  // Deallocate: work queued on the stream may still use the memory, so wait for it; take the
+  // owner out of the table, then free. The owner gives the memory up only after cuMemFreeHost
+  // succeeded (if it fails, its destructor tries again).
+  void doDeallocate(void* ptr, std::size_t bytes, CUstream stream) override {
+    ScopedContext scope(context_);
+    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    OwnedPinnedHostMemory buffer = allocations_.take(ptr, bytes);
+    check(cuMemFreeHost(buffer.get()), "cuMemFreeHost");
+    buffer.release();
+  }
+
+  // The kernel address is the base's doKernelAddress() (kMappedHost): cuMemHostGetDevicePointer,
+  // asked in this context.
 };
 // [pinned-host]
 
