@@ -155,9 +155,9 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   try {
     //! [core]
     // 2. Build one resource: pinned host memory for the chosen device; this code owns it. Its
-    // driver calls, in pinned_host_resource.hpp: allocate (line 129) is cuMemHostAlloc with
-    // CU_MEMHOSTALLOC_DEVICEMAP, deallocate (line 141) cuStreamSynchronize then cuMemFreeHost,
-    // kernelAddress (line 95) cuMemHostGetDevicePointer.
+    // driver calls (pinned_host_resource.hpp): allocate is cuMemHostAlloc with
+    // CU_MEMHOSTALLOC_DEVICEMAP, deallocate cuStreamSynchronize then cuMemFreeHost (both in
+    // PinnedHostResource), kernelAddress cuMemHostGetDevicePointer (its base, TrackedResource).
     pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
     // 3. Make it the current device's resource; set returns the previous one, the initial one.
