@@ -189,7 +189,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   // 8. More checks, and what each technique costs on these buffers (step 5 again, timed).
   const ms::Verdict verdict = measureCosts(checks, vecAdd, s, abc);
 
-  // 9. The teardown, each release checked (on an error path the owners do the same).
+  // 9. The teardown, each release checked (on an error path before it, the owners free).
   check(cuStreamSynchronize(s), "cuStreamSynchronize");
   check(cuStreamDestroy(stream.release()), "cuStreamDestroy");
   check(cuMemFree(c.release()), "cuMemFree");

@@ -40,8 +40,8 @@ inline CUresult unmapThenFree(CUdeviceptr base, std::size_t bytes) {
 
 /// A reserved virtual range and the allocation mapped into it, undone with unmapThenFree():
 /// Common's OwnedRange (support/vmm_owners.hpp). cuMemAddressReserve writes the range into
-/// out(); this only undoes it, on an error path. The good path unmaps with get(), then takes
-/// the range back with release() for its checked cuMemAddressFree.
+/// out(); this only undoes it, on an error path. The good path unmaps and frees with get(), and
+/// empties the owner with release() only after cuMemAddressFree succeeded.
 using MappedRange = OwnedRange<unmapThenFree>;
 
 /**

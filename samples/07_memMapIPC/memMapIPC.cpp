@@ -102,8 +102,7 @@ struct VmmLayout {
 // timePool, below the three ways).
 
 //! [core]
-// The VMM way, the parent's side: A, B and C created exportable as file descriptors; each
-// worker gets a new descriptor of each over its socket, and maps it (serveVmm, below).
+// The VMM way, the parent's side: A, B and C, sent to each worker as new file descriptors.
 VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
   // Pinned memory on this device, exportable as a POSIX file descriptor (asked at creation).
   CUmemAllocationProp prop = {};
@@ -153,18 +152,20 @@ VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
   }
 
   // Every export is made: the handles may go (the mappings keep the memory alive).
-  for (int i = 2; i >= 0; --i)
-    ms::check(cuMemRelease(shared.handle[i].release()), "cuMemRelease");
+  for (int i = 2; i >= 0; --i) {
+    ms::check(cuMemRelease(shared.handle[i].get()), "cuMemRelease");
+    shared.handle[i].release();  // the owner lets go only once the driver has
+  }
 
-  // Each worker imports, maps and computes its slice of C (serveVmm). Wait for all; check C.
-  // Then each worker unmaps its imports (serveVmm's last step): importers go first.
+  // Each worker imports, maps, computes its slice of C, then unmaps (serveVmm): importers first.
   ipc::PathResult& result = parent.checkSlices(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
   parent.releaseWorkerImports();
 
   // Release as each worker did: unmap (the last mapping: the memory goes), free the range.
   for (int i = 2; i >= 0; --i) {
     ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
-    ms::check(cuMemAddressFree(shared.range[i].release(), size), "cuMemAddressFree");
+    ms::check(cuMemAddressFree(shared.range[i].get(), size), "cuMemAddressFree");
+    shared.range[i].release();
   }
   parent.confirmRelease(result);  // the proof: none of A, B or C is mapped here now
   return {prop, granularity, size};  // timeVmm allocates alike, after this function
@@ -298,8 +299,10 @@ void timeVmm(ipc::Parent& parent, const Run& run, const VmmLayout& vmm) {
   parent.timeKernelOnImports(ipc::SharePath::VmmDescriptor, exportAndSend);
   parent.timeHandoffs(ipc::SharePath::VmmDescriptor, exportAndSend);
 
-  for (int i = 2; i >= 0; --i)
-    ms::check(cuMemRelease(timed.handle[i].release()), "cuMemRelease");
+  for (int i = 2; i >= 0; --i) {
+    ms::check(cuMemRelease(timed.handle[i].get()), "cuMemRelease");
+    timed.handle[i].release();
+  }
 }
 
 /// The legacy way's timings: cuMemAlloc memory, a 64-byte handle per allocation in the job.

@@ -92,7 +92,8 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
               "cuMemAddressReserve");
     imports.pointer[i] = imports.range[i].get();
     ms::check(cuMemMap(imports.pointer[i], size, 0, imports.handle[i].get(), 0), "cuMemMap");
-    ms::check(cuMemRelease(imports.handle[i].release()), "cuMemRelease");
+    ms::check(cuMemRelease(imports.handle[i].get()), "cuMemRelease");
+    imports.handle[i].release();
     ms::check(cuMemSetAccess(imports.pointer[i], size, &access, 1), "cuMemSetAccess");
   }
 
@@ -103,7 +104,8 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
   // Release: unmap (this process's hold on the memory ends), then free the range.
   for (std::uint32_t i = job.allocations; i-- > 0;) {
     ms::check(cuMemUnmap(imports.range[i].get(), size), "cuMemUnmap");
-    ms::check(cuMemAddressFree(imports.range[i].release(), size), "cuMemAddressFree");
+    ms::check(cuMemAddressFree(imports.range[i].get(), size), "cuMemAddressFree");
+    imports.range[i].release();
   }
   ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);  // the parent may free now
 }

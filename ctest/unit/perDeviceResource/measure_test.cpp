@@ -909,15 +909,19 @@ TEST(CoreThreads, EachGetsTheResourceAndAllocatesThroughIt) {
         return mine;
       }));
     }
+    // The core's order (perDeviceResource.cpp, step 5): wait for every thread, reset the slot,
+    // and only after the core collect what each thread got (a copy of the pattern, not the core).
+    for (std::future<mr::MemoryResource*>& thread : threads)
+      thread.wait();
+    EXPECT_EQ(pinned.outstanding(), 0);
+    EXPECT_EQ(mr::resetCurrentDeviceResource(), &pinned);
+    EXPECT_EQ(mr::getCurrentDeviceResource(), previous);
     for (std::future<mr::MemoryResource*>& thread : threads)
       answers.push_back(thread.get());
   }
   ASSERT_EQ(answers.size(), 4u);
   for (mr::MemoryResource* answer : answers)
     EXPECT_EQ(answer, &pinned);
-  EXPECT_EQ(pinned.outstanding(), 0);
-  EXPECT_EQ(mr::resetCurrentDeviceResource(), &pinned);
-  EXPECT_EQ(mr::getCurrentDeviceResource(), previous);
 }
 
 TEST(CoreThreads, GetRethrowsWhatTheThreadThrewAndEveryThreadIsWaitedFor) {
@@ -933,8 +937,12 @@ TEST(CoreThreads, GetRethrowsWhatTheThreadThrewAndEveryThreadIsWaitedFor) {
             ++finished;
           }));
         }
+        // As the core: wait for all (nothing is thrown yet), then collect; thread 0's get throws.
         for (std::future<void>& thread : threads)
-          thread.get();  // thread 0's get throws; the others' futures wait as they end
+          thread.wait();
+        EXPECT_EQ(finished.load(), 2);
+        for (std::future<void>& thread : threads)
+          thread.get();
       },
       std::runtime_error);
   EXPECT_EQ(finished.load(), 2);
