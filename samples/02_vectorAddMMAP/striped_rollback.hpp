@@ -22,55 +22,66 @@ namespace memsamples::vmm {
 std::vector<int> backingAndMapping(const std::vector<int>& backingDevices,
                                    const std::vector<int>& mappingDevices);
 
-/// What exists while mapStripedRange() builds a range. Each call that creates something is
-/// followed by one line that records it, so that a failed call undoes exactly that. While it
-/// lives, it is this thread's active rollback: checkOrUndo() below turns to it when a call fails.
+/// What exists while mapStripedRange() builds a range, learned from the calls themselves: the
+/// build makes its calls in a fixed order (cuMemAddressReserve; per stripe cuMemCreate, cuMemMap,
+/// cuMemRelease; cuMemSetAccess), and checkOrUndo() reports each one here, so the calls that
+/// succeeded say exactly what exists. The addresses and the newest handle are read from the
+/// build's own variables, watched by reference. When a call fails, everything that exists is
+/// undone and the error says what was undone; once cuMemSetAccess succeeded the range is whole
+/// and nothing is undone. While it lives, it is this thread's active rollback.
 /// Not movable: it lives in mapStripedRange() only.
 class Rollback {
  public:
-  /// For a build of @p layout, which must outlive it; becomes this thread's active rollback.
-  /// Allocates what undoing needs up front: undoing must not need memory.
-  explicit Rollback(const StripeLayout& layout);
-  /// Undoes what is still recorded when the build ends early without a failed call (e.g.
-  /// std::bad_alloc), the driver's answers ignored there; then the rollback active before this
-  /// one (none, in practice) is active again.
+  /// For a build of @p layout into @p base and @p handle, all three of which must outlive it;
+  /// becomes this thread's active rollback. Allocates what undoing needs up front: undoing must
+  /// not need memory.
+  Rollback(const StripeLayout& layout, const CUdeviceptr& base,
+           const CUmemGenericAllocationHandle& handle);
+  /// Undoes what exists when the build ends early without a failed call (e.g. std::bad_alloc),
+  /// the driver's answers ignored there; then the rollback active before this one (none, in
+  /// practice) is active again.
   ~Rollback();
   Rollback(const Rollback&) = delete;
   Rollback& operator=(const Rollback&) = delete;
 
-  void reserved(CUdeviceptr base) noexcept;                    ///< The addresses.
-  void created(CUmemGenericAllocationHandle handle) noexcept;  ///< A stripe's memory.
-  void mapped(const Stripe& stripe) noexcept;  ///< That memory, at @p stripe (built in order).
-  void released() noexcept;                    ///< Its handle (the mapping keeps the memory).
-  void dismiss() noexcept;                     ///< The range is built: nothing is undone.
-
   /// The rollback of the build running on this thread, or nullptr.
   static Rollback* active() noexcept;
 
-  /// For a failed call (@p result is an error): undoes what is recorded, the mapped stripes
-  /// newest first, the handle not yet released, the addresses, every call made even if an
-  /// earlier one fails; then throws a CudaError naming the call, the stripe being built, what
-  /// was undone and any undo call that failed. Before cuMemAddressReserve succeeded nothing
-  /// exists: then it throws memsamples::check()'s own message.
+  /// @p call succeeded: records what it made or let go.
+  /// @throws std::logic_error when @p call is not the next call of the build's order (a change
+  /// to mapStripedRange() that this class does not know yet), after undoing what exists.
+  void succeeded(const char* call);
+
+  /// For a failed call (@p result is an error): undoes what exists, the mapped stripes newest
+  /// first, the handle not yet released, the addresses, every call made even if an earlier one
+  /// fails; then throws a CudaError naming the call, the stripe being built, what was undone and
+  /// any undo call that failed. Before cuMemAddressReserve succeeded nothing exists: then it
+  /// throws memsamples::check()'s own message.
   [[noreturn]] void fail(CUresult result, const char* call, const char* file, int line);
+
+  /// The call the build makes next, in its fixed order; nullptr once the range is whole.
+  const char* nextCall() const noexcept;
 
  private:
   struct Undone;
   Undone undo() noexcept;
 
   const StripeLayout& layout_;
-  Rollback* previous_ = nullptr;           // the active rollback before this one
-  CUdeviceptr base_ = 0;                   // reserved and not yet freed, when not 0
-  std::size_t created_ = 0;                // handles created: one per stripe, in order
-  std::size_t mapped_ = 0;                 // stripes [0, mapped_) are mapped
-  CUmemGenericAllocationHandle handle_{};  // the newest handle...
-  bool holding_ = false;                   // ...while it is not yet released
-  std::vector<CUresult> unmapResults_;     // one per stripe, for the message
+  const CUdeviceptr& base_;                    // the build's address variable
+  const CUmemGenericAllocationHandle& handle_; // the build's newest handle
+  Rollback* previous_ = nullptr;               // the active rollback before this one
+  bool reserved_ = false;                      // the addresses are reserved, not yet freed
+  bool whole_ = false;                         // cuMemSetAccess succeeded: the caller's now
+  std::size_t created_ = 0;                    // handles created: one per stripe, in order
+  std::size_t mapped_ = 0;                     // stripes [0, mapped_) are mapped
+  bool holding_ = false;                       // the newest handle is not yet released
+  std::vector<CUresult> unmapResults_;         // one per stripe, for the message
 };
 
-/// The allocator's check, named apart from memsamples::check(): when @p result is an error while a
-/// Rollback is active on this thread, that rollback first undoes what it recorded and the error
-/// says so (Rollback::fail()); otherwise exactly memsamples::check(). @throws CudaError.
+/// The allocator's check, named apart from memsamples::check(): while a Rollback is active on this
+/// thread, it reports @p call to it, a success (Rollback::succeeded()) or a failure, which first
+/// undoes what exists, the error saying so (Rollback::fail()); with none active, exactly
+/// memsamples::check(). @throws CudaError, or std::logic_error for a call out of the build's order.
 void checkOrUndo(CUresult result, const char* call, const char* file = __builtin_FILE(),
                  int line = __builtin_LINE());
 

@@ -13,6 +13,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "memsamples.hpp"
@@ -52,12 +53,11 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     properties.location.id = device;
     std::size_t minimum = 0;
     std::size_t recommended = 0;
-    checkOrUndo(
-        cuMemGetAllocationGranularity(&minimum, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-        "cuMemGetAllocationGranularity");
-    checkOrUndo(cuMemGetAllocationGranularity(&recommended, &properties,
-                                              CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-                "cuMemGetAllocationGranularity");
+    check(cuMemGetAllocationGranularity(&minimum, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    check(cuMemGetAllocationGranularity(&recommended, &properties,
+                                        CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+          "cuMemGetAllocationGranularity");
     granularities.minimum = std::max<std::uint64_t>(granularities.minimum, minimum);
     granularities.recommended = std::max<std::uint64_t>(granularities.recommended, recommended);
   }
@@ -66,30 +66,28 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
   // to stripes x granularity (layout.roundedBytes), and each stripe's device, offset and bytes.
   StripeLayout layout = planStripes(bytes, granularities, stripeCount, backingDevices);
 
-  // The line after each call below records what now exists. If a later call fails, its
-  // checkOrUndo() has `built` undo exactly that, and the error says what was undone.
-  Rollback built(layout);
+  // The calls that build the range go through checkOrUndo(): each tells `built` that it
+  // succeeded, so if a later one fails, `built` undoes exactly what the earlier ones made, and
+  // the error says what was undone (below core-b). Once cuMemSetAccess succeeds, the range is
+  // whole and `built` has nothing to undo.
+  CUdeviceptr base = 0;
+  CUmemGenericAllocationHandle handle{};
+  Rollback built(layout, base, handle);
 
   // Reserve: addresses only, nothing behind them yet.
-  CUdeviceptr base = 0;
   checkOrUndo(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
               "cuMemAddressReserve");
-  built.reserved(base);
 
   for (const Stripe& stripe : layout.stripes) {
     // Create: physical memory on the stripe's device, with no address yet.
     properties.location.id = stripe.device;
-    CUmemGenericAllocationHandle handle{};
     checkOrUndo(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
-    built.created(handle);
 
     // Map it at the stripe's place in the range.
     checkOrUndo(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
-    built.mapped(stripe);
 
     // Release the handle now: the mapping keeps the memory until it is unmapped.
     checkOrUndo(cuMemRelease(handle), "cuMemRelease");
-    built.released();
   }
 
   // Set access: until now no device may touch the range, not even one holding a stripe.
@@ -102,7 +100,6 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
   checkOrUndo(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
               "cuMemSetAccess");
 
-  built.dismiss();  // built: the range is the caller's now
   return {base, std::move(layout)};
 }
 //! [core-b]
@@ -151,13 +148,18 @@ thread_local Rollback* activeRollback = nullptr;  // the build running on this t
 
 }  // namespace
 
-Rollback::Rollback(const StripeLayout& layout)
-    : layout_(layout), previous_(activeRollback), unmapResults_(layout.stripes.size()) {
+Rollback::Rollback(const StripeLayout& layout, const CUdeviceptr& base,
+                   const CUmemGenericAllocationHandle& handle)
+    : layout_(layout),
+      base_(base),
+      handle_(handle),
+      previous_(activeRollback),
+      unmapResults_(layout.stripes.size()) {
   activeRollback = this;
 }
 
 Rollback::~Rollback() {
-  if (base_ != 0)
+  if (reserved_ && !whole_)
     (void)undo();
   activeRollback = previous_;
 }
@@ -167,42 +169,57 @@ Rollback* Rollback::active() noexcept {
 }
 
 void checkOrUndo(CUresult result, const char* call, const char* file, int line) {
-  if (result != CUDA_SUCCESS && Rollback::active() != nullptr)
-    Rollback::active()->fail(result, call, file, line);
-  memsamples::check(result, call, file, line);
+  Rollback* const rollback = Rollback::active();
+  if (rollback == nullptr)
+    memsamples::check(result, call, file, line);
+  else if (result != CUDA_SUCCESS)
+    rollback->fail(result, call, file, line);
+  else
+    rollback->succeeded(call);
 }
 
-void Rollback::reserved(CUdeviceptr base) noexcept {
-  base_ = base;
+// The build's order: the reservation; per stripe create, map, release; the access.
+const char* Rollback::nextCall() const noexcept {
+  if (whole_)
+    return nullptr;
+  if (!reserved_)
+    return "cuMemAddressReserve";
+  if (holding_)
+    return mapped_ < created_ ? "cuMemMap" : "cuMemRelease";
+  return created_ < layout_.stripes.size() ? "cuMemCreate" : "cuMemSetAccess";
 }
 
-void Rollback::created(CUmemGenericAllocationHandle handle) noexcept {
-  handle_ = handle;
-  holding_ = true;
-  ++created_;
-}
-
-void Rollback::mapped(const Stripe& stripe) noexcept {
-  // Stripes are built in address order, so a mapped stripe has every earlier one mapped.
-  mapped_ = static_cast<std::size_t>(&stripe - layout_.stripes.data()) + 1;
-}
-
-void Rollback::released() noexcept {
-  holding_ = false;
-}
-
-void Rollback::dismiss() noexcept {
-  base_ = 0;
-  mapped_ = 0;
-  holding_ = false;
+void Rollback::succeeded(const char* call) {
+  const char* const expected = nextCall();
+  if (expected == nullptr || std::string_view(call) != expected) {
+    (void)undo();
+    throw std::logic_error(std::string("mapStripedRange: ") + call + " succeeded where " +
+                           (expected != nullptr ? expected : "no further call") +
+                           " was due; the rollback does not know this order");
+  }
+  if (!reserved_) {
+    reserved_ = true;
+  } else if (!holding_ && created_ < layout_.stripes.size()) {
+    ++created_;  // cuMemCreate
+    holding_ = true;
+  } else if (holding_ && mapped_ < created_) {
+    ++mapped_;  // cuMemMap: stripes are mapped in address order
+  } else if (holding_) {
+    holding_ = false;  // cuMemRelease: the mapping keeps the memory
+  } else {
+    whole_ = true;  // cuMemSetAccess
+  }
 }
 
 // Stripe by stripe, exactly as each was mapped (newest first), so that a failure names its
 // stripe; then a handle created but not yet released (its cuMemMap or its cuMemRelease
 // failed), which keeps its memory alive until a release succeeds; then the addresses. Every
-// call is made even when an earlier one fails. Nothing is recorded afterwards.
+// call is made even when an earlier one fails. Afterwards nothing exists, so a second undo does
+// nothing.
 Rollback::Undone Rollback::undo() noexcept {
   Undone undone;
+  if (!reserved_)
+    return undone;  // nothing exists
   undone.mapped = mapped_;
   undone.held = holding_;
   for (std::size_t i = mapped_; i-- > 0;)
@@ -210,13 +227,15 @@ Rollback::Undone Rollback::undo() noexcept {
   if (holding_)
     undone.released = cuMemRelease(handle_);
   undone.freed = cuMemAddressFree(base_, layout_.roundedBytes);
-  dismiss();
+  reserved_ = false;
+  mapped_ = 0;
+  holding_ = false;
   return undone;
 }
 
 void Rollback::fail(CUresult result, const char* call, const char* file, int line) {
   // A failed reservation comes before anything exists: there is nothing to undo or to say.
-  if (base_ == 0)
+  if (!reserved_)
     memsamples::check(result, call, file, line);
 
   // The stripe being built: the newest handle's while it is held, else the next one's (its

@@ -126,7 +126,7 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   for (vmm::StripedVmmRange* range : {&c, &b, &a}) {
     ms::check(cuMemUnmap(range->get(), range->size()), "cuMemUnmap");
     ms::check(cuMemAddressFree(range->get(), range->size()), "cuMemAddressFree");
-    range->release();  // no driver call: the owner only forgets the range freed above
+    range->release();  // bookkeeping, not cuMemRelease: the owner forgets the freed range
   }
   //! [core]
 

@@ -2,7 +2,8 @@
  * @file map_test.cpp
  * @brief mapStripedRange() of 02_vectorAddMMAP against the fake driver: the call sequence (the
  *        granularity of every device first), and a failure at every call of the build, after
- *        which nothing may be left on the machine.
+ *        which nothing may be left on the machine; the rollback's knowledge of the build's
+ *        order, which it learns what exists from.
  */
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include "fake_cuda_driver.hpp"
 #include "striped_test_support.hpp"
 #include "run_plan.hpp"
+#include "striped_rollback.hpp"
 #include "striped_vmm.hpp"
 
 namespace vmm = memsamples::vmm;
@@ -332,4 +334,52 @@ TEST_F(MapStripedRange, RefusesAZeroSizeOrStripeCountBeforeAnythingIsBuilt) {
   EXPECT_THROW(vmm::mapStripedRange(64 * MiB, 0, {0}, {0}), std::invalid_argument);
   EXPECT_EQ(fake::callCount("cuMemAddressReserve"), 0);
   EXPECT_TRUE(machineIsClean());
+}
+
+// The rollback learns what exists from the calls that succeeded, so it must know their order; a
+// build that the rollback does not know (a call added or moved in mapStripedRange()) must stop
+// there, with nothing left, rather than be undone wrongly later.
+TEST_F(MapStripedRange, TheRollbackFollowsTheBuildsOrderCallByCall) {
+  const vmm::StripeLayout layout = layoutOf(2, {0});
+  CUdeviceptr base = 0;
+  CUmemGenericAllocationHandle handle{};
+  vmm::Rollback built(layout, base, handle);
+  const std::vector<std::string> order = {"cuMemAddressReserve", "cuMemCreate", "cuMemMap",
+                                          "cuMemRelease", "cuMemCreate", "cuMemMap",
+                                          "cuMemRelease", "cuMemSetAccess"};
+  for (const std::string& call : order) {
+    ASSERT_NE(built.nextCall(), nullptr);
+    EXPECT_EQ(std::string(built.nextCall()), call);
+    vmm::checkOrUndo(CUDA_SUCCESS, call.c_str());
+  }
+  EXPECT_EQ(built.nextCall(), nullptr);  // the range is whole: nothing is undone
+}
+
+TEST_F(MapStripedRange, ACallOutOfTheBuildsOrderUndoesWhatExistsAndSaysSo) {
+  const vmm::StripeLayout layout = layoutOf(2, {0});
+  CUdeviceptr base = 0;
+  CUmemGenericAllocationHandle handle{};
+  vmm::Rollback built(layout, base, handle);
+  vmm::checkOrUndo(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
+                   "cuMemAddressReserve");
+  ASSERT_FALSE(machineIsClean());  // the reservation exists
+
+  try {
+    vmm::checkOrUndo(CUDA_SUCCESS, "cuMemMap");  // no stripe was created yet
+    ADD_FAILURE() << "a call out of order was accepted";
+  } catch (const std::logic_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "mapStripedRange: cuMemMap succeeded where cuMemCreate was due; the rollback "
+              "does not know this order");
+  }
+  EXPECT_TRUE(machineIsClean());
+}
+
+TEST_F(MapStripedRange, WithoutABuildRunningCheckOrUndoIsThePlainCheck) {
+  ASSERT_EQ(vmm::Rollback::active(), nullptr);
+  EXPECT_NO_THROW(vmm::checkOrUndo(CUDA_SUCCESS, "cuMemMap"));
+  const memsamples::CudaError error =
+      cudaErrorOf([] { vmm::checkOrUndo(CUDA_ERROR_OUT_OF_MEMORY, "cuMemMap"); });
+  EXPECT_EQ(error.result(), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(contains(error.what(), "cuMemMap failed"));
 }
