@@ -12,7 +12,7 @@
  *   before destroying the resource.
  * Where RMM leaves behaviour undefined, this one throws and changes nothing (RegistryChecks, at
  * the end). The constructor makes no driver call, so the unit tests run it without a GPU;
- * fromDriver(), right after core-b, is how the program makes it from the driver's answers.
+ * fromDriver(), right after the class, is how the program makes it from the driver's answers.
  */
 #pragma once
 
@@ -54,39 +54,54 @@ class PerDeviceResourceRegistry {
   PerDeviceResourceRegistry(const PerDeviceResourceRegistry&) = delete;
   PerDeviceResourceRegistry& operator=(const PerDeviceResourceRegistry&) = delete;
 
-  /// Device @p device's resource: the one set for it, else its initial resource. Never null.
-  /// @throws std::out_of_range for a bad id; what the factory throws (nothing is stored then, and
-  ///         the next call tries again); std::runtime_error for a factory that returns null.
-  MemoryResource* get(int device);
-  /// Makes @p resource device @p device's (nullptr: its initial one) and returns the previous
-  /// one, never null. The caller keeps @p resource alive while it is registered.
-  /// @throws std::out_of_range; std::invalid_argument for a resource of another device; what
-  ///         get() throws. Nothing changes when it throws.
-  MemoryResource* set(int device, MemoryResource* resource);
-  /// Puts device @p device's initial resource back and returns the previous one.
-  /// @throws what set() throws.
-  MemoryResource* reset(int device);
   /// Device @p device's initial resource, made now if it was never needed (RMM has no such
   /// call: the sample's checks ask it). @throws what get() throws.
   MemoryResource* initial(int device);
 
-  /// get() of the calling thread's current device.
-  MemoryResource* getCurrent() { return get(currentDevice()); }
-  /// set() of the calling thread's current device.
-  MemoryResource* setCurrent(MemoryResource* resource) { return set(currentDevice(), resource); }
-  /// reset() of the calling thread's current device.
-  MemoryResource* resetCurrent() { return reset(currentDevice()); }
   /// The calling thread's current device. @throws std::out_of_range naming it as the current
   /// device when it is not one of this registry's; what the query throws.
   int currentDevice() const;
   /// The number of devices.
   int deviceCount() const noexcept { return static_cast<int>(slots_.size()); }
 
-  /// How this program makes its registry (defined right after the core-b region);
+  /// How this program makes its registry (defined right after the class);
   /// processResourceRegistry() (resources.cpp) calls it once. @throws CudaError.
   static PerDeviceResourceRegistry fromDriver();
 
   //! [core-b]
+  // What the lesson's core calls, through setCurrentDeviceResource() and its siblings (the free
+  // functions below). Bad input throws before anything changes (RegistryChecks, at the end).
+  /// get() of the calling thread's current device.
+  MemoryResource* getCurrent() { return get(currentDevice()); }
+  /// set() of the calling thread's current device.
+  MemoryResource* setCurrent(MemoryResource* resource) { return set(currentDevice(), resource); }
+  /// reset() of the calling thread's current device.
+  MemoryResource* resetCurrent() { return reset(currentDevice()); }
+
+  /// Device @p device's resource: the one set for it, else its initial resource. Never null.
+  MemoryResource* get(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Slot& slot = slotOf(device);
+    return slot.current != nullptr ? slot.current : initialOf(device, slot);
+  }
+
+  /// Makes @p resource device @p device's (nullptr: its initial one) and returns the previous
+  /// one, never null. The caller keeps @p resource alive while it is registered.
+  MemoryResource* set(int device, MemoryResource* resource) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Slot& slot = slotOf(device, resource);
+    MemoryResource* initial = initialOf(device, slot);
+    MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
+
+    // The slot stores null for "the initial resource": set(nullptr), reset() and set(initial)
+    // all put the device back on it.
+    slot.current = (resource == initial) ? nullptr : resource;
+    return previous;
+  }
+
+  /// Puts device @p device's initial resource back and returns the previous one.
+  MemoryResource* reset(int device) { return set(device, nullptr); }
+
  private:
   // A device's slot: what was set for it (null: its initial one), and that initial resource.
   struct Slot {
@@ -98,6 +113,7 @@ class PerDeviceResourceRegistry {
   std::vector<Slot> slots_;  // one per device, never resized
   const InitialResourceFactory makeInitial_;
   const CurrentDeviceQuery currentDevice_;
+  //! [core-b]
 
   // Made the first time the device is asked about, under the lock, and owned here.
   MemoryResource* initialOf(int device, Slot& slot) {
@@ -111,26 +127,6 @@ class PerDeviceResourceRegistry {
   std::unique_ptr<MemoryResource> checkedInitial(std::unique_ptr<MemoryResource>, int device);
 };
 
-inline MemoryResource* PerDeviceResourceRegistry::get(int device) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Slot& slot = slotOf(device);
-  return slot.current != nullptr ? slot.current : initialOf(device, slot);
-}
-
-inline MemoryResource* PerDeviceResourceRegistry::set(int device, MemoryResource* resource) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Slot& slot = slotOf(device, resource);
-  MemoryResource* initial = initialOf(device, slot);
-  MemoryResource* previous = slot.current != nullptr ? slot.current : initial;
-
-  // The slot stores null for "the initial resource": set(nullptr), reset() and set(initial)
-  // all put the device back on it.
-  slot.current = (resource == initial) ? nullptr : resource;
-  return previous;
-}
-
-inline MemoryResource* PerDeviceResourceRegistry::reset(int device) { return set(device, nullptr); }
-//! [core-b]
 // How this program makes its registry: one slot per device of this machine, each starting on
 // its default memory pool, and "the current device" read from the calling thread's context.
 inline PerDeviceResourceRegistry PerDeviceResourceRegistry::fromDriver() {
@@ -191,6 +187,8 @@ inline MemoryResource* resetCurrentDeviceResource() {
  *   device 5") and the ids that exist;
  * - a resource of another device (set, or what the factory made): std::invalid_argument naming
  *   both devices; a factory that made nothing: std::runtime_error.
+ * A factory that throws: get(), set() and reset() pass its exception on and store nothing; the
+ * next call asks the factory again.
  */
 struct RegistryChecks {
   /// The constructor's arguments.
