@@ -158,8 +158,8 @@ VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
     shared.handle[i].release();  // bookkeeping (no driver call): the owner forgets the handle
   }
 
-  // Meanwhile each worker runs serveVmm (the core's second half): it imports, maps, computes
-  // its slice of C and answers Done. Here: wait for every Done, then check all of C.
+  // Meanwhile each worker runs serveVmm (memMapIPC_worker.cpp): it imports, maps, computes its
+  // slice of C and answers Done. Here: wait for every Done, then check all of C.
   auto& result = parent.waitForWorkersAndCheck(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
   parent.releaseWorkerImports();  // each worker unmaps, frees, answers Released: importers first
 
