@@ -95,7 +95,8 @@ struct VmmLayout {
 //   close-on-exec, gives the job worker w's slice of C and sends both in one sendmsg, the
 //   descriptors as an SCM_RIGHTS control message (ipc_channel.cpp, shown in the README);
 //   sendJob() sends a job alone.
-// - checkSlices() waits for every worker's Done and checks C element by element.
+// - waitForWorkersAndCheck() waits for every worker's Done (its slice of C written), then copies
+//   C back and checks it element by element.
 // - releaseWorkerImports() has every worker release its imports and answer Released.
 // - confirmRelease() asks the driver again: is any of A, B or C still mapped?
 // Each way's timings are a function of their own, called after it (timeVmm, timeLegacy,
@@ -122,8 +123,8 @@ VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
   const std::size_t granularity = parent.bytes >= recommended ? recommended : minimum;
   const std::size_t size = (parent.bytes + granularity - 1) / granularity * granularity;
 
-  // Create A, B and C, each mapped read-write here. `shared` holds them for an error path
-  // (the workers end first): out() hands it each new handle and range, release() takes it back.
+  // Create A, B and C, each mapped read-write here. `shared` owns each new handle and range
+  // (out()) for an error path only; its release(), below, is bookkeeping, not a driver call.
   const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   ipc::Buffers shared(run.stream, size, &run.workers);
   for (int i = 0; i < 3; ++i) {
@@ -154,18 +155,19 @@ VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
   // Every export is made: the handles may go (the mappings keep the memory alive).
   for (int i = 2; i >= 0; --i) {
     ms::check(cuMemRelease(shared.handle[i].get()), "cuMemRelease");
-    shared.handle[i].release();  // the owner lets go only once the driver has
+    shared.handle[i].release();  // bookkeeping (no driver call): the owner forgets the handle
   }
 
-  // Each worker imports, maps, computes its slice of C, then unmaps (serveVmm): importers first.
-  ipc::PathResult& result = parent.checkSlices(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
-  parent.releaseWorkerImports();
+  // Meanwhile each worker runs serveVmm (memMapIPC_worker.cpp): it imports, maps, computes its
+  // slice of C and answers Done. Here: wait for every Done, then check all of C.
+  auto& result = parent.waitForWorkersAndCheck(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
+  parent.releaseWorkerImports();  // each worker unmaps, frees, answers Released: importers first
 
   // Release as each worker did: unmap (the last mapping: the memory goes), free the range.
   for (int i = 2; i >= 0; --i) {
     ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
     ms::check(cuMemAddressFree(shared.range[i].get(), size), "cuMemAddressFree");
-    shared.range[i].release();
+    shared.range[i].release();  // bookkeeping (no driver call): the owner forgets the range
   }
   parent.confirmRelease(result);  // the proof: none of A, B or C is mapped here now
   return {prop, granularity, size};  // timeVmm allocates alike, after this function
@@ -196,7 +198,7 @@ void shareLegacy(ipc::Parent& parent, const Run& run) {
   }
 
   // Each worker opens the handles and computes its slice of C (serveLegacy). Wait; check C.
-  ipc::PathResult& result = parent.checkSlices(ipc::SharePath::LegacyIpc, shared.pointer[2]);
+  auto& result = parent.waitForWorkersAndCheck(ipc::SharePath::LegacyIpc, shared.pointer[2]);
 
   // Each worker closes its handles (serveLegacy's last step): importers go first.
   parent.releaseWorkerImports();
@@ -247,7 +249,7 @@ void sharePool(ipc::Parent& parent, const Run& run) {
 
   // Each worker imports the pool and its pointers and computes its slice of C (servePool).
   // Wait for all; check C.
-  ipc::PathResult& result = parent.checkSlices(ipc::SharePath::Pool, shared.pointer[2]);
+  auto& result = parent.waitForWorkersAndCheck(ipc::SharePath::Pool, shared.pointer[2]);
 
   // Each worker frees its pointers and its pool (servePool's last step): every importer must
   // free a pool allocation before its owner does.

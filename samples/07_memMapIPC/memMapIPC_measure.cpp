@@ -205,7 +205,7 @@ void Parent::sendJob(std::size_t worker, const Job& job) {
   sendWithScmRights(worker, job, none);
 }
 
-PathResult& Parent::checkSlices(SharePath path, CUdeviceptr c) {
+PathResult& Parent::waitForWorkersAndCheck(SharePath path, CUdeviceptr c) {
   workers_.waitForSlices();
   check(cuMemcpyDtoHAsync(c_.get(), c, bytes, stream_), "cuMemcpyDtoHAsync");
   check(cuStreamSynchronize(stream_), "cuStreamSynchronize");

@@ -111,9 +111,10 @@ class Parent {
   void sendWithScmRights(std::size_t worker, Job job, std::vector<OwnedFd>& descriptors);
   /// Sends @p job, which carries no descriptor (the legacy way), with worker @p worker's slice.
   void sendJob(std::size_t worker, const Job& job);
-  /// Waits for every worker's kDone (each imported its job and wrote its slice), copies C back
-  /// from @p c and checks every element. @return path @p path's result, kept for the report.
-  PathResult& checkSlices(SharePath path, CUdeviceptr c);
+  /// Waits for every worker's kDone (each imported its job and wrote its slice: the worker side
+  /// runs meanwhile), then copies C back from @p c and checks every element. @return path
+  /// @p path's result, kept for the report.
+  PathResult& waitForWorkersAndCheck(SharePath path, CUdeviceptr c);
   /// Every worker releases its imports (kRelease) and answers kReleased: importers before the
   /// owner (a pool allocation must be freed by every importer before its owner frees it).
   void releaseWorkerImports();

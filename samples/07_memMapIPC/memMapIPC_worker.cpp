@@ -72,11 +72,11 @@ struct Worker {
 //! [core-b]
 // The VMM way, the worker's side: each descriptor becomes a handle, mapped in this process.
 void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& descriptors) {
-  // Received (runWorker): the job, checked, and a descriptor per allocation, from recvmsg.
+  // While the parent waits: runWorker received the job (checked) and a descriptor per allocation.
   const std::size_t size = job.allocationBytes;
   const CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, worker.device};
   const CUmemAccessDesc access = {here, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-  ipc::Buffers imports(worker.stream, size);  // owners, for an error path
+  ipc::Buffers imports(worker.stream, size);  // owners, for an error path only
 
   for (std::uint32_t i = 0; i < job.allocations; ++i) {
     // Import: the descriptor (an int, cast to void*) becomes a handle that holds the memory.
@@ -93,11 +93,11 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
     imports.pointer[i] = imports.range[i].get();
     ms::check(cuMemMap(imports.pointer[i], size, 0, imports.handle[i].get(), 0), "cuMemMap");
     ms::check(cuMemRelease(imports.handle[i].get()), "cuMemRelease");
-    imports.handle[i].release();
+    imports.handle[i].release();  // bookkeeping (no driver call): the owner forgets the handle
     ms::check(cuMemSetAccess(imports.pointer[i], size, &access, 1), "cuMemSetAccess");
   }
 
-  // Use: compute this worker's slice of C, answer Done, serve the parent until Release.
+  // Use: compute its slice of C, answer Done (the parent's wait ends), serve until Release.
   if (!worker.use(job, imports.pointer))
     return;  // the parent said Quit instead: the owners release the imports
 
@@ -105,7 +105,7 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
   for (std::uint32_t i = job.allocations; i-- > 0;) {
     ms::check(cuMemUnmap(imports.range[i].get(), size), "cuMemUnmap");
     ms::check(cuMemAddressFree(imports.range[i].get(), size), "cuMemAddressFree");
-    imports.range[i].release();
+    imports.range[i].release();  // bookkeeping (no driver call): the owner forgets the range
   }
   ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);  // the parent may free now
 }
