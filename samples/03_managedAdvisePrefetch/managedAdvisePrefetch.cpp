@@ -210,7 +210,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   check(cuStreamSynchronize(s), "cuStreamSynchronize");  // C is back: the GPU wrote it in place
   checks.afterStep5(abc);  // C == A + B on the host; A's and C's attributes read back
 
-  // 6. The usage changes: the advice undone; one batch prefetch splits A, B, C, GPU and host.
+  // 6. The advice undone; one batch prefetch sends 60 % of A, B, C to the GPU, 40 % to the host.
   // 7. C's contents are dead: a discard, then a prefetch that need not copy them.
   batchPrefetchThenDiscard(checks, vecAdd, s, a.get(), b.get(), c.get());  // core-b
 
