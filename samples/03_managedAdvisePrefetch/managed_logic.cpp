@@ -274,21 +274,20 @@ constexpr std::size_t kDeviceChunks = 6;   // chunks 0-5 go to the GPU, 6-9 to t
 constexpr std::uint64_t kChunkAlignment = 64ull << 10;
 }  // namespace
 
-PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
-                         const CUmemLocation& gpu, const CUmemLocation& host, CUstream stream) {
+PrefetchBatch chunkRanges(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes) {
   const std::vector<ByteRange> chunks = splitIntoChunks(bytes, kChunks, kChunkAlignment);
   PrefetchBatch batch;
-  // Chunks 0-5 of every vector to the GPU: prefetchLocs[0] = gpu, from range 0 on.
-  for (const CUdeviceptr vector : vectors) {
-    for (std::size_t i = 0; i < kDeviceChunks; ++i)
-      addRange(batch, vector + chunks[i].offset, chunks[i].bytes, gpu);
-  }
-  // Then chunks 6-9 of every vector to the host: prefetchLocs[1] = host, from range 6 x vectors.
-  for (const CUdeviceptr vector : vectors) {
-    for (std::size_t i = kDeviceChunks; i < kChunks; ++i)
-      addRange(batch, vector + chunks[i].offset, chunks[i].bytes, host);
-  }
-  validatePrefetchBatch(batch, stream);  // names a broken rule; the driver would say INVALID_VALUE
+  // Chunks [first, last) of every vector, one vector after the other.
+  const auto addChunks = [&](std::size_t first, std::size_t last) {
+    for (const CUdeviceptr vector : vectors) {
+      for (std::size_t i = first; i < last; ++i) {
+        batch.dptrs.push_back(vector + chunks[i].offset);
+        batch.sizes.push_back(chunks[i].bytes);
+      }
+    }
+  };
+  addChunks(0, kDeviceChunks);        // chunks 0-5: for A, B and C, ranges 0-17 (the GPU's part)
+  addChunks(kDeviceChunks, kChunks);  // chunks 6-9: ranges 18-29 (the host's part)
   return batch;
 }
 

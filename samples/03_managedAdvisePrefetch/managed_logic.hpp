@@ -156,17 +156,17 @@ void addRange(PrefetchBatch& batch, CUdeviceptr ptr, std::size_t bytes,
 void validatePrefetchBatch(const PrefetchBatch& batch, CUstream stream);
 
 /**
- * Step 6's batch: each of @p vectors (@p bytes each) cut into ten 64 KiB-aligned chunks, chunks
- * 0-5 of every vector to @p gpu, then chunks 6-9 of every vector to @p host (ranges in destination
- * order: two locations, prefetchLocIdxs = {0, 6 x vectors}), validated for @p stream.
- * The GPU's part of each vector is its first gpuPartBytes(@p bytes) bytes.
- * @throws BatchPrefetchError, std::invalid_argument (vectors under 640 KiB).
+ * Step 6's ranges, the batch's dptrs and sizes: each of @p vectors (@p bytes each) cut into ten
+ * 64 KiB-aligned chunks, chunks 0-5 of every vector first, then chunks 6-9 of every vector. For
+ * A, B and C: ranges 0-17 are their chunks 0-5 (the GPU's part), ranges 18-29 their chunks 6-9,
+ * so the lesson's two locations are `prefetchLocs = {gpu, host}`, `prefetchLocIdxs = {0, 18}`.
+ * The location arrays are left empty: the lesson writes them. The GPU's part of each vector is
+ * its first gpuPartBytes(@p bytes) bytes. @throws std::invalid_argument (vectors under 640 KiB).
  */
-PrefetchBatch chunkBatch(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes,
-                         const CUmemLocation& gpu, const CUmemLocation& host, CUstream stream);
+PrefetchBatch chunkRanges(const std::vector<CUdeviceptr>& vectors, std::uint64_t bytes);
 
 /**
- * The bytes at the start of a vector of @p bytes that chunkBatch() sends to the GPU: chunks 0-5 of
+ * The bytes at the start of a vector of @p bytes that step 6 sends to the GPU: chunks 0-5 of
  * ten, about 60 %, where chunk 6 (the first one sent to the host) starts. Step 6's kernel adds
  * these elements, the CPU the rest. @throws std::invalid_argument (vectors under 640 KiB).
  */

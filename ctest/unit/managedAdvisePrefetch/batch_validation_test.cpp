@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "managed_logic.hpp"
 
@@ -257,33 +259,56 @@ TEST(DescribeBatch, NamesTheFourArrays) {
             "0 ranges; prefetchLocs = {}, prefetchLocIdxs = {}, numPrefetchLocs = 0");
 }
 
-// Step 6's batch: ten 64 KiB-aligned chunks per vector, 0-5 of each to the GPU, then 6-9 of each
-// to the host, so two locations whose second starts after the GPU's 3 x 6 ranges.
+// Step 6's batch as the lesson writes it: chunkRanges() for dptrs and sizes, the two location
+// arrays literal, {gpu, host} and {0, 18}, then validatePrefetchBatch().
+namespace {
+mm::PrefetchBatch lessonBatch(const std::vector<CUdeviceptr>& abc, std::uint64_t bytes,
+                              CUstream stream) {
+  mm::PrefetchBatch batch = mm::chunkRanges(abc, bytes);
+  batch.prefetchLocs = {deviceLocation(0), hostLocation()};
+  batch.prefetchLocIdxs = {0, 18};
+  mm::validatePrefetchBatch(batch, stream);
+  return batch;
+}
+}  // namespace
+
+// Ten 64 KiB-aligned chunks per vector, 0-5 of each first, then 6-9 of each: so the lesson's
+// literal {0, 18} is right, its second location starting after the GPU's 3 x 6 ranges.
 TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
   constexpr std::uint64_t kBytes = 1ull << 20;
   const std::vector<CUdeviceptr> abc = {kBase, kBase + kBytes, kBase + 2 * kBytes};
-  const mm::PrefetchBatch batch =
-      mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), createdStream());
+  const mm::PrefetchBatch ranges = mm::chunkRanges(abc, kBytes);
+  EXPECT_TRUE(ranges.prefetchLocs.empty());  // the lesson writes the location arrays
+  EXPECT_TRUE(ranges.prefetchLocIdxs.empty());
+  const mm::PrefetchBatch batch = lessonBatch(abc, kBytes, createdStream());
   ASSERT_EQ(batch.dptrs.size(), 30u);
-  EXPECT_EQ(batch.prefetchLocIdxs, (std::vector<std::size_t>{0, 18}));
+  EXPECT_EQ(batch.dptrs, ranges.dptrs);
+  EXPECT_EQ(batch.sizes, ranges.sizes);
   EXPECT_EQ(mm::describeBatch(batch),
             "30 ranges; prefetchLocs = {device 0, host}, prefetchLocIdxs = {0, 18}, "
             "numPrefetchLocs = 2");
   const std::uint64_t chunk = 65536;  // 1 MiB / 10 = 102.4 KiB, down to a whole 64 KiB
   EXPECT_EQ(batch.dptrs[0], kBase);
   EXPECT_EQ(batch.dptrs[6], kBase + kBytes);          // B's chunk 0
+  EXPECT_EQ(batch.dptrs[17], kBase + 2 * kBytes + 5 * chunk);  // C's chunk 5, the GPU's last
   EXPECT_EQ(batch.dptrs[18], kBase + 6 * chunk);      // A's chunk 6, the first to the host
   EXPECT_EQ(batch.dptrs[29], kBase + 2 * kBytes + 9 * chunk);  // C's chunk 9
   EXPECT_EQ(batch.sizes[29], kBytes - 9 * chunk);     // the last chunk takes the remainder
-  for (std::size_t i = 0; i < 30; ++i)
-    EXPECT_EQ(mm::destinationOf(batch, i).type,
-              i < 18 ? CU_MEM_LOCATION_TYPE_DEVICE : CU_MEM_LOCATION_TYPE_HOST) << i;
-  // Checked before it is returned: the NULL stream is refused, a vector too small is too.
-  EXPECT_THROW(mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), nullptr),
-               mm::BatchPrefetchError);
-  EXPECT_THROW(mm::chunkBatch(abc, 10 * 65536 - 1, deviceLocation(0), hostLocation(),
-                              createdStream()),
-               std::invalid_argument);
+  // Every range lies in the part of its vector that its destination's side adds in step 6: the
+  // GPU's ranges below gpuPartBytes(), the host's from there on.
+  const std::uint64_t gpuPart = mm::gpuPartBytes(kBytes);
+  for (std::size_t i = 0; i < 30; ++i) {
+    const std::uint64_t offset = (batch.dptrs[i] - kBase) % kBytes;
+    const bool toGpu = mm::destinationOf(batch, i).type == CU_MEM_LOCATION_TYPE_DEVICE;
+    EXPECT_EQ(toGpu, i < 18) << i;
+    if (toGpu)
+      EXPECT_LE(offset + batch.sizes[i], gpuPart) << i;
+    else
+      EXPECT_GE(offset, gpuPart) << i;
+  }
+  // Checked before the call: the NULL stream is refused; a vector too small has no ten chunks.
+  EXPECT_THROW(lessonBatch(abc, kBytes, nullptr), mm::BatchPrefetchError);
+  EXPECT_THROW(mm::chunkRanges(abc, 10 * 65536 - 1), std::invalid_argument);
 }
 
 TEST(ChunkBatch, TheGpuPartEndsWhereTheFirstHostChunkStarts) {
@@ -291,8 +316,7 @@ TEST(ChunkBatch, TheGpuPartEndsWhereTheFirstHostChunkStarts) {
   // must be the batch's, or one side would work on pages prefetched to the other.
   constexpr std::uint64_t kBytes = 1ull << 20;
   const std::vector<CUdeviceptr> abc = {kBase, kBase + kBytes, kBase + 2 * kBytes};
-  const mm::PrefetchBatch batch =
-      mm::chunkBatch(abc, kBytes, deviceLocation(0), hostLocation(), createdStream());
+  const mm::PrefetchBatch batch = lessonBatch(abc, kBytes, createdStream());
   const std::uint64_t gpuPart = mm::gpuPartBytes(kBytes);
   EXPECT_EQ(batch.dptrs[batch.prefetchLocIdxs[1]], kBase + gpuPart);
   EXPECT_EQ(gpuPart, 6u * 65536u);
