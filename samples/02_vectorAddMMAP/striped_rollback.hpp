@@ -2,8 +2,8 @@
  * @file striped_rollback.hpp
  * @brief What the allocator of 02_vectorAddMMAP (mapStripedRange() in striped_vmm.cpp) uses
  *        beside its driver calls, kept out of the reader's way: the device list it asks the
- *        granularity of, and the rollback of a half-built range with checkOrUndo(), the check
- *        its calls go through. Only striped_vmm.cpp includes it; the functions are defined
+ *        granularity of, and the rollback of a half-built range, whose check() the calls that
+ *        build the range go through. Only striped_vmm.cpp includes it; the functions are defined
  *        there, below the `core-b` region.
  */
 #pragma once
@@ -24,33 +24,29 @@ std::vector<int> backingAndMapping(const std::vector<int>& backingDevices,
 
 /// What exists while mapStripedRange() builds a range, learned from the calls themselves: the
 /// build makes its calls in a fixed order (cuMemAddressReserve; per stripe cuMemCreate, cuMemMap,
-/// cuMemRelease; cuMemSetAccess), and checkOrUndo() reports each one here, so the calls that
-/// succeeded say exactly what exists. The addresses and the newest handle are read from the
-/// build's own variables, watched by reference. When a call fails, everything that exists is
-/// undone and the error says what was undone; once cuMemSetAccess succeeded the range is whole
-/// and nothing is undone. While it lives, it is this thread's active rollback.
-/// Not movable: it lives in mapStripedRange() only.
+/// cuMemRelease; cuMemSetAccess) and passes each answer to check(), so the calls that succeeded
+/// say exactly what exists. The addresses and the newest handle are read from the build's own
+/// variables, watched by reference. When a call fails, everything that exists is undone and the
+/// error says what was undone; once cuMemSetAccess succeeded the range is whole and nothing is
+/// undone. Not movable: it lives in mapStripedRange() only.
 class Rollback {
  public:
-  /// For a build of @p layout into @p base and @p handle, all three of which must outlive it;
-  /// becomes this thread's active rollback. Allocates what undoing needs up front: undoing must
-  /// not need memory.
+  /// For a build of @p layout into @p base and @p handle, all three of which must outlive it.
+  /// Allocates what undoing needs up front: undoing must not need memory.
   Rollback(const StripeLayout& layout, const CUdeviceptr& base,
            const CUmemGenericAllocationHandle& handle);
   /// Undoes what exists when the build ends early without a failed call (e.g. std::bad_alloc),
-  /// the driver's answers ignored there; then the rollback active before this one (none, in
-  /// practice) is active again.
+  /// the driver's answers ignored there.
   ~Rollback();
   Rollback(const Rollback&) = delete;
   Rollback& operator=(const Rollback&) = delete;
 
-  /// The rollback of the build running on this thread, or nullptr.
-  static Rollback* active() noexcept;
-
-  /// @p call succeeded: records what it made or let go.
-  /// @throws std::logic_error when @p call is not the next call of the build's order (a change
-  /// to mapStripedRange() that this class does not know yet), after undoing what exists.
-  void succeeded(const char* call);
+  /// The build's check: @p result is the answer of @p call, the next call of the build. A success
+  /// records what the call made or let go; an error goes to fail(). @throws CudaError; or
+  /// std::logic_error when @p call is not the next call of the build's order (a change to
+  /// mapStripedRange() that this class does not know yet), after undoing what exists.
+  void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
+             int line = __builtin_LINE());
 
   /// For a failed call (@p result is an error): undoes what exists, the mapped stripes newest
   /// first, the handle not yet released, the addresses, every call made even if an earlier one
@@ -65,11 +61,11 @@ class Rollback {
  private:
   struct Undone;
   Undone undo() noexcept;
+  void succeeded(const char* call);
 
   const StripeLayout& layout_;
   const CUdeviceptr& base_;                    // the build's address variable
   const CUmemGenericAllocationHandle& handle_; // the build's newest handle
-  Rollback* previous_ = nullptr;               // the active rollback before this one
   bool reserved_ = false;                      // the addresses are reserved, not yet freed
   bool whole_ = false;                         // cuMemSetAccess succeeded: the caller's now
   std::size_t created_ = 0;                    // handles created: one per stripe, in order
@@ -77,12 +73,5 @@ class Rollback {
   bool holding_ = false;                       // the newest handle is not yet released
   std::vector<CUresult> unmapResults_;         // one per stripe, for the message
 };
-
-/// The allocator's check, named apart from memsamples::check(): while a Rollback is active on this
-/// thread, it reports @p call to it, a success (Rollback::succeeded()) or a failure, which first
-/// undoes what exists, the error saying so (Rollback::fail()); with none active, exactly
-/// memsamples::check(). @throws CudaError, or std::logic_error for a call out of the build's order.
-void checkOrUndo(CUresult result, const char* call, const char* file = __builtin_FILE(),
-                 int line = __builtin_LINE());
 
 }  // namespace memsamples::vmm

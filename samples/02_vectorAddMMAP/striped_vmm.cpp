@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "memsamples.hpp"
-#include "striped_rollback.hpp"  // Rollback and its checkOrUndo(); defined below core-b
+#include "striped_rollback.hpp"  // Rollback and its check(); defined below core-b
 #include "support/devices.hpp"   // allocationGranularity
 
 namespace memsamples::vmm {
@@ -48,8 +48,8 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
   // Granularity: every size and address below must be a multiple of it on every device
   // involved, so take the largest. MINIMUM is what the calls accept, RECOMMENDED what performs
   // best; a range too small to give each stripe a whole recommended unit uses the minimum.
-  Granularities granularities;
-  for (const int device : backingAndMapping(backingDevices, mappingDevices)) {
+  Granularities granularities;  // the largest minimum and recommended of all the devices
+  for (const int device : backingAndMapping(backingDevices, mappingDevices)) {  // both lists
     properties.location.id = device;
     std::size_t minimum = 0;
     std::size_t recommended = 0;
@@ -62,32 +62,32 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     granularities.recommended = std::max<std::uint64_t>(granularities.recommended, recommended);
   }
 
-  // Equal stripes, round robin over the backing devices (arithmetic only): the size rounded up
-  // to stripes x granularity (layout.roundedBytes), and each stripe's device, offset and bytes.
+  // Equal stripes, round robin over the backing devices (arithmetic only): roundedBytes = the
+  // size rounded up to a multiple of stripes x granularity; stripe i holds stripeBytes =
+  // roundedBytes / stripes at offset i x stripeBytes, on backing device i % backing count.
   StripeLayout layout = planStripes(bytes, granularities, stripeCount, backingDevices);
 
-  // The calls that build the range go through checkOrUndo(): each tells `built` that it
-  // succeeded, so if a later one fails, `built` undoes exactly what the earlier ones made, and
-  // the error says what was undone (below core-b). Once cuMemSetAccess succeeds, the range is
-  // whole and `built` has nothing to undo.
+  // The calls that build the range are checked by `rollback`: if one fails, it undoes what the
+  // calls before it made (it knows their order, and reads `base` and `handle`), and the error
+  // says what was undone (below core-b). Once cuMemSetAccess succeeds, it undoes nothing.
   CUdeviceptr base = 0;
   CUmemGenericAllocationHandle handle{};
-  Rollback built(layout, base, handle);
+  Rollback rollback(layout, base, handle);
 
   // Reserve: addresses only, nothing behind them yet.
-  checkOrUndo(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
-              "cuMemAddressReserve");
+  rollback.check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
+                 "cuMemAddressReserve");
 
   for (const Stripe& stripe : layout.stripes) {
     // Create: physical memory on the stripe's device, with no address yet.
     properties.location.id = stripe.device;
-    checkOrUndo(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
+    rollback.check(cuMemCreate(&handle, stripe.bytes, &properties, 0), "cuMemCreate");
 
     // Map it at the stripe's place in the range.
-    checkOrUndo(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
+    rollback.check(cuMemMap(base + stripe.offset, stripe.bytes, 0, handle, 0), "cuMemMap");
 
     // Release the handle now: the mapping keeps the memory until it is unmapped.
-    checkOrUndo(cuMemRelease(handle), "cuMemRelease");
+    rollback.check(cuMemRelease(handle), "cuMemRelease");
   }
 
   // Set access: until now no device may touch the range, not even one holding a stripe.
@@ -97,8 +97,8 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
     access[i].location.id = mappingDevices[i];
     access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
-  checkOrUndo(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
-              "cuMemSetAccess");
+  rollback.check(cuMemSetAccess(base, layout.roundedBytes, access.data(), access.size()),
+                 "cuMemSetAccess");
 
   return {base, std::move(layout)};
 }
@@ -142,40 +142,22 @@ struct Rollback::Undone {
   CUresult freed = CUDA_SUCCESS;      ///< cuMemAddressFree's answer.
 };
 
-namespace {
-
-thread_local Rollback* activeRollback = nullptr;  // the build running on this thread
-
-}  // namespace
-
 Rollback::Rollback(const StripeLayout& layout, const CUdeviceptr& base,
                    const CUmemGenericAllocationHandle& handle)
     : layout_(layout),
       base_(base),
       handle_(handle),
-      previous_(activeRollback),
-      unmapResults_(layout.stripes.size()) {
-  activeRollback = this;
-}
+      unmapResults_(layout.stripes.size()) {}
 
 Rollback::~Rollback() {
   if (reserved_ && !whole_)
     (void)undo();
-  activeRollback = previous_;
 }
 
-Rollback* Rollback::active() noexcept {
-  return activeRollback;
-}
-
-void checkOrUndo(CUresult result, const char* call, const char* file, int line) {
-  Rollback* const rollback = Rollback::active();
-  if (rollback == nullptr)
-    memsamples::check(result, call, file, line);
-  else if (result != CUDA_SUCCESS)
-    rollback->fail(result, call, file, line);
-  else
-    rollback->succeeded(call);
+void Rollback::check(CUresult result, const char* call, const char* file, int line) {
+  if (result != CUDA_SUCCESS)
+    fail(result, call, file, line);
+  succeeded(call);
 }
 
 // The build's order: the reservation; per stripe create, map, release; the access.

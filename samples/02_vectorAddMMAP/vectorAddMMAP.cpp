@@ -96,7 +96,7 @@ ms::Verdict runVectorAddMMAP(const vmm::RunOptions& options, ms::Report& report)
   const std::vector<int>& mapping = devices.roles.mapping;
 
   //! [core]
-  // 5. Build A, B and C where 01 calls cuMemAlloc, each by mapStripedRange() (the block above).
+  // 5. Build A, B and C where 01 calls cuMemAlloc, each by mapStripedRange() (striped_vmm.cpp).
   // Each owner frees its range only if an error cuts the lesson short.
   vmm::StripedVmmRange a(bytes, stripes, backing, mapping);
   vmm::StripedVmmRange b(bytes, stripes, backing, mapping);

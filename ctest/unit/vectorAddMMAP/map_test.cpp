@@ -350,7 +350,7 @@ TEST_F(MapStripedRange, TheRollbackFollowsTheBuildsOrderCallByCall) {
   for (const std::string& call : order) {
     ASSERT_NE(built.nextCall(), nullptr);
     EXPECT_EQ(std::string(built.nextCall()), call);
-    vmm::checkOrUndo(CUDA_SUCCESS, call.c_str());
+    built.check(CUDA_SUCCESS, call.c_str());
   }
   EXPECT_EQ(built.nextCall(), nullptr);  // the range is whole: nothing is undone
 }
@@ -360,12 +360,12 @@ TEST_F(MapStripedRange, ACallOutOfTheBuildsOrderUndoesWhatExistsAndSaysSo) {
   CUdeviceptr base = 0;
   CUmemGenericAllocationHandle handle{};
   vmm::Rollback built(layout, base, handle);
-  vmm::checkOrUndo(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
-                   "cuMemAddressReserve");
+  built.check(cuMemAddressReserve(&base, layout.roundedBytes, layout.granularity, 0, 0),
+              "cuMemAddressReserve");
   ASSERT_FALSE(machineIsClean());  // the reservation exists
 
   try {
-    vmm::checkOrUndo(CUDA_SUCCESS, "cuMemMap");  // no stripe was created yet
+    built.check(CUDA_SUCCESS, "cuMemMap");  // no stripe was created yet
     ADD_FAILURE() << "a call out of order was accepted";
   } catch (const std::logic_error& error) {
     EXPECT_EQ(std::string(error.what()),
@@ -373,13 +373,4 @@ TEST_F(MapStripedRange, ACallOutOfTheBuildsOrderUndoesWhatExistsAndSaysSo) {
               "does not know this order");
   }
   EXPECT_TRUE(machineIsClean());
-}
-
-TEST_F(MapStripedRange, WithoutABuildRunningCheckOrUndoIsThePlainCheck) {
-  ASSERT_EQ(vmm::Rollback::active(), nullptr);
-  EXPECT_NO_THROW(vmm::checkOrUndo(CUDA_SUCCESS, "cuMemMap"));
-  const memsamples::CudaError error =
-      cudaErrorOf([] { vmm::checkOrUndo(CUDA_ERROR_OUT_OF_MEMORY, "cuMemMap"); });
-  EXPECT_EQ(error.result(), CUDA_ERROR_OUT_OF_MEMORY);
-  EXPECT_TRUE(contains(error.what(), "cuMemMap failed"));
 }
