@@ -14,8 +14,9 @@
  * 3. Set it for the current device; set returns the previous one, the device's initial resource.
  * 4. Get it, allocate A, B and C through it, run C = A + B on their device addresses
  *    (**cuMemHostGetDevicePointer**, **cuLaunchKernel**), check C exactly, deallocate.
- * 5. Three threads at once get it and allocate and free through it; reset the device's slot,
- *    then destroy the resource. (If a step throws, the catch resets the slot first.)
+ * 5. Three more threads at once (4 in all, with this one) get it and allocate and free through
+ *    it; reset the device's slot, then destroy the resource. (If a step throws, the catch resets
+ *    the slot first.)
  * 6. Every kind in turn the same way (makeResources(), resources.cpp: device pool, managed,
  *    pinned host, NUMA-bound host, striped VMM; a kind this machine lacks is waived), with
  *    `--threads` threads at once; with 2+ GPUs, one thread per device sets its own device's.
@@ -154,13 +155,12 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
   std::unique_ptr<mr::PinnedHostResource> pinned;
   try {
     //! [core]
-    // 2. Build one resource: pinned host memory for the chosen device; this code owns it. Its
-    // driver calls (pinned_host_resource.hpp): allocate is cuMemHostAlloc with
-    // CU_MEMHOSTALLOC_DEVICEMAP, deallocate cuStreamSynchronize then cuMemFreeHost (both in
-    // PinnedHostResource), kernelAddress cuMemHostGetDevicePointer (its base, TrackedResource).
+    // 2. Build one resource: pinned host memory for the chosen device; this code owns it.
+    // allocate = cuMemHostAlloc(..., CU_MEMHOSTALLOC_DEVICEMAP), deallocate = cuStreamSynchronize
+    // + cuMemFreeHost, kernelAddress = cuMemHostGetDevicePointer (pinned_host_resource.hpp).
     pinned = std::make_unique<mr::PinnedHostResource>(setup.context.get());
 
-    // 3. Make it the current device's resource; set returns the previous one, the initial one.
+    // 3. Make it the current device's resource; set returns the previous (initial) one, for step 7.
     mr::MemoryResource* previous = mr::setCurrentDeviceResource(pinned.get());
 
     // 4. Any code on this thread now gets it from the registry and allocates through it.
@@ -189,9 +189,9 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     resource->deallocate(b, bytes, stream);
     resource->deallocate(c, bytes, stream);
 
-    // 5. The registry is thread-safe: three threads at once get the current device's resource
-    // and allocate and free through it. A new thread has no current device: each pushes the
-    // context. Wait for all three before the slot is reset.
+    // 5. The registry is thread-safe: three more threads (4 in all, with this one) get the
+    // current device's resource at once and allocate and free through it. A new thread has no
+    // current device: each pushes the context. Wait for all three before the slot is reset.
     std::vector<std::future<mr::MemoryResource*>> threads;
     for (int t = 0; t < 3; ++t)
       threads.push_back(std::async(std::launch::async, [&] {
@@ -204,7 +204,7 @@ ms::Verdict runPerDeviceResource(const Options& options, ms::Report& report) {
     for (std::future<mr::MemoryResource*>& thread : threads)
       thread.wait();
 
-    // Give back: reset the slot (it returns the resource it removed), only then destroy that.
+    // Give back: reset the slot (it returns what it removed, for step 7), then destroy that.
     mr::MemoryResource* removed = mr::resetCurrentDeviceResource();
     pinned.reset();
     //! [core]

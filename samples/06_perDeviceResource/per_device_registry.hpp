@@ -69,8 +69,9 @@ class PerDeviceResourceRegistry {
   static PerDeviceResourceRegistry fromDriver();
 
   //! [core-b]
-  // What the lesson's core calls, through setCurrentDeviceResource() and its siblings (the free
-  // functions below). Bad input throws before anything changes (RegistryChecks, at the end).
+  // What the lesson's core calls: mr::setCurrentDeviceResource(r), a free function after this
+  // class, calls processResourceRegistry().setCurrent(r), which calls set(currentDevice(), r);
+  // get and reset go the same way. Bad input throws before anything changes (RegistryChecks).
   /// get() of the calling thread's current device.
   MemoryResource* getCurrent() { return get(currentDevice()); }
   /// set() of the calling thread's current device.
@@ -103,7 +104,8 @@ class PerDeviceResourceRegistry {
   MemoryResource* reset(int device) { return set(device, nullptr); }
 
  private:
-  // A device's slot: what was set for it (null: its initial one), and that initial resource.
+  // A device's slot: what was set for it (null: its initial one), and that initial resource,
+  // made the first time the device is asked about (initialOf(), right after this region).
   struct Slot {
     MemoryResource* current = nullptr;
     std::unique_ptr<MemoryResource> initial;
@@ -111,11 +113,11 @@ class PerDeviceResourceRegistry {
 
   std::mutex mutex_;         // one lock for every slot
   std::vector<Slot> slots_;  // one per device, never resized
-  const InitialResourceFactory makeInitial_;
-  const CurrentDeviceQuery currentDevice_;
+  const InitialResourceFactory makeInitial_;  // makes a device's initial resource (06: its pool)
+  const CurrentDeviceQuery currentDevice_;    // the calling thread's device (06: cuCtxGetDevice)
   //! [core-b]
 
-  // Made the first time the device is asked about, under the lock, and owned here.
+  // Made the first time the device is asked about, under the lock, and owned by the slot.
   MemoryResource* initialOf(int device, Slot& slot) {
     if (slot.initial == nullptr)
       slot.initial = checkedInitial(makeInitial_(device), device);

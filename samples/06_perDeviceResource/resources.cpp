@@ -196,7 +196,7 @@ class StripedVmmResource final : public TrackedResource<vmm::StripedVmmRange> {
 // [process-registry]
 // The registry behind getCurrentDeviceResource() and the other free functions: made the first
 // time one of them is called (after cuInit) by PerDeviceResourceRegistry::fromDriver(), the
-// driver hookup at the start of the registry's core-b region, and kept until the process ends.
+// driver hookup right after the class in per_device_registry.hpp, and kept until the process ends.
 PerDeviceResourceRegistry& processResourceRegistry() {
   static PerDeviceResourceRegistry registry = PerDeviceResourceRegistry::fromDriver();
   return registry;
