@@ -142,7 +142,7 @@ ms::Verdict runManagedAdvisePrefetch(const ManagedOptions& options, ms::Report& 
   mm::PrefetchBatch batch = mm::chunkRanges(abc, bytes);  // chunks A0-5 B0-5 C0-5, A6-9 B6-9 C6-9
   const std::size_t firstHostRange = 3 * 6;  // 3 vectors x 6 chunks (0-5) for the GPU come first
   batch.prefetchLocs = {gpu, host};
-  batch.prefetchLocIdxs = {0, firstHostRange};  // ranges 0-17 to the GPU, 18-29 (A6 on) the host
+  batch.prefetchLocIdxs = {0, firstHostRange};  // ranges 0-17 to the GPU, 18-29 to the host
   mm::validatePrefetchBatch(batch, s);  // names a broken rule; the driver would say INVALID_VALUE
   check(cuMemPrefetchBatchAsync(batch.dptrs.data(), batch.sizes.data(), batch.dptrs.size(),
                                 batch.prefetchLocs.data(), batch.prefetchLocIdxs.data(),
