@@ -259,21 +259,24 @@ TEST(DescribeBatch, NamesTheFourArrays) {
             "0 ranges; prefetchLocs = {}, prefetchLocIdxs = {}, numPrefetchLocs = 0");
 }
 
-// Step 6's batch as the lesson writes it: chunkRanges() for dptrs and sizes, the two location
-// arrays literal, {gpu, host} and {0, 18}, then validatePrefetchBatch().
+// Step 6's batch as the lesson's core writes it: chunkRanges() for dptrs and sizes, the two
+// location arrays literal, {gpu, host} and {0, firstHostRange} with firstHostRange = 3 * 6 (18),
+// then validatePrefetchBatch().
 namespace {
 mm::PrefetchBatch lessonBatch(const std::vector<CUdeviceptr>& abc, std::uint64_t bytes,
                               CUstream stream) {
   mm::PrefetchBatch batch = mm::chunkRanges(abc, bytes);
+  const std::size_t firstHostRange = 3 * 6;  // 3 vectors x 6 chunks (0-5) for the GPU come first
   batch.prefetchLocs = {deviceLocation(0), hostLocation()};
-  batch.prefetchLocIdxs = {0, 18};
+  batch.prefetchLocIdxs = {0, firstHostRange};
   mm::validatePrefetchBatch(batch, stream);
   return batch;
 }
 }  // namespace
 
 // Ten 64 KiB-aligned chunks per vector, 0-5 of each first, then 6-9 of each: so the lesson's
-// literal {0, 18} is right, its second location starting after the GPU's 3 x 6 ranges.
+// {0, 3 * 6} is right, its second location starting at range 18, A's chunk 6, after the GPU's
+// 3 x 6 ranges. A change of the split (another chunk count for the GPU) fails here.
 TEST(ChunkBatch, SixChunksOfEachVectorToTheGpuThenFourToTheHost) {
   constexpr std::uint64_t kBytes = 1ull << 20;
   const std::vector<CUdeviceptr> abc = {kBase, kBase + kBytes, kBase + 2 * kBytes};
