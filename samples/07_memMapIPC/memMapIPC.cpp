@@ -127,7 +127,7 @@ VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
 
   // Export and send: for each worker, a new descriptor per allocation, sent as SCM_RIGHTS.
   for (std::size_t w = 0; w < run.workers.size(); ++w) {
-    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, 3, size);
+    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, 3, size);  // + the event's handle
     job.granularity = granularity;  // the worker aligns its own range the same way
     std::vector<ipc::OwnedFd> descriptors;  // each closed here once sent: the worker has its own
     for (int i = 0; i < 3; ++i) {
