@@ -99,7 +99,10 @@ struct Buffers {
   OwnedIpcMapping opened[3];        ///< cuIpcOpenMemHandle (a worker's legacy path).
   OwnedAllocationHandle handle[3];  ///< cuMemCreate, or cuMemImportFromShareableHandle.
   MappedRange range[3];             ///< cuMemAddressReserve, then cuMemMap.
-  CUdeviceptr pointer[3] = {};      ///< A, B and C, whichever way they were made.
+  /// A, B and C as plain addresses, whichever owner above holds them: a copy of range[i].get(),
+  /// memory[i].get(), pooled[i].get() or opened[i].get(), so that the helpers the three ways
+  /// share (Parent::writeInputs, Worker::use) take one array, whatever the way.
+  CUdeviceptr pointer[3] = {};
 
  private:
   CUstream stream_;

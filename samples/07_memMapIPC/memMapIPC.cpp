@@ -18,16 +18,16 @@
  * memMapIPC_measure.cpp.
  *
  * runParent() takes these steps:
- * 1. Start the workers, before cuInit: one **socketpair** (AF_UNIX, SOCK_SEQPACKET) per
- *    worker, and **posix_spawn** of this executable with `--worker`, its end of the pair
- *    as descriptor 3 and every other descriptor closed. No socket has a name: holding
- *    the descriptor is the only way to a worker. Each worker dies with the parent
- *    (PR_SET_PDEATHSIG).
- * 2. Load the driver (**cuInit**); then, in one call (probeSharing), pick the device and
+ * 1. Setup: start the workers before cuInit, so that they inherit no driver descriptor: one
+ *    **socketpair** (AF_UNIX, SOCK_SEQPACKET) per worker, and **posix_spawn** of this
+ *    executable with `--worker`, its end of the pair as descriptor 3 and every other
+ *    descriptor closed. No socket has a name: holding the descriptor is the only way to a
+ *    worker. Each worker dies with the parent (PR_SET_PDEATHSIG).
+ * 2. Setup: load the driver (**cuInit**); then, in one call (probeSharing), pick the device and
  *    waive what it lacks for the three ways; with two GPUs the last worker runs on the other
  *    one, if that one can access this one's memory and its compute mode admits the worker
  *    (else the line says why not). Each worker answers once its context exists.
- * 3. Create the parent's context and stream, and the interprocess event that the workers
+ * 3. Setup: the parent's context and stream, and the interprocess event that the workers
  *    wait on (**cuEventCreate** with CU_EVENT_INTERPROCESS, **cuIpcGetEventHandle**); size
  *    the vectors and fill the host copies (ipc::Parent).
  * 4. The VMM way (shareVmm): **cuMemGetAllocationGranularity**, **cuMemCreate** with the
@@ -87,20 +87,8 @@ struct VmmLayout {
   std::size_t size;          ///< Bytes per allocation: the vector's, in whole granules.
 };
 
-// What each way asks of `parent` (memMapIPC_measure.cpp), beyond the sharing's own calls:
-// - writeInputs() waits for the stream (a pool's allocations exist in stream order), asks the
-//   driver about A, B and C (the first half of the proof of their release), queues A and B
-//   from the host copies, fills C with NaN and records the interprocess event.
-// - job() is a job with the part every way shares. sendWithScmRights() makes each descriptor
-//   close-on-exec, gives the job worker w's slice of C and sends both in one sendmsg, the
-//   descriptors as an SCM_RIGHTS control message (ipc_channel.cpp, shown in the README);
-//   sendJob() sends a job alone.
-// - waitForWorkersAndCheck() waits for every worker's Done (its slice of C written), then copies
-//   C back and checks it element by element.
-// - releaseWorkerImports() has every worker release its imports and answer Released.
-// - confirmRelease() asks the driver again: is any of A, B or C still mapped?
-// Each way's timings are a function of their own, called after it (timeVmm, timeLegacy,
-// timePool, below the three ways).
+// The `parent.` calls are the helpers the three ways share (ipc::Parent, memMapIPC_measure.hpp
+// says each in full); at each call in shareVmm, a comment says what it does.
 
 //! [core]
 // The VMM way, the parent's side: A, B and C, sent to each worker as new file descriptors.
@@ -124,22 +112,22 @@ VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
   const std::size_t size = (parent.bytes + granularity - 1) / granularity * granularity;
 
   // Create A, B and C, each mapped read-write here. `shared` owns each new handle and range
-  // (out()) for an error path only; its release(), below, is bookkeeping, not a driver call.
+  // (out()) for an error path only.
   const CUmemAccessDesc access = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   ipc::Buffers shared(run.stream, size, &run.workers);
   for (int i = 0; i < 3; ++i) {
     ms::check(cuMemCreate(shared.handle[i].out(), size, &prop, 0), "cuMemCreate");
     ms::check(cuMemAddressReserve(shared.range[i].out(), size, granularity, 0, 0),
               "cuMemAddressReserve");
-    shared.pointer[i] = shared.range[i].get();
+    shared.pointer[i] = shared.range[i].get();  // a copy for the helpers all three ways share
     ms::check(cuMemMap(shared.pointer[i], size, 0, shared.handle[i].get(), 0), "cuMemMap");
     ms::check(cuMemSetAccess(shared.pointer[i], size, &access, 1), "cuMemSetAccess");
   }
-  parent.writeInputs(shared.pointer);  // A and B; then the event the workers wait for
+  parent.writeInputs(shared.pointer);  // cuMemcpyHtoDAsync A, B; C = NaN; cuEventRecord
 
   // Export and send: for each worker, a new descriptor per allocation, sent as SCM_RIGHTS.
   for (std::size_t w = 0; w < run.workers.size(); ++w) {
-    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, 3, size);
+    ipc::Job job = parent.job(ipc::SharePath::VmmDescriptor, 3, size);  // + the event's handle
     job.granularity = granularity;  // the worker aligns its own range the same way
     std::vector<ipc::OwnedFd> descriptors;  // each closed here once sent: the worker has its own
     for (int i = 0; i < 3; ++i) {
@@ -149,27 +137,27 @@ VmmLayout shareVmm(ipc::Parent& parent, const Run& run) {
                 "cuMemExportToShareableHandle");
       descriptors.emplace_back(fd);
     }
-    parent.sendWithScmRights(w, job, descriptors);
+    parent.sendWithScmRights(w, job, descriptors);  // one sendmsg; the job gets w's slice of C
   }
 
   // Every export is made: the handles may go (the mappings keep the memory alive).
   for (int i = 2; i >= 0; --i) {
     ms::check(cuMemRelease(shared.handle[i].get()), "cuMemRelease");
-    shared.handle[i].release();  // bookkeeping (no driver call): the owner forgets the handle
+    shared.handle[i].release();  // bookkeeping, no driver call: the owner forgets the handle
   }
 
-  // Meanwhile each worker runs serveVmm (memMapIPC_worker.cpp): it imports, maps, computes its
-  // slice of C and answers Done. Here: wait for every Done, then check all of C.
+  // Meanwhile each worker runs serveVmm (memMapIPC_worker.cpp) and answers Done. Wait for every
+  // Done, then copy C back (cuMemcpyDtoHAsync) and check every element.
   auto& result = parent.waitForWorkersAndCheck(ipc::SharePath::VmmDescriptor, shared.pointer[2]);
-  parent.releaseWorkerImports();  // each worker unmaps, frees, answers Released: importers first
+  parent.releaseWorkerImports();  // sends Release: each worker unmaps, frees, answers Released
 
-  // Release as each worker did: unmap (the last mapping: the memory goes), free the range.
+  // Importers first, then the owner: unmap (the last mapping: the memory goes), free the range.
   for (int i = 2; i >= 0; --i) {
     ms::check(cuMemUnmap(shared.range[i].get(), size), "cuMemUnmap");
     ms::check(cuMemAddressFree(shared.range[i].get(), size), "cuMemAddressFree");
-    shared.range[i].release();  // bookkeeping (no driver call): the owner forgets the range
+    shared.range[i].release();  // the owner lets go
   }
-  parent.confirmRelease(result);  // the proof: none of A, B or C is mapped here now
+  parent.confirmRelease(result);  // cuPointerGetAttributes: none of A, B, C is mapped here now
   return {prop, granularity, size};  // timeVmm allocates alike, after this function
 }
 //! [core]
@@ -375,12 +363,12 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   if (options.crossGpu && options.workers < 2)
     throw ms::UsageError("--cross-gpu needs 2 or more workers: the last one goes to the other GPU");
 
-  // 1. Start the workers, each with one end of a socket pair of its own as descriptor 3,
-  // and nothing else (worker_processes.cpp). Before cuInit, no descriptor of the driver
+  // 1. Setup: start the workers, each with one end of a socket pair of its own as descriptor
+  // 3, and nothing else (worker_processes.cpp). Before cuInit, no descriptor of the driver
   // exists yet: none can leak, even where posix_spawn cannot close the others.
   ipc::Workers workers("/proc/self/exe", options.workers);
 
-  // 2. Load the driver; then pick the device and waive what it lacks, in one call.
+  // 2. Setup: load the driver; then pick the device and waive what it lacks, in one call.
   ms::checkDriverInit(cuInit(0));
 
   // The workers need contexts of their own beside the parent's: a device in
@@ -391,7 +379,7 @@ ms::Verdict runParent(const Options& options, ms::Report& report) {
   const ipc::Sharing sharing =
       ipc::probeSharing(options.common.device, workers, options.crossGpu, out);
 
-  // 3. The parent's context and stream.
+  // 3. Setup: the parent's context and stream.
   ms::OwnedContext context;
   ms::check(cuCtxCreate(context.out(), nullptr, 0, sharing.device), "cuCtxCreate");
   ms::OwnedStream stream;

@@ -4,29 +4,12 @@
  *        the parent's memory three ways, computes its slice of C = A + B in it, and drops
  *        the imports before the parent frees the memory. memMapIPC.cpp numbers the steps.
  *
- * The parent starts it as `memMapIPC --worker 3 <parent pid> <index>`. Its part in the
- * parent's steps:
- * - Step 1: it checks that descriptor 3 is its end of a socket pair, and arranges to
- *   die with its parent.
- * - Step 2: the parent's Hello names its device: **cuInit**, a context there, the
- *   kernel, and a Hello back. None of the parent's CUDA state is here: a new program,
- *   not a fork.
- * - Steps 4 to 6: one job at a time, each served whole by its way's function (serveVmm, the
- *   core-b region; serveLegacy and servePool below it): receive the job (checked first) ->
- *   import -> map or open -> use -> release.
- *   VMM: **cuMemImportFromShareableHandle**, the descriptor closed, **cuMemAddressReserve**
- *   aligned to the job's granularity, **cuMemMap**, **cuMemRelease** of the imported handle
- *   (the mapping keeps the memory), **cuMemSetAccess**; then **cuMemUnmap**,
- *   **cuMemAddressFree**. Legacy: **cuIpcOpenMemHandle**, then
- *   **cuIpcCloseMemHandle**. Pool: **cuMemPoolImportFromShareableHandle**, access for this
- *   device (**cuMemPoolGetAccess**, **cuMemPoolSetAccess**), **cuMemPoolImportPointer**; then
- *   **cuMemFreeAsync** of each allocation and **cuMemPoolDestroy** of the imported pool.
- *   The use is the same for all three (Worker::use): wait for the parent's event on the GPU
- *   (**cuIpcOpenEventHandle**, **cuStreamWaitEvent**), compute the slice
- *   (**cuLaunchKernel**), say Done, time the kernel when asked (worker 0), until the parent
- *   says release. A handoff is a job of A alone, released again at once.
- * - Step 7: told to quit, it exits with 0; the owners release its stream, module and
- *   context.
+ * The parent starts it as `memMapIPC --worker 3 <parent pid> <index>`. runWorker() takes its
+ * part in the parent's steps (the `// Step N, this side` comments; the course page lists every
+ * call of every step): it checks its socket (1), creates its own context when the parent says
+ * Hello (2: a new program, not a fork), then serves one job at a time (4 to 6), each whole in
+ * its way's function: serveVmm (the core-b region), serveLegacy, servePool, with the use the
+ * three share (Worker::use); told to quit (7), it exits with 0.
  *
  * Any error is printed on stderr and sent to the parent (kFailed); the exit code is 1.
  */
@@ -86,26 +69,26 @@ void serveVmm(Worker& worker, const ipc::Job& job, std::vector<ipc::OwnedFd>& de
               "cuMemImportFromShareableHandle");
     descriptors[i].close();
 
-    // Map: a range of this process, aligned as the parent's (the job's granularity). Then the
-    // handle may go: the mapping keeps the memory alive until it is unmapped.
+    // Map: a range of this process, aligned as the parent's (the job's granularity).
     ms::check(cuMemAddressReserve(imports.range[i].out(), size, job.granularity, 0, 0),
               "cuMemAddressReserve");
-    imports.pointer[i] = imports.range[i].get();
+    imports.pointer[i] = imports.range[i].get();  // a copy for the use all three ways share
     ms::check(cuMemMap(imports.pointer[i], size, 0, imports.handle[i].get(), 0), "cuMemMap");
-    ms::check(cuMemRelease(imports.handle[i].get()), "cuMemRelease");
-    imports.handle[i].release();  // bookkeeping (no driver call): the owner forgets the handle
+    ms::check(cuMemRelease(imports.handle[i].get()), "cuMemRelease");  // the mapping keeps it
+    imports.handle[i].release();  // bookkeeping, no driver call: the owner forgets the handle
     ms::check(cuMemSetAccess(imports.pointer[i], size, &access, 1), "cuMemSetAccess");
   }
 
-  // Use: compute its slice of C, answer Done (the parent's wait ends), serve until Release.
+  // Use (Worker::use, as on every way): cuStreamWaitEvent on the parent's interprocess event,
+  // cuLaunchKernel of VecAdd on the imports over this worker's slice, cuStreamSynchronize, Done.
   if (!worker.use(job, imports.pointer))
     return;  // the parent said Quit instead: the owners release the imports
 
-  // Release: unmap (this process's hold on the memory ends), then free the range.
+  // The parent said Release: unmap (this process's hold on the memory ends), free the range.
   for (std::uint32_t i = job.allocations; i-- > 0;) {
     ms::check(cuMemUnmap(imports.range[i].get(), size), "cuMemUnmap");
     ms::check(cuMemAddressFree(imports.range[i].get(), size), "cuMemAddressFree");
-    imports.range[i].release();  // bookkeeping (no driver call): the owner forgets the range
+    imports.range[i].release();  // the owner lets go
   }
   ipc::sendMessage(worker.socket, ipc::kReleased, nullptr, 0);  // the parent may free now
 }
