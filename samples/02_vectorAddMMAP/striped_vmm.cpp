@@ -67,9 +67,8 @@ StripedRange mapStripedRange(std::uint64_t bytes, int stripeCount,
   // roundedBytes / stripes at offset i x stripeBytes, on backing device i % backing count.
   StripeLayout layout = planStripes(bytes, granularities, stripeCount, backingDevices);
 
-  // The calls that build the range are checked by `rollback`: if one fails, it undoes what the
-  // calls before it made (it knows their order, and reads `base` and `handle`), and the error
-  // says what was undone (below core-b). Once cuMemSetAccess succeeds, it undoes nothing.
+  // `rollback` checks the calls that build the range: if one fails, it undoes what the calls
+  // before it made and says so (its code follows this function); after cuMemSetAccess, nothing.
   CUdeviceptr base = 0;
   CUmemGenericAllocationHandle handle{};
   Rollback rollback(layout, base, handle);
