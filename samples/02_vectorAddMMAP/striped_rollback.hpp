@@ -48,13 +48,6 @@ class Rollback {
   void check(CUresult result, const char* call, const char* file = __builtin_FILE(),
              int line = __builtin_LINE());
 
-  /// For a failed call (@p result is an error): undoes what exists, the mapped stripes newest
-  /// first, the handle not yet released, the addresses, every call made even if an earlier one
-  /// fails; then throws a CudaError naming the call, the stripe being built, what was undone and
-  /// any undo call that failed. Before cuMemAddressReserve succeeded nothing exists: then it
-  /// throws memsamples::check()'s own message.
-  [[noreturn]] void fail(CUresult result, const char* call, const char* file, int line);
-
   /// The call the build makes next, in its fixed order; nullptr once the range is whole.
   const char* nextCall() const noexcept;
 
@@ -62,6 +55,12 @@ class Rollback {
   struct Undone;
   Undone undo() noexcept;
   void succeeded(const char* call);
+  // For a failed call (@p result is an error): undoes what exists, the mapped stripes newest
+  // first, the handle not yet released, the addresses, every call made even if an earlier one
+  // fails; then throws a CudaError naming the call, the stripe being built, what was undone and
+  // any undo call that failed. Before cuMemAddressReserve succeeded nothing exists: then it
+  // throws memsamples::check()'s own message.
+  [[noreturn]] void fail(CUresult result, const char* call, const char* file, int line);
 
   const StripeLayout& layout_;
   const CUdeviceptr& base_;                    // the build's address variable
